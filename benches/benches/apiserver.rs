@@ -1,0 +1,3 @@
+//! Criterion bench of the fake API server.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Shared helpers for arcsim's criterion benches.

@@ -1,0 +1,75 @@
+//! Simulated time: a fixed epoch plus the elapsed time of tokio's paused clock.
+//!
+//! Every run executes on a current-thread tokio runtime started with paused time, so `tokio::time`
+//! advances only when every task is idle, straight to the next timer. [`SimClock`] turns that elapsed
+//! time into wall-clock timestamps for objects and for the controller's [`Clock`] seam.
+
+use std::time::Duration;
+
+use arc_controller::Clock;
+use jiff::{SignedDuration, Timestamp};
+use tokio::time::Instant;
+
+/// The wall-clock instant every simulation starts at (2026-01-01T00:00:00Z).
+pub const DEFAULT_EPOCH_SECONDS: i64 = 1_767_225_600;
+
+/// The simulated clock of one run. Cheap to copy; all copies agree.
+#[derive(Debug, Clone, Copy)]
+pub struct SimClock {
+    epoch: Timestamp,
+    start: Instant,
+}
+
+impl SimClock {
+    /// Starts a clock at [`DEFAULT_EPOCH_SECONDS`]. Must be called inside the run's runtime, whose
+    /// paused tokio clock it reads.
+    pub fn start() -> Self {
+        Self::start_at(Timestamp::from_second(DEFAULT_EPOCH_SECONDS).expect("epoch is in range"))
+    }
+
+    /// Starts a clock whose "now" is `epoch`.
+    pub fn start_at(epoch: Timestamp) -> Self {
+        SimClock { epoch, start: Instant::now() }
+    }
+
+    /// Simulated time since the run began.
+    pub fn elapsed(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.start)
+    }
+
+    /// Simulated milliseconds since the run began: the stamp on every trace line.
+    pub fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The epoch this clock started at.
+    pub fn epoch(&self) -> Timestamp {
+        self.epoch
+    }
+
+    /// The tokio instant corresponding to `elapsed` after the start, for timers.
+    pub fn instant_at(&self, elapsed: Duration) -> Instant {
+        self.start + elapsed
+    }
+}
+
+impl Clock for SimClock {
+    fn now(&self) -> Timestamp {
+        let elapsed = SignedDuration::try_from(self.elapsed()).unwrap_or(SignedDuration::MAX);
+        self.epoch.saturating_add(elapsed).expect("saturating add of a non-calendar span")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn now_is_epoch_plus_paused_elapsed_time() {
+        let clock = SimClock::start();
+        assert_eq!(clock.now().as_second(), DEFAULT_EPOCH_SECONDS);
+        tokio::time::sleep(Duration::from_secs(90)).await;
+        assert_eq!(clock.elapsed_ms(), 90_000);
+        assert_eq!(clock.now().as_second(), DEFAULT_EPOCH_SECONDS + 90);
+    }
+}

@@ -1,0 +1,22 @@
+//! # arc-sim: the simulated world
+//!
+//! Everything arcsim runs the real controller against, driven by one [`Seed`] and one simulated
+//! clock. Map of the code:
+//!
+//! - [`seed`]: the run's seed and the named ChaCha8 stream of each component.
+//! - [`clock`]: [`SimClock`], a fixed epoch plus tokio's paused elapsed time; it implements the
+//!   controller's [`arc_controller::Clock`].
+//! - [`trace`]: the append-only, sim-time-stamped [`Trace`] and its stable hash.
+//! - [`faults`]: the serde [`faults::FaultPlan`] both fakes inject from.
+//! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod faults;
+pub mod fnv;
+pub mod seed;
+pub mod trace;
+
+pub use clock::SimClock;
+pub use seed::{Component, Seed};
+pub use trace::{Trace, TraceMode};

@@ -3,6 +3,7 @@
 //! Everything arcsim runs the real controller against, driven by one [`Seed`] and one simulated
 //! clock. Map of the code:
 //!
+//! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]).
 //! - [`seed`]: the run's seed and the named ChaCha8 stream of each component.
 //! - [`clock`]: [`SimClock`], a fixed epoch plus tokio's paused elapsed time; it implements the
 //!   controller's [`arc_controller::Clock`].
@@ -11,6 +12,7 @@
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
 #![deny(missing_docs)]
 
+pub mod apiserver;
 pub mod clock;
 pub mod faults;
 pub mod fnv;

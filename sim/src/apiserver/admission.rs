@@ -1,0 +1,565 @@
+//! Admission: what a create or update becomes before it is stored.
+//!
+//! Decoding and kind checks, name validation, kind-specific validation and defaulting (pods, secrets,
+//! namespaces), server-managed metadata, the status/spec split of kinds with a status subresource,
+//! generation bumps, and the rule that no finalizer may be added once deletion has begun. Every check
+//! runs before the store is touched, so a rejected write changes nothing.
+
+use jiff::Timestamp;
+use serde_json::{Map, Value, json};
+
+use super::registry::ResourceType;
+use super::status::{self, ApiError, Cause};
+
+/// Decodes a request body into a JSON object and checks its `apiVersion` and `kind` against the path.
+pub fn decode_object(rt: &ResourceType, body: &[u8]) -> Result<Value, ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| status::bad_request(format!("couldn't decode the request body as JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(status::bad_request("the request body is not a JSON object"));
+    }
+    check_type_meta(rt, &value)?;
+    Ok(value)
+}
+
+fn check_type_meta(rt: &ResourceType, value: &Value) -> Result<(), ApiError> {
+    let body = truncated(value);
+    let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if kind.is_empty() {
+        return Err(status::bad_request(format!("Object 'Kind' is missing in '{body}'")));
+    }
+    if api_version.is_empty() {
+        return Err(status::bad_request(format!("Object 'apiVersion' is missing in '{body}'")));
+    }
+    if api_version != rt.api_version() {
+        return Err(status::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({})",
+            rt.api_version()
+        )));
+    }
+    if kind != rt.kind {
+        return Err(status::bad_request(format!(
+            "{kind} in version \"{}\" cannot be handled as a {}: the kind in the data does not match the kind of the requested resource",
+            rt.version, rt.kind
+        )));
+    }
+    Ok(())
+}
+
+fn truncated(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 120 { format!("{}...", &text[..text.floor_char_boundary(120)]) } else { text }
+}
+
+/// `metadata` as a map (created empty if absent or not an object).
+pub fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
+    if !object.get("metadata").is_some_and(Value::is_object) {
+        object["metadata"] = json!({});
+    }
+    object["metadata"].as_object_mut().expect("metadata is an object")
+}
+
+/// A string field of `metadata`.
+pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// The object's finalizers.
+pub fn finalizers(object: &Value) -> Vec<String> {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Checks a name as kube-apiserver does (RFC 1123 subdomain; label for namespaces): 422 when bad.
+pub fn validate_name(rt: &ResourceType, name: &str) -> Result<(), ApiError> {
+    let max = if rt.is_namespace() { 63 } else { 253 };
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let ok =
+        name.len() <= max && if rt.is_namespace() { label_ok(name) } else { name.split('.').all(label_ok) };
+    if ok {
+        return Ok(());
+    }
+    let what = if rt.is_namespace() { "RFC 1123 label" } else { "RFC 1123 subdomain" };
+    Err(status::invalid(
+        rt,
+        name,
+        &[Cause {
+            reason: "FieldValueInvalid",
+            field: "metadata.name".into(),
+            message: format!(
+                "Invalid value: \"{name}\": a lowercase {what} must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+            ),
+        }],
+    ))
+}
+
+/// The 422 for a create with neither name nor generateName.
+pub fn name_required(rt: &ResourceType) -> ApiError {
+    status::invalid(
+        rt,
+        "",
+        &[Cause {
+            reason: "FieldValueRequired",
+            field: "metadata.name".into(),
+            message: "Required value: name or generateName is required".into(),
+        }],
+    )
+}
+
+/// Kind-specific validation of a whole object (after defaulting).
+pub fn validate_object(rt: &ResourceType, name: &str, object: &Value) -> Result<(), ApiError> {
+    typed_decode(rt, object)?;
+    if rt.is_pod() {
+        return validate_pod(rt, name, object);
+    }
+    Ok(())
+}
+
+/// Built-in kinds must decode into their k8s-openapi type, as the real server's strict decoder requires
+/// (a wrong field type is a 400). Custom resources are not schema-checked: the fake stores any JSON object.
+fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    use k8s_openapi::api::core::v1 as core;
+    use k8s_openapi::api::rbac::v1 as rbac;
+    fn check<T: serde::de::DeserializeOwned>(object: &Value) -> Result<(), ApiError> {
+        T::deserialize(object)
+            .map(|_| ())
+            .map_err(|e| status::bad_request(format!("error decoding object: {e}")))
+    }
+    match (rt.group, rt.kind) {
+        ("", "Pod") => check::<core::Pod>(object),
+        ("", "Secret") => check::<core::Secret>(object),
+        ("", "ConfigMap") => check::<core::ConfigMap>(object),
+        ("", "ServiceAccount") => check::<core::ServiceAccount>(object),
+        ("", "Namespace") => check::<core::Namespace>(object),
+        ("rbac.authorization.k8s.io", "Role") => check::<rbac::Role>(object),
+        ("rbac.authorization.k8s.io", "RoleBinding") => check::<rbac::RoleBinding>(object),
+        _ => Ok(()),
+    }
+}
+
+fn validate_pod(rt: &ResourceType, name: &str, pod: &Value) -> Result<(), ApiError> {
+    let containers = pod.pointer("/spec/containers").and_then(Value::as_array);
+    let Some(containers) = containers.filter(|c| !c.is_empty()) else {
+        return Err(status::invalid(rt, name, &[required("spec.containers")]));
+    };
+    let mut causes = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, c) in containers.iter().enumerate() {
+        match c.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+            None => causes.push(required(&format!("spec.containers[{i}].name"))),
+            Some(n) if !seen.insert(n.to_string()) => causes.push(Cause {
+                reason: "FieldValueDuplicate",
+                field: format!("spec.containers[{i}].name"),
+                message: format!("Duplicate value: \"{n}\""),
+            }),
+            Some(_) => {}
+        }
+        if c.get("image").and_then(Value::as_str).is_none_or(str::is_empty) {
+            causes.push(required(&format!("spec.containers[{i}].image")));
+        }
+    }
+    if causes.is_empty() { Ok(()) } else { Err(status::invalid(rt, name, &causes)) }
+}
+
+fn required(field: &str) -> Cause {
+    Cause { reason: "FieldValueRequired", field: field.into(), message: "Required value".into() }
+}
+
+/// Server-side fields and defaults of a new object. `name`, `namespace` and `uid` are final.
+pub struct CreateContext<'a> {
+    /// The final name.
+    pub name: &'a str,
+    /// The final namespace (empty for cluster-scoped kinds).
+    pub namespace: &'a str,
+    /// The generated uid.
+    pub uid: &'a str,
+    /// The creation time (truncated to seconds when stamped).
+    pub now: Timestamp,
+}
+
+/// Applies what the server sets on create: metadata, status reset, kind defaults.
+pub fn prepare_create(rt: &ResourceType, mut object: Value, ctx: &CreateContext<'_>) -> Value {
+    let meta = meta_mut(&mut object);
+    meta.insert("name".into(), json!(ctx.name));
+    if rt.namespaced {
+        meta.insert("namespace".into(), json!(ctx.namespace));
+    } else {
+        meta.remove("namespace");
+    }
+    meta.insert("uid".into(), json!(ctx.uid));
+    meta.insert("creationTimestamp".into(), json!(timestamp_seconds(ctx.now)));
+    meta.insert("generation".into(), json!(1));
+    for server_owned in
+        ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "managedFields", "selfLink"]
+    {
+        meta.remove(server_owned);
+    }
+    if rt.status_subresource {
+        object.as_object_mut().expect("object").remove("status");
+    }
+    default_kind(rt, &mut object);
+    object
+}
+
+/// RFC 3339 at second precision, as metadata timestamps are.
+pub fn timestamp_seconds(t: Timestamp) -> String {
+    Timestamp::from_second(t.as_second()).expect("in range").to_string()
+}
+
+fn default_kind(rt: &ResourceType, object: &mut Value) {
+    if rt.is_pod() {
+        default_pod(object);
+    } else if rt.is_namespace() {
+        object["spec"] = json!({"finalizers": ["kubernetes"]});
+        object["status"] = json!({"phase": "Active"});
+    } else if rt.group.is_empty() && rt.kind == "Secret" {
+        fold_string_data(object);
+        if object.get("type").is_none() {
+            object["type"] = json!("Opaque");
+        }
+    }
+}
+
+/// Pod defaults the controller can observe (simplified: no service-account admission, no QoS beyond a
+/// BestEffort/Burstable split).
+fn default_pod(pod: &mut Value) {
+    let spec = pod.get_mut("spec").and_then(Value::as_object_mut);
+    let mut burstable = false;
+    if let Some(spec) = spec {
+        spec.entry("restartPolicy").or_insert(json!("Always"));
+        spec.entry("terminationGracePeriodSeconds").or_insert(json!(30));
+        spec.entry("dnsPolicy").or_insert(json!("ClusterFirst"));
+        spec.entry("schedulerName").or_insert(json!("default-scheduler"));
+        for list in ["initContainers", "containers"] {
+            for c in spec.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
+                burstable |= c.get("resources").is_some_and(|r| r.as_object().is_some_and(|r| !r.is_empty()));
+                default_container(c);
+            }
+        }
+    }
+    let qos = if burstable { "Burstable" } else { "BestEffort" };
+    pod["status"] = json!({"phase": "Pending", "qosClass": qos});
+}
+
+fn default_container(c: &mut Value) {
+    let Some(c) = c.as_object_mut() else { return };
+    let image = c.get("image").and_then(Value::as_str).unwrap_or("");
+    let tag = image.rsplit_once(':').map(|(_, t)| t).filter(|t| !t.contains('/'));
+    let policy = if tag.is_none_or(|t| t == "latest") { "Always" } else { "IfNotPresent" };
+    c.entry("imagePullPolicy").or_insert(json!(policy));
+    c.entry("terminationMessagePath").or_insert(json!("/dev/termination-log"));
+    c.entry("terminationMessagePolicy").or_insert(json!("File"));
+}
+
+/// Secrets: `stringData` is folded into base64 `data` on every write, as the real server does.
+fn fold_string_data(secret: &mut Value) {
+    use base64::Engine as _;
+    let Some(string_data) = secret.as_object_mut().and_then(|o| o.remove("stringData")) else { return };
+    let Some(string_data) = string_data.as_object().cloned() else { return };
+    if !secret.get("data").is_some_and(Value::is_object) {
+        secret["data"] = json!({});
+    }
+    let data = secret["data"].as_object_mut().expect("data is an object");
+    for (k, v) in string_data {
+        let text = v.as_str().unwrap_or_default();
+        data.insert(k, json!(base64::engine::general_purpose::STANDARD.encode(text)));
+    }
+}
+
+/// Whether a write is to the main resource or to `/status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subresource {
+    /// The object itself.
+    Main,
+    /// `/status`.
+    Status,
+}
+
+/// Builds the object an update (PUT or patched result) of `old` becomes, or rejects it.
+///
+/// The caller has checked name, namespace and resourceVersion preconditions.
+pub fn prepare_update(
+    rt: &ResourceType,
+    old: &Value,
+    incoming: Value,
+    sub: Subresource,
+) -> Result<Value, ApiError> {
+    let name = meta_str(old, "name").unwrap_or_default().to_string();
+    check_uid_precondition(rt, &name, old, &incoming)?;
+    let mut next = split_status(rt, old, incoming, sub);
+    keep_server_metadata(old, &mut next);
+    check_finalizers_while_deleting(rt, &name, old, &next)?;
+    if rt.is_pod() && sub == Subresource::Main {
+        check_pod_spec_update(rt, &name, old, &next)?;
+    }
+    if rt.group.is_empty() && rt.kind == "Secret" {
+        fold_string_data(&mut next);
+    }
+    typed_decode(rt, &next)?;
+    if spec_changed(rt, old, &next) {
+        let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1) + 1;
+        meta_mut(&mut next).insert("generation".into(), json!(generation));
+    }
+    Ok(next)
+}
+
+fn check_uid_precondition(
+    rt: &ResourceType,
+    name: &str,
+    old: &Value,
+    incoming: &Value,
+) -> Result<(), ApiError> {
+    match (meta_str(incoming, "uid"), meta_str(old, "uid")) {
+        (Some(given), Some(actual)) if given != actual => {
+            Err(status::precondition_failed(rt, name, "UID", given, actual))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Main-resource writes keep the stored status; `/status` writes keep everything but status.
+fn split_status(rt: &ResourceType, old: &Value, incoming: Value, sub: Subresource) -> Value {
+    match sub {
+        Subresource::Status => {
+            let mut next = old.clone();
+            match incoming.get("status") {
+                Some(s) => next["status"] = s.clone(),
+                None => {
+                    next.as_object_mut().expect("object").remove("status");
+                }
+            }
+            next
+        }
+        Subresource::Main if rt.status_subresource => {
+            let mut next = incoming;
+            match old.get("status") {
+                Some(s) => next["status"] = s.clone(),
+                None => {
+                    next.as_object_mut().expect("object").remove("status");
+                }
+            }
+            next
+        }
+        Subresource::Main => incoming,
+    }
+}
+
+/// Fields only the server writes are carried over from the stored object whatever the client sent.
+fn keep_server_metadata(old: &Value, next: &mut Value) {
+    let old_meta = old.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let meta = meta_mut(next);
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "resourceVersion",
+    ] {
+        match old_meta.get(field) {
+            Some(v) => meta.insert(field.into(), v.clone()),
+            None => meta.remove(field),
+        };
+    }
+    meta.remove("managedFields");
+    meta.remove("selfLink");
+}
+
+fn check_finalizers_while_deleting(
+    rt: &ResourceType,
+    name: &str,
+    old: &Value,
+    next: &Value,
+) -> Result<(), ApiError> {
+    if meta_str(old, "deletionTimestamp").is_none() {
+        return Ok(());
+    }
+    let before = finalizers(old);
+    let added: Vec<String> = finalizers(next).into_iter().filter(|f| !before.contains(f)).collect();
+    if added.is_empty() {
+        return Ok(());
+    }
+    Err(status::invalid(
+        rt,
+        name,
+        &[Cause {
+            reason: "FieldValueForbidden",
+            field: "metadata.finalizers".into(),
+            message: format!(
+                "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
+            ),
+        }],
+    ))
+}
+
+/// Pod specs are immutable but for container images and the scheduler's binding of `spec.nodeName`
+/// (the fake has no `pods/binding` subresource; setting an empty nodeName stands in for it).
+fn check_pod_spec_update(rt: &ResourceType, name: &str, old: &Value, next: &Value) -> Result<(), ApiError> {
+    let normalise = |pod: &Value, keep_node: bool| {
+        let mut spec = pod.get("spec").cloned().unwrap_or(Value::Null);
+        for list in ["containers", "initContainers"] {
+            for c in spec.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
+                c.as_object_mut().map(|c| c.remove("image"));
+            }
+        }
+        if !keep_node {
+            spec.as_object_mut().map(|s| s.remove("nodeName"));
+        }
+        spec
+    };
+    let binding = old.pointer("/spec/nodeName").is_none();
+    if normalise(old, !binding) == normalise(next, !binding) {
+        return Ok(());
+    }
+    Err(status::invalid(rt, name, &[Cause {
+        reason: "FieldValueForbidden",
+        field: "spec".into(),
+        message: "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations), `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)".into(),
+    }]))
+}
+
+/// Whether anything outside `metadata` (and `status`, for kinds with the subresource) changed.
+fn spec_changed(rt: &ResourceType, old: &Value, next: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("metadata");
+            if rt.status_subresource {
+                o.remove("status");
+            }
+        }
+        v
+    };
+    strip(old) != strip(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::registry::Registry;
+
+    fn rt(plural: &str) -> ResourceType {
+        let r = Registry::arc_default();
+        r.get(r.find_plural(plural).unwrap()).clone()
+    }
+
+    #[test]
+    fn kind_and_api_version_must_match_the_path() {
+        let pods = rt("pods");
+        let ok = decode_object(&pods, br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}"#);
+        assert!(ok.is_ok());
+        let wrong_kind = decode_object(&pods, br#"{"apiVersion":"v1","kind":"Secret"}"#).unwrap_err();
+        assert_eq!((wrong_kind.code, wrong_kind.reason()), (400, "BadRequest"));
+        let no_kind = decode_object(&pods, br#"{"apiVersion":"v1"}"#).unwrap_err();
+        assert!(no_kind.message().starts_with("Object 'Kind' is missing"));
+        let garbage = decode_object(&pods, b"{nope").unwrap_err();
+        assert_eq!(garbage.code, 400);
+    }
+
+    #[test]
+    fn names_must_be_rfc1123() {
+        let pods = rt("pods");
+        assert!(validate_name(&pods, "runner-abc.x").is_ok());
+        for bad in ["Upper", "-lead", "trail-", "under_score", ""] {
+            assert_eq!(validate_name(&pods, bad).unwrap_err().code, 422, "{bad}");
+        }
+        assert!(validate_name(&rt("namespaces"), "a.b").is_err());
+    }
+
+    #[test]
+    fn pods_need_named_containers_with_images() {
+        let pods = rt("pods");
+        let pod =
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}});
+        let err = validate_object(&pods, "p", &pod).unwrap_err();
+        assert_eq!(err.body["details"]["causes"][0]["field"], "spec.containers");
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a"}, {"name": "a", "image": "x"}]}});
+        let err = validate_object(&pods, "p", &pod).unwrap_err();
+        assert_eq!(err.body["details"]["causes"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn create_stamps_server_fields_and_drops_status_of_subresource_kinds() {
+        let er = rt("ephemeralrunners");
+        let ctx =
+            CreateContext { name: "x", namespace: "ns", uid: "u", now: Timestamp::from_second(90).unwrap() };
+        let obj = json!({"metadata": {"name": "x", "resourceVersion": "9"}, "spec": {}, "status": {"phase": "Running"}});
+        let out = prepare_create(&er, obj, &ctx);
+        assert_eq!(out["metadata"]["creationTimestamp"], "1970-01-01T00:01:30Z");
+        assert_eq!(out["metadata"]["generation"], 1);
+        assert!(out.get("status").is_none() && out["metadata"].get("resourceVersion").is_none());
+    }
+
+    #[test]
+    fn secret_string_data_folds_into_data() {
+        let secrets = rt("secrets");
+        let ctx = CreateContext { name: "s", namespace: "ns", uid: "u", now: Timestamp::UNIX_EPOCH };
+        let out = prepare_create(&secrets, json!({"metadata": {}, "stringData": {"k": "hi"}}), &ctx);
+        assert_eq!(out["data"]["k"], "aGk=");
+        assert!(out.get("stringData").is_none());
+    }
+
+    #[test]
+    fn updates_split_status_and_bump_generation_only_on_spec_change() {
+        let er = rt("ephemeralrunners");
+        let old = json!({"metadata": {"name": "x", "uid": "u", "generation": 1, "resourceVersion": "5"},
+            "spec": {"a": 1}, "status": {"phase": "Pending"}});
+        let label_only = json!({"metadata": {"name": "x", "labels": {"l": "v"}}, "spec": {"a": 1}, "status": {"phase": "Running"}});
+        let out = prepare_update(&er, &old, label_only, Subresource::Main).unwrap();
+        assert_eq!(
+            (out["status"]["phase"].as_str(), out["metadata"]["generation"].as_i64()),
+            (Some("Pending"), Some(1))
+        );
+        let spec = json!({"metadata": {"name": "x"}, "spec": {"a": 2}});
+        let out = prepare_update(&er, &old, spec, Subresource::Main).unwrap();
+        assert_eq!(out["metadata"]["generation"], 2);
+        let status = json!({"metadata": {"name": "x", "labels": {"l": "v"}}, "spec": {"a": 9}, "status": {"phase": "Running"}});
+        let out = prepare_update(&er, &old, status, Subresource::Status).unwrap();
+        assert_eq!((out["spec"]["a"].as_i64(), out["status"]["phase"].as_str()), (Some(1), Some("Running")));
+        assert!(out["metadata"].get("labels").is_none());
+    }
+
+    #[test]
+    fn no_finalizer_can_be_added_while_deleting() {
+        let er = rt("ephemeralrunners");
+        let old = json!({"metadata": {"name": "x", "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["a"]}});
+        let add = json!({"metadata": {"name": "x", "finalizers": ["a", "b"]}});
+        assert_eq!(prepare_update(&er, &old, add, Subresource::Main).unwrap_err().code, 422);
+        let remove = json!({"metadata": {"name": "x", "finalizers": []}});
+        assert!(prepare_update(&er, &old, remove, Subresource::Main).is_ok());
+    }
+
+    #[test]
+    fn pod_specs_are_immutable_except_images_and_binding() {
+        let pods = rt("pods");
+        let old = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "a"}]}});
+        let image = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "b"}]}});
+        assert!(prepare_update(&pods, &old, image, Subresource::Main).is_ok());
+        let bind = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "a"}]}});
+        let bound = prepare_update(&pods, &old, bind, Subresource::Main).unwrap();
+        let rebind = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n2", "containers": [{"name": "c", "image": "a"}]}});
+        assert_eq!(prepare_update(&pods, &bound, rebind, Subresource::Main).unwrap_err().code, 422);
+    }
+
+    #[test]
+    fn a_different_uid_in_an_update_is_a_failed_precondition() {
+        let er = rt("ephemeralrunners");
+        let old = json!({"metadata": {"name": "x", "uid": "u1"}});
+        let err =
+            prepare_update(&er, &old, json!({"metadata": {"name": "x", "uid": "u2"}}), Subresource::Main)
+                .unwrap_err();
+        assert_eq!((err.code, err.reason()), (409, "Conflict"));
+    }
+}

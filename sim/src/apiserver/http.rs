@@ -1,0 +1,585 @@
+//! HTTP: routing kube-apiserver's paths to the engine, and the `tower::Service` clients drive.
+//!
+//! One request is: parse the path (discovery or a resource), pick the verb from the method, let the
+//! fault layer act (delay, error, conflict, watch drop), run the verb, answer JSON (or a watch stream),
+//! count it by verb, resource and code, and put one line in the trace.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use serde_json::Value;
+
+use super::admission::{self, Subresource};
+use super::engine;
+use super::faults::Injection;
+use super::lifecycle::{DeleteOptions, Propagation};
+use super::list::{self, ListRequest};
+use super::patch::PatchType;
+use super::registry::ResourceId;
+use super::selector::{FieldSelector, LabelSelector, Selectors};
+use super::status::{self, ApiError};
+use super::store::StoreKey;
+use super::watch::{self, WatchFault, WatchRequest};
+use super::{Shared, discovery};
+use crate::faults::ApiVerb;
+
+/// The response body type: a whole JSON document or a watch stream.
+pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
+
+/// The fake API server as a `tower::Service`. Cheap to clone.
+#[derive(Clone)]
+pub struct ApiService {
+    shared: Arc<Shared>,
+}
+
+/// A resolved resource path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ResourceRoute {
+    resource: ResourceId,
+    namespace: Option<String>,
+    name: Option<String>,
+    status: bool,
+}
+
+/// What a path names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Route {
+    Version,
+    Health,
+    CoreVersions,
+    Groups,
+    Group(String),
+    ResourceList(String, String),
+    Resource(ResourceRoute),
+    Unknown,
+}
+
+type Query = BTreeMap<String, String>;
+
+impl ApiService {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        ApiService { shared }
+    }
+
+    /// Serves one request whose body has been read.
+    pub async fn handle(&self, parts: http::request::Parts, body: Bytes) -> Response<ResponseBody> {
+        let path = parts.uri.path().to_string();
+        let query = parse_query(parts.uri.query().unwrap_or(""));
+        match self.route(&path) {
+            Route::Resource(route) => self.serve_resource(&parts, &query, route, body).await,
+            Route::Unknown => error_response(&status::unknown_resource()),
+            discovery_route => self.serve_discovery(&parts, &path, discovery_route),
+        }
+    }
+
+    fn route(&self, path: &str) -> Route {
+        let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        match segs.as_slice() {
+            ["version"] => Route::Version,
+            ["healthz" | "readyz" | "livez"] => Route::Health,
+            ["api"] => Route::CoreVersions,
+            ["api", "v1"] => Route::ResourceList(String::new(), "v1".into()),
+            ["api", "v1", rest @ ..] => self.resource_route("", "v1", rest),
+            ["apis"] => Route::Groups,
+            ["apis", g] => Route::Group((*g).into()),
+            ["apis", g, v] => Route::ResourceList((*g).into(), (*v).into()),
+            ["apis", g, v, rest @ ..] => self.resource_route(g, v, rest),
+            _ => Route::Unknown,
+        }
+    }
+
+    fn resource_route(&self, group: &str, version: &str, rest: &[&str]) -> Route {
+        let registry = &self.shared.registry;
+        let namespaced_path =
+            rest.len() >= 3 && rest[0] == "namespaces" && registry.find(group, version, rest[2]).is_some();
+        let (namespace, plural, tail) = if namespaced_path {
+            (Some(rest[1].to_string()), rest[2], &rest[3..])
+        } else {
+            (None, rest[0], &rest[1..])
+        };
+        let Some(resource) = registry.find(group, version, plural) else { return Route::Unknown };
+        if namespace.is_some() && !registry.get(resource).namespaced {
+            return Route::Unknown;
+        }
+        let (name, status) = match tail {
+            [] => (None, false),
+            [name] => (Some((*name).to_string()), false),
+            [name, "status"] => (Some((*name).to_string()), true),
+            _ => return Route::Unknown,
+        };
+        if name.is_some() && namespace.is_none() && registry.get(resource).namespaced {
+            return Route::Unknown;
+        }
+        Route::Resource(ResourceRoute { resource, namespace, name, status })
+    }
+
+    fn serve_discovery(
+        &self,
+        parts: &http::request::Parts,
+        path: &str,
+        route: Route,
+    ) -> Response<ResponseBody> {
+        if parts.method != Method::GET {
+            return error_response(&status::method_not_allowed(parts.method.as_str()));
+        }
+        let registry = &self.shared.registry;
+        let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1:6443");
+        let doc = match route {
+            Route::Version => Some(discovery::version()),
+            Route::Health => return text_response(StatusCode::OK, "ok"),
+            Route::CoreVersions => Some(discovery::core_versions(host)),
+            Route::Groups => Some(discovery::groups(registry)),
+            Route::Group(g) => discovery::group(registry, &g),
+            Route::ResourceList(g, v) => discovery::resource_list(registry, &g, &v),
+            Route::Resource(_) | Route::Unknown => None,
+        };
+        self.shared.trace.record(
+            "apiserver",
+            "discovery",
+            format!("{path} -> {}", if doc.is_some() { 200 } else { 404 }),
+        );
+        match doc {
+            Some(doc) => json_response(StatusCode::OK, &doc),
+            None => error_response(&status::unknown_resource()),
+        }
+    }
+
+    async fn serve_resource(
+        &self,
+        parts: &http::request::Parts,
+        query: &Query,
+        route: ResourceRoute,
+        body: Bytes,
+    ) -> Response<ResponseBody> {
+        let Some(verb) = verb_of(&parts.method, &route, query) else {
+            return error_response(&status::method_not_allowed(parts.method.as_str()));
+        };
+        let plural = self.shared.registry.get(route.resource).plural;
+        let injection = {
+            let now_ms = self.shared.clock.elapsed_ms();
+            self.shared.lock().faults.decide(verb, plural, now_ms)
+        };
+        if let Some(Injection::Delay(d)) = injection {
+            self.shared.trace.record(
+                "apiserver",
+                "fault",
+                format!("latency {}ms {verb} {plural}", d.as_millis()),
+            );
+            tokio::time::sleep(d).await;
+        }
+        if let Some(early) = self.injected_answer(injection, verb, &route) {
+            return self.finish(verb, &route, Err(early));
+        }
+        if query.contains_key("dryRun") {
+            let e = status::bad_request("dryRun is not supported by the arcsim fake API server");
+            return self.finish(verb, &route, Err(e));
+        }
+        if verb == ApiVerb::Watch {
+            let fault = match injection {
+                Some(Injection::DropWatch(d)) => Some(WatchFault::DropAfter(d)),
+                Some(Injection::ExpireWatch) => Some(WatchFault::Expire),
+                _ => None,
+            };
+            return self.serve_watch(query, &route, fault);
+        }
+        let content_type =
+            parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let result = self.execute(verb, &route, query, content_type, &body);
+        self.finish(verb, &route, result)
+    }
+
+    /// The answer an injected fault gives instead of serving the request, if any.
+    fn injected_answer(
+        &self,
+        injection: Option<Injection>,
+        verb: ApiVerb,
+        route: &ResourceRoute,
+    ) -> Option<ApiError> {
+        let rt = self.shared.registry.get(route.resource);
+        let answer = match injection? {
+            Injection::ServerError(code) => status::server_error(code),
+            Injection::Throttle(seconds) => status::too_many_requests(seconds),
+            Injection::Conflict => status::conflict(rt, route.name.as_deref().unwrap_or("")),
+            Injection::Delay(_) | Injection::DropWatch(_) | Injection::ExpireWatch => return None,
+        };
+        let what = format!("{} {verb} {} {}", answer.code, rt.plural, target_of(route));
+        self.shared.trace.record("apiserver", "fault", what);
+        Some(answer)
+    }
+
+    fn execute(
+        &self,
+        verb: ApiVerb,
+        route: &ResourceRoute,
+        query: &Query,
+        content_type: &str,
+        body: &[u8],
+    ) -> Result<(StatusCode, Value), ApiError> {
+        let sh = &*self.shared;
+        let rt = sh.registry.get(route.resource);
+        let sub = if route.status { Subresource::Status } else { Subresource::Main };
+        let key = route.name.as_ref().map(|name| StoreKey {
+            resource: route.resource,
+            namespace: route.namespace.clone().unwrap_or_default(),
+            name: name.clone(),
+        });
+        match verb {
+            ApiVerb::Get => {
+                let st = sh.lock();
+                Ok((StatusCode::OK, (*engine::get(sh, &st, key.as_ref().expect("named"))?).clone()))
+            }
+            ApiVerb::List => {
+                let req = list_request(sh, route, query)?;
+                Ok((StatusCode::OK, list::list(sh, &mut sh.lock(), &req)?))
+            }
+            ApiVerb::Create => {
+                check_json_body(content_type)?;
+                let object = admission::decode_object(rt, body)?;
+                let created =
+                    engine::create(sh, &mut sh.lock(), route.resource, route.namespace.as_deref(), object)?;
+                Ok((StatusCode::CREATED, (*created).clone()))
+            }
+            ApiVerb::Update => {
+                check_json_body(content_type)?;
+                let object = admission::decode_object(rt, body)?;
+                let updated = engine::update(sh, &mut sh.lock(), key.as_ref().expect("named"), object, sub)?;
+                Ok((StatusCode::OK, (*updated).clone()))
+            }
+            ApiVerb::Patch => {
+                let patch_type = PatchType::from_content_type(content_type, rt)?;
+                let patched =
+                    engine::patch(sh, &mut sh.lock(), key.as_ref().expect("named"), patch_type, body, sub)?;
+                Ok((StatusCode::OK, (*patched).clone()))
+            }
+            ApiVerb::Delete => {
+                let opts = delete_options(query, body)?;
+                let key = key.expect("named");
+                let mut st = sh.lock();
+                let result = engine::delete(sh, &mut st, &key, &opts)?;
+                let code = if st.store.get(&key).is_some() { StatusCode::ACCEPTED } else { StatusCode::OK };
+                Ok((code, (*result).clone()))
+            }
+            ApiVerb::Deletecollection => self.delete_collection(route, query, body),
+            ApiVerb::Watch => unreachable!("watches are served by serve_watch"),
+        }
+    }
+
+    fn delete_collection(
+        &self,
+        route: &ResourceRoute,
+        query: &Query,
+        body: &[u8],
+    ) -> Result<(StatusCode, Value), ApiError> {
+        let sh = &*self.shared;
+        let opts = delete_options(query, body)?;
+        let selectors = selectors(sh, route.resource, query)?;
+        let mut st = sh.lock();
+        let keys: Vec<StoreKey> = st
+            .store
+            .list(route.resource, route.namespace.as_deref())
+            .into_iter()
+            .filter(|(_, o)| selectors.matches(o))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut items = Vec::new();
+        for key in keys {
+            items.push((*engine::delete(sh, &mut st, &key, &opts)?).clone());
+        }
+        let rt = sh.registry.get(route.resource);
+        let rv = st.store.current_rv().to_string();
+        let list = serde_json::json!({"kind": rt.list_kind(), "apiVersion": rt.api_version(), "metadata": {"resourceVersion": rv}, "items": items});
+        Ok((StatusCode::OK, list))
+    }
+
+    fn serve_watch(
+        &self,
+        query: &Query,
+        route: &ResourceRoute,
+        fault: Option<WatchFault>,
+    ) -> Response<ResponseBody> {
+        let request = match watch_request(&self.shared, route, query) {
+            Ok(r) => r,
+            Err(e) => return self.finish(ApiVerb::Watch, route, Err(e)),
+        };
+        let from = request.resource_version.map_or_else(|| "now".to_string(), |rv| rv.to_string());
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let id = watch::start(&self.shared, request, fault, tx);
+        let plural = self.shared.registry.get(route.resource).plural;
+        self.count(ApiVerb::Watch, plural, 200);
+        let details = format!("{plural} {} -> 200 watch#{id} from rv={from}", target_of(route));
+        self.shared.trace.record("apiserver", "watch", details);
+        stream_response(rx)
+    }
+
+    /// Counts and traces a finished request and builds its response.
+    fn finish(
+        &self,
+        verb: ApiVerb,
+        route: &ResourceRoute,
+        result: Result<(StatusCode, Value), ApiError>,
+    ) -> Response<ResponseBody> {
+        let plural = self.shared.registry.get(route.resource).plural;
+        let (code, rv, response) = match &result {
+            Ok((code, value)) => {
+                let rv = value
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                (code.as_u16(), rv, json_response(*code, value))
+            }
+            Err(e) => (e.code, String::new(), error_response(e)),
+        };
+        self.count(verb, plural, code);
+        let mut details = format!("{plural} {} -> {code}", target_of(route));
+        if !rv.is_empty() {
+            details.push_str(&format!(" rv={rv}"));
+        }
+        if let Err(e) = &result {
+            details.push_str(&format!(" {}", e.reason()));
+        }
+        self.shared.trace.record("apiserver", verb.as_str(), details);
+        response
+    }
+
+    fn count(&self, verb: ApiVerb, plural: &str, code: u16) {
+        *self.shared.lock().counts.entry((verb, plural.to_string(), code)).or_insert(0) += 1;
+    }
+}
+
+fn target_of(route: &ResourceRoute) -> String {
+    match (&route.namespace, &route.name) {
+        (Some(ns), Some(name)) => format!("{ns}/{name}{}", if route.status { "/status" } else { "" }),
+        (None, Some(name)) => format!("{name}{}", if route.status { "/status" } else { "" }),
+        (Some(ns), None) => format!("{ns}/*"),
+        (None, None) => "*".into(),
+    }
+}
+
+fn verb_of(method: &Method, route: &ResourceRoute, query: &Query) -> Option<ApiVerb> {
+    let named = route.name.is_some();
+    let watching = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+    match *method {
+        Method::GET if named => Some(ApiVerb::Get),
+        Method::GET if watching => Some(ApiVerb::Watch),
+        Method::GET => Some(ApiVerb::List),
+        Method::POST if !named => Some(ApiVerb::Create),
+        Method::PUT if named => Some(ApiVerb::Update),
+        Method::PATCH if named => Some(ApiVerb::Patch),
+        Method::DELETE if named && !route.status => Some(ApiVerb::Delete),
+        Method::DELETE if !named => Some(ApiVerb::Deletecollection),
+        _ => None,
+    }
+}
+
+/// Bodies of POST and PUT must be JSON (YAML and protobuf, which kube-apiserver also takes, are
+/// refused with 415 by this fake).
+fn check_json_body(content_type: &str) -> Result<(), ApiError> {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if media.is_empty() || media == "application/json" || media == "*/*" {
+        Ok(())
+    } else {
+        Err(status::unsupported_media_type(media))
+    }
+}
+
+fn selectors(sh: &Shared, resource: ResourceId, query: &Query) -> Result<Selectors, ApiError> {
+    let rt = sh.registry.get(resource);
+    let labels = LabelSelector::parse(query.get("labelSelector").map_or("", String::as_str))
+        .map_err(|e| status::bad_request(e.0))?;
+    let fields =
+        FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str), rt.extra_field_selectors)
+            .map_err(|e| status::bad_request(e.0))?;
+    Ok(Selectors { labels, fields })
+}
+
+fn parse_number<T: std::str::FromStr>(query: &Query, key: &str) -> Result<Option<T>, ApiError> {
+    match query.get(key).map(String::as_str) {
+        None | Some("") => Ok(None),
+        Some(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|_| status::bad_request(format!("invalid value for {key}: {text:?}"))),
+    }
+}
+
+fn list_request(sh: &Shared, route: &ResourceRoute, query: &Query) -> Result<ListRequest, ApiError> {
+    parse_number::<u64>(query, "resourceVersion")?;
+    Ok(ListRequest {
+        resource: route.resource,
+        namespace: route.namespace.clone(),
+        selectors: selectors(sh, route.resource, query)?,
+        selector_text: format!(
+            "{}|{}",
+            query.get("labelSelector").map_or("", String::as_str),
+            query.get("fieldSelector").map_or("", String::as_str)
+        ),
+        limit: parse_number(query, "limit")?,
+        continue_token: query.get("continue").filter(|c| !c.is_empty()).cloned(),
+    })
+}
+
+fn watch_request(sh: &Shared, route: &ResourceRoute, query: &Query) -> Result<WatchRequest, ApiError> {
+    let flag = |key: &str| matches!(query.get(key).map(String::as_str), Some("true" | "1"));
+    Ok(WatchRequest {
+        resource: route.resource,
+        namespace: route.namespace.clone(),
+        selectors: selectors(sh, route.resource, query)?,
+        resource_version: parse_number(query, "resourceVersion")?,
+        send_initial_events: flag("sendInitialEvents"),
+        allow_bookmarks: flag("allowWatchBookmarks"),
+        timeout: parse_number::<u64>(query, "timeoutSeconds")?.map(Duration::from_secs),
+    })
+}
+
+/// DeleteOptions from the body (if any), completed by query parameters.
+fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let mut opts: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
+        DeleteOptions::default()
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|e| status::bad_request(format!("invalid DeleteOptions: {e}")))?
+    };
+    if opts.grace_period_seconds.is_none() {
+        opts.grace_period_seconds = parse_number(query, "gracePeriodSeconds")?;
+    }
+    if opts.propagation_policy.is_none() {
+        opts.propagation_policy = match query.get("propagationPolicy").map(String::as_str) {
+            None | Some("") => None,
+            Some("Background") => Some(Propagation::Background),
+            Some("Foreground") => Some(Propagation::Foreground),
+            Some("Orphan") => Some(Propagation::Orphan),
+            Some(other) => return Err(status::bad_request(format!("unknown propagationPolicy {other:?}"))),
+        };
+    }
+    Ok(opts)
+}
+
+/// Splits and percent-decodes a query string.
+fn parse_query(raw: &str) -> Query {
+    raw.split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = (bytes[i] == b'%' && i + 2 < bytes.len())
+            .then(|| std::str::from_utf8(&bytes[i + 1..i + 3]).ok())
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (_, Some(decoded)) => {
+                out.push(decoded);
+                i += 3;
+                continue;
+            }
+            (b'+', None) => out.push(b' '),
+            (b, None) => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn full_body(bytes: Vec<u8>) -> ResponseBody {
+    Full::new(Bytes::from(bytes)).boxed_unsync()
+}
+
+fn json_response(code: StatusCode, value: &Value) -> Response<ResponseBody> {
+    let bytes = serde_json::to_vec(value).expect("JSON values serialise");
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(full_body(bytes))
+        .expect("valid response")
+}
+
+fn text_response(code: StatusCode, text: &str) -> Response<ResponseBody> {
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "text/plain")
+        .body(full_body(text.as_bytes().to_vec()))
+        .expect("valid response")
+}
+
+fn error_response(e: &ApiError) -> Response<ResponseBody> {
+    let mut response =
+        json_response(StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), &e.body);
+    if let Some(seconds) = e.retry_after_seconds {
+        response.headers_mut().insert(header::RETRY_AFTER, seconds.into());
+    }
+    response
+}
+
+fn stream_response(rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response<ResponseBody> {
+    let frames = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|bytes| (Ok::<_, Infallible>(http_body::Frame::data(bytes)), rx))
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(StreamBody::new(frames).boxed_unsync())
+        .expect("valid response")
+}
+
+impl<B> tower::Service<Request<B>> for ApiService
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: std::fmt::Display,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let bytes = match body.collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(e) => {
+                    return Ok(error_response(&status::bad_request(format!(
+                        "could not read the request body: {e}"
+                    ))));
+                }
+            };
+            Ok(service.handle(parts, bytes).await)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_percent_decoded() {
+        let q = parse_query("labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=true&x");
+        assert_eq!(q["labelSelector"], "app=web,tier in (a)");
+        assert_eq!(q["watch"], "true");
+        assert_eq!(q["x"], "");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
+}

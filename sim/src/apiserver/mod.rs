@@ -1,0 +1,266 @@
+//! # The fake Kubernetes API server
+//!
+//! An in-memory kube-apiserver with the semantics a controller can observe: resourceVersions from one
+//! global counter, 409 AlreadyExists and Conflict, 404, 422 with real `Status` bodies, finalizers and
+//! deletionTimestamp, graceful pod deletion, ownerReference garbage collection, the status subresource,
+//! generateName, label and field selectors, paged lists, and watches with bookmarks, 410 Expired and
+//! seeded per-watch delivery lag. It is a `tower::Service`, so `kube::Client::new(service, "default")`
+//! drives it exactly as it drives a real cluster, and [`tcp`] serves it over loopback for kubectl.
+//!
+//! Map of the code: [`registry`] (served kinds), [`store`] (objects, resourceVersions, history),
+//! [`admission`] (validation, defaulting, status/spec split), [`lifecycle`] (deletion), [`patch`],
+//! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`gc`]
+//! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
+//! [`discovery`], [`selector`], [`http`] (routing and the tower service), [`tcp`] (loopback server).
+
+pub mod admission;
+pub mod discovery;
+pub mod engine;
+pub mod faults;
+pub mod gc;
+pub mod http;
+pub mod lifecycle;
+pub mod list;
+pub mod patch;
+pub mod registry;
+pub mod selector;
+pub mod status;
+pub mod store;
+pub mod tcp;
+pub mod watch;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::clock::SimClock;
+use crate::faults::{ApiVerb, FaultPlan};
+use crate::seed::{Component, Seed};
+use crate::trace::Trace;
+
+pub use http::{ApiService, ResponseBody};
+pub use registry::{Registry, ResourceType};
+pub use store::{Change, EventType};
+
+/// A uniform range of simulated milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LagRange {
+    /// Shortest.
+    pub min_ms: u64,
+    /// Longest.
+    pub max_ms: u64,
+}
+
+impl LagRange {
+    /// Exactly `ms`.
+    pub const fn fixed(ms: u64) -> Self {
+        LagRange { min_ms: ms, max_ms: ms }
+    }
+
+    /// Between `min_ms` and `max_ms` inclusive.
+    pub const fn between(min_ms: u64, max_ms: u64) -> Self {
+        LagRange { min_ms, max_ms }
+    }
+}
+
+/// Watch delivery lag: a default and overrides by resource plural (`pods`, `ephemeralrunners`…).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchLag {
+    /// Lag for resources without an override.
+    pub default: LagRange,
+    /// Lag by resource plural.
+    #[serde(default)]
+    pub per_resource: BTreeMap<String, LagRange>,
+}
+
+impl WatchLag {
+    /// The lag range of `plural`.
+    pub fn for_resource(&self, plural: &str) -> LagRange {
+        self.per_resource.get(plural).copied().unwrap_or(self.default)
+    }
+}
+
+/// How the fake API server behaves; every field has a documented default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApiServerConfig {
+    /// Watch delivery lag (default: 0–20 ms for every resource).
+    pub watch_lag: WatchLag,
+    /// Changes retained per resource for watch resumption (default 1000); older resumes get 410.
+    pub history_capacity: usize,
+    /// Bookmark period for watches that allow them, in sim ms (default 60 000).
+    pub bookmark_interval_ms: u64,
+    /// Delay before the garbage collector acts on a change (default 10–200 ms).
+    pub gc_delay: LagRange,
+    /// Paged-list snapshots kept for continue tokens (default 64).
+    pub list_snapshots: usize,
+    /// Namespaces that exist from the start (default: default, kube-system, kube-public, kube-node-lease).
+    pub namespaces: Vec<String>,
+}
+
+impl Default for ApiServerConfig {
+    fn default() -> Self {
+        ApiServerConfig {
+            watch_lag: WatchLag { default: LagRange::between(0, 20), per_resource: BTreeMap::new() },
+            history_capacity: 1000,
+            bookmark_interval_ms: 60_000,
+            gc_delay: LagRange::between(10, 200),
+            list_snapshots: 64,
+            namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+}
+
+/// Request counters: `(verb, resource plural, HTTP code) → count`.
+pub type RequestCounts = BTreeMap<(ApiVerb, String, u16), u64>;
+
+/// The mutable state behind the lock.
+pub struct State {
+    /// Objects, versions, history, subscribers.
+    pub store: store::Store,
+    /// uids and generated names.
+    rng: ChaCha8Rng,
+    /// The fault layer.
+    faults: faults::FaultInjector,
+    /// Requests by verb, resource and code.
+    counts: RequestCounts,
+    /// Next watch id (trace names watches `watch#N`).
+    next_watch_id: u64,
+    /// Paged-list snapshots.
+    snapshots: list::ListSnapshots,
+}
+
+/// What every part of the server shares.
+pub struct Shared {
+    /// The served kinds.
+    pub registry: Registry,
+    /// Simulated time.
+    pub clock: SimClock,
+    /// The run's trace.
+    pub trace: Trace,
+    /// Behaviour settings.
+    pub config: ApiServerConfig,
+    /// The run's seed (per-watch lag streams derive from it).
+    pub seed: Seed,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    /// Locks the state. Never held across an await.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A handle on one fake API server. Clones share it.
+#[derive(Clone)]
+pub struct FakeApiServer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FakeApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeApiServer").field("resource_version", &self.resource_version()).finish()
+    }
+}
+
+impl FakeApiServer {
+    /// Starts a server with the kinds arcsim uses, its configured namespaces, and its garbage collector.
+    /// Must be called inside the run's tokio runtime.
+    pub fn new(
+        seed: Seed,
+        clock: SimClock,
+        trace: Trace,
+        config: ApiServerConfig,
+        faults: &FaultPlan,
+    ) -> Self {
+        let state = State {
+            store: store::Store::new(config.history_capacity),
+            rng: seed.rng(Component::ApiServer),
+            faults: faults::FaultInjector::new(faults.api.clone(), seed.rng(Component::ApiFaults)),
+            counts: BTreeMap::new(),
+            next_watch_id: 1,
+            snapshots: list::ListSnapshots::new(config.list_snapshots),
+        };
+        let shared = Arc::new(Shared {
+            registry: Registry::arc_default(),
+            clock,
+            trace,
+            config,
+            seed,
+            state: Mutex::new(state),
+        });
+        let server = FakeApiServer { shared };
+        server.create_namespaces();
+        gc::spawn(server.shared.clone());
+        server
+    }
+
+    fn create_namespaces(&self) {
+        let ns_type = self.shared.registry.namespace_id();
+        let mut st = self.shared.lock();
+        for name in &self.shared.config.namespaces {
+            let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            engine::create(&self.shared, &mut st, ns_type, None, ns)
+                .expect("configured namespaces are valid");
+        }
+    }
+
+    /// The tower service a `kube::Client` drives.
+    pub fn service(&self) -> ApiService {
+        ApiService::new(self.shared.clone())
+    }
+
+    /// A `kube::Client` on this server with default namespace `default`. Must be called inside the
+    /// runtime that will drive it.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.service(), "default")
+    }
+
+    /// The served kinds.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    /// The latest committed resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.lock().store.current_rv()
+    }
+
+    /// Requests served so far, by verb, resource and code.
+    pub fn request_counts(&self) -> RequestCounts {
+        self.shared.lock().counts.clone()
+    }
+
+    /// The stored object, for oracles and tests (bypasses the API: no counters, no faults).
+    pub fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+        let resource = self.shared.registry.find_plural(plural)?;
+        let key = store::StoreKey { resource, namespace: namespace.into(), name: name.into() };
+        self.shared.lock().store.get(&key).map(|o| (**o).clone())
+    }
+
+    /// Every stored object of `plural`, ordered by namespace and name.
+    pub fn objects(&self, plural: &str) -> Vec<Value> {
+        let Some(resource) = self.shared.registry.find_plural(plural) else { return Vec::new() };
+        self.shared.lock().store.list(resource, None).into_iter().map(|(_, o)| (**o).clone()).collect()
+    }
+
+    /// A stream of every committed change (all kinds), for world models and oracles.
+    pub fn changes(&self) -> futures::channel::mpsc::UnboundedReceiver<Arc<Change>> {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        self.shared.lock().store.subscribe(None, None, tx);
+        rx
+    }
+
+    /// The run's trace.
+    pub fn trace(&self) -> &Trace {
+        &self.shared.trace
+    }
+}

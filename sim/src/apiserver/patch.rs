@@ -1,0 +1,125 @@
+//! Patch application: JSON merge patch (RFC 7386), JSON patch (RFC 6902), strategic merge patch for
+//! built-in kinds, and a clear refusal of server-side apply.
+//!
+//! Strategic merge is treated as a plain merge patch: list merge keys and `$patch` directives are not
+//! honoured (ARC and arcsim's controller never send strategic patches).
+
+use serde_json::Value;
+
+use super::registry::ResourceType;
+use super::status::{self, ApiError};
+
+/// A patch's content type, as the request header names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/merge-patch+json`.
+    Merge,
+    /// `application/json-patch+json`.
+    Json,
+    /// `application/strategic-merge-patch+json`.
+    StrategicMerge,
+}
+
+impl PatchType {
+    /// Parses a `Content-Type` header for PATCH, refusing what the server does not take.
+    pub fn from_content_type(content_type: &str, rt: &ResourceType) -> Result<PatchType, ApiError> {
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        match media {
+            "application/merge-patch+json" => Ok(PatchType::Merge),
+            "application/json-patch+json" => Ok(PatchType::Json),
+            "application/strategic-merge-patch+json" if rt.is_builtin() => Ok(PatchType::StrategicMerge),
+            "application/strategic-merge-patch+json" => Err(status::strategic_merge_on_custom(media)),
+            "application/apply-patch+yaml" | "application/apply-patch+cbor" => {
+                Err(status::apply_unsupported())
+            }
+            other => Err(status::unsupported_media_type(other)),
+        }
+    }
+
+    /// The name in traces.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PatchType::Merge => "merge",
+            PatchType::Json => "json",
+            PatchType::StrategicMerge => "strategic",
+        }
+    }
+}
+
+/// Applies `patch` (raw body bytes) to `target`, returning the patched object.
+pub fn apply(patch_type: PatchType, target: &Value, patch: &[u8]) -> Result<Value, ApiError> {
+    let body: Value = serde_json::from_slice(patch)
+        .map_err(|e| status::bad_request(format!("couldn't decode the patch as JSON: {e}")))?;
+    let mut out = target.clone();
+    match patch_type {
+        PatchType::Merge | PatchType::StrategicMerge => {
+            if !body.is_object() {
+                return Err(status::bad_request("a merge patch must be a JSON object"));
+            }
+            json_patch::merge(&mut out, &body);
+        }
+        PatchType::Json => {
+            let ops: json_patch::Patch = serde_json::from_value(body)
+                .map_err(|e| status::bad_request(format!("the JSON patch is malformed: {e}")))?;
+            json_patch::patch(&mut out, &ops).map_err(|e| json_patch_error(&e))?;
+        }
+    }
+    if !out.is_object() {
+        return Err(status::bad_request("the patched object is not a JSON object"));
+    }
+    Ok(out)
+}
+
+/// Any failure to apply a decoded JSON patch (a failed `test` included) is a 422, as kube-apiserver's
+/// `applyJSPatch` answers it.
+fn json_patch_error(e: &json_patch::PatchError) -> ApiError {
+    let mut err = status::bad_request(e.to_string());
+    err.code = 422;
+    err.body["code"] = 422.into();
+    err.body["reason"] = "Invalid".into();
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::apiserver::registry::Registry;
+
+    #[test]
+    fn content_types_map_to_patch_kinds_or_refusals() {
+        let r = Registry::arc_default();
+        let pods = r.get(r.find_plural("pods").unwrap());
+        let er = r.get(r.find_plural("ephemeralrunners").unwrap());
+        assert_eq!(PatchType::from_content_type("application/merge-patch+json", er), Ok(PatchType::Merge));
+        assert_eq!(
+            PatchType::from_content_type("application/strategic-merge-patch+json", pods),
+            Ok(PatchType::StrategicMerge)
+        );
+        assert_eq!(
+            PatchType::from_content_type("application/strategic-merge-patch+json", er).unwrap_err().code,
+            415
+        );
+        let apply = PatchType::from_content_type("application/apply-patch+yaml", er).unwrap_err();
+        assert!(apply.message().contains("server-side apply"));
+        assert_eq!(PatchType::from_content_type("text/plain", er).unwrap_err().code, 415);
+    }
+
+    #[test]
+    fn merge_and_json_patches_apply() {
+        let target = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"replicas": 1}});
+        let merged =
+            apply(PatchType::Merge, &target, br#"{"metadata":{"labels":{"a":null,"b":"2"}}}"#).unwrap();
+        assert_eq!(merged["metadata"]["labels"], json!({"b": "2"}));
+        let patched =
+            apply(PatchType::Json, &target, br#"[{"op":"replace","path":"/spec/replicas","value":3}]"#)
+                .unwrap();
+        assert_eq!(patched["spec"]["replicas"], 3);
+        let failed = apply(PatchType::Json, &target, br#"[{"op":"test","path":"/spec/replicas","value":9}]"#);
+        assert_eq!(failed.unwrap_err().code, 422);
+        let missing = apply(PatchType::Json, &target, br#"[{"op":"remove","path":"/spec/nope"}]"#);
+        assert_eq!(missing.unwrap_err().code, 422);
+        assert_eq!(apply(PatchType::Merge, &target, b"[1]").unwrap_err().code, 400);
+    }
+}

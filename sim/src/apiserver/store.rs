@@ -1,0 +1,327 @@
+//! The object store: every object as JSON, one global resourceVersion counter, a bounded per-resource
+//! history of changes for watch resumption, and the subscribers that changes fan out to.
+//!
+//! The store applies changes it is given; it does not validate them (admission and lifecycle decide
+//! what a write becomes). Every commit bumps the global resourceVersion, stamps it into the object and
+//! emits one [`Change`]. Keys are ordered (resource, namespace, name), so lists come out in the order
+//! kube-apiserver returns them.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use futures::channel::mpsc::UnboundedSender;
+use serde_json::Value;
+
+use super::registry::ResourceId;
+
+/// Where an object lives.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StoreKey {
+    /// Its resource type.
+    pub resource: ResourceId,
+    /// Its namespace; empty for cluster-scoped kinds.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl StoreKey {
+    /// `namespace/name`, or `name` when cluster-scoped.
+    pub fn display(&self) -> String {
+        if self.namespace.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// The type of a watch event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// An object was created (or started matching a selector).
+    Added,
+    /// An object changed.
+    Modified,
+    /// An object was removed (or stopped matching a selector).
+    Deleted,
+}
+
+impl EventType {
+    /// The wire name (`ADDED`, `MODIFIED`, `DELETED`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed change.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The resourceVersion the change committed at.
+    pub rv: u64,
+    /// What happened.
+    pub kind: EventType,
+    /// Which object.
+    pub key: StoreKey,
+    /// The object after the change (for a deletion: its last state, at the new resourceVersion).
+    pub object: Arc<Value>,
+    /// The object before the change (absent for creations); selectors need it.
+    pub old: Option<Arc<Value>>,
+}
+
+#[derive(Debug, Default)]
+struct History {
+    changes: VecDeque<Arc<Change>>,
+    /// The highest resourceVersion evicted from `changes` (0 when nothing has been).
+    evicted_through: u64,
+}
+
+/// A change listener: changes of one resource (or all), optionally in one namespace.
+struct Subscriber {
+    resource: Option<ResourceId>,
+    namespace: Option<String>,
+    tx: UnboundedSender<Arc<Change>>,
+}
+
+/// Resuming from a resourceVersion older than the retained history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooOld {
+    /// The oldest resourceVersion a watch can still resume from.
+    pub oldest: u64,
+}
+
+/// The object store.
+pub struct Store {
+    objects: BTreeMap<StoreKey, Arc<Value>>,
+    uids: BTreeMap<String, StoreKey>,
+    rv: u64,
+    history: BTreeMap<ResourceId, History>,
+    history_capacity: usize,
+    subscribers: Vec<Subscriber>,
+}
+
+impl Store {
+    /// An empty store keeping up to `history_capacity` changes per resource.
+    pub fn new(history_capacity: usize) -> Self {
+        Store {
+            objects: BTreeMap::new(),
+            uids: BTreeMap::new(),
+            rv: 0,
+            history: BTreeMap::new(),
+            history_capacity: history_capacity.max(1),
+            subscribers: Vec::new(),
+        }
+    }
+
+    /// The latest committed resourceVersion.
+    pub fn current_rv(&self) -> u64 {
+        self.rv
+    }
+
+    /// The object at `key`.
+    pub fn get(&self, key: &StoreKey) -> Option<&Arc<Value>> {
+        self.objects.get(key)
+    }
+
+    /// The key of the object with this uid.
+    pub fn key_of_uid(&self, uid: &str) -> Option<&StoreKey> {
+        self.uids.get(uid)
+    }
+
+    /// Objects of `resource` (in `namespace` if given), ordered by namespace then name.
+    pub fn list(&self, resource: ResourceId, namespace: Option<&str>) -> Vec<(&StoreKey, &Arc<Value>)> {
+        let start =
+            StoreKey { resource, namespace: namespace.unwrap_or("").to_string(), name: String::new() };
+        self.objects
+            .range(start..)
+            .take_while(|(k, _)| k.resource == resource && namespace.is_none_or(|ns| k.namespace == ns))
+            .collect()
+    }
+
+    /// Every object in `namespace`, across resources.
+    pub fn keys_in_namespace(&self, namespace: &str) -> Vec<StoreKey> {
+        self.objects.keys().filter(|k| k.namespace == namespace).cloned().collect()
+    }
+
+    /// Every object whose ownerReferences name `owner_uid`.
+    pub fn dependents_of(&self, owner_uid: &str) -> Vec<StoreKey> {
+        self.objects
+            .iter()
+            .filter(|(_, obj)| owner_uids(obj).any(|u| u == owner_uid))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Commits a new object; the caller has checked the key is free.
+    pub fn create(&mut self, key: StoreKey, mut object: Value) -> Arc<Value> {
+        let rv = self.bump(&mut object);
+        let object = Arc::new(object);
+        if let Some(uid) = uid_of(&object) {
+            self.uids.insert(uid, key.clone());
+        }
+        self.objects.insert(key.clone(), object.clone());
+        self.emit(Change { rv, kind: EventType::Added, key, object: object.clone(), old: None });
+        object
+    }
+
+    /// Commits a changed object at an existing key.
+    pub fn update(&mut self, key: &StoreKey, mut object: Value) -> Arc<Value> {
+        let rv = self.bump(&mut object);
+        let object = Arc::new(object);
+        let old = self.objects.insert(key.clone(), object.clone());
+        self.emit(Change { rv, kind: EventType::Modified, key: key.clone(), object: object.clone(), old });
+        object
+    }
+
+    /// Removes the object at `key`; the DELETED event carries its last state at a new resourceVersion.
+    pub fn remove(&mut self, key: &StoreKey) -> Option<Arc<Value>> {
+        let old = self.objects.remove(key)?;
+        if let Some(uid) = uid_of(&old) {
+            self.uids.remove(&uid);
+        }
+        let mut last = (*old).clone();
+        let rv = self.bump(&mut last);
+        let last = Arc::new(last);
+        self.emit(Change {
+            rv,
+            kind: EventType::Deleted,
+            key: key.clone(),
+            object: last.clone(),
+            old: Some(old),
+        });
+        Some(last)
+    }
+
+    /// Retained changes of `resource` after `rv`, or [`TooOld`] when some have been evicted.
+    pub fn changes_since(&self, resource: ResourceId, rv: u64) -> Result<Vec<Arc<Change>>, TooOld> {
+        let Some(history) = self.history.get(&resource) else { return Ok(Vec::new()) };
+        if rv < history.evicted_through {
+            return Err(TooOld { oldest: history.evicted_through });
+        }
+        Ok(history.changes.iter().filter(|c| c.rv > rv).cloned().collect())
+    }
+
+    /// Registers a listener for future changes of `resource` (all when `None`), optionally one namespace.
+    pub fn subscribe(
+        &mut self,
+        resource: Option<ResourceId>,
+        namespace: Option<String>,
+        tx: UnboundedSender<Arc<Change>>,
+    ) {
+        self.subscribers.push(Subscriber { resource, namespace, tx });
+    }
+
+    fn bump(&mut self, object: &mut Value) -> u64 {
+        self.rv += 1;
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), Value::String(self.rv.to_string()));
+        }
+        self.rv
+    }
+
+    fn emit(&mut self, change: Change) {
+        let change = Arc::new(change);
+        let history = self.history.entry(change.key.resource).or_default();
+        history.changes.push_back(change.clone());
+        while history.changes.len() > self.history_capacity {
+            let evicted = history.changes.pop_front().expect("non-empty");
+            history.evicted_through = evicted.rv;
+        }
+        self.subscribers.retain(|s| !s.tx.is_closed());
+        for s in &self.subscribers {
+            let resource_matches = s.resource.is_none_or(|r| r == change.key.resource);
+            let namespace_matches = s.namespace.as_deref().is_none_or(|ns| ns == change.key.namespace);
+            if resource_matches && namespace_matches {
+                let _ = s.tx.unbounded_send(change.clone());
+            }
+        }
+    }
+}
+
+/// The object's `metadata.uid`.
+pub fn uid_of(object: &Value) -> Option<String> {
+    object.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_string)
+}
+
+/// The uids named by the object's ownerReferences.
+pub fn owner_uids(object: &Value) -> impl Iterator<Item = &str> {
+    object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("uid").and_then(Value::as_str))
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+    use serde_json::json;
+
+    use super::*;
+
+    fn key(resource: usize, ns: &str, name: &str) -> StoreKey {
+        StoreKey { resource, namespace: ns.into(), name: name.into() }
+    }
+
+    fn obj(name: &str, uid: &str) -> Value {
+        json!({"metadata": {"name": name, "uid": uid}})
+    }
+
+    #[test]
+    fn every_commit_bumps_the_global_resource_version() {
+        let mut s = Store::new(10);
+        let a = s.create(key(0, "ns", "a"), obj("a", "u1"));
+        let b = s.create(key(1, "ns", "b"), obj("b", "u2"));
+        assert_eq!(a["metadata"]["resourceVersion"], "1");
+        assert_eq!(b["metadata"]["resourceVersion"], "2");
+        let a2 = s.update(&key(0, "ns", "a"), obj("a", "u1"));
+        assert_eq!(a2["metadata"]["resourceVersion"], "3");
+        let gone = s.remove(&key(0, "ns", "a")).unwrap();
+        assert_eq!(gone["metadata"]["resourceVersion"], "4");
+        assert!(s.key_of_uid("u1").is_none());
+        assert_eq!(s.current_rv(), 4);
+    }
+
+    #[test]
+    fn lists_are_ordered_by_namespace_then_name_and_scoped() {
+        let mut s = Store::new(10);
+        for (ns, name) in [("b", "z"), ("a", "y"), ("a", "x"), ("c", "w")] {
+            s.create(key(0, ns, name), obj(name, &format!("{ns}{name}")));
+        }
+        s.create(key(1, "a", "other"), obj("other", "o"));
+        let names: Vec<String> = s.list(0, None).iter().map(|(k, _)| k.display()).collect();
+        assert_eq!(names, ["a/x", "a/y", "b/z", "c/w"]);
+        assert_eq!(s.list(0, Some("a")).len(), 2);
+    }
+
+    #[test]
+    fn history_is_bounded_per_resource_and_reports_too_old() {
+        let mut s = Store::new(2);
+        for i in 0..4 {
+            s.create(key(0, "ns", &format!("p{i}")), obj("p", &format!("u{i}")));
+        }
+        assert_eq!(s.changes_since(0, 0).unwrap_err(), TooOld { oldest: 2 });
+        let tail = s.changes_since(0, 2).unwrap();
+        assert_eq!(tail.iter().map(|c| c.rv).collect::<Vec<_>>(), [3, 4]);
+        assert!(s.changes_since(1, 0).unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn subscribers_get_changes_of_their_resource_and_namespace_only() {
+        let mut s = Store::new(10);
+        let (tx, mut rx) = futures::channel::mpsc::unbounded();
+        s.subscribe(Some(0), Some("a".into()), tx);
+        s.create(key(0, "a", "x"), obj("x", "1"));
+        s.create(key(0, "b", "y"), obj("y", "2"));
+        s.create(key(1, "a", "z"), obj("z", "3"));
+        let first = rx.next().await.unwrap();
+        assert_eq!((first.key.display(), first.kind), ("a/x".to_string(), EventType::Added));
+        drop(s);
+        assert!(rx.next().await.is_none());
+    }
+}

@@ -1,0 +1,326 @@
+//! Watches: newline-delimited events resumed from a resourceVersion, delivered with seeded lag.
+//!
+//! Each watch is one task. It starts from the current objects (synthetic ADDED, for a watch without a
+//! resourceVersion or with `0`) or from the retained history (410 Expired when it no longer reaches
+//! back far enough), then follows the store. Selectors are applied per event, so an object that stops
+//! matching is sent as DELETED and one that starts matching as ADDED. Every item gets a lag drawn from
+//! the watch's own seeded stream and is delivered no earlier than the item before it, so a watch is
+//! always in resourceVersion order however large its lag. Bookmarks, server-side timeouts and injected
+//! drops end or punctuate the stream. Every delivery goes into the trace.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::channel::mpsc::UnboundedReceiver;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::{Instant, sleep_until};
+
+use super::registry::ResourceId;
+use super::selector::Selectors;
+use super::status;
+use super::store::{Change, EventType, StoreKey};
+use super::{LagRange, Shared};
+
+/// A watch request, parsed from the query.
+#[derive(Debug, Clone)]
+pub struct WatchRequest {
+    /// The resource type.
+    pub resource: ResourceId,
+    /// The namespace, or all.
+    pub namespace: Option<String>,
+    /// Label and field selectors.
+    pub selectors: Selectors,
+    /// Where to resume; `None` or `Some(0)` starts with the current objects.
+    pub resource_version: Option<u64>,
+    /// `sendInitialEvents=true`: current objects, then a bookmark marking their end.
+    pub send_initial_events: bool,
+    /// `allowWatchBookmarks=true`.
+    pub allow_bookmarks: bool,
+    /// `timeoutSeconds`, in simulated time.
+    pub timeout: Option<Duration>,
+}
+
+/// A fault the fault layer attached to this watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchFault {
+    /// End the stream after this long.
+    DropAfter(Duration),
+    /// Answer with the 410 Expired ERROR event at once.
+    Expire,
+}
+
+/// Something a watch delivers.
+#[derive(Debug, Clone)]
+enum Item {
+    Event(EventType, Arc<Value>),
+    Bookmark { rv: u64, initial_events_end: bool },
+    Error(Value),
+}
+
+/// Everything a watch task needs.
+struct WatchTask {
+    id: u64,
+    shared: Arc<Shared>,
+    request: WatchRequest,
+    changes: UnboundedReceiver<Arc<Change>>,
+    out: UnboundedSender<Bytes>,
+    rng: ChaCha8Rng,
+    lag: LagRange,
+    pending: VecDeque<(Instant, Item)>,
+    last_due: Instant,
+    deadline: Instant,
+    drop_at: Option<Instant>,
+    next_bookmark: Option<Instant>,
+}
+
+/// Starts a watch and returns its id; delivery bytes go to `out` until the stream ends (then `out` is
+/// dropped, ending the HTTP body).
+pub fn start(
+    shared: &Arc<Shared>,
+    request: WatchRequest,
+    fault: Option<WatchFault>,
+    out: UnboundedSender<Bytes>,
+) -> u64 {
+    let (tx, changes) = futures::channel::mpsc::unbounded();
+    let (id, initial) = {
+        let mut st = shared.lock();
+        let id = st.next_watch_id;
+        st.next_watch_id += 1;
+        let initial = if fault == Some(WatchFault::Expire) {
+            vec![expired_item(st.store.current_rv(), request.resource_version.unwrap_or(0))]
+        } else {
+            initial_items(&st, &request)
+        };
+        st.store.subscribe(Some(request.resource), request.namespace.clone(), tx);
+        (id, initial)
+    };
+    let mut rng = shared.seed.named_rng(&format!("apiserver/watch/{id}"));
+    let now = Instant::now();
+    let timeout = request.timeout.unwrap_or_else(|| Duration::from_secs(rng.random_range(1800..=3600)));
+    let drop_at = match fault {
+        Some(WatchFault::DropAfter(d)) => Some(now + d),
+        _ => None,
+    };
+    let bookmark_every = Duration::from_millis(shared.config.bookmark_interval_ms.max(1));
+    let mut task = WatchTask {
+        id,
+        lag: shared.config.watch_lag.for_resource(shared.registry.get(request.resource).plural),
+        next_bookmark: request.allow_bookmarks.then_some(now + bookmark_every),
+        shared: shared.clone(),
+        request,
+        changes,
+        out,
+        rng,
+        pending: VecDeque::new(),
+        last_due: now,
+        deadline: now + timeout,
+        drop_at,
+    };
+    let ends_at_once = fault == Some(WatchFault::Expire);
+    for item in initial {
+        task.schedule(item);
+    }
+    tokio::spawn(async move { task.run(ends_at_once).await });
+    id
+}
+
+fn expired_item(current: u64, requested: u64) -> Item {
+    let e = status::expired(format!("too old resource version: {requested} ({current})"));
+    Item::Error(e.body)
+}
+
+/// The items a new watch starts with: the current objects, or the history after its resourceVersion.
+fn initial_items(st: &super::State, req: &WatchRequest) -> Vec<Item> {
+    let from_current = matches!(req.resource_version, None | Some(0)) || req.send_initial_events;
+    if from_current {
+        let mut items: Vec<Item> = st
+            .store
+            .list(req.resource, req.namespace.as_deref())
+            .into_iter()
+            .filter(|(_, obj)| req.selectors.matches(obj))
+            .map(|(_, obj)| Item::Event(EventType::Added, obj.clone()))
+            .collect();
+        if req.send_initial_events {
+            items.push(Item::Bookmark { rv: st.store.current_rv(), initial_events_end: true });
+        }
+        return items;
+    }
+    let rv = req.resource_version.unwrap_or(0);
+    match st.store.changes_since(req.resource, rv) {
+        Ok(changes) => changes
+            .iter()
+            .filter(|c| req.namespace.as_deref().is_none_or(|ns| ns == c.key.namespace))
+            .filter_map(|c| transform(&req.selectors, c))
+            .collect(),
+        Err(too_old) => vec![expired_item(too_old.oldest, rv)],
+    }
+}
+
+/// What a change looks like through a selector.
+fn transform(selectors: &Selectors, change: &Change) -> Option<Item> {
+    let now_matches = selectors.matches(&change.object);
+    let was_matching = change.old.as_deref().is_some_and(|old| selectors.matches(old));
+    let kind = match (change.kind, was_matching, now_matches) {
+        (EventType::Added, _, true) => EventType::Added,
+        (EventType::Modified, true, true) => EventType::Modified,
+        (EventType::Modified, false, true) => EventType::Added,
+        (EventType::Modified, true, false) => EventType::Deleted,
+        (EventType::Deleted, true, _) => EventType::Deleted,
+        _ => return None,
+    };
+    Some(Item::Event(kind, change.object.clone()))
+}
+
+impl WatchTask {
+    async fn run(mut self, ends_at_once: bool) {
+        if ends_at_once {
+            while let Some((_, item)) = self.pending.pop_front() {
+                self.deliver(item);
+            }
+            return;
+        }
+        loop {
+            let next_due = self.pending.front().map(|(due, _)| *due);
+            tokio::select! {
+                biased;
+                _ = self.out.closed() => break,
+                _ = sleep_until(self.deadline) => {
+                    self.trace("timeout", "");
+                    break;
+                }
+                _ = sleep_until(self.drop_at.unwrap_or(self.deadline)), if self.drop_at.is_some() => {
+                    self.trace("dropped", "injected fault");
+                    break;
+                }
+                _ = sleep_until(next_due.unwrap_or(self.deadline)), if next_due.is_some() => {
+                    let (_, item) = self.pending.pop_front().expect("a due item");
+                    if !self.deliver(item) {
+                        break;
+                    }
+                }
+                change = self.changes.next() => match change {
+                    Some(change) => self.accept(&change),
+                    None => break,
+                },
+                _ = sleep_until(self.next_bookmark.unwrap_or(self.deadline)), if self.next_bookmark.is_some() => {
+                    self.bookmark();
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self, change: &Change) {
+        if let Some(item) = transform(&self.request.selectors, change) {
+            self.schedule(item);
+        }
+    }
+
+    /// Queues a bookmark at the current resourceVersion, after every change it covers.
+    fn bookmark(&mut self) {
+        let rv = self.shared.lock().store.current_rv();
+        while let Ok(change) = self.changes.try_recv() {
+            self.accept(&change);
+        }
+        self.schedule(Item::Bookmark { rv, initial_events_end: false });
+        let every = Duration::from_millis(self.shared.config.bookmark_interval_ms.max(1));
+        self.next_bookmark = self.next_bookmark.map(|t| t + every);
+    }
+
+    fn schedule(&mut self, item: Item) {
+        let lag_ms =
+            if self.lag.max_ms == 0 { 0 } else { self.rng.random_range(self.lag.min_ms..=self.lag.max_ms) };
+        let due = (Instant::now() + Duration::from_millis(lag_ms)).max(self.last_due);
+        self.last_due = due;
+        self.pending.push_back((due, item));
+    }
+
+    /// Sends one item; false when the client has gone or the stream must end (ERROR).
+    fn deliver(&mut self, item: Item) -> bool {
+        let rt = self.shared.registry.get(self.request.resource);
+        let (line, ends) = match &item {
+            Item::Event(kind, obj) => {
+                let key = StoreKey {
+                    resource: self.request.resource,
+                    namespace: obj
+                        .pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .into(),
+                    name: obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").into(),
+                };
+                let rv = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+                self.trace(kind.as_str(), &format!("{} {} rv={rv}", rt.plural, key.display()));
+                (json!({"type": kind.as_str(), "object": &**obj}), false)
+            }
+            Item::Bookmark { rv, initial_events_end } => {
+                let mut meta = json!({"resourceVersion": rv.to_string()});
+                if *initial_events_end {
+                    meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+                }
+                self.trace("BOOKMARK", &format!("{} rv={rv}", rt.plural));
+                let object = json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta});
+                (json!({"type": "BOOKMARK", "object": object}), false)
+            }
+            Item::Error(status) => {
+                self.trace(
+                    "ERROR",
+                    &format!("{} {}", status["code"], status["message"].as_str().unwrap_or("")),
+                );
+                (json!({"type": "ERROR", "object": status}), true)
+            }
+        };
+        let mut bytes = serde_json::to_vec(&line).expect("events serialise");
+        bytes.push(b'\n');
+        self.out.send(Bytes::from(bytes)).is_ok() && !ends
+    }
+
+    fn trace(&self, event: &str, details: &str) {
+        let actor = format!("apiserver watch#{}", self.id);
+        self.shared.trace.record(&actor, event, details);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::selector::LabelSelector;
+
+    fn change(kind: EventType, old: Option<Value>, new: Value) -> Change {
+        Change {
+            rv: 1,
+            kind,
+            key: StoreKey { resource: 0, namespace: "ns".into(), name: "x".into() },
+            object: Arc::new(new),
+            old: old.map(Arc::new),
+        }
+    }
+
+    fn labelled(v: &str) -> Value {
+        json!({"metadata": {"name": "x", "labels": {"app": v}}})
+    }
+
+    #[test]
+    fn objects_moving_across_a_selector_become_added_or_deleted() {
+        let sel = Selectors { labels: LabelSelector::parse("app=web").unwrap(), ..Default::default() };
+        let kind_of = |c: &Change| match transform(&sel, c) {
+            Some(Item::Event(k, _)) => Some(k),
+            _ => None,
+        };
+        let leaves = change(EventType::Modified, Some(labelled("web")), labelled("db"));
+        let joins = change(EventType::Modified, Some(labelled("db")), labelled("web"));
+        let stays = change(EventType::Modified, Some(labelled("web")), labelled("web"));
+        let never = change(EventType::Modified, Some(labelled("db")), labelled("db"));
+        assert_eq!(kind_of(&leaves), Some(EventType::Deleted));
+        assert_eq!(kind_of(&joins), Some(EventType::Added));
+        assert_eq!(kind_of(&stays), Some(EventType::Modified));
+        assert_eq!(kind_of(&never), None);
+        let deleted = change(EventType::Deleted, Some(labelled("web")), labelled("web"));
+        assert_eq!(kind_of(&deleted), Some(EventType::Deleted));
+    }
+}

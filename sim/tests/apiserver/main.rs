@@ -1,0 +1,17 @@
+//! The fake API server, driven through `kube::Api` (the real client), one test per semantic.
+//!
+//! Modules: [`create`], [`read`] (get and list), [`update`], [`patch`], [`delete`], [`gc`], [`watch`],
+//! [`discovery`], [`faults`], [`bad_input`], [`determinism`]; [`support`] builds the world.
+
+mod bad_input;
+mod create;
+mod delete;
+mod determinism;
+mod discovery;
+mod faults;
+mod gc;
+mod patch;
+mod read;
+mod support;
+mod update;
+mod watch;

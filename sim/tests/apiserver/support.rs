@@ -1,0 +1,77 @@
+//! Building a world around the fake API server, and object fixtures.
+
+use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
+use arc_sim::faults::FaultPlan;
+use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::Status;
+use serde_json::json;
+
+/// A fake API server, a real client on it, and the run's trace.
+pub struct World {
+    pub server: FakeApiServer,
+    pub client: kube::Client,
+    pub trace: Trace,
+}
+
+pub fn world() -> World {
+    world_with(Seed(1), ApiServerConfig::default(), FaultPlan::none())
+}
+
+pub fn world_with(seed: Seed, config: ApiServerConfig, faults: FaultPlan) -> World {
+    let trace = Trace::new(SimClock::start(), TraceMode::Full);
+    let server = FakeApiServer::new(seed, trace.clock(), trace.clone(), config, &faults);
+    let client = server.client();
+    World { server, client, trace }
+}
+
+impl World {
+    pub fn pods(&self) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), "default")
+    }
+
+    /// EphemeralRunners in `default`, as dynamic objects.
+    pub fn runners(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), "default", &ephemeral_runner_resource())
+    }
+}
+
+pub fn ephemeral_runner_resource() -> ApiResource {
+    let gvk = GroupVersionKind::gvk("actions.github.com", "v1alpha1", "EphemeralRunner");
+    ApiResource::from_gvk_with_plural(&gvk, "ephemeralrunners")
+}
+
+pub fn pod(name: &str) -> Pod {
+    serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "runner", "image": "ghcr.io/actions/actions-runner:2.330.0"}]}
+    }))
+    .expect("a valid pod")
+}
+
+pub fn runner(name: &str) -> DynamicObject {
+    let mut obj = DynamicObject::new(name, &ephemeral_runner_resource());
+    obj.data = json!({"spec": {"githubConfigUrl": "https://github.com/arcsim/repo"}});
+    obj
+}
+
+pub fn runner_with(name: &str, data: serde_json::Value) -> DynamicObject {
+    let mut obj = DynamicObject::new(name, &ephemeral_runner_resource());
+    obj.data = data;
+    obj
+}
+
+/// The `Status` of an API error; panics on any other outcome.
+pub fn status_of<T: std::fmt::Debug>(result: kube::Result<T>) -> Status {
+    match result {
+        Err(kube::Error::Api(status)) => *status,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+pub fn rv_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> u64 {
+    meta.resource_version.as_deref().expect("a resourceVersion").parse().expect("numeric")
+}

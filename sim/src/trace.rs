@@ -18,6 +18,8 @@ pub enum TraceMode {
     Full,
     /// Keep only the running hash and the line count (sweeps).
     HashOnly,
+    /// Print each line to stderr as it is recorded and keep only the hash (interactive servers).
+    Stderr,
 }
 
 #[derive(Debug, Default)]
@@ -64,8 +66,10 @@ impl Trace {
         inner.hash.write(line.as_bytes());
         inner.hash.write(b"\n");
         inner.count += 1;
-        if self.mode == TraceMode::Full {
-            inner.lines.push(line);
+        match self.mode {
+            TraceMode::Full => inner.lines.push(line),
+            TraceMode::Stderr => eprintln!("{line}"),
+            TraceMode::HashOnly => {}
         }
     }
 
@@ -84,7 +88,7 @@ impl Trace {
         self.len() == 0
     }
 
-    /// A copy of the lines (empty in [`TraceMode::HashOnly`]).
+    /// A copy of the lines (empty unless [`TraceMode::Full`]).
     pub fn lines(&self) -> Vec<String> {
         self.inner.lock().expect("trace lock").lines.clone()
     }

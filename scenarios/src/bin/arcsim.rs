@@ -1,12 +1,34 @@
 //! `arcsim`: run the simulated world.
 
-use clap::Parser;
+use std::process::ExitCode;
+
+use arc_scenarios::commands;
+use clap::{Parser, Subcommand};
 
 /// arcsim: a deterministic simulation harness for an actions-runner-controller re-implementation.
 #[derive(Debug, Parser)]
 #[command(name = "arcsim", version, about)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    let _cli = Cli::parse();
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the fake Kubernetes API server over TCP (for kubectl).
+    Apiserver(commands::apiserver::ApiServerArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Apiserver(args) => commands::apiserver::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("arcsim: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
+use rand::Rng;
 use serde_json::Value;
 
 use super::admission::{self, Subresource};
@@ -164,10 +165,17 @@ impl ApiService {
             return error_response(&status::method_not_allowed(parts.method.as_str()));
         };
         let plural = self.shared.registry.get(route.resource).plural;
-        let injection = {
+        let (serving, injection) = {
             let now_ms = self.shared.clock.elapsed_ms();
-            self.shared.lock().faults.decide(verb, plural, now_ms)
+            let mut st = self.shared.lock();
+            let range = self.shared.config.request_latency;
+            let serving =
+                if range.max_ms == 0 { 0 } else { st.latency_rng.random_range(range.min_ms..=range.max_ms) };
+            (serving, st.faults.decide(verb, plural, now_ms))
         };
+        if serving > 0 {
+            tokio::time::sleep(Duration::from_millis(serving)).await;
+        }
         if let Some(Injection::Delay(d)) = injection {
             self.shared.trace.record(
                 "apiserver",

@@ -91,6 +91,10 @@ impl WatchLag {
 pub struct ApiServerConfig {
     /// Watch delivery lag (default: 0–20 ms for every resource).
     pub watch_lag: WatchLag,
+    /// Time each request takes to serve, drawn per request (default 1–4 ms). Real servers take
+    /// milliseconds; a zero here lets a client loop (say, re-watching a stream that ends at once)
+    /// without simulated time ever advancing.
+    pub request_latency: LagRange,
     /// Changes retained per resource for watch resumption (default 1000); older resumes get 410.
     pub history_capacity: usize,
     /// Bookmark period for watches that allow them, in sim ms (default 60 000).
@@ -107,6 +111,7 @@ impl Default for ApiServerConfig {
     fn default() -> Self {
         ApiServerConfig {
             watch_lag: WatchLag { default: LagRange::between(0, 20), per_resource: BTreeMap::new() },
+            request_latency: LagRange::between(1, 4),
             history_capacity: 1000,
             bookmark_interval_ms: 60_000,
             gc_delay: LagRange::between(10, 200),
@@ -127,6 +132,8 @@ pub struct State {
     pub store: store::Store,
     /// uids and generated names.
     rng: ChaCha8Rng,
+    /// Per-request serving latency.
+    latency_rng: ChaCha8Rng,
     /// The fault layer.
     faults: faults::FaultInjector,
     /// Requests by verb, resource and code.
@@ -184,6 +191,7 @@ impl FakeApiServer {
         let state = State {
             store: store::Store::new(config.history_capacity),
             rng: seed.rng(Component::ApiServer),
+            latency_rng: seed.named_rng("apiserver/latency"),
             faults: faults::FaultInjector::new(faults.api.clone(), seed.rng(Component::ApiFaults)),
             counts: BTreeMap::new(),
             next_watch_id: 1,

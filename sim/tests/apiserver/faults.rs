@@ -56,7 +56,7 @@ async fn injected_conflicts_hit_writes() {
 async fn latency_delays_the_answer_in_sim_time() {
     let w = world_with(
         Seed(1),
-        ApiServerConfig::default(),
+        instant_requests(),
         plan(vec![ApiVerb::Get], ApiFaultAction::Latency { min_ms: 700, max_ms: 700 }),
     );
     w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
@@ -69,7 +69,7 @@ async fn latency_delays_the_answer_in_sim_time() {
 async fn dropped_watches_end_early_and_expired_ones_say_410() {
     let dropped = world_with(
         Seed(1),
-        ApiServerConfig::default(),
+        instant_requests(),
         plan(vec![ApiVerb::Watch], ApiFaultAction::DropWatch { min_ms: 5000, max_ms: 5000 }),
     );
     let start = tokio::time::Instant::now();

@@ -26,6 +26,11 @@ pub fn world_with(seed: Seed, config: ApiServerConfig, faults: FaultPlan) -> Wor
     World { server, client, trace }
 }
 
+/// A configuration whose requests take no simulated time, for tests that assert exact durations.
+pub fn instant_requests() -> ApiServerConfig {
+    ApiServerConfig { request_latency: arc_sim::apiserver::LagRange::fixed(0), ..Default::default() }
+}
+
 impl World {
     pub fn pods(&self) -> Api<Pod> {
         Api::namespaced(self.client.clone(), "default")

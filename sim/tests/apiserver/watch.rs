@@ -67,7 +67,7 @@ async fn a_watch_from_beyond_the_retained_history_gets_410_expired() {
 
 #[tokio::test(start_paused = true)]
 async fn the_server_ends_a_watch_after_its_timeout_in_sim_time() {
-    let w = world();
+    let w = world_with(Seed(1), instant_requests(), FaultPlan::none());
     let start = tokio::time::Instant::now();
     let events = w.pods().watch(&WatchParams::default().timeout(45).disable_bookmarks(), "0").await.unwrap();
     let all: Vec<_> = events.try_collect().await.unwrap();
@@ -111,5 +111,5 @@ async fn seeded_watch_lag_delays_events_but_keeps_them_in_order() {
         assert_eq!(next(&mut events).await, format!("ADDED p{i}"));
         assert!(start.elapsed() >= Duration::from_secs(1), "no event arrives before the minimum lag");
     }
-    assert!(start.elapsed() <= Duration::from_secs(3));
+    assert!(start.elapsed() <= Duration::from_millis(3020), "lag stays within its range plus serving time");
 }

@@ -1,0 +1,34 @@
+//! Command-line parsing shared by the `arcsim` subcommands: seeds and fault plans get clear errors.
+
+use arc_sim::Seed;
+use arc_sim::faults::FaultPlan;
+
+/// Parses a seed (decimal or `0x` hex), with an error that says what a seed looks like.
+pub fn parse_seed(text: &str) -> Result<Seed, String> {
+    text.parse::<Seed>().map_err(|e| e.to_string())
+}
+
+/// Parses a fault plan given inline as JSON or as `@FILE`.
+pub fn parse_fault_plan(text: &str) -> Result<FaultPlan, String> {
+    let json = match text.strip_prefix('@') {
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read fault plan {path}: {e}"))?
+        }
+        None => text.to_string(),
+    };
+    FaultPlan::parse(&json).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_seeds_and_plans_get_clear_errors() {
+        assert_eq!(parse_seed("12"), Ok(Seed(12)));
+        assert!(parse_seed("twelve").unwrap_err().contains("unsigned 64-bit"));
+        assert!(parse_fault_plan("{").unwrap_err().contains("not valid JSON"));
+        assert!(parse_fault_plan("@/nonexistent/plan.json").unwrap_err().contains("cannot read"));
+        assert!(parse_fault_plan(r#"{"api":[]}"#).is_ok());
+    }
+}

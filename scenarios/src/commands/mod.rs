@@ -1,0 +1,3 @@
+//! The `arcsim` subcommands, one module each.
+
+pub mod apiserver;

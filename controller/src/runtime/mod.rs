@@ -8,11 +8,19 @@
 //! - [`store`]: the informer cache, a `BTreeMap` with the `.metadata.controller` index.
 //! - [`rate_limiter`]: client-go's per-item backoff and token bucket.
 //! - [`workqueue`]: client-go's deduplicating, delaying, rate-limited queue.
+//! - [`outcome`]: what a reconcile returns and how the queue reacts.
+//! - [`predicate`]: update filters with drop counters.
+//! - [`merge_patch`]: the RFC 7386 diff between two documents.
+//! - [`lazy_copy`]: copy-on-first-mutation wrapper producing merge patches.
 
 pub mod clock;
 pub mod controller_ref;
+pub mod lazy_copy;
+pub mod merge_patch;
 pub mod metrics;
 pub mod object_key;
+pub mod outcome;
+pub mod predicate;
 pub mod rate_limiter;
 pub mod store;
 pub mod workqueue;

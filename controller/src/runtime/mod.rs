@@ -11,10 +11,12 @@
 //! - [`outcome`]: what a reconcile returns and how the queue reacts.
 //! - [`predicate`]: update filters with drop counters.
 //! - [`merge_patch`]: the RFC 7386 diff between two documents.
+//! - [`informer`]: kube's watcher feeding the cache, with relist diffing and fan-out.
 //! - [`lazy_copy`]: copy-on-first-mutation wrapper producing merge patches.
 
 pub mod clock;
 pub mod controller_ref;
+pub mod informer;
 pub mod lazy_copy;
 pub mod merge_patch;
 pub mod metrics;
@@ -24,3 +26,6 @@ pub mod predicate;
 pub mod rate_limiter;
 pub mod store;
 pub mod workqueue;
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -11,9 +11,11 @@
 //! - [`outcome`]: what a reconcile returns and how the queue reacts.
 //! - [`predicate`]: update filters with drop counters.
 //! - [`merge_patch`]: the RFC 7386 diff between two documents.
+//! - [`api`]: the counted door for writes and uncached reads, plus error classifiers.
 //! - [`informer`]: kube's watcher feeding the cache, with relist diffing and fan-out.
 //! - [`lazy_copy`]: copy-on-first-mutation wrapper producing merge patches.
 
+pub mod api;
 pub mod clock;
 pub mod controller_ref;
 pub mod informer;

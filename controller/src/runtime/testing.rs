@@ -26,6 +26,8 @@ pub(crate) enum Reply {
     Json(u16, Value),
     /// A streamed body: each item sent on the channel is one chunk; the body ends when the sender drops.
     Stream(mpsc::UnboundedReceiver<Bytes>),
+    /// No HTTP answer at all: the connection fails (kube reports a service error).
+    TransportFailure,
 }
 
 /// A request as the scripted server saw it.
@@ -35,6 +37,10 @@ pub(crate) struct SeenRequest {
     pub(crate) at: Duration,
     /// Method and path with query, e.g. `GET /api/v1/configmaps?watch=true&…`.
     pub(crate) line: String,
+    /// The `Content-Type` header, if any.
+    pub(crate) content_type: Option<String>,
+    /// The request body.
+    pub(crate) body: String,
 }
 
 impl SeenRequest {
@@ -88,10 +94,12 @@ impl ScriptedApi {
     pub(crate) fn client(&self) -> kube::Client {
         let api = self.clone();
         let service = tower::service_fn(move |request: Request<kube::client::Body>| {
-            let reply = api.answer(&request);
+            let api = api.clone();
             async move {
-                match reply {
-                    Some(reply) => Ok::<_, Infallible>(into_response(reply)),
+                let (parts, body) = request.into_parts();
+                let body = body.collect().await.map(|body| body.to_bytes()).unwrap_or_default();
+                match api.answer(&parts, &body) {
+                    Some(reply) => into_response(reply),
                     None => futures::future::pending().await,
                 }
             }
@@ -99,15 +107,23 @@ impl ScriptedApi {
         kube::Client::new(service, "default")
     }
 
-    fn answer(&self, request: &Request<kube::client::Body>) -> Option<Reply> {
-        let line = format!("{} {}", request.method(), request.uri());
-        let at = self.start.elapsed();
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner).push(SeenRequest { at, line });
+    fn answer(&self, parts: &http::request::Parts, body: &[u8]) -> Option<Reply> {
+        let seen = SeenRequest {
+            at: self.start.elapsed(),
+            line: format!("{} {}", parts.method, parts.uri),
+            content_type: parts
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_string),
+            body: String::from_utf8_lossy(body).into_owned(),
+        };
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner).push(seen);
         self.replies.lock().unwrap_or_else(PoisonError::into_inner).pop_front()
     }
 }
 
-fn into_response(reply: Reply) -> Response<ReplyBody> {
+fn into_response(reply: Reply) -> Result<Response<ReplyBody>, std::io::Error> {
     let (status, body) = match reply {
         Reply::Json(status, value) => {
             let body =
@@ -118,10 +134,11 @@ fn into_response(reply: Reply) -> Response<ReplyBody> {
             let frames = chunks.map(|chunk| Ok::<_, Infallible>(Frame::data(chunk)));
             (200, StreamBody::new(frames).boxed_unsync())
         }
+        Reply::TransportFailure => return Err(std::io::Error::other("connection refused")),
     };
     let mut response = Response::new(body);
     *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::OK);
-    response
+    Ok(response)
 }
 
 /// The sending end of an open watch stream.

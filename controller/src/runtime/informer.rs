@@ -201,6 +201,11 @@ impl<K: WatchedResource> Informer<K> {
         *self.shared.synced.borrow()
     }
 
+    /// A signal that turns `true` once the first list has been applied to the cache.
+    pub(crate) fn synced_signal(&self) -> watch::Receiver<bool> {
+        self.shared.synced.subscribe()
+    }
+
     /// Resolves once the first list has been applied to the cache.
     pub async fn wait_for_sync(&self) {
         let mut synced = self.shared.synced.subscribe();

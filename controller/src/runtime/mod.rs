@@ -12,11 +12,13 @@
 //! - [`predicate`]: update filters with drop counters.
 //! - [`merge_patch`]: the RFC 7386 diff between two documents.
 //! - [`api`]: the counted door for writes and uncached reads, plus error classifiers.
+//! - [`controller`]: a workqueue, workers and event sources around a [`controller::Reconciler`].
 //! - [`informer`]: kube's watcher feeding the cache, with relist diffing and fan-out.
 //! - [`lazy_copy`]: copy-on-first-mutation wrapper producing merge patches.
 
 pub mod api;
 pub mod clock;
+pub mod controller;
 pub mod controller_ref;
 pub mod informer;
 pub mod lazy_copy;

@@ -14,6 +14,7 @@
 //! - [`api`]: the counted door for writes and uncached reads, plus error classifiers.
 //! - [`controller`]: a workqueue, workers and event sources around a [`controller::Reconciler`].
 //! - [`informer`]: kube's watcher feeding the cache, with relist diffing and fan-out.
+//! - [`manager`]: shared informers per type, controllers, start and crash-like stop.
 //! - [`lazy_copy`]: copy-on-first-mutation wrapper producing merge patches.
 
 pub mod api;
@@ -22,6 +23,7 @@ pub mod controller;
 pub mod controller_ref;
 pub mod informer;
 pub mod lazy_copy;
+pub mod manager;
 pub mod merge_patch;
 pub mod metrics;
 pub mod object_key;

@@ -15,10 +15,13 @@ use super::metrics::{Metrics, PREDICATE_DROPPED_TOTAL};
 /// The name [`resource_version_changed`] counts its drops under.
 pub const RESOURCE_VERSION_CHANGED: &str = "resource_version_changed";
 
+/// The test itself: `(old, new) -> passes`.
+type UpdateTest<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
+
 /// A named test on an update: `true` lets it through.
 pub struct UpdatePredicate<K> {
     name: String,
-    passes: Arc<dyn Fn(&K, &K) -> bool + Send + Sync>,
+    passes: UpdateTest<K>,
 }
 
 impl<K> Clone for UpdatePredicate<K> {

@@ -112,16 +112,18 @@ impl<T: Ord + Clone + Send + 'static> WorkQueue<T> {
     }
 
     /// Queues `item` once `delay` has passed (at once for a zero delay). An item already parked keeps
-    /// the earlier of its two deadlines. Ignored after shutdown.
+    /// the earlier of its two deadlines. Ignored after shutdown. Counted in `workqueue_retries_total`,
+    /// as client-go's delaying queue counts every `AddAfter`.
     pub fn add_after(&self, item: T, delay: Duration) {
-        if delay.is_zero() {
-            self.add(item);
-            return;
-        }
         let now = Instant::now();
         let mut state = self.lock();
         self.promote_due(&mut state, now);
         if state.shutting_down {
+            return;
+        }
+        self.shared.metrics.inc(WORKQUEUE_RETRIES_TOTAL, &[("name", &self.shared.name)]);
+        if delay.is_zero() {
+            self.add_locked(&mut state, item);
             return;
         }
         let deadline = now + delay;
@@ -140,9 +142,8 @@ impl<T: Ord + Clone + Send + 'static> WorkQueue<T> {
         self.shared.changed.notify_waiters();
     }
 
-    /// Queues `item` after the rate limiter's wait for it, counting a retry.
+    /// Queues `item` after the rate limiter's wait for it.
     pub fn add_rate_limited(&self, item: T) {
-        self.shared.metrics.inc(WORKQUEUE_RETRIES_TOTAL, &[("name", &self.shared.name)]);
         let delay = self.shared.rate_limiter.when(&item);
         self.add_after(item, delay);
     }
@@ -338,7 +339,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_earliest_pending_deadline_wins() {
-        let (q, _) = queue();
+        let (q, metrics) = queue();
         let start = Instant::now();
         q.add_after("a", ms(50));
         q.add_after("a", ms(10));
@@ -348,6 +349,7 @@ mod tests {
         q.done(&"a");
         assert_eq!(q.parked_len(), 0);
         assert!(timeout(Duration::from_secs(60), q.get()).await.is_err(), "no second copy at 40 or 50 ms");
+        assert_eq!(metrics.get(WORKQUEUE_RETRIES_TOTAL, &[("name", "q")]), 3, "every add_after counts");
     }
 
     #[tokio::test(start_paused = true)]

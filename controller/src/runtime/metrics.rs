@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 
 /// Reconciles by controller and result (`success`, `requeue`, `requeue_after`, `error`).
 pub const RECONCILE_TOTAL: &str = "controller_runtime_reconcile_total";
-/// Reconcile errors by controller.
+/// Reconcile errors by controller and reason (`AlreadyExists`, `Conflict`, `Panic`, …).
 pub const RECONCILE_ERRORS_TOTAL: &str = "controller_runtime_reconcile_errors_total";
 /// Adds handled by a workqueue, by queue name.
 pub const WORKQUEUE_ADDS_TOTAL: &str = "workqueue_adds_total";
 /// Current depth of a workqueue, by queue name (a gauge).
 pub const WORKQUEUE_DEPTH: &str = "workqueue_depth";
-/// Requeues through the rate limiter, by queue name.
+/// Delayed adds (`add_after`, including rate-limited requeues), by queue name, as client-go counts them.
 pub const WORKQUEUE_RETRIES_TOTAL: &str = "workqueue_retries_total";
 /// Kubernetes API calls made by the controller, by verb, kind and outcome code.
 pub const API_CALLS_TOTAL: &str = "arc_api_calls_total";

@@ -1,6 +1,6 @@
 //! The fake API server, driven through `kube::Api` (the real client), one test per semantic.
 //!
-//! Modules: [`create`], [`read`] (get and list), [`update`], [`patch`], [`delete`], [`gc`], [`watch`],
+//! Modules: [`create`], [`read`] (get and list), [`update`], [`patch`], [`delete`], [`gc`], [`informer`], [`watch`],
 //! [`discovery`], [`faults`], [`bad_input`], [`determinism`]; [`support`] builds the world.
 
 mod bad_input;
@@ -10,6 +10,7 @@ mod determinism;
 mod discovery;
 mod faults;
 mod gc;
+mod informer;
 mod patch;
 mod read;
 mod support;

@@ -24,17 +24,9 @@ use crate::hash::{self, HashError};
     derive = "PartialEq",
     derive = "Default",
     doc = "AutoscalingListener is the Schema for the autoscalinglisteners API",
-    printcolumn(name = "GitHub Configure URL", type_ = "string", json_path = ".spec.githubConfigUrl"),
-    printcolumn(
-        name = "AutoscalingRunnerSet Namespace",
-        type_ = "string",
-        json_path = ".spec.autoscalingRunnerSetNamespace"
-    ),
-    printcolumn(
-        name = "AutoscalingRunnerSet Name",
-        type_ = "string",
-        json_path = ".spec.autoscalingRunnerSetName"
-    )
+    printcolumn = r#"{"name":"GitHub Configure URL","type":"string","jsonPath":".spec.githubConfigUrl"}"#,
+    printcolumn = r#"{"name":"AutoscalingRunnerSet Namespace","type":"string","jsonPath":".spec.autoscalingRunnerSetNamespace"}"#,
+    printcolumn = r#"{"name":"AutoscalingRunnerSet Name","type":"string","jsonPath":".spec.autoscalingRunnerSetName"}"#
 )]
 pub struct AutoscalingListenerSpec {
     /// GitHub config URL.

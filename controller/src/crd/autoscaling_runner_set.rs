@@ -25,10 +25,10 @@ use crate::hash::{self, HashError};
     derive = "PartialEq",
     derive = "Default",
     doc = "AutoscalingRunnerSet is the Schema for the autoscalingrunnersets API",
-    printcolumn(name = "Minimum Runners", type_ = "integer", json_path = ".spec.minRunners"),
-    printcolumn(name = "Maximum Runners", type_ = "integer", json_path = ".spec.maxRunners"),
-    printcolumn(name = "Current Runners", type_ = "integer", json_path = ".status.currentRunners"),
-    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase")
+    printcolumn = r#"{"name":"Minimum Runners","type":"integer","jsonPath":".spec.minRunners"}"#,
+    printcolumn = r#"{"name":"Maximum Runners","type":"integer","jsonPath":".spec.maxRunners"}"#,
+    printcolumn = r#"{"name":"Current Runners","type":"integer","jsonPath":".status.currentRunners"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#
 )]
 pub struct AutoscalingRunnerSetSpec {
     /// `https://github.com/<org>[/<repo>]` or an enterprise URL (required).

@@ -25,11 +25,11 @@ use super::constants::{ENV_RUNNER_CONTAINER_HOOKS, RUNNER_CONTAINER_NAME};
     derive = "PartialEq",
     derive = "Default",
     doc = "EphemeralRunner is the Schema for the ephemeralrunners API",
-    printcolumn(name = "GitHub Config URL", type_ = "string", json_path = ".spec.githubConfigUrl"),
-    printcolumn(name = "RunnerId", type_ = "number", json_path = ".status.runnerId"),
-    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
-    printcolumn(name = "JobId", type_ = "string", json_path = ".status.jobId"),
-    printcolumn(name = "Message", type_ = "string", json_path = ".status.message")
+    printcolumn = r#"{"name":"GitHub Config URL","type":"string","jsonPath":".spec.githubConfigUrl"}"#,
+    printcolumn = r#"{"name":"RunnerId","type":"number","jsonPath":".status.runnerId"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"JobId","type":"string","jsonPath":".status.jobId"}"#,
+    printcolumn = r#"{"name":"Message","type":"string","jsonPath":".status.message"}"#
 )]
 pub struct EphemeralRunnerSpec {
     /// GitHub config URL (required).

@@ -22,9 +22,9 @@ use crate::hash::{self, HashError};
     derive = "PartialEq",
     derive = "Default",
     doc = "EphemeralRunnerSet is the Schema for the ephemeralrunnersets API",
-    printcolumn(name = "DesiredReplicas", type_ = "integer", json_path = ".spec.replicas"),
-    printcolumn(name = "CurrentReplicas", type_ = "integer", json_path = ".status.currentReplicas"),
-    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase")
+    printcolumn = r#"{"name":"DesiredReplicas","type":"integer","jsonPath":".spec.replicas"}"#,
+    printcolumn = r#"{"name":"CurrentReplicas","type":"integer","jsonPath":".status.currentReplicas"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#
 )]
 pub struct EphemeralRunnerSetSpec {
     /// Desired number of runners (written by the listener).

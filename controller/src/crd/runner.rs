@@ -29,9 +29,9 @@ use serde::{Deserialize, Serialize};
     derive = "PartialEq",
     derive = "Default",
     doc = "Runner is the Schema for the runners API",
-    printcolumn(name = "Organization", type_ = "string", json_path = ".spec.organization"),
-    printcolumn(name = "Repository", type_ = "string", json_path = ".spec.repository"),
-    printcolumn(name = "Status", type_ = "string", json_path = ".status.phase")
+    printcolumn = r#"{"name":"Organization","type":"string","jsonPath":".spec.organization"}"#,
+    printcolumn = r#"{"name":"Repository","type":"string","jsonPath":".spec.repository"}"#,
+    printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.phase"}"#
 )]
 pub struct RunnerSpec {
     /// Enterprise to register with (exclusive with organization and repository).

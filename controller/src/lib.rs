@@ -8,6 +8,7 @@
 pub mod crd;
 pub mod hash;
 pub mod runtime;
+pub mod scaleset;
 pub mod switches;
 
 pub use runtime::clock::{Clock, SharedClock, SystemClock};

@@ -7,6 +7,7 @@
 
 pub mod crd;
 pub mod hash;
+pub mod legacy;
 pub mod runtime;
 pub mod scaleset;
 pub mod switches;

@@ -164,6 +164,22 @@ pub const ENV_NO_PROXY: &str = "no_proxy";
 pub const ENV_RUNNER_TOKEN: &str = "RUNNER_TOKEN";
 /// Legacy runner: the runner's name.
 pub const ENV_RUNNER_NAME: &str = "RUNNER_NAME";
+/// Legacy runner: the organization to register with.
+pub const ENV_RUNNER_ORG: &str = "RUNNER_ORG";
+/// Legacy runner: the repository to register with.
+pub const ENV_RUNNER_REPO: &str = "RUNNER_REPO";
+/// Legacy runner: the enterprise to register with.
+pub const ENV_RUNNER_ENTERPRISE: &str = "RUNNER_ENTERPRISE";
+/// Legacy runner: comma-separated runner labels.
+pub const ENV_RUNNER_LABELS: &str = "RUNNER_LABELS";
+/// Legacy runner: the runner group.
+pub const ENV_RUNNER_GROUP: &str = "RUNNER_GROUP";
+/// Legacy runner: the GitHub base URL.
+pub const ENV_GITHUB_URL: &str = "GITHUB_URL";
+/// Legacy runner: the work directory.
+pub const ENV_RUNNER_WORKDIR: &str = "RUNNER_WORKDIR";
+/// Legacy runner: `true` for `--ephemeral`.
+pub const ENV_RUNNER_EPHEMERAL: &str = "RUNNER_EPHEMERAL";
 
 // ---------------------------------------------------------------------------------------------
 // Reasons

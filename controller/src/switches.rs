@@ -2,7 +2,7 @@
 //!
 //! [`Fixes`] has one `bool` per historic ARC fix, named after what it does and documented with the
 //! ARC change that introduced it. Turning one off reproduces the behaviour *before* that change, so
-//! a scenario can show the bug the fix removed. [`Optimisations`] toggles the [V] change set
+//! a scenario can show the bug the fix removed. [`Optimisations`] toggles the \[V\] change set
 //! (ARC-MODEL §5) whose oracles compare "on" with "off". Everything defaults to on.
 //!
 //! Both structs deserialize from partial input (`#[serde(default)]`): a config that names only the
@@ -76,7 +76,7 @@ impl Fixes {
     }
 }
 
-/// The [V] change set (ARC-MODEL §5). `Default` is everything on.
+/// The \[V\] change set (ARC-MODEL §5). `Default` is everything on.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[serde(default, deny_unknown_fields)]
 pub struct Optimisations {

@@ -99,7 +99,7 @@ pub const ANNOTATION_RUNNER_GROUP_NAME: &str = "actions.github.com/runner-group-
 pub const ANNOTATION_INTEGRITY_HASH: &str = "actions.github.com/integrity-hash";
 /// `spec.patchID` of the ERS when an EphemeralRunner was created.
 pub const ANNOTATION_PATCH_ID: &str = "actions.github.com/patch-id";
-/// [V] `spec.actionableRevision` of the ERS when an EphemeralRunner was created.
+/// \[V\] `spec.actionableRevision` of the ERS when an EphemeralRunner was created.
 pub const ANNOTATION_ACTIONABLE_REVISION: &str = "actions.github.com/actionable-revision";
 /// [0.13] hash of the helm values that produced an ARS.
 pub const ANNOTATION_VALUES_HASH: &str = "actions.github.com/values-hash";

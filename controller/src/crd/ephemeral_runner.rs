@@ -1,6 +1,6 @@
 //! EphemeralRunner (ER, ARC-MODEL §2.3): one runner, one JIT registration, one pod at a time. Owned
 //! by its EphemeralRunnerSet; its status is written by the ER controller (phase, ready, failures,
-//! registration) and by the listener (the job fields, and in [V] the Running phase).
+//! registration) and by the listener (the job fields, and in \[V\] the Running phase).
 
 use std::collections::BTreeMap;
 
@@ -69,9 +69,9 @@ pub struct EphemeralRunnerSpec {
 /// [`EphemeralRunnerPhase::Pending`] through [`EphemeralRunnerStatus::phase_or_pending`].
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, JsonSchema)]
 pub enum EphemeralRunnerPhase {
-    /// Provisioning, or (in [V]) online and idle.
+    /// Provisioning, or (in \[V\]) online and idle.
     Pending,
-    /// Upstream: the pod runs. [V]: the listener saw this runner start a job.
+    /// Upstream: the pod runs. \[V\]: the listener saw this runner start a job.
     Running,
     /// The runner ran its job and left the service.
     Succeeded,

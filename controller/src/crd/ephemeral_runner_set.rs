@@ -1,6 +1,6 @@
 //! EphemeralRunnerSet (ERS, ARC-MODEL §2.2): the replica set of EphemeralRunners behind one
 //! scale set. The listener writes `replicas` and `patchID`; the ARS writes the runner spec (and in
-//! [V] bumps `actionableRevision` with it); the ERS controller creates and deletes runners.
+//! \[V\] bumps `actionableRevision` with it); the ERS controller creates and deletes runners.
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -34,7 +34,7 @@ pub struct EphemeralRunnerSetSpec {
     /// Always serialized, as in ARC (`json:"patchID"` without omitempty).
     #[serde(rename = "patchID", default)]
     pub patch_id: i64,
-    /// [V] Bumped by the ARS whenever `ephemeralRunnerSpec` changes (§5.4).
+    /// \[V\] Bumped by the ARS whenever `ephemeralRunnerSpec` changes (§5.4).
     #[serde(rename = "actionableRevision", default, skip_serializing_if = "is_zero_i64")]
     pub actionable_revision: i64,
     /// The spec every runner of this set is created with.
@@ -73,10 +73,10 @@ pub struct EphemeralRunnerSetStatus {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "empty_string_as_none")]
     #[schemars(with = "Option<String>")]
     pub phase: Option<EphemeralRunnerSetPhase>,
-    /// [V] The `actionableRevision` whose cleanup has been done.
+    /// \[V\] The `actionableRevision` whose cleanup has been done.
     #[serde(rename = "appliedActionableRevision", default, skip_serializing_if = "is_zero_i64")]
     pub applied_actionable_revision: i64,
-    /// [V] The `patchID` under which finished runners were last cleaned up; 0 when cleared.
+    /// \[V\] The `patchID` under which finished runners were last cleaned up; 0 when cleared.
     #[serde(rename = "finishedRunnerCleanupPatchID", default, skip_serializing_if = "is_zero_i64")]
     pub finished_runner_cleanup_patch_id: i64,
 }
@@ -93,7 +93,7 @@ impl EphemeralRunnerSet {
         self.status.as_ref().map_or(0, |s| s.applied_actionable_revision)
     }
 
-    /// [V] The revision the ARS writes with a new runner spec:
+    /// \[V\] The revision the ARS writes with a new runner spec:
     /// `max(spec.actionableRevision, status.appliedActionableRevision) + 1` (§5.4).
     pub fn next_actionable_revision(&self) -> i64 {
         self.spec.actionable_revision.max(self.applied_actionable_revision()).saturating_add(1)

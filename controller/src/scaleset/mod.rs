@@ -2,7 +2,7 @@
 //! updates they care about.
 //!
 //! - [`resource_builder`]: pure builders for every object the scale-set controllers create.
-//! - [`predicates`]: the [V] update predicates of the owned watches (ARC-MODEL §5.1).
+//! - [`predicates`]: the \[V\] update predicates of the owned watches (ARC-MODEL §5.1).
 
 pub mod predicates;
 pub mod resource_builder;

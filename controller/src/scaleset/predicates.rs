@@ -1,4 +1,4 @@
-//! [V] update predicates of the owned watches (ARC-MODEL §5.1): pure `fn(old, new) -> bool`,
+//! \[V\] update predicates of the owned watches (ARC-MODEL §5.1): pure `fn(old, new) -> bool`,
 //! true when the update matters to the owner's reconciler.
 //!
 //! Each predicate compares a *projection*: the fields the owner's reconciler reads. An update is

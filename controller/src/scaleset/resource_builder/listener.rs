@@ -119,7 +119,7 @@ impl ResourceBuilder {
     /// EphemeralRunners and their status. Not owner-referenced (cross-namespace); the AL controller
     /// finds it through the `auto-scaling-listener-{namespace,name}` labels.
     ///
-    /// ARC grants only `patch` on runners; `get` is added because the [V] listener reads the
+    /// ARC grants only `patch` on runners; `get` is added because the \[V\] listener reads the
     /// runner before its guarded Running write (ARC-MODEL §5.2).
     pub fn listener_role(&self, al: &AutoscalingListener) -> BuildResult<Role> {
         let (labels, annotations) = self.listener_rbac_metadata(al, al.spec.role_metadata.as_ref());

@@ -1,6 +1,6 @@
 //! The EphemeralRunnerSet an ARS owns (ARC-MODEL §2.2, named after the ARS since #4516) and the
 //! EphemeralRunners an ERS creates (§2.3: `generateName`, both finalizers at creation since #4320,
-//! the patch-id and [V] actionable-revision stamps).
+//! the patch-id and \[V\] actionable-revision stamps).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

@@ -5,6 +5,12 @@
 //! arcsim's simulation. Its seams are constructor arguments: a [`kube::Client`], a GitHub client
 //! built over any `tower::Service`, and a [`Clock`].
 
+pub mod crd;
+pub mod hash;
+pub mod legacy;
 pub mod runtime;
+pub mod scaleset;
+pub mod switches;
 
 pub use runtime::clock::{Clock, SharedClock, SystemClock};
+pub use switches::{Fixes, Optimisations};

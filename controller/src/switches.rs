@@ -1,0 +1,147 @@
+//! Behaviour switches: ordinary configuration, like Kubernetes feature gates, never `cfg(test)`.
+//!
+//! [`Fixes`] has one `bool` per historic ARC fix, named after what it does and documented with the
+//! ARC change that introduced it. Turning one off reproduces the behaviour *before* that change, so
+//! a scenario can show the bug the fix removed. [`Optimisations`] toggles the \[V\] change set
+//! (ARC-MODEL §5) whose oracles compare "on" with "off". Everything defaults to on.
+//!
+//! Both structs deserialize from partial input (`#[serde(default)]`): a config that names only the
+//! switches it turns off keeps every other one on.
+
+use serde::{Deserialize, Serialize};
+
+/// One switch per historic fix. `Default` is every fix on (current ARC behaviour).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(default, deny_unknown_fields)]
+pub struct Fixes {
+    /// #4201 (0.13.0): AlreadyExists on the runner pod's create is watch lag, not a failure: log at
+    /// info and requeue after 5 s. Off: returned as an error (error log, rate-limited requeue), the
+    /// race-1 hot loop of ARC-MODEL §8.1.
+    pub already_exists_requeue: bool,
+    /// #1125, in scale-set form: scale-down and cleanup call RemoveRunner before deleting an idle
+    /// EphemeralRunner, and keep the runner when the service answers JobStillRunning. Off: the
+    /// runner is deleted on a (possibly stale) "no job" reading alone (race 3, §8.3).
+    pub remove_runner_before_scale_down: bool,
+    /// #4647 review: the ERS←ER update predicate includes `status.jobId`, because the ERS reads
+    /// `HasJob()` when it picks runners to scale down. Off: a job assignment alone does not wake the
+    /// ERS (§5.1).
+    pub predicate_includes_job_id: bool,
+    /// #4580 (with #4320): the ER controller adds both missing finalizers in one patch and carries
+    /// on in the same pass. Off: it adds one finalizer per pass and returns after each.
+    pub add_both_finalizers_at_once: bool,
+    /// #2276 / #2947: Secrets are read straight from the API server, never from the informer cache.
+    /// Off is the §8.1 ablation: a stale cache makes the ER controller register a second runner.
+    pub secrets_read_uncached: bool,
+    /// §5.2: the listener's `phase=Running` write is guarded (not deleting, not terminal, optimistic
+    /// lock on the observed resourceVersion). Off: it is written unconditionally.
+    pub running_never_overwrites_terminal: bool,
+    /// #1087 (legacy): the registration token is part of the runner pod's `pod-template-hash`, so a
+    /// refreshed token recreates the pod. Off: a restarted container registers with the old token
+    /// (race 2, §8.2).
+    pub token_in_pod_hash: bool,
+    /// #1125 (legacy): before deleting a runner pod to recreate it, unregister the runner and keep
+    /// the pod when the service says it is busy. Off: the pod is deleted right after a (possibly
+    /// stale) busy check (race 3, §8.3).
+    pub unregister_before_recreate: bool,
+}
+
+impl Default for Fixes {
+    fn default() -> Self {
+        Self::all_on()
+    }
+}
+
+impl Fixes {
+    /// Every fix on: current ARC behaviour.
+    pub const fn all_on() -> Self {
+        Self::uniform(true)
+    }
+
+    /// Every fix off: the behaviour before any of them.
+    pub const fn all_off() -> Self {
+        Self::uniform(false)
+    }
+
+    const fn uniform(on: bool) -> Self {
+        Fixes {
+            already_exists_requeue: on,
+            remove_runner_before_scale_down: on,
+            predicate_includes_job_id: on,
+            add_both_finalizers_at_once: on,
+            secrets_read_uncached: on,
+            running_never_overwrites_terminal: on,
+            token_in_pod_hash: on,
+            unregister_before_recreate: on,
+        }
+    }
+}
+
+/// The \[V\] change set (ARC-MODEL §5). `Default` is everything on.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(default, deny_unknown_fields)]
+pub struct Optimisations {
+    /// §5.1: update predicates on the owned watches drop updates whose projection is unchanged.
+    /// Off: only the global resourceVersion-changed filter applies.
+    pub predicates: bool,
+    /// §5.3: reconcilers deep-copy an object only on first mutation and skip writes when nothing
+    /// changed. Off: a copy per reconcile, as ARC's `DeepCopy()` before every patch.
+    pub lazy_copy: bool,
+    /// §5.2: the Running phase comes from the listener's JobStarted; the ER controller publishes
+    /// only Pending. Off: the ER controller copies pod phase Running into the ER (upstream).
+    pub running_from_listener: bool,
+}
+
+impl Default for Optimisations {
+    fn default() -> Self {
+        Self::all_on()
+    }
+}
+
+impl Optimisations {
+    /// Every optimisation on.
+    pub const fn all_on() -> Self {
+        Optimisations { predicates: true, lazy_copy: true, running_from_listener: true }
+    }
+
+    /// Every optimisation off: upstream ARC.
+    pub const fn all_off() -> Self {
+        Optimisations { predicates: false, lazy_copy: false, running_from_listener: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fix_and_optimisation_is_on_by_default() {
+        assert_eq!(Fixes::default(), Fixes::all_on());
+        assert_eq!(Optimisations::default(), Optimisations::all_on());
+        let json = serde_json::to_value(Fixes::default()).unwrap();
+        let values: Vec<_> = json.as_object().unwrap().values().cloned().collect();
+        assert_eq!(values.len(), 8);
+        assert!(values.iter().all(|v| v == &serde_json::Value::Bool(true)), "{json}");
+    }
+
+    #[test]
+    fn all_off_turns_every_switch_off() {
+        let json = serde_json::to_value(Fixes::all_off()).unwrap();
+        assert!(json.as_object().unwrap().values().all(|v| v == &serde_json::Value::Bool(false)));
+        let json = serde_json::to_value(Optimisations::all_off()).unwrap();
+        assert!(json.as_object().unwrap().values().all(|v| v == &serde_json::Value::Bool(false)));
+    }
+
+    #[test]
+    fn a_partial_config_keeps_the_unnamed_switches_on() {
+        let fixes: Fixes = serde_json::from_str(r#"{"token_in_pod_hash": false}"#).unwrap();
+        assert_eq!(fixes, Fixes { token_in_pod_hash: false, ..Fixes::all_on() });
+        let opts: Optimisations = serde_json::from_str(r#"{"predicates": false}"#).unwrap();
+        assert_eq!(opts, Optimisations { predicates: false, ..Optimisations::all_on() });
+    }
+
+    #[test]
+    fn a_misspelt_switch_is_rejected() {
+        let err = serde_json::from_str::<Fixes>(r#"{"token_in_hash": false}"#).unwrap_err();
+        assert!(err.to_string().contains("token_in_hash"), "{err}");
+    }
+}

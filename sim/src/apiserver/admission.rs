@@ -124,24 +124,36 @@ pub fn validate_object(rt: &ResourceType, name: &str, object: &Value) -> Result<
     Ok(())
 }
 
-/// Built-in kinds must decode into their k8s-openapi type, as the real server's strict decoder requires
-/// (a wrong field type is a 400). Custom resources are not schema-checked: the fake stores any JSON object.
+/// Objects must decode into their Rust type: k8s-openapi's for built-in kinds (a wrong field type is the
+/// strict decoder's 400), arc-controller's CRD types for custom resources (standing in for the CRD's
+/// OpenAPI schema: a 422 Invalid). Unknown fields are kept, not pruned as a structural schema would.
 fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    use arc_controller::crd;
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::rbac::v1 as rbac;
-    fn check<T: serde::de::DeserializeOwned>(object: &Value) -> Result<(), ApiError> {
-        T::deserialize(object)
-            .map(|_| ())
-            .map_err(|e| status::bad_request(format!("error decoding object: {e}")))
+    fn builtin<T: serde::de::DeserializeOwned>(object: &Value) -> Result<(), ApiError> {
+        T::deserialize(object).map(|_| ()).map_err(|e| status::bad_request(format!("error decoding object: {e}")))
+    }
+    fn custom<T: serde::de::DeserializeOwned>(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+        T::deserialize(object).map(|_| ()).map_err(|e| {
+            let name = meta_str(object, "name").unwrap_or_default();
+            let cause = Cause { reason: "FieldValueInvalid", field: "<root>".into(), message: format!("Invalid value: {e}") };
+            status::invalid(rt, name, &[cause])
+        })
     }
     match (rt.group, rt.kind) {
-        ("", "Pod") => check::<core::Pod>(object),
-        ("", "Secret") => check::<core::Secret>(object),
-        ("", "ConfigMap") => check::<core::ConfigMap>(object),
-        ("", "ServiceAccount") => check::<core::ServiceAccount>(object),
-        ("", "Namespace") => check::<core::Namespace>(object),
-        ("rbac.authorization.k8s.io", "Role") => check::<rbac::Role>(object),
-        ("rbac.authorization.k8s.io", "RoleBinding") => check::<rbac::RoleBinding>(object),
+        ("", "Pod") => builtin::<core::Pod>(object),
+        ("", "Secret") => builtin::<core::Secret>(object),
+        ("", "ConfigMap") => builtin::<core::ConfigMap>(object),
+        ("", "ServiceAccount") => builtin::<core::ServiceAccount>(object),
+        ("", "Namespace") => builtin::<core::Namespace>(object),
+        ("rbac.authorization.k8s.io", "Role") => builtin::<rbac::Role>(object),
+        ("rbac.authorization.k8s.io", "RoleBinding") => builtin::<rbac::RoleBinding>(object),
+        ("actions.github.com", "AutoscalingRunnerSet") => custom::<crd::AutoscalingRunnerSet>(rt, object),
+        ("actions.github.com", "EphemeralRunnerSet") => custom::<crd::EphemeralRunnerSet>(rt, object),
+        ("actions.github.com", "EphemeralRunner") => custom::<crd::EphemeralRunner>(rt, object),
+        ("actions.github.com", "AutoscalingListener") => custom::<crd::AutoscalingListener>(rt, object),
+        ("actions.summerwind.dev", "Runner") => custom::<crd::Runner>(rt, object),
         _ => Ok(()),
     }
 }
@@ -468,6 +480,18 @@ mod tests {
     }
 
     #[test]
+    fn custom_resources_must_fit_their_schema() {
+        let er = rt("ephemeralrunners");
+        let good = json!({"apiVersion": "actions.github.com/v1alpha1", "kind": "EphemeralRunner",
+            "metadata": {"name": "x"}, "spec": {"runnerScaleSetId": 3}});
+        assert!(validate_object(&er, "x", &good).is_ok());
+        let bad = json!({"apiVersion": "actions.github.com/v1alpha1", "kind": "EphemeralRunner",
+            "metadata": {"name": "x"}, "spec": {"runnerScaleSetId": "three"}});
+        let err = validate_object(&er, "x", &bad).unwrap_err();
+        assert_eq!((err.code, err.reason()), (422, "Invalid"));
+    }
+
+    #[test]
     fn names_must_be_rfc1123() {
         let pods = rt("pods");
         assert!(validate_name(&pods, "runner-abc.x").is_ok());
@@ -534,10 +558,10 @@ mod tests {
     #[test]
     fn no_finalizer_can_be_added_while_deleting() {
         let er = rt("ephemeralrunners");
-        let old = json!({"metadata": {"name": "x", "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["a"]}});
-        let add = json!({"metadata": {"name": "x", "finalizers": ["a", "b"]}});
+        let old = json!({"metadata": {"name": "x", "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["a"]}, "spec": {}});
+        let add = json!({"metadata": {"name": "x", "finalizers": ["a", "b"]}, "spec": {}});
         assert_eq!(prepare_update(&er, &old, add, Subresource::Main).unwrap_err().code, 422);
-        let remove = json!({"metadata": {"name": "x", "finalizers": []}});
+        let remove = json!({"metadata": {"name": "x", "finalizers": []}, "spec": {}});
         assert!(prepare_update(&er, &old, remove, Subresource::Main).is_ok());
     }
 

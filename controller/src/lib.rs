@@ -5,6 +5,8 @@
 //! arcsim's simulation. Its seams are constructor arguments: a [`kube::Client`], a GitHub client
 //! built over any `tower::Service`, and a [`Clock`].
 
+pub mod github;
 pub mod runtime;
 
+pub use github::ActionsClient;
 pub use runtime::clock::{Clock, SharedClock, SystemClock};

@@ -11,6 +11,7 @@
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
 //!   API, served over the real wire format.
+//! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 
 pub mod clock;
@@ -19,6 +20,7 @@ pub mod fnv;
 pub mod github;
 pub mod seed;
 pub mod trace;
+pub mod workload;
 
 pub use clock::SimClock;
 pub use seed::{Component, Seed};

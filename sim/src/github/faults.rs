@@ -89,6 +89,12 @@ mod tests {
     }
 
     #[test]
+    fn fault_rules_can_name_every_operation_the_client_makes() {
+        let names: Vec<&str> = Operation::ALL.iter().map(|op| op.as_str()).collect();
+        assert_eq!(names, crate::faults::GITHUB_OPERATIONS);
+    }
+
+    #[test]
     fn rules_apply_only_to_their_operations_and_window() {
         let mut windowed = rule(&["remove-runner"], 1.0, GitHubFaultAction::Error { code: 503 });
         windowed.window = Some(Window { start_ms: 100, end_ms: 200 });

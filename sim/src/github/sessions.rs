@@ -182,6 +182,19 @@ impl World {
     }
 }
 
+/// Ends a poll when dropped, so a listener killed mid-poll (its request future dropped) does not keep
+/// its session looking alive forever.
+struct PollGuard<'a> {
+    shared: &'a Shared,
+    session_id: &'a str,
+}
+
+impl Drop for PollGuard<'_> {
+    fn drop(&mut self) {
+        self.shared.lock().poll_ended(self.session_id);
+    }
+}
+
 /// What a long poll ended with.
 enum Polled {
     Message(RunnerScaleSetMessage),
@@ -210,6 +223,7 @@ pub(crate) async fn get_message(
         Duration::from_millis(world.cfg.long_poll_timeout_ms)
     };
     shared.changed.notify_waiters();
+    let _in_flight = PollGuard { shared, session_id };
     let deadline = tokio::time::Instant::now() + timeout;
     let polled = shared
         .wait_until_deadline(deadline, |w| {
@@ -219,7 +233,6 @@ pub(crate) async fn get_message(
             w.next_message(scale_set_id, last_id).map(Polled::Message)
         })
         .await;
-    shared.lock().poll_ended(session_id);
     match polled {
         Some(Polled::Message(message)) => Reply::json(200, &message),
         Some(Polled::SessionGone) => Reply::text(401, "the message session was closed"),

@@ -182,3 +182,15 @@ async fn a_job_travels_through_every_message_type_with_its_runner_named() {
     assert_eq!((done.result.as_str(), done.runner_name.as_str()), ("succeeded", "arc-runner-x"));
     assert_eq!(handle.await.unwrap().unwrap(), arc_sim::github::JobResult::Succeeded);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_listener_killed_mid_poll_does_not_keep_its_session_alive() {
+    let rig = rig(1, GitHubConfig::default());
+    let set = rig.scale_set("arc").await;
+    let session = rig.session(set).await;
+    let poll = rig.client.get_message(&session.message_queue_url, &session.message_queue_access_token, 0, 1);
+    assert!(tokio::time::timeout(Duration::from_secs(10), poll).await.is_err(), "killed after 10 s");
+    assert_eq!(rig.fake.sessions()[0].polls_in_flight, 0);
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    rig.session(set).await;
+}

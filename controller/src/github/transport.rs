@@ -1,7 +1,7 @@
 //! The HTTP layer under [`super::ActionsClient`]: any `tower::Service` boxed to one type, requests that
 //! can be rebuilt for each attempt, the retry loop, and the per-attempt request counter.
 //!
-//! Like `kube::Client`, the client is generic only at construction: [`boxed`] accepts any service over
+//! Like `kube::Client`, the client is generic only at construction: `boxed` accepts any service over
 //! `http::Request<Full<Bytes>>` whose response body is an `http_body::Body`, collects bodies into
 //! `Bytes` and erases the type. Production passes hyper-util's client; a simulation passes its fake.
 

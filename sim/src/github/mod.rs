@@ -75,6 +75,9 @@ pub enum GitHubSetupError {
     /// The fault plan is invalid.
     #[error(transparent)]
     Faults(#[from] FaultPlanError),
+    /// Called outside a tokio runtime: the fake's background tasks need the run's runtime.
+    #[error("FakeGitHub::new must be called inside the run's tokio runtime")]
+    NoRuntime,
 }
 
 /// State shared by the handle, the service and the background tasks.
@@ -181,12 +184,13 @@ impl FakeGitHub {
     ) -> Result<FakeGitHub, GitHubSetupError> {
         config.validate()?;
         faults.validate()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| GitHubSetupError::NoRuntime)?;
         let shared = Arc::new(Shared {
             world: Mutex::new(World::new(seed, clock, trace, config)),
             faults: Mutex::new(FaultLayer::new(seed, faults)),
             changed: Notify::new(),
         });
-        tokio::spawn(run_assigner(Arc::clone(&shared)));
+        runtime.spawn(run_assigner(Arc::clone(&shared)));
         Ok(FakeGitHub { shared })
     }
 
@@ -291,5 +295,26 @@ impl FakeGitHub {
     /// Every request count, by (operation name, status); unroutable requests are under `unknown`.
     pub fn request_counts(&self) -> BTreeMap<(String, u16), u64> {
         self.shared.lock().requests.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::TraceMode;
+
+    #[test]
+    fn building_a_fake_outside_a_runtime_is_an_error_not_a_panic() {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        let clock = runtime.block_on(async { SimClock::start() });
+        let trace = Trace::new(clock, TraceMode::HashOnly);
+        let outside =
+            FakeGitHub::new(Seed(1), clock, trace.clone(), GitHubConfig::default(), &FaultPlan::none());
+        assert_eq!(outside.unwrap_err(), GitHubSetupError::NoRuntime);
+        let bad = GitHubConfig { long_poll_timeout_ms: 0, ..GitHubConfig::default() };
+        let inside =
+            runtime.block_on(async { FakeGitHub::new(Seed(1), clock, trace, bad, &FaultPlan::none()) });
+        assert!(matches!(inside.unwrap_err(), GitHubSetupError::Config(_)));
     }
 }

@@ -6,11 +6,13 @@
 //! built over any `tower::Service`, and a [`Clock`].
 
 pub mod crd;
+pub mod github;
 pub mod hash;
 pub mod legacy;
 pub mod runtime;
 pub mod scaleset;
 pub mod switches;
 
+pub use github::ActionsClient;
 pub use runtime::clock::{Clock, SharedClock, SystemClock};
 pub use switches::{Fixes, Optimisations};

@@ -10,14 +10,19 @@
 //! - [`trace`]: the append-only, sim-time-stamped [`Trace`] and its stable hash.
 //! - [`faults`]: the serde [`faults::FaultPlan`] both fakes inject from.
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
+//! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
+//!   API, served over the real wire format.
+//! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 
 pub mod apiserver;
 pub mod clock;
 pub mod faults;
 pub mod fnv;
+pub mod github;
 pub mod seed;
 pub mod trace;
+pub mod workload;
 
 pub use clock::SimClock;
 pub use seed::{Component, Seed};

@@ -22,6 +22,9 @@ pub const WORKQUEUE_RETRIES_TOTAL: &str = "workqueue_retries_total";
 pub const API_CALLS_TOTAL: &str = "arc_api_calls_total";
 /// GitHub calls made by the controller and listener, by operation and outcome.
 pub const GITHUB_CALLS_TOTAL: &str = "arc_github_calls_total";
+/// HTTP attempts made by the GitHub client (each retry counts), by operation and status code
+/// (`transport` or `timeout` when there was no answer).
+pub const GITHUB_HTTP_REQUESTS_TOTAL: &str = "arc_github_http_requests_total";
 /// Deep copies of cached objects, by kind.
 pub const DEEP_COPIES_TOTAL: &str = "arc_deep_copies_total";
 /// Update events dropped by a predicate, by predicate name.

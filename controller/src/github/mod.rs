@@ -1,0 +1,41 @@
+//! The GitHub side of the controller: [`ActionsClient`], a client for the GitHub Actions service (the
+//! runner scale-set API the listener and the scale-set controllers use) and for GitHub's REST API
+//! (registration tokens, legacy self-hosted runners).
+//!
+//! It speaks the wire format of ARC's Go client: the same paths, methods, JSON field names, status
+//! codes and error bodies, so that it works against real GitHub and, unchanged, against any service
+//! that answers the same way. Map of the module:
+//!
+//! - [`client`]: the client, its construction over any `tower::Service`, and its request plumbing.
+//! - [`config`]: the `githubConfigUrl` and its scope.
+//! - [`admin`]: registration token → Actions service URL + admin JWT, refreshed near expiry.
+//! - `scale_sets`, `sessions`, `runners`, `legacy`: the operations, by area.
+//! - [`transport`] and [`retry`]: the erased service, retries (retryablehttp's policy, no jitter) and
+//!   per-attempt counters.
+//! - [`wire`] and [`job_messages`]: the request and response bodies.
+//! - [`error`]: [`ActionsError`], one variant per answer the controller branches on.
+//! - [`operation`]: the names of the calls, for metrics, traces and fault plans.
+//! - `https`: the production constructor ([`ActionsClient::https`]).
+
+pub mod admin;
+pub mod client;
+pub mod config;
+pub mod error;
+mod https;
+pub mod job_messages;
+mod legacy;
+pub mod operation;
+pub mod retry;
+mod runners;
+mod scale_sets;
+mod sessions;
+pub mod transport;
+pub mod wire;
+
+pub use client::{ActionsClient, Credentials};
+pub use config::{GitHubConfigUrl, Scope};
+pub use error::ActionsError;
+pub use job_messages::JobMessage;
+pub use legacy::{RUNNERS_PER_PAGE, next_page};
+pub use operation::Operation;
+pub use retry::RetryPolicy;

@@ -1,0 +1,177 @@
+//! Job assignment and RemoveRunner: the two operations that must never both win for one runner
+//! (ARC-MODEL §6.3, §8.3).
+//!
+//! Both run under the world lock, so they are linearised: once RemoveRunner has removed a runner it
+//! is never a candidate again, and once a job is assigned RemoveRunner answers 400
+//! `JobStillRunningException` (legacy REST: 422). Assignment takes the oldest waiting job that has an
+//! idle online runner: an acquired job goes to a runner of its scale set (while the scale set runs
+//! fewer jobs than its listener's `X-ScaleSetMaxCapacity`), a queued job to a legacy runner carrying
+//! all its labels. The service assigns after a seeded latency and picks the runner by a seeded draw at
+//! that moment, so a RemoveRunner issued about then wins under some seeds and loses under others.
+
+use std::time::Duration;
+
+use arc_controller::github::job_messages::{JOB_STARTED, JobMessage, JobStarted};
+use rand::Rng as _;
+
+use super::config::UnknownRunnerAnswer;
+use super::events::{EventKind, RemoveOutcome};
+use super::model::{EndReason, Job, JobResult, JobState, RemovalReason, Runner, RunnerState};
+use super::state::World;
+
+/// Which API a removal came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RemovalApi {
+    /// `DELETE _apis/distributedtask/pools/0/agents/{id}`.
+    ScaleSet,
+    /// `DELETE …/actions/runners/{id}` (REST).
+    Legacy,
+}
+
+/// Why a runner process's session is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SessionEnded {
+    /// The runner was removed (RemoveRunner, deregistration, lost, scale set deleted).
+    #[error("the runner has been removed")]
+    Removed,
+    /// This process is no longer the runner's connection (it died, or another connected since).
+    #[error("this process is no longer connected")]
+    Disconnected,
+    /// The runner holds no job to complete.
+    #[error("the runner has no job")]
+    NoJob,
+}
+
+impl World {
+    /// The oldest waiting job with an idle runner that may take it, and those runners (by id).
+    pub fn next_assignable(&self) -> Option<(i64, Vec<i64>)> {
+        self.jobs.values().find_map(|job| {
+            let runners = self.candidates_for(job);
+            (!runners.is_empty()).then_some((job.request_id, runners))
+        })
+    }
+
+    fn candidates_for(&self, job: &Job) -> Vec<i64> {
+        let idle = self.runners.values().filter(|r| r.state == RunnerState::Idle);
+        match (job.state, job.acquired_by) {
+            (JobState::Acquired, Some(set)) if self.below_capacity(set) => {
+                idle.filter(|r| r.scale_set_id == Some(set)).map(|r| r.id).collect()
+            }
+            (JobState::Queued, _) => {
+                idle.filter(|r| r.scope.is_some() && carries(r, &job.spec.labels)).map(|r| r.id).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn below_capacity(&self, scale_set_id: i64) -> bool {
+        let Some(cap) = self.scale_sets.get(&scale_set_id).and_then(|s| s.max_capacity) else { return true };
+        let running = self
+            .runners
+            .values()
+            .filter(|r| r.scale_set_id == Some(scale_set_id) && r.job().is_some())
+            .count();
+        running < usize::try_from(cap).unwrap_or(usize::MAX)
+    }
+
+    /// A seeded assignment latency from the configured range.
+    pub fn draw_assignment_latency(&mut self) -> Duration {
+        let (min, max) = (self.cfg.assignment_latency_ms_min, self.cfg.assignment_latency_ms_max);
+        Duration::from_millis(self.rng.random_range(min..=max))
+    }
+
+    /// Assigns the oldest assignable job to a runner drawn from its candidates. Returns
+    /// `(request_id, runner_id)`, or `None` when nothing is assignable any more.
+    pub fn assign_next(&mut self) -> Option<(i64, i64)> {
+        let (request_id, candidates) = self.next_assignable()?;
+        let runner_id = candidates[self.rng.random_range(0..candidates.len())];
+        let now = self.now_ms();
+        self.runners.get_mut(&runner_id).expect("candidate exists").state = RunnerState::Busy { request_id };
+        let job = self.jobs.get_mut(&request_id).expect("assignable job exists");
+        job.state = JobState::Running;
+        job.runner_id = Some(runner_id);
+        job.started_ms = Some(now);
+        let scale_set = job.acquired_by;
+        self.record(EventKind::JobAssigned { request_id, runner_id });
+        if let Some(scale_set_id) = scale_set {
+            let runner_name = self.runners[&runner_id].name.clone();
+            let base = self.job_message_base(request_id, JOB_STARTED);
+            self.queue(scale_set_id).pending.push(JobMessage::Started(JobStarted {
+                runner_id,
+                runner_name,
+                base,
+            }));
+        }
+        Some((request_id, runner_id))
+    }
+
+    /// RemoveRunner, linearised against assignment. Records and returns the outcome.
+    pub fn remove_runner(&mut self, runner_id: i64, api: RemovalApi) -> RemoveOutcome {
+        let outcome = match self.runners.get(&runner_id).filter(|r| !r.is_removed()) {
+            Some(runner) if runner.job().is_some() => match api {
+                RemovalApi::ScaleSet => RemoveOutcome::JobStillRunning,
+                RemovalApi::Legacy => RemoveOutcome::Busy,
+            },
+            Some(_) => RemoveOutcome::Removed,
+            None if api == RemovalApi::Legacy => RemoveOutcome::NotFound,
+            None => match self.cfg.remove_unknown_runner {
+                UnknownRunnerAnswer::NoContent => RemoveOutcome::Unknown,
+                UnknownRunnerAnswer::NotFound => RemoveOutcome::NotFound,
+            },
+        };
+        self.record(EventKind::RemoveRunner { runner_id, outcome });
+        if outcome == RemoveOutcome::Removed {
+            self.remove(runner_id, RemovalReason::Removed);
+        }
+        outcome
+    }
+
+    /// The lost-runner timeout fired: if the runner still holds `request_id` with no process, the job
+    /// fails "runner lost" and the runner is removed.
+    pub fn expire_lost_runner(&mut self, runner_id: i64, request_id: i64) {
+        let still_lost = self.runners.get(&runner_id).is_some_and(
+            |r| matches!(r.state, RunnerState::Lost { request_id: held, .. } if held == request_id),
+        );
+        if !still_lost {
+            return;
+        }
+        if self.jobs.get(&request_id).is_some_and(|j| !j.is_completed()) {
+            self.finish_job(request_id, JobResult::Failed, EndReason::RunnerLost);
+        }
+        self.remove(runner_id, RemovalReason::Lost);
+    }
+
+    /// The runner process on `connection` reports its job done. The job ends with `result` unless it
+    /// already ended (canceled); an ephemeral runner then deregisters, a persistent one goes idle.
+    pub fn complete_from_runner(
+        &mut self,
+        runner_id: i64,
+        connection: u64,
+        result: JobResult,
+    ) -> Result<i64, SessionEnded> {
+        let runner = self.runners.get(&runner_id).ok_or(SessionEnded::Removed)?;
+        let request_id = match (runner.connections == connection, runner.state) {
+            (_, RunnerState::Removed { .. }) => return Err(SessionEnded::Removed),
+            (false, _) | (true, RunnerState::Offline | RunnerState::Lost { .. }) => {
+                return Err(SessionEnded::Disconnected);
+            }
+            (true, RunnerState::Idle) => return Err(SessionEnded::NoJob),
+            (true, RunnerState::Busy { request_id }) => request_id,
+        };
+        if self.jobs.get(&request_id).is_some_and(|j| !j.is_completed()) {
+            let reason =
+                if result == JobResult::Canceled { EndReason::Canceled } else { EndReason::Completed };
+            self.finish_job(request_id, result, reason);
+        }
+        if self.runners[&runner_id].ephemeral {
+            self.remove(runner_id, RemovalReason::Deregistered);
+        } else {
+            self.runners.get_mut(&runner_id).expect("runner exists").state = RunnerState::Idle;
+        }
+        Ok(request_id)
+    }
+}
+
+fn carries(runner: &Runner, wanted: &[String]) -> bool {
+    wanted.iter().all(|w| runner.labels.iter().any(|l| l.eq_ignore_ascii_case(w)))
+}

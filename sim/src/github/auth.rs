@@ -1,0 +1,79 @@
+//! Credentials (ARC-MODEL §6.6): registration tokens (1 h), the admin-token exchange at
+//! `/actions/runner-registration` (an admin JWT whose `exp` the client reads), and the check each
+//! request's `Authorization` header must pass.
+//!
+//! REST calls need `Bearer <any non-empty token>` (the fake does not model PAT scopes); the exchange
+//! needs `RemoteAuth <unexpired registration token>`; Actions service calls need `Bearer <unexpired
+//! admin token>`; queue calls need `Bearer <unexpired queue token of a session of that scale set>`.
+
+use arc_controller::github::wire::{AdminConnection, RegistrationToken, RunnerRegistrationRequest};
+use http::HeaderMap;
+
+use super::reply::Reply;
+use super::route::Auth;
+use super::state::{RegistrationTokenRec, World};
+use super::tokens;
+
+/// The credential a request presented, once checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Authorized {
+    /// A REST or admin-token call.
+    Caller,
+    /// The exchange, with the registration token's scope.
+    Registration { scope: String },
+    /// A queue call, with the session.
+    Session { session_id: String },
+}
+
+fn credential<'h>(headers: &'h HeaderMap, scheme: &str) -> Option<&'h str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (given, token) = value.split_once(' ')?;
+    (given.eq_ignore_ascii_case(scheme) && !token.trim().is_empty()).then_some(token.trim())
+}
+
+impl World {
+    /// Checks a request's credential for `auth`; a failure is the 401 to answer.
+    pub fn authorize(&self, auth: Auth, headers: &HeaderMap) -> Result<Authorized, Reply> {
+        let now = self.now_ms();
+        match auth {
+            Auth::Pat => credential(headers, "Bearer")
+                .map(|_| Authorized::Caller)
+                .ok_or_else(|| Reply::rest_error(401, "Requires authentication")),
+            Auth::RegistrationToken => credential(headers, "RemoteAuth")
+                .and_then(|t| self.registration_tokens.get(t))
+                .filter(|rec| now < rec.expires_ms)
+                .map(|rec| Authorized::Registration { scope: rec.scope.clone() })
+                .ok_or_else(|| Reply::rest_error(401, "Bad credentials")),
+            Auth::Admin => credential(headers, "Bearer")
+                .and_then(|t| self.admin_tokens.get(t))
+                .filter(|expires_ms| now < **expires_ms)
+                .map(|_| Authorized::Caller)
+                .ok_or_else(|| Reply::empty(401)),
+            Auth::Queue(scale_set_id) => credential(headers, "Bearer")
+                .and_then(|t| self.session_for_token(scale_set_id, t))
+                .map(|session_id| Authorized::Session { session_id })
+                .ok_or_else(|| Reply::text(401, "The message queue access token is expired or invalid.")),
+        }
+    }
+
+    /// Issues a registration token for REST scope `scope` (`/orgs/x`).
+    pub fn issue_registration_token(&mut self, scope: &str) -> RegistrationToken {
+        let token = tokens::opaque(self.seed, "reg", self.next_number()).to_uppercase();
+        let expires_ms = self.now_ms() + self.cfg.registration_token_ttl_ms;
+        self.registration_tokens
+            .insert(token.clone(), RegistrationTokenRec { scope: scope.to_string(), expires_ms });
+        RegistrationToken { token, expires_at: self.timestamp(expires_ms) }
+    }
+
+    /// `POST /actions/runner-registration`: the Actions service URL and a fresh admin token.
+    pub fn http_admin_token(&mut self, body: &RunnerRegistrationRequest) -> Reply {
+        if body.runner_event != "register" || body.url.is_empty() {
+            return Reply::rest_error(422, "url and runner_event \"register\" are required");
+        }
+        let expires_ms = self.now_ms() + self.cfg.admin_token_ttl_ms;
+        let exp_seconds = self.timestamp(expires_ms).as_second();
+        let token = tokens::admin_jwt(self.seed, self.next_number(), exp_seconds);
+        self.admin_tokens.insert(token.clone(), expires_ms);
+        Reply::json(200, &AdminConnection { url: Some(self.cfg.service_url.clone()), token: Some(token) })
+    }
+}

@@ -1,0 +1,159 @@
+//! [`GitHubConfig`]: the fake service's knobs, plain serde data with documented defaults.
+//!
+//! Durations are simulated milliseconds, units last in the names. The defaults follow the real service
+//! where ARC's sources or docs say what it does (a ~50 s long poll, 1 h registration tokens, a 60 s
+//! ListRunners cache) and are stated assumptions elsewhere (lost-runner timeout, token lifetimes,
+//! assignment latency, session idle expiry).
+
+use serde::{Deserialize, Serialize};
+
+/// What RemoveRunner answers for a runner id the service does not know (ARC-MODEL §12.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnknownRunnerAnswer {
+    /// 204, as ADR 2022-12-27 documents: removing a missing runner succeeds.
+    #[default]
+    NoContent,
+    /// 404 `AgentNotFoundException`, to exercise ARC's error path.
+    NotFound,
+}
+
+/// Configuration of one [`super::FakeGitHub`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GitHubConfig {
+    /// How long a busy runner whose process died keeps its job before the job fails "runner lost"
+    /// and the runner is removed. Default 300 000 (5 min; the real service takes minutes).
+    pub lost_runner_timeout_ms: u64,
+    /// How long GetMessage waits for a message before answering 202. Default 50 000.
+    pub long_poll_timeout_ms: u64,
+    /// Shortest delay between assignable work appearing and the service assigning it. Default 200.
+    pub assignment_latency_ms_min: u64,
+    /// Longest such delay. Default 2 000.
+    pub assignment_latency_ms_max: u64,
+    /// Lifetime of a session's message-queue token. Default 1 800 000 (30 min).
+    pub queue_token_ttl_ms: u64,
+    /// Lifetime of a runner registration token. Default 3 600 000 (1 h).
+    pub registration_token_ttl_ms: u64,
+    /// Lifetime of an Actions admin token. Default 3 600 000 (1 h).
+    pub admin_token_ttl_ms: u64,
+    /// A session nobody has polled for this long is dropped when another listener asks for one, so a
+    /// listener that died without deleting its session does not block its successor forever.
+    /// Default 120 000.
+    pub session_idle_expiry_ms: u64,
+    /// How old the legacy REST runner list may be (GitHub's 60 s cache, ARC #1127). Default 60 000.
+    pub list_runners_staleness_ms: u64,
+    /// RemoveRunner's answer for an unknown runner id. Default 204.
+    pub remove_unknown_runner: UnknownRunnerAnswer,
+    /// When set, every runner process is refused on connect as too old (ARC: the runner exits 7).
+    pub runner_version_deprecated: bool,
+    /// Runner groups besides `Default` (id 1); they get ids 2, 3, … in this order.
+    pub runner_groups: Vec<String>,
+    /// The Actions service URL handed out by the admin-token exchange.
+    pub service_url: String,
+    /// The base of message-queue URLs.
+    pub broker_url: String,
+}
+
+impl Default for GitHubConfig {
+    fn default() -> Self {
+        GitHubConfig {
+            lost_runner_timeout_ms: 300_000,
+            long_poll_timeout_ms: 50_000,
+            assignment_latency_ms_min: 200,
+            assignment_latency_ms_max: 2_000,
+            queue_token_ttl_ms: 1_800_000,
+            registration_token_ttl_ms: 3_600_000,
+            admin_token_ttl_ms: 3_600_000,
+            session_idle_expiry_ms: 120_000,
+            list_runners_staleness_ms: 60_000,
+            remove_unknown_runner: UnknownRunnerAnswer::NoContent,
+            runner_version_deprecated: false,
+            runner_groups: Vec::new(),
+            service_url: "https://pipelines.actions.githubusercontent.com/arcsim/".into(),
+            broker_url: "https://broker.actions.githubusercontent.com/arcsim/".into(),
+        }
+    }
+}
+
+/// Why a [`GitHubConfig`] was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitHubConfigError {
+    /// A duration that must be positive is zero.
+    #[error("github config: {field} must be greater than 0")]
+    Zero {
+        /// The field.
+        field: &'static str,
+    },
+    /// `assignment_latency_ms_min` exceeds `assignment_latency_ms_max`.
+    #[error("github config: assignment_latency_ms_min {min} exceeds assignment_latency_ms_max {max}")]
+    LatencyRange {
+        /// The minimum.
+        min: u64,
+        /// The maximum.
+        max: u64,
+    },
+    /// A URL that is not absolute http(s).
+    #[error("github config: {field} {value:?} is not an absolute http(s) URL")]
+    Url {
+        /// The field.
+        field: &'static str,
+        /// The value.
+        value: String,
+    },
+}
+
+impl GitHubConfig {
+    /// Checks the knobs; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), GitHubConfigError> {
+        let positive = [
+            ("lost_runner_timeout_ms", self.lost_runner_timeout_ms),
+            ("long_poll_timeout_ms", self.long_poll_timeout_ms),
+            ("queue_token_ttl_ms", self.queue_token_ttl_ms),
+            ("registration_token_ttl_ms", self.registration_token_ttl_ms),
+            ("admin_token_ttl_ms", self.admin_token_ttl_ms),
+            ("session_idle_expiry_ms", self.session_idle_expiry_ms),
+        ];
+        if let Some((field, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(GitHubConfigError::Zero { field });
+        }
+        if self.assignment_latency_ms_min > self.assignment_latency_ms_max {
+            let (min, max) = (self.assignment_latency_ms_min, self.assignment_latency_ms_max);
+            return Err(GitHubConfigError::LatencyRange { min, max });
+        }
+        for (field, value) in [("service_url", &self.service_url), ("broker_url", &self.broker_url)] {
+            if !(value.starts_with("https://") || value.starts_with("http://")) {
+                return Err(GitHubConfigError::Url { field, value: value.clone() });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_missing_fields_take_them() {
+        GitHubConfig::default().validate().unwrap();
+        let parsed: GitHubConfig = serde_json::from_str(r#"{"lost_runner_timeout_ms": 5000}"#).unwrap();
+        assert_eq!(parsed.lost_runner_timeout_ms, 5000);
+        assert_eq!(parsed.long_poll_timeout_ms, 50_000);
+        assert!(serde_json::from_str::<GitHubConfig>(r#"{"nope": 1}"#).is_err());
+    }
+
+    #[test]
+    fn impossible_knobs_are_rejected_with_the_field_named() {
+        let zero = GitHubConfig { long_poll_timeout_ms: 0, ..GitHubConfig::default() };
+        assert!(zero.validate().unwrap_err().to_string().contains("long_poll_timeout_ms"));
+        let range = GitHubConfig {
+            assignment_latency_ms_min: 5,
+            assignment_latency_ms_max: 1,
+            ..GitHubConfig::default()
+        };
+        assert!(matches!(range.validate(), Err(GitHubConfigError::LatencyRange { .. })));
+        let url = GitHubConfig { broker_url: "broker".into(), ..GitHubConfig::default() };
+        assert!(url.validate().unwrap_err().to_string().contains("broker_url"));
+    }
+}

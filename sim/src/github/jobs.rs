@@ -1,0 +1,189 @@
+//! Jobs (ARC-MODEL §6.2 "Job"): queued → offered to matching scale sets (JobAvailable) → acquired by
+//! one (AcquireJobs, JobAssigned) → running on a runner (JobStarted, see `assign`) → completed
+//! (JobCompleted: succeeded, failed or canceled). Job messages go to the acquiring scale set's queue;
+//! a job nobody acquired ends without a message.
+
+use arc_controller::github::job_messages::{
+    JOB_ASSIGNED, JOB_AVAILABLE, JOB_COMPLETED, JobAssigned, JobAvailable, JobCompleted, JobMessage,
+    JobMessageBase,
+};
+
+use super::events::EventKind;
+use super::model::{EndReason, Job, JobResult, JobSpec, JobState};
+use super::state::World;
+use super::tokens;
+
+/// Why a job cannot be canceled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CancelError {
+    /// No job has this request id.
+    #[error("no job with request id {0}")]
+    Unknown(i64),
+    /// The job already ended.
+    #[error("job {0} already completed")]
+    AlreadyCompleted(i64),
+}
+
+impl World {
+    /// Queues a job and offers it to every scale set it matches. Returns its request id.
+    pub fn submit_job(&mut self, spec: JobSpec) -> i64 {
+        let request_id = self.next_id();
+        let job = Job {
+            request_id,
+            job_id: tokens::uuid(self.seed, "job", request_id.unsigned_abs()),
+            workflow_run_id: 10_000 + request_id,
+            spec,
+            state: JobState::Queued,
+            offered_to: Default::default(),
+            acquired_by: None,
+            runner_id: None,
+            queued_ms: self.now_ms(),
+            acquired_ms: None,
+            started_ms: None,
+            finished_ms: None,
+        };
+        self.jobs.insert(request_id, job);
+        self.record(EventKind::JobQueued { request_id });
+        let matching: Vec<i64> = self
+            .scale_sets
+            .values()
+            .filter(|s| s.matches(&self.jobs[&request_id].spec.labels))
+            .map(|s| s.id)
+            .collect();
+        for scale_set_id in matching {
+            self.offer(request_id, scale_set_id);
+        }
+        request_id
+    }
+
+    /// Offers every queued job that scale set `scale_set_id` matches and has not been offered yet.
+    pub fn offer_queued_jobs(&mut self, scale_set_id: i64) {
+        let Some(set) = self.scale_sets.get(&scale_set_id) else { return };
+        let unoffered: Vec<i64> = self
+            .jobs
+            .values()
+            .filter(|j| {
+                j.state == JobState::Queued
+                    && !j.offered_to.contains(&scale_set_id)
+                    && set.matches(&j.spec.labels)
+            })
+            .map(|j| j.request_id)
+            .collect();
+        for request_id in unoffered {
+            self.offer(request_id, scale_set_id);
+        }
+    }
+
+    fn offer(&mut self, request_id: i64, scale_set_id: i64) {
+        let acquire_job_url =
+            format!("{}_apis/runtime/runnerscalesets/{scale_set_id}/acquirejobs", self.cfg.service_url);
+        let base = self.job_message_base(request_id, JOB_AVAILABLE);
+        self.jobs.get_mut(&request_id).expect("offered job exists").offered_to.insert(scale_set_id);
+        self.queue(scale_set_id).pending.push(JobMessage::Available(JobAvailable { acquire_job_url, base }));
+    }
+
+    /// Puts the jobs scale set `scale_set_id` acquired but never started back in the queue, offered
+    /// again to the other scale sets they match.
+    pub fn requeue_jobs_of(&mut self, scale_set_id: i64) {
+        let stranded: Vec<i64> = self
+            .jobs
+            .values()
+            .filter(|j| j.acquired_by == Some(scale_set_id) && j.state == JobState::Acquired)
+            .map(|j| j.request_id)
+            .collect();
+        for request_id in stranded {
+            let job = self.jobs.get_mut(&request_id).expect("stranded job exists");
+            job.state = JobState::Queued;
+            job.acquired_by = None;
+            job.acquired_ms = None;
+            job.offered_to.clear();
+            self.record(EventKind::JobQueued { request_id });
+            let matching: Vec<i64> = self
+                .scale_sets
+                .values()
+                .filter(|s| s.matches(&self.jobs[&request_id].spec.labels))
+                .map(|s| s.id)
+                .collect();
+            for id in matching {
+                self.offer(request_id, id);
+            }
+        }
+    }
+
+    /// AcquireJobs: of `request_ids`, acquires those still queued and offered to this scale set.
+    pub fn acquire_jobs(&mut self, scale_set_id: i64, request_ids: &[i64]) -> Vec<i64> {
+        let mut acquired = Vec::new();
+        for &request_id in request_ids {
+            let now = self.now_ms();
+            let Some(job) = self.jobs.get_mut(&request_id) else { continue };
+            if job.state != JobState::Queued
+                || !job.offered_to.contains(&scale_set_id)
+                || acquired.contains(&request_id)
+            {
+                continue;
+            }
+            job.state = JobState::Acquired;
+            job.acquired_by = Some(scale_set_id);
+            job.acquired_ms = Some(now);
+            acquired.push(request_id);
+            self.record(EventKind::JobAcquired { request_id, scale_set_id });
+            let base = self.job_message_base(request_id, JOB_ASSIGNED);
+            self.queue(scale_set_id).pending.push(JobMessage::Assigned(JobAssigned { base }));
+        }
+        acquired
+    }
+
+    /// Cancels a job that has not ended. A running job ends at once; its runner stays busy until its
+    /// process reports back.
+    pub fn cancel_job(&mut self, request_id: i64) -> Result<(), CancelError> {
+        let job = self.jobs.get(&request_id).ok_or(CancelError::Unknown(request_id))?;
+        if job.is_completed() {
+            return Err(CancelError::AlreadyCompleted(request_id));
+        }
+        self.finish_job(request_id, JobResult::Canceled, EndReason::Canceled);
+        Ok(())
+    }
+
+    /// Ends a job and tells the acquiring scale set (JobCompleted).
+    pub fn finish_job(&mut self, request_id: i64, result: JobResult, reason: EndReason) {
+        let now = self.now_ms();
+        let job = self.jobs.get_mut(&request_id).expect("finished job exists");
+        job.state = JobState::Completed { result, reason };
+        job.finished_ms = Some(now);
+        let (scale_set, runner_id) = (job.acquired_by, job.runner_id);
+        self.record(EventKind::JobCompleted { request_id, result, reason });
+        let Some(scale_set_id) = scale_set.filter(|id| self.scale_sets.contains_key(id)) else { return };
+        let runner_name =
+            runner_id.and_then(|id| self.runners.get(&id)).map(|r| r.name.clone()).unwrap_or_default();
+        let base = self.job_message_base(request_id, JOB_COMPLETED);
+        let completed = JobCompleted {
+            result: result.as_str().into(),
+            runner_id: runner_id.unwrap_or(0),
+            runner_name,
+            base,
+        };
+        self.queue(scale_set_id).pending.push(JobMessage::Completed(completed));
+    }
+
+    /// The common job-message fields of job `request_id` as of now.
+    pub fn job_message_base(&self, request_id: i64, message_type: &str) -> JobMessageBase {
+        let job = &self.jobs[&request_id];
+        let at = |ms: Option<u64>| ms.map(|ms| self.timestamp(ms));
+        JobMessageBase {
+            message_type: message_type.to_string(),
+            runner_request_id: request_id,
+            repository_name: job.spec.repository.clone(),
+            owner_name: job.spec.owner.clone(),
+            job_id: job.job_id.clone(),
+            job_workflow_ref: job.spec.workflow_ref.clone(),
+            job_display_name: job.spec.display_name.clone(),
+            workflow_run_id: job.workflow_run_id,
+            event_name: job.spec.event_name.clone(),
+            request_labels: job.spec.labels.clone(),
+            queue_time: at(Some(job.queued_ms)),
+            scale_set_assign_time: at(job.acquired_ms),
+            runner_assign_time: at(job.started_ms),
+            finish_time: at(job.finished_ms),
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! The fake GitHub: a **stateful** model of the Actions service and GitHub's runner REST API
+//! (ARC-MODEL §6), served over the real wire format so the controller's production `ActionsClient`
+//! runs against it unchanged.
+//!
+//! ```text
+//!   ActionsClient ──http──► GitHubService ──► faults ──► auth ──► World (one lock)
+//!   kubelet model ──Rust──► FakeGitHub::connect_runner ─► RunnerSession (next_job, complete_job, …)
+//!   workload      ──Rust──► FakeGitHub::submit_job / cancel_job
+//!   oracles       ◄─views── FakeGitHub::runners / jobs / events …
+//!   background tasks: the assigner (seeded latency, seeded runner choice), lost-runner timers
+//! ```
+//!
+//! Map of the module: `state` (the data), `scale_sets`, `jobs`, `runners`, `assign` (assignment and
+//! RemoveRunner, serialised), `sessions` (sessions, queue, long poll), `auth` (tokens), `legacy` (REST
+//! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
+//! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`.
+//!
+//! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
+//! request is counted by operation and status ([`FakeGitHub::request_count`]). Randomness comes only
+//! from `Seed::rng(Component::GitHub)` (assignment latency and runner choice) and
+//! `Component::GitHubFaults` (the fault layer).
+
+mod assign;
+mod auth;
+mod config;
+mod events;
+mod faults;
+mod jobs;
+mod legacy;
+mod model;
+mod process;
+mod reply;
+mod route;
+mod runners;
+mod scale_sets;
+mod service;
+mod sessions;
+mod state;
+mod tokens;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use arc_controller::github::Operation;
+use arc_controller::github::wire::{Label, RegistrationToken, RunnerScaleSetStatistic, RunnerSetting};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+pub use assign::SessionEnded;
+pub use config::{GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
+pub use events::{ConnectRefused, EventKind, GitHubEvent, RemoveOutcome};
+pub use jobs::CancelError;
+pub use legacy::{LegacyRegistration, RegistrationFailed};
+pub use model::{
+    EndReason, Job, JobResult, JobSpec, JobState, RemovalReason, Runner, RunnerState, ScaleSet, Session,
+};
+pub use process::{AssignedJob, RunnerSession};
+pub use service::GitHubService;
+
+use crate::clock::SimClock;
+use crate::faults::{FaultPlan, FaultPlanError};
+use crate::seed::Seed;
+use crate::trace::Trace;
+use faults::FaultLayer;
+use runners::LostJob;
+use state::World;
+
+/// Why a fake could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GitHubSetupError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] GitHubConfigError),
+    /// The fault plan is invalid.
+    #[error(transparent)]
+    Faults(#[from] FaultPlanError),
+    /// Called outside a tokio runtime: the fake's background tasks need the run's runtime.
+    #[error("FakeGitHub::new must be called inside the run's tokio runtime")]
+    NoRuntime,
+}
+
+/// State shared by the handle, the service and the background tasks.
+pub(crate) struct Shared {
+    world: Mutex<World>,
+    faults: Mutex<FaultLayer>,
+    /// Woken (all waiters) after every change.
+    changed: Notify,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs a change under the lock, then wakes everyone waiting for one.
+    fn mutate<T>(&self, change: impl FnOnce(&mut World) -> T) -> T {
+        let result = change(&mut self.lock());
+        self.changed.notify_waiters();
+        result
+    }
+
+    /// Waits until `probe` returns a value.
+    async fn wait_until<T>(&self, mut probe: impl FnMut(&mut World) -> Option<T>) -> T {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(value) = probe(&mut self.lock()) {
+                return value;
+            }
+            notified.await;
+        }
+    }
+
+    /// Waits until `probe` returns a value or `deadline` passes (then probes once more).
+    async fn wait_until_deadline<T>(
+        &self,
+        deadline: Instant,
+        mut probe: impl FnMut(&mut World) -> Option<T>,
+    ) -> Option<T> {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(value) = probe(&mut self.lock()) {
+                return Some(value);
+            }
+            tokio::select! {
+                biased;
+                () = &mut notified => {}
+                () = tokio::time::sleep_until(deadline) => return probe(&mut self.lock()),
+            }
+        }
+    }
+}
+
+/// The assigner: whenever a job and an idle runner for it exist, wait a seeded latency, then assign
+/// whatever is assignable at that moment.
+async fn run_assigner(shared: Arc<Shared>) {
+    loop {
+        shared.wait_until(|w| w.next_assignable().map(drop)).await;
+        let latency = shared.lock().draw_assignment_latency();
+        tokio::time::sleep(latency).await;
+        shared.mutate(World::assign_next);
+    }
+}
+
+fn spawn_lost_runner_timer(shared: &Arc<Shared>, lost: LostJob) {
+    let timeout = Duration::from_millis(shared.lock().cfg.lost_runner_timeout_ms);
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        tokio::time::sleep(timeout).await;
+        shared.mutate(|w| w.expire_lost_runner(lost.runner_id, lost.request_id));
+    });
+}
+
+/// A handle on one fake GitHub. Cheap to clone; clones share the fake.
+#[derive(Clone)]
+pub struct FakeGitHub {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FakeGitHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let world = self.shared.lock();
+        f.debug_struct("FakeGitHub")
+            .field("scale_sets", &world.scale_sets.len())
+            .field("runners", &world.runners.len())
+            .field("jobs", &world.jobs.len())
+            .finish()
+    }
+}
+
+impl FakeGitHub {
+    /// A fake with no scale sets, runners or jobs. Must be called inside the run's tokio runtime
+    /// (current-thread, paused time): it spawns the assigner, which lives as long as the runtime.
+    pub fn new(
+        seed: Seed,
+        clock: SimClock,
+        trace: Trace,
+        config: GitHubConfig,
+        faults: &FaultPlan,
+    ) -> Result<FakeGitHub, GitHubSetupError> {
+        config.validate()?;
+        faults.validate()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| GitHubSetupError::NoRuntime)?;
+        let shared = Arc::new(Shared {
+            world: Mutex::new(World::new(seed, clock, trace, config)),
+            faults: Mutex::new(FaultLayer::new(seed, faults)),
+            changed: Notify::new(),
+        });
+        runtime.spawn(run_assigner(Arc::clone(&shared)));
+        Ok(FakeGitHub { shared })
+    }
+
+    /// The HTTP face, for an `ActionsClient`.
+    pub fn service(&self) -> GitHubService {
+        GitHubService { shared: Arc::clone(&self.shared) }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> GitHubConfig {
+        self.shared.lock().cfg.clone()
+    }
+
+    /// Queues a job; returns its request id.
+    pub fn submit_job(&self, spec: JobSpec) -> i64 {
+        self.shared.mutate(|w| w.submit_job(spec))
+    }
+
+    /// Cancels a job that has not ended.
+    pub fn cancel_job(&self, request_id: i64) -> Result<(), CancelError> {
+        self.shared.mutate(|w| w.cancel_job(request_id))
+    }
+
+    /// A runner process starts with `config` (a JIT config, or a legacy registration's config).
+    pub fn connect_runner(&self, config: &str) -> Result<RunnerSession, ConnectRefused> {
+        let (runner_id, connection) = self.shared.mutate(|w| w.connect(config))?;
+        Ok(RunnerSession { shared: Arc::clone(&self.shared), runner_id, connection })
+    }
+
+    /// Issues a registration token for REST scope `scope` (`/orgs/my-org`), as
+    /// `POST …/actions/runners/registration-token` would.
+    pub fn issue_registration_token(&self, scope: &str) -> RegistrationToken {
+        self.shared.mutate(|w| w.issue_registration_token(scope))
+    }
+
+    /// A legacy runner container runs `config.sh --replace` with `token`.
+    pub fn legacy_configure(
+        &self,
+        token: &str,
+        name: &str,
+        labels: &[String],
+        ephemeral: bool,
+    ) -> Result<LegacyRegistration, RegistrationFailed> {
+        self.shared.mutate(|w| w.legacy_configure(token, name, labels, ephemeral))
+    }
+
+    /// Creates a scale set directly (as if through the API) in runner group `runner_group_id`, with
+    /// System labels `labels`. Returns its id.
+    pub fn create_scale_set(&self, name: &str, runner_group_id: i64, labels: &[&str]) -> i64 {
+        let labels = labels.iter().map(|l| Label::system(*l)).collect();
+        let setting = RunnerSetting { disable_update: true, ..RunnerSetting::default() };
+        self.shared.mutate(|w| w.create_scale_set(name, runner_group_id, labels, setting))
+    }
+
+    /// Every runner ever registered, removed ones included, by id.
+    pub fn runners(&self) -> Vec<Runner> {
+        self.shared.lock().runners.values().cloned().collect()
+    }
+
+    /// One runner.
+    pub fn runner(&self, runner_id: i64) -> Option<Runner> {
+        self.shared.lock().runners.get(&runner_id).cloned()
+    }
+
+    /// Every job, by request id.
+    pub fn jobs(&self) -> Vec<Job> {
+        self.shared.lock().jobs.values().cloned().collect()
+    }
+
+    /// One job.
+    pub fn job(&self, request_id: i64) -> Option<Job> {
+        self.shared.lock().jobs.get(&request_id).cloned()
+    }
+
+    /// Every scale set, by id.
+    pub fn scale_sets(&self) -> Vec<ScaleSet> {
+        self.shared.lock().scale_sets.values().cloned().collect()
+    }
+
+    /// Every open session, by id.
+    pub fn sessions(&self) -> Vec<Session> {
+        self.shared.lock().sessions.values().cloned().collect()
+    }
+
+    /// The statistics of a scale set now.
+    pub fn statistics(&self, scale_set_id: i64) -> Option<RunnerScaleSetStatistic> {
+        let world = self.shared.lock();
+        world.scale_sets.contains_key(&scale_set_id).then(|| world.statistics(scale_set_id))
+    }
+
+    /// The event log so far.
+    pub fn events(&self) -> Vec<GitHubEvent> {
+        self.shared.lock().events.clone()
+    }
+
+    /// Requests answered for `operation` with `status`.
+    pub fn request_count(&self, operation: Operation, status: u16) -> u64 {
+        let world = self.shared.lock();
+        world.requests.get(&(operation.as_str().to_string(), status)).copied().unwrap_or(0)
+    }
+
+    /// Every request count, by (operation name, status); unroutable requests are under `unknown`.
+    pub fn request_counts(&self) -> BTreeMap<(String, u16), u64> {
+        self.shared.lock().requests.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::TraceMode;
+
+    #[test]
+    fn building_a_fake_outside_a_runtime_is_an_error_not_a_panic() {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        let clock = runtime.block_on(async { SimClock::start() });
+        let trace = Trace::new(clock, TraceMode::HashOnly);
+        let outside =
+            FakeGitHub::new(Seed(1), clock, trace.clone(), GitHubConfig::default(), &FaultPlan::none());
+        assert_eq!(outside.unwrap_err(), GitHubSetupError::NoRuntime);
+        let bad = GitHubConfig { long_poll_timeout_ms: 0, ..GitHubConfig::default() };
+        let inside =
+            runtime.block_on(async { FakeGitHub::new(Seed(1), clock, trace, bad, &FaultPlan::none()) });
+        assert!(matches!(inside.unwrap_err(), GitHubSetupError::Config(_)));
+    }
+}

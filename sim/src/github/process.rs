@@ -1,0 +1,119 @@
+//! [`RunnerSession`]: the fake's side of one simulated runner process, for the kubelet model.
+//!
+//! A process connects with its JIT config (`FakeGitHub::connect_runner`), waits for a job
+//! ([`RunnerSession::next_job`]), runs it for the job's duration unless it is canceled, reports the
+//! result ([`RunnerSession::complete_job`]; an ephemeral runner then deregisters and the process exits
+//! 0), or dies on the way ([`RunnerSession::process_died`]). [`RunnerSession::run_one_job`] does the
+//! whole happy path. Handles are cheap clones; one that outlived its process (the runner reconnected)
+//! gets [`SessionEnded::Disconnected`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Shared;
+use super::assign::SessionEnded;
+use super::model::{JobResult, RunnerState};
+use super::state::World;
+
+/// A job the service assigned to this runner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssignedJob {
+    /// Runner request id.
+    pub request_id: i64,
+    /// Job id.
+    pub job_id: String,
+    /// How long it runs.
+    pub duration: Duration,
+    /// What it reports if it runs to the end.
+    pub planned_result: JobResult,
+}
+
+/// One connected runner process.
+#[derive(Clone)]
+pub struct RunnerSession {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) runner_id: i64,
+    pub(crate) connection: u64,
+}
+
+impl std::fmt::Debug for RunnerSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunnerSession")
+            .field("runner_id", &self.runner_id)
+            .field("connection", &self.connection)
+            .finish()
+    }
+}
+
+impl RunnerSession {
+    /// The runner's id.
+    pub fn runner_id(&self) -> i64 {
+        self.runner_id
+    }
+
+    /// Waits until the service assigns a job (at once if one is already assigned). Ends with an error
+    /// when the runner is removed (RemoveRunner while idle) or this process is no longer connected.
+    pub async fn next_job(&self) -> Result<AssignedJob, SessionEnded> {
+        self.shared.wait_until(|w| self.probe_job(w)).await
+    }
+
+    fn probe_job(&self, world: &World) -> Option<Result<AssignedJob, SessionEnded>> {
+        let Some(runner) = world.runners.get(&self.runner_id) else {
+            return Some(Err(SessionEnded::Removed));
+        };
+        if matches!(runner.state, RunnerState::Removed { .. }) {
+            return Some(Err(SessionEnded::Removed));
+        }
+        if runner.connections != self.connection {
+            return Some(Err(SessionEnded::Disconnected));
+        }
+        match runner.state {
+            RunnerState::Idle => None,
+            RunnerState::Busy { request_id } => {
+                let job = &world.jobs[&request_id];
+                Some(Ok(AssignedJob {
+                    request_id,
+                    job_id: job.job_id.clone(),
+                    duration: Duration::from_millis(job.spec.duration_ms),
+                    planned_result: job.spec.result,
+                }))
+            }
+            _ => Some(Err(SessionEnded::Disconnected)),
+        }
+    }
+
+    /// Waits until job `request_id` has ended at the service (canceled, or failed as lost).
+    pub async fn job_ended(&self, request_id: i64) {
+        self.shared
+            .wait_until(|w| w.jobs.get(&request_id).is_none_or(|j| j.is_completed()).then_some(()))
+            .await;
+    }
+
+    /// Reports the current job done with `result` (ignored if the job was already canceled). An
+    /// ephemeral runner deregisters itself; a persistent one goes back to idle. Returns the job's id.
+    pub fn complete_job(&self, result: JobResult) -> Result<i64, SessionEnded> {
+        self.shared.mutate(|w| w.complete_from_runner(self.runner_id, self.connection, result))
+    }
+
+    /// The process died (pod killed, container exited). An idle runner goes offline; a busy one keeps
+    /// its job "running" until the lost-runner timeout, then the job fails and the runner is removed.
+    pub fn process_died(&self) {
+        let lost = self.shared.mutate(|w| w.process_exited(self.runner_id, self.connection));
+        if let Some(lost) = lost {
+            super::spawn_lost_runner_timer(&self.shared, lost);
+        }
+    }
+
+    /// Waits for a job, runs it for its duration (or until it is canceled), and reports it. Returns
+    /// the job's result as reported.
+    pub async fn run_one_job(&self) -> Result<JobResult, SessionEnded> {
+        let job = self.next_job().await?;
+        let result = tokio::select! {
+            biased;
+            () = self.job_ended(job.request_id) => JobResult::Canceled,
+            () = tokio::time::sleep(job.duration) => job.planned_result,
+        };
+        self.complete_job(result)?;
+        Ok(result)
+    }
+}

@@ -1,0 +1,112 @@
+//! Answers as the real services shape them: Actions service errors are .NET exception bodies
+//! (`{"typeName": "...AgentExistsException, ...", "message": ...}`), REST errors are GitHub's
+//! `{"message", "documentation_url"}`, and every answer carries an `ActivityId` header.
+
+use bytes::Bytes;
+use http::Response;
+use http_body_util::Full;
+use serde::Serialize;
+
+/// The namespace of the Actions service's exception type names.
+const EXCEPTION_NAMESPACE: &str = "GitHub.DistributedTask.WebApi";
+
+/// An answer before it becomes an `http::Response`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reply {
+    pub status: u16,
+    pub content_type: Option<&'static str>,
+    pub body: Bytes,
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl Reply {
+    /// A JSON answer.
+    pub fn json(status: u16, value: &impl Serialize) -> Reply {
+        let body = serde_json::to_vec(value).expect("wire types always serialise");
+        Reply {
+            status,
+            content_type: Some("application/json; charset=utf-8"),
+            body: body.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// An answer without a body (204, 202, or a bare 401).
+    pub fn empty(status: u16) -> Reply {
+        Reply { status, content_type: None, body: Bytes::new(), headers: Vec::new() }
+    }
+
+    /// A plain-text answer.
+    pub fn text(status: u16, text: impl Into<String>) -> Reply {
+        let body = Bytes::from(text.into());
+        Reply { status, content_type: Some("text/plain; charset=utf-8"), body, headers: Vec::new() }
+    }
+
+    /// An Actions service exception, e.g. `exception(409, "AgentExistsException", "...")`.
+    pub fn exception(status: u16, name: &str, message: impl Into<String>) -> Reply {
+        let body = serde_json::json!({
+            "$id": "1",
+            "innerException": null,
+            "message": message.into(),
+            "typeName": format!("{EXCEPTION_NAMESPACE}.{name}, {EXCEPTION_NAMESPACE}"),
+            "typeKey": name,
+            "errorCode": 0,
+            "eventId": 3000,
+        });
+        Reply::json(status, &body)
+    }
+
+    /// A GitHub REST error.
+    pub fn rest_error(status: u16, message: impl Into<String>) -> Reply {
+        let body = serde_json::json!({
+            "message": message.into(),
+            "documentation_url": "https://docs.github.com/rest/actions/self-hosted-runners",
+        });
+        Reply::json(status, &body)
+    }
+
+    /// A 400 for a body or query the service cannot read.
+    pub fn bad_request(message: impl Into<String>) -> Reply {
+        Reply::exception(400, "InvalidRequestException", message)
+    }
+
+    /// Adds a header.
+    pub fn with_header(mut self, name: &'static str, value: String) -> Reply {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The `http::Response`, stamped with `activity_id`.
+    pub fn into_response(self, activity_id: &str) -> Response<Full<Bytes>> {
+        let mut builder = Response::builder().status(self.status).header("ActivityId", activity_id);
+        if let Some(content_type) = self.content_type {
+            builder = builder.header(http::header::CONTENT_TYPE, content_type);
+        }
+        for (name, value) in &self.headers {
+            builder = builder.header(*name, value.as_str());
+        }
+        builder
+            .header(http::header::CONTENT_LENGTH, self.body.len())
+            .body(Full::new(self.body))
+            .expect("status and headers are valid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exceptions_carry_the_dotnet_type_name_the_client_matches_on() {
+        let reply = Reply::exception(400, "JobStillRunningException", "busy");
+        let body: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+        assert_eq!(
+            body["typeName"],
+            "GitHub.DistributedTask.WebApi.JobStillRunningException, GitHub.DistributedTask.WebApi"
+        );
+        assert_eq!(body["message"], "busy");
+        let response = reply.into_response("a-1");
+        assert_eq!(response.status(), 400);
+        assert_eq!(response.headers()["ActivityId"], "a-1");
+    }
+}

@@ -1,0 +1,135 @@
+//! [`World`]: everything the fake service knows, behind one lock. Holding that lock is what makes
+//! each operation atomic, and in particular what serialises RemoveRunner against job assignment.
+//!
+//! The operations live in sibling files by concern (`scale_sets`, `jobs`, `runners`, `assign`,
+//! `sessions`, `legacy`); this file holds the data, the clocks and counters, and the event log.
+
+use std::collections::BTreeMap;
+
+use arc_controller::github::job_messages::JobMessage;
+use arc_controller::github::wire::{LegacyRunner, RunnerScaleSetMessage};
+use jiff::{SignedDuration, Timestamp};
+use rand_chacha::ChaCha8Rng;
+
+use super::config::GitHubConfig;
+use super::events::{EventKind, GitHubEvent};
+use super::model::{Job, Runner, ScaleSet, Session};
+use crate::clock::SimClock;
+use crate::seed::{Component, Seed};
+use crate::trace::Trace;
+
+/// One scale set's message queue.
+#[derive(Debug, Default)]
+pub(crate) struct Queue {
+    /// Job messages not yet sealed into a message.
+    pub pending: Vec<JobMessage>,
+    /// Sealed, unacknowledged messages by id.
+    pub sealed: BTreeMap<i64, RunnerScaleSetMessage>,
+    /// The last message id handed out.
+    pub last_id: i64,
+}
+
+/// A registration token.
+#[derive(Debug, Clone)]
+pub(crate) struct RegistrationTokenRec {
+    /// The REST scope it was created for (`/orgs/x`).
+    pub scope: String,
+    /// Sim ms it expires.
+    pub expires_ms: u64,
+}
+
+/// A cached legacy runner list.
+#[derive(Debug, Clone)]
+pub(crate) struct CachedRunnerList {
+    pub taken_ms: u64,
+    pub runners: Vec<LegacyRunner>,
+}
+
+/// The fake service's whole state.
+pub(crate) struct World {
+    pub cfg: GitHubConfig,
+    pub clock: SimClock,
+    pub trace: Trace,
+    pub seed: Seed,
+    pub rng: ChaCha8Rng,
+    counter: u64,
+    pub groups: BTreeMap<i64, String>,
+    pub scale_sets: BTreeMap<i64, ScaleSet>,
+    pub runners: BTreeMap<i64, Runner>,
+    /// The secret in each runner's config, by runner id.
+    pub runner_secrets: BTreeMap<i64, String>,
+    pub jobs: BTreeMap<i64, Job>,
+    pub sessions: BTreeMap<String, Session>,
+    pub queues: BTreeMap<i64, Queue>,
+    pub registration_tokens: BTreeMap<String, RegistrationTokenRec>,
+    pub admin_tokens: BTreeMap<String, u64>,
+    pub legacy_lists: BTreeMap<String, CachedRunnerList>,
+    pub events: Vec<GitHubEvent>,
+    pub requests: BTreeMap<(String, u16), u64>,
+}
+
+impl World {
+    /// A service with only the runner groups of `cfg`.
+    pub fn new(seed: Seed, clock: SimClock, trace: Trace, cfg: GitHubConfig) -> World {
+        let mut groups = BTreeMap::from([(1, "Default".to_string())]);
+        groups.extend(cfg.runner_groups.iter().cloned().zip(2..).map(|(name, id)| (id, name)));
+        World {
+            rng: seed.rng(Component::GitHub),
+            cfg,
+            clock,
+            trace,
+            seed,
+            counter: 0,
+            groups,
+            scale_sets: BTreeMap::new(),
+            runners: BTreeMap::new(),
+            runner_secrets: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            queues: BTreeMap::new(),
+            registration_tokens: BTreeMap::new(),
+            admin_tokens: BTreeMap::new(),
+            legacy_lists: BTreeMap::new(),
+            events: Vec::new(),
+            requests: BTreeMap::new(),
+        }
+    }
+
+    /// Sim ms now.
+    pub fn now_ms(&self) -> u64 {
+        self.clock.elapsed_ms()
+    }
+
+    /// The wall-clock timestamp of sim ms `ms`.
+    pub fn timestamp(&self, ms: u64) -> Timestamp {
+        let offset = SignedDuration::from_millis(i64::try_from(ms).unwrap_or(i64::MAX));
+        self.clock.epoch().saturating_add(offset).expect("a non-calendar span always adds")
+    }
+
+    /// A fresh number for ids and tokens (shared by every kind, so values never repeat).
+    pub fn next_number(&mut self) -> u64 {
+        self.counter += 1;
+        self.counter
+    }
+
+    /// A fresh positive id.
+    pub fn next_id(&mut self) -> i64 {
+        i64::try_from(self.next_number()).expect("fewer than 2^63 ids")
+    }
+
+    /// Records a state change in the event log and the trace.
+    pub fn record(&mut self, kind: EventKind) {
+        self.trace.record("github", kind.name(), &kind);
+        self.events.push(GitHubEvent { at_ms: self.now_ms(), kind });
+    }
+
+    /// Counts one answered request.
+    pub fn count_request(&mut self, operation: &str, status: u16) {
+        *self.requests.entry((operation.to_string(), status)).or_insert(0) += 1;
+    }
+
+    /// The queue of scale set `id`, created on first use.
+    pub fn queue(&mut self, id: i64) -> &mut Queue {
+        self.queues.entry(id).or_default()
+    }
+}

@@ -1,0 +1,15 @@
+//! The fake GitHub driven by the production `ActionsClient`, over the real wire format.
+//!
+//! - `rig`: a fake, a client and helpers to set up scale sets, runners and sessions.
+//! - `race`: RemoveRunner against job assignment under many seeds.
+//! - `queue`: sessions, long polls, message delivery and acknowledgement, acquisition, capacity.
+//! - `runners`: JIT registration, the runner process life cycle, lost runners, cancellation.
+//! - `legacy`: registration tokens, `config.sh`, the stale REST runner list, REST delete.
+//! - `client`: retries under injected faults, typed errors, the admin token's refresh.
+
+mod client;
+mod legacy;
+mod queue;
+mod race;
+mod rig;
+mod runners;

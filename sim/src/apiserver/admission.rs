@@ -132,12 +132,18 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::rbac::v1 as rbac;
     fn builtin<T: serde::de::DeserializeOwned>(object: &Value) -> Result<(), ApiError> {
-        T::deserialize(object).map(|_| ()).map_err(|e| status::bad_request(format!("error decoding object: {e}")))
+        T::deserialize(object)
+            .map(|_| ())
+            .map_err(|e| status::bad_request(format!("error decoding object: {e}")))
     }
     fn custom<T: serde::de::DeserializeOwned>(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
         T::deserialize(object).map(|_| ()).map_err(|e| {
             let name = meta_str(object, "name").unwrap_or_default();
-            let cause = Cause { reason: "FieldValueInvalid", field: "<root>".into(), message: format!("Invalid value: {e}") };
+            let cause = Cause {
+                reason: "FieldValueInvalid",
+                field: "<root>".into(),
+                message: format!("Invalid value: {e}"),
+            };
             status::invalid(rt, name, &[cause])
         })
     }

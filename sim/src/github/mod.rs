@@ -13,7 +13,9 @@
 //! Map of the module: `state` (the data), `scale_sets`, `jobs`, `runners`, `assign` (assignment and
 //! RemoveRunner, serialised), `sessions` (sessions, queue, long poll), `auth` (tokens), `legacy` (REST
 //! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
-//! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`.
+//! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`, `scripted`
+//! (canned answers layered over the service, for tests), `clients` (the controller's GitHub clients
+//! over the fake's service).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
 //! request is counted by operation and status ([`FakeGitHub::request_count`]). Randomness comes only
@@ -22,6 +24,7 @@
 
 mod assign;
 mod auth;
+mod clients;
 mod config;
 mod events;
 mod faults;
@@ -33,6 +36,7 @@ mod reply;
 mod route;
 mod runners;
 mod scale_sets;
+mod scripted;
 mod service;
 mod sessions;
 mod state;
@@ -48,6 +52,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 pub use assign::SessionEnded;
+pub use clients::actions_clients;
 pub use config::{GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
 pub use events::{ConnectRefused, EventKind, GitHubEvent, RemoveOutcome};
 pub use jobs::CancelError;
@@ -56,6 +61,7 @@ pub use model::{
     EndReason, Job, JobResult, JobSpec, JobState, RemovalReason, Runner, RunnerState, ScaleSet, Session,
 };
 pub use process::{AssignedJob, RunnerSession};
+pub use scripted::{CannedAnswer, ScriptedGitHub};
 pub use service::GitHubService;
 
 use crate::clock::SimClock;

@@ -1,0 +1,7 @@
+//! Integration tests of the controller against arcsim's fakes: each reconciler against the fake API
+//! server and the fake GitHub (with canned answers where a test needs one exact reply).
+//!
+//! [`support`] builds the harness and the fixtures; each other module covers one controller.
+
+#[allow(dead_code)] // each test module uses a different subset of the harness
+mod support;

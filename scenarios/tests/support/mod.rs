@@ -1,0 +1,149 @@
+//! The test harness: a fake API server, a fake GitHub (behind a script of canned answers), a
+//! `kube::Client`, the controller's metrics and scale-set context, and fixtures.
+
+pub mod fixtures;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_controller::runtime::api::KubeApi;
+use arc_controller::runtime::manager::Manager;
+use arc_controller::runtime::metrics::Metrics;
+use arc_controller::scaleset::context::{ScaleSetContext, ScaleSetSettings};
+use arc_controller::scaleset::resource_builder::ResourceBuilder;
+use arc_controller::{Fixes, Optimisations, SharedClock};
+use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
+use arc_sim::faults::FaultPlan;
+use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub, actions_clients};
+use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use kube::Api;
+
+/// Namespace of the runner sets and runners.
+pub const RUNNER_NS: &str = "arc-runners";
+/// Namespace of the controller and its listeners.
+pub const CONTROLLER_NS: &str = "arc-systems";
+
+/// Everything a controller test runs against. Build it inside the test's (paused) runtime.
+pub struct Harness {
+    pub seed: Seed,
+    pub clock: SimClock,
+    pub trace: Trace,
+    pub apiserver: FakeApiServer,
+    pub github: FakeGitHub,
+    pub script: ScriptedGitHub,
+    pub client: kube::Client,
+    pub metrics: Metrics,
+    pub ctx: Arc<ScaleSetContext>,
+}
+
+/// Settings for a [`Harness`]; every field has the default a test would expect.
+pub struct HarnessBuilder {
+    pub seed: Seed,
+    pub apiserver: ApiServerConfig,
+    pub github: GitHubConfig,
+    pub faults: FaultPlan,
+    pub fixes: Fixes,
+    pub optimisations: Optimisations,
+    pub settings: ScaleSetSettings,
+}
+
+impl Default for HarnessBuilder {
+    fn default() -> Self {
+        let mut apiserver = ApiServerConfig::default();
+        apiserver.namespaces.extend([RUNNER_NS.to_string(), CONTROLLER_NS.to_string()]);
+        HarnessBuilder {
+            seed: Seed(1),
+            apiserver,
+            github: GitHubConfig::default(),
+            faults: FaultPlan::none(),
+            fixes: Fixes::default(),
+            optimisations: Optimisations::default(),
+            settings: ScaleSetSettings { controller_namespace: CONTROLLER_NS.into(), ..Default::default() },
+        }
+    }
+}
+
+impl HarnessBuilder {
+    pub fn build(self) -> Harness {
+        let clock = SimClock::start();
+        let trace = Trace::new(clock, TraceMode::Full);
+        let apiserver = FakeApiServer::new(self.seed, clock, trace.clone(), self.apiserver, &self.faults);
+        let github = FakeGitHub::new(self.seed, clock, trace.clone(), self.github, &self.faults)
+            .expect("a valid GitHub config inside a runtime");
+        let script = ScriptedGitHub::new(github.service());
+        let client = apiserver.client();
+        let metrics = Metrics::new();
+        let shared_clock: SharedClock = Arc::new(clock);
+        let ctx = Arc::new(ScaleSetContext {
+            api: KubeApi::new(client.clone(), &metrics),
+            clock: shared_clock.clone(),
+            metrics: metrics.clone(),
+            fixes: self.fixes,
+            optimisations: self.optimisations,
+            github: actions_clients(script.clone(), shared_clock, metrics.clone()),
+            builder: ResourceBuilder::default(),
+            settings: self.settings,
+        });
+        Harness { seed: self.seed, clock, trace, apiserver, github, script, client, metrics, ctx }
+    }
+}
+
+impl Harness {
+    /// A harness with every default.
+    pub fn new() -> Self {
+        HarnessBuilder::default().build()
+    }
+
+    /// A harness with settings changed by `change`.
+    pub fn with(change: impl FnOnce(&mut HarnessBuilder)) -> Self {
+        let mut builder = HarnessBuilder::default();
+        change(&mut builder);
+        builder.build()
+    }
+
+    /// A controller manager on this harness's client, metrics and clock.
+    pub fn manager(&self) -> Manager {
+        Manager::new(self.client.clone(), self.metrics.clone(), self.ctx.clock.clone())
+    }
+
+    /// A typed API in `namespace`.
+    pub fn api<K>(&self, namespace: &str) -> Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// Waits in simulated time, polling every 100 ms, until `check` holds; panics naming `what` after
+    /// `timeout`.
+    pub async fn eventually(&self, what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while !check() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out after {timeout:?} waiting for: {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Checks that `check` holds at every 100 ms poll for `duration` (controller-runtime's `Consistently`).
+    pub async fn consistently(&self, what: &str, duration: Duration, mut check: impl FnMut() -> bool) {
+        let deadline = tokio::time::Instant::now() + duration;
+        while tokio::time::Instant::now() < deadline {
+            assert!(check(), "stopped holding: {what}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A stored object, read straight from the fake (no API call, no fault).
+    pub fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<serde_json::Value> {
+        self.apiserver.object(plural, namespace, name)
+    }
+
+    /// A controller metric, summed over labels matching `filter`.
+    pub fn metric(&self, name: &str, filter: &[(&str, &str)]) -> i64 {
+        self.metrics.sum(name, filter)
+    }
+}

@@ -33,6 +33,49 @@ use super::watch::{self, WatchFault, WatchRequest};
 use super::{Shared, discovery};
 use crate::faults::ApiVerb;
 
+/// The request header that names who is calling (`controller`, `kubelet`, `listener`…), for the trace and
+/// the audit log. Production clients never send it; the world's clients add it with
+/// [`crate::apiserver::ActorService`].
+pub const ACTOR_HEADER: &str = "x-arcsim-actor";
+
+/// Who made a request and what it carried.
+struct Requester {
+    verb: ApiVerb,
+    actor: Option<String>,
+    body_hash: u64,
+}
+
+impl Requester {
+    fn suffix(&self) -> String {
+        self.actor.as_ref().map(|a| format!(" by={a}")).unwrap_or_default()
+    }
+}
+
+/// One mutating request, as kube-apiserver's audit log would record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// Sim milliseconds when it was answered.
+    pub ms: u64,
+    /// Who sent it ([`ACTOR_HEADER`]; `client` when absent).
+    pub actor: String,
+    /// The verb.
+    pub verb: ApiVerb,
+    /// Resource plural.
+    pub resource: String,
+    /// Namespace (empty for cluster-scoped kinds).
+    pub namespace: String,
+    /// Object name (for creates, the name the server gave).
+    pub name: String,
+    /// Whether it addressed `/status`.
+    pub status_subresource: bool,
+    /// HTTP status of the answer.
+    pub code: u16,
+    /// FNV-1a of the request body.
+    pub body_hash: u64,
+    /// resourceVersion of the object in the answer (empty on errors).
+    pub resource_version: String,
+}
+
 /// The response body type: a whole JSON document or a watch stream.
 pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -164,6 +207,12 @@ impl ApiService {
         let Some(verb) = verb_of(&parts.method, &route, query) else {
             return error_response(&status::method_not_allowed(parts.method.as_str()));
         };
+        let who = Requester {
+            verb,
+            actor: parts.headers.get(ACTOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string),
+            body_hash: crate::fnv::fnv1a64(&body),
+        };
+        let route = &route;
         let plural = self.shared.registry.get(route.resource).plural;
         let (serving, injection) = {
             let now_ms = self.shared.clock.elapsed_ms();
@@ -184,12 +233,12 @@ impl ApiService {
             );
             tokio::time::sleep(d).await;
         }
-        if let Some(early) = self.injected_answer(injection, verb, &route) {
-            return self.finish(verb, &route, Err(early));
+        if let Some(early) = self.injected_answer(injection, verb, route) {
+            return self.finish(&who, route, Err(early));
         }
         if query.contains_key("dryRun") {
             let e = status::bad_request("dryRun is not supported by the arcsim fake API server");
-            return self.finish(verb, &route, Err(e));
+            return self.finish(&who, route, Err(e));
         }
         if verb == ApiVerb::Watch {
             let fault = match injection {
@@ -197,12 +246,12 @@ impl ApiService {
                 Some(Injection::ExpireWatch) => Some(WatchFault::Expire),
                 _ => None,
             };
-            return self.serve_watch(query, &route, fault);
+            return self.serve_watch(query, route, fault, &who);
         }
         let content_type =
             parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        let result = self.execute(verb, &route, query, content_type, &body);
-        self.finish(verb, &route, result)
+        let result = self.execute(verb, route, query, content_type, &body);
+        self.finish(&who, route, result)
     }
 
     /// The answer an injected fault gives instead of serving the request, if any.
@@ -313,41 +362,42 @@ impl ApiService {
         query: &Query,
         route: &ResourceRoute,
         fault: Option<WatchFault>,
+        who: &Requester,
     ) -> Response<ResponseBody> {
         let request = match watch_request(&self.shared, route, query) {
             Ok(r) => r,
-            Err(e) => return self.finish(ApiVerb::Watch, route, Err(e)),
+            Err(e) => return self.finish(who, route, Err(e)),
         };
         let from = request.resource_version.map_or_else(|| "now".to_string(), |rv| rv.to_string());
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let id = watch::start(&self.shared, request, fault, tx);
         let plural = self.shared.registry.get(route.resource).plural;
         self.count(ApiVerb::Watch, plural, 200);
-        let details = format!("{plural} {} -> 200 watch#{id} from rv={from}", target_of(route));
+        let details =
+            format!("{plural} {} -> 200 watch#{id} from rv={from}{}", target_of(route), who.suffix());
         self.shared.trace.record("apiserver", "watch", details);
         stream_response(rx)
     }
 
-    /// Counts and traces a finished request and builds its response.
+    /// Counts, audits and traces a finished request and builds its response.
     fn finish(
         &self,
-        verb: ApiVerb,
+        who: &Requester,
         route: &ResourceRoute,
         result: Result<(StatusCode, Value), ApiError>,
     ) -> Response<ResponseBody> {
         let plural = self.shared.registry.get(route.resource).plural;
         let (code, rv, response) = match &result {
             Ok((code, value)) => {
-                let rv = value
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                (code.as_u16(), rv, json_response(*code, value))
+                let rv = value.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+                (code.as_u16(), rv.to_string(), json_response(*code, value))
             }
             Err(e) => (e.code, String::new(), error_response(e)),
         };
-        self.count(verb, plural, code);
+        self.count(who.verb, plural, code);
+        if who.verb.is_mutating() {
+            self.audit(who, route, code, &rv, result.as_ref().ok().map(|(_, v)| v));
+        }
         let mut details = format!("{plural} {} -> {code}", target_of(route));
         if !rv.is_empty() {
             details.push_str(&format!(" rv={rv}"));
@@ -355,8 +405,26 @@ impl ApiService {
         if let Err(e) = &result {
             details.push_str(&format!(" {}", e.reason()));
         }
-        self.shared.trace.record("apiserver", verb.as_str(), details);
+        details.push_str(&who.suffix());
+        self.shared.trace.record("apiserver", who.verb.as_str(), details);
         response
+    }
+
+    fn audit(&self, who: &Requester, route: &ResourceRoute, code: u16, rv: &str, object: Option<&Value>) {
+        let named = object.and_then(|o| o.pointer("/metadata/name")).and_then(Value::as_str);
+        let entry = AuditEntry {
+            ms: self.shared.clock.elapsed_ms(),
+            actor: who.actor.clone().unwrap_or_else(|| "client".into()),
+            verb: who.verb,
+            resource: self.shared.registry.get(route.resource).plural.to_string(),
+            namespace: route.namespace.clone().unwrap_or_default(),
+            name: route.name.clone().or_else(|| named.map(str::to_string)).unwrap_or_default(),
+            status_subresource: route.status,
+            code,
+            body_hash: who.body_hash,
+            resource_version: rv.to_string(),
+        };
+        self.shared.lock().audit.push(entry);
     }
 
     fn count(&self, verb: ApiVerb, plural: &str, code: u16) {

@@ -11,8 +11,10 @@
 //! [`admission`] (validation, defaulting, status/spec split), [`lifecycle`] (deletion), [`patch`],
 //! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
-//! [`discovery`], [`selector`], [`http`] (routing and the tower service), [`tcp`] (loopback server).
+//! [`discovery`], [`selector`], [`http`] (routing, the tower service, the audit log), [`actor`] (request
+//! attribution), [`tcp`] (loopback server).
 
+pub mod actor;
 pub mod admission;
 pub mod discovery;
 pub mod engine;
@@ -41,7 +43,8 @@ use crate::faults::{ApiVerb, FaultPlan};
 use crate::seed::{Component, Seed};
 use crate::trace::Trace;
 
-pub use http::{ApiService, ResponseBody};
+pub use actor::ActorService;
+pub use http::{ACTOR_HEADER, ApiService, AuditEntry, ResponseBody};
 pub use registry::{Registry, ResourceType};
 pub use store::{Change, EventType};
 
@@ -138,6 +141,8 @@ pub struct State {
     faults: faults::FaultInjector,
     /// Requests by verb, resource and code.
     counts: RequestCounts,
+    /// Every mutating request, in order.
+    audit: Vec<http::AuditEntry>,
     /// Next watch id (trace names watches `watch#N`).
     next_watch_id: u64,
     /// Paged-list snapshots.
@@ -194,6 +199,7 @@ impl FakeApiServer {
             latency_rng: seed.named_rng("apiserver/latency"),
             faults: faults::FaultInjector::new(faults.api.clone(), seed.rng(Component::ApiFaults)),
             counts: BTreeMap::new(),
+            audit: Vec::new(),
             next_watch_id: 1,
             snapshots: list::ListSnapshots::new(config.list_snapshots),
         };
@@ -240,6 +246,16 @@ impl FakeApiServer {
     /// The latest committed resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.lock().store.current_rv()
+    }
+
+    /// Every mutating request answered so far (any outcome), in order.
+    pub fn audit(&self) -> Vec<AuditEntry> {
+        self.shared.lock().audit.clone()
+    }
+
+    /// A `kube::Client` whose requests are attributed to `actor` in the trace and the audit log.
+    pub fn client_as(&self, actor: &str) -> kube::Client {
+        kube::Client::new(ActorService::new(self.service(), actor), "default")
     }
 
     /// Requests served so far, by verb, resource and code.

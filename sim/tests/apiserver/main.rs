@@ -1,8 +1,9 @@
 //! The fake API server, driven through `kube::Api` (the real client), one test per semantic.
 //!
-//! Modules: [`create`], [`read`] (get and list), [`update`], [`patch`], [`delete`], [`gc`], [`informer`], [`watch`],
+//! Modules: [`audit`], [`create`], [`read`] (get and list), [`update`], [`patch`], [`delete`], [`gc`], [`informer`], [`watch`],
 //! [`discovery`], [`faults`], [`bad_input`], [`determinism`]; [`support`] builds the world.
 
+mod audit;
 mod bad_input;
 mod create;
 mod delete;

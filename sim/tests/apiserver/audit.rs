@@ -1,0 +1,35 @@
+//! The audit log: every mutating request, attributed to the actor that sent it.
+
+use arc_sim::faults::ApiVerb;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+
+use crate::support::*;
+
+#[tokio::test(start_paused = true)]
+async fn mutating_requests_are_audited_with_their_actor() {
+    let w = world();
+    let kubelet: Api<Pod> = Api::namespaced(w.server.client_as("kubelet"), "default");
+    let mut generated = pod("");
+    generated.metadata.name = None;
+    generated.metadata.generate_name = Some("g-".into());
+    let created = kubelet.create(&PostParams::default(), &generated).await.unwrap();
+    w.pods().get(created.metadata.name.as_deref().unwrap()).await.unwrap();
+    let _ = w.pods().delete("missing", &DeleteParams::default()).await;
+    let audit = w.server.audit();
+    assert_eq!(audit.len(), 2, "reads are not audited: {audit:?}");
+    assert_eq!((audit[0].actor.as_str(), audit[0].verb, audit[0].code), ("kubelet", ApiVerb::Create, 201));
+    assert_eq!(
+        Some(audit[0].name.as_str()),
+        created.metadata.name.as_deref(),
+        "creates record the given name"
+    );
+    assert_eq!((audit[1].actor.as_str(), audit[1].verb, audit[1].code), ("client", ApiVerb::Delete, 404));
+    assert!(
+        w.trace
+            .lines()
+            .iter()
+            .any(|l| l.contains("create pods default/* -> 201") && l.ends_with("by=kubelet"))
+    );
+}

@@ -12,6 +12,7 @@
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
 //!   API, served over the real wire format.
+//! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 
@@ -20,6 +21,7 @@ pub mod clock;
 pub mod faults;
 pub mod fnv;
 pub mod github;
+pub mod kubelet;
 pub mod seed;
 pub mod trace;
 pub mod workload;

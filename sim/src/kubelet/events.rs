@@ -1,0 +1,92 @@
+//! What the kubelet model did, as structured events for oracles (and as trace lines, actor `kubelet`).
+
+use serde::Serialize;
+
+/// Why a container stopped running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopCause {
+    /// Its process exited by itself.
+    Exited,
+    /// The pod was deleted (graceful termination).
+    PodDeleted,
+    /// The pod object vanished without a graceful termination (grace 0 from a client).
+    PodRemoved,
+    /// The pod was evicted.
+    Evicted,
+}
+
+/// One kubelet event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "event")]
+pub enum KubeletEventKind {
+    /// The pod was bound to the node.
+    Scheduled,
+    /// The main container started (attempt `restart_count`).
+    ContainerStarted {
+        /// Container name.
+        container: String,
+        /// Restarts before this start.
+        restart_count: u32,
+    },
+    /// A container could not start (missing secret, …) and will be retried.
+    ContainerConfigError {
+        /// Container name.
+        container: String,
+        /// What is missing.
+        message: String,
+    },
+    /// A runner process registered (legacy `config.sh`) or connected (JIT) at GitHub.
+    RunnerConnected {
+        /// GitHub runner id.
+        runner_id: i64,
+    },
+    /// A legacy runner's `config.sh` failed.
+    RegistrationFailed {
+        /// The token used.
+        token: String,
+        /// Why.
+        reason: String,
+    },
+    /// A runner process picked up a job.
+    JobStarted {
+        /// GitHub runner id.
+        runner_id: i64,
+        /// Runner request id.
+        request_id: i64,
+    },
+    /// A container stopped.
+    ContainerStopped {
+        /// Container name.
+        container: String,
+        /// Its exit code.
+        exit_code: i32,
+        /// Why it stopped.
+        cause: StopCause,
+        /// The GitHub runner it ran, if any.
+        runner_id: Option<i64>,
+        /// The job it was running when it stopped, if any.
+        running_job: Option<i64>,
+    },
+    /// The pod was evicted.
+    Evicted {
+        /// The eviction reason (`Evicted`, `OutOfmemory`, …).
+        reason: String,
+    },
+    /// The kubelet finished a pod's termination and removed it (grace-0 delete).
+    PodRemoved,
+}
+
+/// An event with its time and pod.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KubeletEvent {
+    /// Sim milliseconds.
+    pub ms: u64,
+    /// `namespace/name`.
+    pub pod: String,
+    /// The pod's uid.
+    pub uid: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: KubeletEventKind,
+}

@@ -13,6 +13,7 @@
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
 //!   API, served over the real wire format.
 //! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
+//! - [`world`]: one run: every component, the controller under test plugged in, disruptions, the record.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 
@@ -25,6 +26,7 @@ pub mod kubelet;
 pub mod seed;
 pub mod trace;
 pub mod workload;
+pub mod world;
 
 pub use clock::SimClock;
 pub use seed::{Component, Seed};

@@ -1,0 +1,408 @@
+//! # The world
+//!
+//! One run of arcsim: the fake API server, the fake GitHub, the kubelet, the workload, and the
+//! controller under test (a [`ControllerPlug`]), all on one paused current-thread runtime, driven by one
+//! seed. [`World::run`] creates the initial objects (as a user would with kubectl), starts the controller
+//! and the workload, applies scheduled disruptions (controller restarts, pod crashes, evictions), and stops
+//! when the workload is over, every job has ended and the plug says the world has settled, or at the
+//! horizon. It returns a [`RunRecord`].
+
+pub mod plug;
+pub mod record;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_controller::runtime::manager::Manager;
+use arc_controller::runtime::metrics::Metrics;
+use arc_controller::{Fixes, Optimisations, SharedClock};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::apiserver::{ApiServerConfig, FakeApiServer};
+use crate::clock::SimClock;
+use crate::faults::FaultPlan;
+use crate::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
+use crate::kubelet::{Kubelet, KubeletConfig, ListenerLauncher};
+use crate::seed::Seed;
+use crate::trace::{Trace, TraceMode};
+use crate::workload::{Workload, WorkloadConfig};
+pub use plug::{ControllerInputs, ControllerPlug, ListenerInputs, RunListener, StartControllers};
+pub use record::RunRecord;
+
+/// Something the world does to itself at a sim time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Disruption {
+    /// Crash the controller process (every informer, queue and in-flight reconcile dropped) and start a
+    /// fresh one.
+    RestartController {
+        /// When.
+        at_ms: u64,
+    },
+    /// Crash the main container of the first running pod whose name starts with `prefix`.
+    CrashPod {
+        /// When.
+        at_ms: u64,
+        /// Namespace.
+        namespace: String,
+        /// Name prefix.
+        prefix: String,
+        /// Exit code.
+        exit_code: i32,
+    },
+    /// Evict the first running pod whose name starts with `prefix`.
+    EvictPod {
+        /// When.
+        at_ms: u64,
+        /// Namespace.
+        namespace: String,
+        /// Name prefix.
+        prefix: String,
+        /// `Evicted`, `OutOfmemory`, …
+        reason: String,
+    },
+}
+
+impl Disruption {
+    fn at_ms(&self) -> u64 {
+        match self {
+            Disruption::RestartController { at_ms }
+            | Disruption::CrashPod { at_ms, .. }
+            | Disruption::EvictPod { at_ms, .. } => *at_ms,
+        }
+    }
+}
+
+/// Everything a run is made of, as data (printed once at the start of a run's trace).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorldConfig {
+    /// The seed.
+    pub seed: Seed,
+    /// The fake API server.
+    pub apiserver: ApiServerConfig,
+    /// The fake GitHub.
+    pub github: GitHubConfig,
+    /// The node.
+    pub kubelet: KubeletConfig,
+    /// Injected faults.
+    pub faults: FaultPlan,
+    /// Job arrivals.
+    pub workload: WorkloadConfig,
+    /// Historic-fix switches of the controller.
+    pub fixes: Fixes,
+    /// Optimisation switches of the controller.
+    pub optimisations: Optimisations,
+    /// Objects created at the start, in order, as a user would (`kubectl create`).
+    pub objects: Vec<Value>,
+    /// Disruptions, at their sim times.
+    pub disruptions: Vec<Disruption>,
+    /// Stop at this sim ms whatever happens.
+    pub horizon_ms: u64,
+    /// How often the world checks whether it has settled, in sim ms.
+    pub settle_check_ms: u64,
+}
+
+/// Whether the world has settled: the plug's convergence condition (live runners back at the minimum,
+/// nothing left deleting, …), checked once every job has ended.
+pub type Settled = Arc<dyn Fn(&FakeApiServer, &FakeGitHub) -> bool + Send + Sync>;
+
+/// A running world.
+pub struct World {
+    config: WorldConfig,
+    plug: ControllerPlug,
+    clock: SimClock,
+    trace: Trace,
+    apiserver: FakeApiServer,
+    github: FakeGitHub,
+    script: ScriptedGitHub,
+    kubelet: Kubelet,
+    metrics: Metrics,
+    manager: Option<Manager>,
+    restarts: u32,
+}
+
+/// Why a world could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// The GitHub config or fault plan is invalid.
+    #[error("fake GitHub: {0}")]
+    GitHub(String),
+    /// The workload config is invalid.
+    #[error("workload: {0}")]
+    Workload(String),
+    /// An initial object could not be created.
+    #[error("initial object {index}: {message}")]
+    Object {
+        /// Its position in `objects`.
+        index: usize,
+        /// Why.
+        message: String,
+    },
+}
+
+impl World {
+    /// Builds the world (inside the run's paused runtime) without starting anything.
+    pub fn build(
+        config: WorldConfig,
+        plug: ControllerPlug,
+        trace_mode: TraceMode,
+    ) -> Result<World, WorldError> {
+        let clock = SimClock::start();
+        let trace = Trace::new(clock, trace_mode);
+        trace.record("world", "config", serde_json::to_string(&config).unwrap_or_default());
+        let seed = config.seed;
+        let apiserver =
+            FakeApiServer::new(seed, clock, trace.clone(), config.apiserver.clone(), &config.faults);
+        let github = FakeGitHub::new(seed, clock, trace.clone(), config.github.clone(), &config.faults)
+            .map_err(|e| WorldError::GitHub(e.to_string()))?;
+        let script = ScriptedGitHub::new(github.service());
+        let metrics = Metrics::new();
+        let launcher = plug
+            .listener
+            .clone()
+            .map(|run| listener_launcher(run, &apiserver, &script, &metrics, clock, &config));
+        let kubelet =
+            Kubelet::start(seed, &apiserver, github.clone(), trace.clone(), config.kubelet.clone(), launcher);
+        Ok(World {
+            config,
+            plug,
+            clock,
+            trace,
+            apiserver,
+            github,
+            script,
+            kubelet,
+            metrics,
+            manager: None,
+            restarts: 0,
+        })
+    }
+
+    /// The fake API server.
+    pub fn apiserver(&self) -> &FakeApiServer {
+        &self.apiserver
+    }
+
+    /// The fake GitHub.
+    pub fn github(&self) -> &FakeGitHub {
+        &self.github
+    }
+
+    /// The fake GitHub's script of canned answers.
+    pub fn script(&self) -> &ScriptedGitHub {
+        &self.script
+    }
+
+    /// The kubelet.
+    pub fn kubelet(&self) -> &Kubelet {
+        &self.kubelet
+    }
+
+    /// The trace.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    fn inputs(&self) -> ControllerInputs {
+        ControllerInputs {
+            client: self.apiserver.client_as("controller"),
+            metrics: self.metrics.clone(),
+            clock: Arc::new(self.clock) as SharedClock,
+            github: self.script.clone(),
+            fixes: self.config.fixes.clone(),
+            optimisations: self.config.optimisations.clone(),
+        }
+    }
+
+    /// Starts (or restarts) the controller on a fresh manager.
+    pub async fn start_controller(&mut self) {
+        if let Some(mut old) = self.manager.take() {
+            old.shutdown().await;
+            self.restarts += 1;
+            self.trace.record("world", "controller-restart", self.restarts);
+        }
+        let inputs = self.inputs();
+        let mut manager = Manager::new(inputs.client.clone(), inputs.metrics.clone(), inputs.clock.clone());
+        (self.plug.start)(&mut manager, &inputs);
+        manager.start();
+        self.manager = Some(manager);
+    }
+
+    /// Creates the configured initial objects through the API, as actor `user`.
+    pub async fn create_objects(&self) -> Result<(), WorldError> {
+        let client = self.apiserver.client_as("user");
+        for (index, object) in self.config.objects.iter().enumerate() {
+            create_object(&self.apiserver, &client, object)
+                .await
+                .map_err(|message| WorldError::Object { index, message })?;
+        }
+        Ok(())
+    }
+
+    /// Runs the whole world: objects, controller, workload and disruptions, until settled or the horizon.
+    pub async fn run(mut self, settled: Settled) -> Result<RunRecord, WorldError> {
+        let workload = Workload::generate(self.config.seed, &self.config.workload)
+            .map_err(|e| WorldError::Workload(e.to_string()))?;
+        let workload_end_ms = workload.jobs().last().map_or(0, |j| j.at_ms);
+        self.create_objects().await?;
+        self.start_controller().await;
+        let github = self.github.clone();
+        let submitted = tokio::spawn(async move { workload.run(&github).await });
+        let settled_at_ms = self.drive(&settled, workload_end_ms).await;
+        let submitted_jobs =
+            if submitted.is_finished() { submitted.await.unwrap_or_default() } else { Vec::new() };
+        if let Some(mut manager) = self.manager.take() {
+            manager.shutdown().await;
+        }
+        Ok(self.record(settled_at_ms, workload_end_ms, submitted_jobs))
+    }
+
+    /// Applies disruptions and checks for settling until one or the horizon; returns when it settled.
+    async fn drive(&mut self, settled: &Settled, workload_end_ms: u64) -> Option<u64> {
+        let mut disruptions = self.config.disruptions.clone();
+        disruptions.sort_by_key(Disruption::at_ms);
+        let mut disruptions = disruptions.into_iter().peekable();
+        let step = Duration::from_millis(self.config.settle_check_ms.max(1));
+        loop {
+            let now = self.clock.elapsed_ms();
+            while let Some(d) = disruptions.next_if(|d| d.at_ms() <= now) {
+                self.disrupt(d).await;
+            }
+            if now >= self.config.horizon_ms {
+                self.trace.record("world", "horizon", now);
+                return None;
+            }
+            let jobs_done = self.github.jobs().iter().all(|j| j.is_completed());
+            if now >= workload_end_ms
+                && disruptions.peek().is_none()
+                && jobs_done
+                && settled(&self.apiserver, &self.github)
+            {
+                self.trace.record("world", "settled", now);
+                return Some(now);
+            }
+            let next_disruption =
+                disruptions.peek().map(|d| Duration::from_millis(d.at_ms().saturating_sub(now)));
+            tokio::time::sleep(next_disruption.map_or(step, |d| d.min(step))).await;
+        }
+    }
+
+    async fn disrupt(&mut self, disruption: Disruption) {
+        self.trace.record("world", "disruption", serde_json::to_string(&disruption).unwrap_or_default());
+        match disruption {
+            Disruption::RestartController { .. } => self.start_controller().await,
+            Disruption::CrashPod { namespace, prefix, exit_code, .. } => {
+                if let Some(name) = self.running_pod(&namespace, &prefix) {
+                    self.kubelet.crash(&namespace, &name, exit_code);
+                }
+            }
+            Disruption::EvictPod { namespace, prefix, reason, .. } => {
+                if let Some(name) = self.running_pod(&namespace, &prefix) {
+                    self.kubelet.evict(&namespace, &name, &reason);
+                }
+            }
+        }
+    }
+
+    fn running_pod(&self, namespace: &str, prefix: &str) -> Option<String> {
+        let key_prefix = format!("{namespace}/{prefix}");
+        self.kubelet
+            .running_pods()
+            .into_iter()
+            .find(|p| p.starts_with(&key_prefix))
+            .map(|p| p[namespace.len() + 1..].to_string())
+    }
+
+    fn record(self, settled_at_ms: Option<u64>, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
+        let mut objects = BTreeMap::new();
+        for rt in self.apiserver.registry().types() {
+            objects.insert(rt.plural.to_string(), self.apiserver.objects(rt.plural));
+        }
+        RunRecord {
+            seed: self.config.seed,
+            plug: self.plug.name,
+            settled_at_ms,
+            end_ms: self.clock.elapsed_ms(),
+            workload_end_ms,
+            trace: self.trace.clone(),
+            audit: self.apiserver.audit(),
+            api_requests: self.apiserver.request_counts(),
+            github_events: self.github.events(),
+            jobs: self.github.jobs(),
+            runners: self.github.runners(),
+            kubelet_events: self.kubelet.events(),
+            metrics: self.metrics.snapshot(),
+            objects,
+            submitted_jobs,
+            controller_restarts: self.restarts,
+        }
+    }
+}
+
+/// The kubelet's hook for listener pods: the plug's listener with clients of its own (actor
+/// `listener`), as a listener pod has.
+fn listener_launcher(
+    run: RunListener,
+    apiserver: &FakeApiServer,
+    github: &ScriptedGitHub,
+    metrics: &Metrics,
+    clock: SimClock,
+    config: &WorldConfig,
+) -> ListenerLauncher {
+    let inputs = ListenerInputs {
+        client: apiserver.client_as("listener"),
+        metrics: metrics.clone(),
+        clock: Arc::new(clock),
+        github: github.clone(),
+        fixes: config.fixes.clone(),
+        optimisations: config.optimisations.clone(),
+    };
+    Arc::new(move |config_file, cancel| run(inputs.clone(), config_file, cancel))
+}
+
+async fn create_object(
+    apiserver: &FakeApiServer,
+    client: &kube::Client,
+    object: &Value,
+) -> Result<(), String> {
+    let api_version = object.get("apiVersion").and_then(Value::as_str).ok_or("no apiVersion")?;
+    let kind = object.get("kind").and_then(Value::as_str).ok_or("no kind")?;
+    let rt = apiserver
+        .registry()
+        .types()
+        .iter()
+        .find(|t| t.api_version() == api_version && t.kind == kind)
+        .ok_or_else(|| format!("the fake API server does not serve {api_version} {kind}"))?;
+    let gvk = GroupVersionKind::gvk(rt.group, rt.version, rt.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, rt.plural);
+    let obj: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| e.to_string())?;
+    let api: Api<DynamicObject> = match (rt.namespaced, obj.metadata.namespace.as_deref()) {
+        (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, &resource),
+        (true, None) => return Err(format!("{kind} needs metadata.namespace")),
+        (false, _) => Api::all_with(client.clone(), &resource),
+    };
+    api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// The defaults of a world with no objects: every component at its default, no faults, the standard
+/// workload, all fixes and optimisations on, a 2-hour horizon.
+pub fn default_config(seed: Seed) -> WorldConfig {
+    WorldConfig {
+        seed,
+        apiserver: ApiServerConfig::default(),
+        github: GitHubConfig::default(),
+        kubelet: KubeletConfig::default(),
+        faults: FaultPlan::none(),
+        workload: WorkloadConfig::standard(),
+        fixes: Fixes::default(),
+        optimisations: Optimisations::default(),
+        objects: Vec::new(),
+        disruptions: Vec::new(),
+        horizon_ms: 2 * 3_600_000,
+        settle_check_ms: 1_000,
+    }
+}

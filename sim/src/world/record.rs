@@ -1,0 +1,67 @@
+//! What a finished run leaves behind for oracles, summaries and benches: the trace, the API server's
+//! audit log and counters, the fake GitHub's events, jobs and runners, the kubelet's events, the
+//! controller's metrics, and the objects at the end.
+
+use std::collections::BTreeMap;
+
+use arc_controller::runtime::metrics::MetricKey;
+use serde_json::Value;
+
+use crate::apiserver::{AuditEntry, RequestCounts};
+use crate::github::{GitHubEvent, Job, Runner};
+use crate::kubelet::KubeletEvent;
+use crate::seed::Seed;
+use crate::trace::Trace;
+
+/// Everything observable about one run.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    /// The seed.
+    pub seed: Seed,
+    /// Which controller ran (`scale-set`, `legacy`).
+    pub plug: &'static str,
+    /// Sim ms when the world was found settled, if it was.
+    pub settled_at_ms: Option<u64>,
+    /// Sim ms when the run stopped.
+    pub end_ms: u64,
+    /// Sim ms when the last job was submitted (the workload's end).
+    pub workload_end_ms: u64,
+    /// The trace (lines kept per its mode).
+    pub trace: Trace,
+    /// Every mutating API request.
+    pub audit: Vec<AuditEntry>,
+    /// API requests by verb, resource and code.
+    pub api_requests: RequestCounts,
+    /// The fake GitHub's event log.
+    pub github_events: Vec<GitHubEvent>,
+    /// Every job at the end.
+    pub jobs: Vec<Job>,
+    /// Every runner at the end (removed ones included).
+    pub runners: Vec<Runner>,
+    /// The kubelet's event log.
+    pub kubelet_events: Vec<KubeletEvent>,
+    /// The controller's metrics at the end.
+    pub metrics: BTreeMap<MetricKey, i64>,
+    /// Objects at the end, by resource plural.
+    pub objects: BTreeMap<String, Vec<Value>>,
+    /// Request ids of the jobs the workload submitted, in order.
+    pub submitted_jobs: Vec<i64>,
+    /// Controller restarts performed.
+    pub controller_restarts: u32,
+}
+
+impl RunRecord {
+    /// Sum of a controller metric over label sets matching `filter`.
+    pub fn metric(&self, name: &str, filter: &[(&str, &str)]) -> i64 {
+        self.metrics
+            .iter()
+            .filter(|(k, _)| k.name == name && filter.iter().all(|(l, v)| k.label(l) == Some(v)))
+            .map(|(_, v)| *v)
+            .sum()
+    }
+
+    /// Objects of `plural` at the end.
+    pub fn objects_of(&self, plural: &str) -> &[Value] {
+        self.objects.get(plural).map(Vec::as_slice).unwrap_or(&[])
+    }
+}

@@ -144,6 +144,14 @@ impl Job {
         matches!(self.state, JobState::Completed { .. })
     }
 
+    /// The result it reported, if it has ended.
+    pub fn result(&self) -> Option<JobResult> {
+        match self.state {
+            JobState::Completed { result, .. } => Some(result),
+            _ => None,
+        }
+    }
+
     /// Why it ended, if it has.
     pub fn end_reason(&self) -> Option<EndReason> {
         match self.state {

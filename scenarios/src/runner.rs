@@ -1,0 +1,94 @@
+//! Running one (scenario, variant, seed): a fresh current-thread runtime with paused time, the world
+//! built and run inside it, the oracles applied, the probes counted. Runs share nothing, so a sweep runs
+//! one per thread.
+
+use std::collections::BTreeMap;
+
+use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL};
+use arc_sim::world::{RunRecord, World};
+use arc_sim::{Seed, TraceMode};
+
+use crate::probes;
+use crate::scenario::Scenario;
+use crate::variant::Variant;
+use crate::verdict::{Verdict, Violation};
+
+/// Why a run could not be carried out (as opposed to a run that found a violation).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The tokio runtime could not be built.
+    #[error("cannot build the run's runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    /// The world could not be built or set up.
+    #[error("cannot build the world: {0}")]
+    World(#[from] arc_sim::world::WorldError),
+}
+
+/// Runs one seed and judges it. `trace_mode` decides whether the record keeps trace lines.
+pub fn run_one(
+    scenario: &dyn Scenario,
+    variant: Variant,
+    seed: Seed,
+    trace_mode: TraceMode,
+) -> Result<(Verdict, RunRecord), RunError> {
+    #[allow(clippy::disallowed_methods)] // wall clock ok: reported as wall time, never traced
+    let started = std::time::Instant::now(); // wall clock ok
+    let plan = scenario.world(seed, variant);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
+    let record = runtime.block_on(async move {
+        let world = World::build(plan.config, plan.plug, trace_mode)?;
+        world.run(plan.settled).await
+    })?;
+    drop(runtime);
+    let violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
+    let verdict = Verdict {
+        scenario: scenario.name(),
+        variant,
+        seed,
+        violations,
+        probes: probes::fired(&record),
+        counters: headline_counters(&record),
+        trace_hash: record.trace.hash(),
+        trace_lines: record.trace.len(),
+        sim_ms: record.end_ms,
+        wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    Ok((verdict, record))
+}
+
+/// The figures a summary line shows.
+pub fn headline_counters(record: &RunRecord) -> BTreeMap<String, i64> {
+    let mut c = BTreeMap::new();
+    let jobs = &record.jobs;
+    let count = |f: &dyn Fn(&arc_sim::github::Job) -> bool| jobs.iter().filter(|j| f(j)).count() as i64;
+    use arc_sim::github::{EndReason, JobResult};
+    c.insert("jobs_submitted".into(), jobs.len() as i64);
+    c.insert("jobs_completed".into(), count(&|j| j.end_reason() == Some(EndReason::Completed)));
+    c.insert("jobs_canceled".into(), count(&|j| j.end_reason() == Some(EndReason::Canceled)));
+    c.insert("jobs_lost".into(), count(&|j| j.end_reason() == Some(EndReason::RunnerLost)));
+    c.insert("jobs_failed".into(), count(&|j| j.result() == Some(JobResult::Failed)));
+    c.insert("jobs_unfinished".into(), count(&|j| !j.is_completed()));
+    c.insert("runners_registered".into(), record.runners.len() as i64);
+    let creates = |plural: &str| {
+        record
+            .audit
+            .iter()
+            .filter(|a| a.resource == plural && a.verb == arc_sim::faults::ApiVerb::Create && a.code == 201)
+            .count() as i64
+    };
+    c.insert("ephemeralrunners_created".into(), creates("ephemeralrunners"));
+    c.insert("pods_created".into(), creates("pods"));
+    for controller in
+        ["autoscalingrunnerset", "ephemeralrunnerset", "ephemeralrunner", "autoscalinglistener", "runner"]
+    {
+        let n = record.metric(RECONCILE_TOTAL, &[("controller", controller)]);
+        if n > 0 {
+            c.insert(format!("reconciles_{controller}"), n);
+        }
+    }
+    c.insert("reconcile_errors".into(), record.metric(RECONCILE_ERRORS_TOTAL, &[]));
+    c.insert("controller_api_calls".into(), record.metric(API_CALLS_TOTAL, &[]));
+    c.insert("api_requests".into(), record.api_requests.values().sum::<u64>() as i64);
+    c.insert("controller_restarts".into(), i64::from(record.controller_restarts));
+    c
+}

@@ -1,0 +1,39 @@
+//! A scenario: a seeded world configuration (which controller, which objects, which faults, which
+//! disruptions) plus the oracles that judge its runs and the coverage probes it exists to hit.
+
+use arc_sim::Seed;
+use arc_sim::world::{ControllerPlug, Settled, WorldConfig};
+
+use crate::oracles::Oracle;
+use crate::probes::ProbeGoal;
+use crate::variant::Variant;
+
+/// What [`Scenario::world`] returns: the configuration, the controller, and the settle condition.
+pub struct WorldPlan {
+    /// The world's data.
+    pub config: WorldConfig,
+    /// The controller under test.
+    pub plug: ControllerPlug,
+    /// When the world counts as settled.
+    pub settled: Settled,
+}
+
+/// A named, seeded world and its judges.
+pub trait Scenario: Send + Sync {
+    /// The command-line name.
+    fn name(&self) -> &'static str;
+
+    /// One line on what the scenario exercises.
+    fn describe(&self) -> &'static str;
+
+    /// The world for `seed` with the controller built as `variant`.
+    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan;
+
+    /// The oracles that judge every run.
+    fn oracles(&self) -> Vec<&'static dyn Oracle>;
+
+    /// The coverage probes this scenario exists to hit, with their minimum shares.
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        &[]
+    }
+}

@@ -1,0 +1,136 @@
+//! Variants: the fixed controller, and one variant per historic bug, each the fixed controller with one
+//! fix switched back off. A variant is what a sweep runs a scenario against.
+
+use std::fmt;
+use std::str::FromStr;
+
+use arc_controller::Fixes;
+
+/// A controller build, as a set of fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Variant {
+    /// Every fix on.
+    Fixed,
+    /// #4201 reverted: a pod create answered AlreadyExists is a reconcile error (rate-limited retry).
+    Bug4201,
+    /// #1087 reverted: the registration token is left out of the pod template hash.
+    Bug1087,
+    /// #1125 reverted: a legacy pod is deleted for recreation without unregistering the runner first.
+    Bug1125,
+    /// Scale-down deletes idle EphemeralRunners without calling RemoveRunner first.
+    BugScaleDownNoRemove,
+    /// The ERS←ER predicate drops updates that change only `status.jobId` (#4647 review).
+    Bug4647JobId,
+    /// One finalizer added per reconcile instead of both at once (#4580).
+    Bug4580Finalizer,
+    /// JIT secrets read from an informer cache instead of the API server (§8.1 ablation).
+    BugSecretsCached,
+    /// The listener writes Running without guarding against a terminal or deleting runner (§5.2).
+    BugRunningOverwritesTerminal,
+}
+
+impl Variant {
+    /// Every variant, fixed first.
+    pub const ALL: [Variant; 9] = [
+        Variant::Fixed,
+        Variant::Bug4201,
+        Variant::Bug1087,
+        Variant::Bug1125,
+        Variant::BugScaleDownNoRemove,
+        Variant::Bug4647JobId,
+        Variant::Bug4580Finalizer,
+        Variant::BugSecretsCached,
+        Variant::BugRunningOverwritesTerminal,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Fixed => "fixed",
+            Variant::Bug4201 => "bug-4201",
+            Variant::Bug1087 => "bug-1087",
+            Variant::Bug1125 => "bug-1125",
+            Variant::BugScaleDownNoRemove => "bug-scale-down-no-remove",
+            Variant::Bug4647JobId => "bug-4647-jobid",
+            Variant::Bug4580Finalizer => "bug-4580-finalizer",
+            Variant::BugSecretsCached => "bug-secrets-cached",
+            Variant::BugRunningOverwritesTerminal => "bug-running-overwrites-terminal",
+        }
+    }
+
+    /// One line on what the variant reverts.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Variant::Fixed => "every historic fix on",
+            Variant::Bug4201 => "AlreadyExists on pod create is a reconcile error (before #4201)",
+            Variant::Bug1087 => "registration token not in the legacy pod template hash (before #1087)",
+            Variant::Bug1125 => "legacy pod deleted for recreation without unregistering (before #1125)",
+            Variant::BugScaleDownNoRemove => "scale-down deletes idle runners without RemoveRunner first",
+            Variant::Bug4647JobId => "ERS predicate drops JobID-only runner updates (#4647 review)",
+            Variant::Bug4580Finalizer => "one runner finalizer added per reconcile (#4580)",
+            Variant::BugSecretsCached => "JIT secrets read from a cache (§8.1 ablation)",
+            Variant::BugRunningOverwritesTerminal => "listener writes Running over terminal runners (§5.2)",
+        }
+    }
+
+    /// The controller's fixes under this variant.
+    pub fn fixes(self) -> Fixes {
+        let mut fixes = Fixes::default();
+        match self {
+            Variant::Fixed => {}
+            Variant::Bug4201 => fixes.already_exists_requeue = false,
+            Variant::Bug1087 => fixes.token_in_pod_hash = false,
+            Variant::Bug1125 => fixes.unregister_before_recreate = false,
+            Variant::BugScaleDownNoRemove => fixes.remove_runner_before_scale_down = false,
+            Variant::Bug4647JobId => fixes.predicate_includes_job_id = false,
+            Variant::Bug4580Finalizer => fixes.add_both_finalizers_at_once = false,
+            Variant::BugSecretsCached => fixes.secrets_read_uncached = false,
+            Variant::BugRunningOverwritesTerminal => fixes.running_never_overwrites_terminal = false,
+        }
+        fixes
+    }
+
+    /// Whether this is the fixed controller.
+    pub fn is_fixed(self) -> bool {
+        self == Variant::Fixed
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown variant name, with the valid ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown variant {0:?}; valid: {valid}", valid = Variant::ALL.map(Variant::name).join(", "))]
+pub struct UnknownVariant(pub String);
+
+impl FromStr for Variant {
+    type Err = UnknownVariant;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Variant::ALL.into_iter().find(|v| v.name() == s).ok_or_else(|| UnknownVariant(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bug_variant_turns_exactly_one_fix_off() {
+        let on = |f: Fixes| {
+            serde_json::to_value(f).unwrap().as_object().unwrap().values().filter(|v| **v == true).count()
+        };
+        let all = on(Fixes::default());
+        for v in Variant::ALL {
+            let expected = if v.is_fixed() { all } else { all - 1 };
+            assert_eq!(on(v.fixes()), expected, "{v}");
+            assert_eq!(v.name().parse::<Variant>(), Ok(v));
+        }
+        let err = "bug-9999".parse::<Variant>().unwrap_err().to_string();
+        assert!(err.contains("valid: fixed, bug-4201"), "{err}");
+    }
+}

@@ -1,0 +1,65 @@
+//! Verdicts: what an oracle found wrong in a run, and everything a sweep reports about one seed.
+
+use std::collections::BTreeMap;
+
+use arc_sim::Seed;
+use serde::Serialize;
+
+use crate::variant::Variant;
+
+/// One thing an oracle found wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// The oracle's name.
+    pub oracle: &'static str,
+    /// Sim ms of the offending event.
+    pub at_ms: u64,
+    /// The objects involved (`ephemeralrunners arc-runners/x`, `runner 17`, `job 4`…).
+    pub objects: Vec<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The outcome of one (scenario, variant, seed) run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// Scenario name.
+    pub scenario: &'static str,
+    /// Variant.
+    pub variant: Variant,
+    /// Seed.
+    pub seed: Seed,
+    /// What the oracles found.
+    pub violations: Vec<Violation>,
+    /// Coverage probes that fired, with their counts.
+    pub probes: BTreeMap<&'static str, u32>,
+    /// Headline counters (jobs, runners, reconciles, API calls).
+    pub counters: BTreeMap<String, i64>,
+    /// FNV-1a of the trace.
+    pub trace_hash: u64,
+    /// Trace lines.
+    pub trace_lines: u64,
+    /// Simulated time the run took.
+    pub sim_ms: u64,
+    /// Wall time the run took.
+    pub wall_ms: u64,
+}
+
+impl Verdict {
+    /// Whether no oracle found anything.
+    pub fn passed(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// The one command that replays this run.
+    pub fn replay_line(&self) -> String {
+        replay_line(self.scenario, self.variant, self.seed)
+    }
+}
+
+/// The command that replays (scenario, variant, seed).
+pub fn replay_line(scenario: &str, variant: Variant, seed: Seed) -> String {
+    format!(
+        "cargo run --release -p arc-scenarios --bin arcsim -- run --scenario {scenario} --variant {variant} --seed {seed}"
+    )
+}

@@ -2,6 +2,14 @@
 //! violation it finds. They read only the run's record (API audit, GitHub events, kubelet events,
 //! metrics, final objects), never the fakes' internals, and are kept apart from the fakes.
 
+pub mod convergence;
+pub mod jobs;
+pub mod phases;
+pub mod pods;
+pub mod registrations;
+pub mod tokens;
+pub mod view;
+
 use arc_sim::world::RunRecord;
 
 use crate::verdict::Violation;
@@ -20,5 +28,17 @@ pub trait Oracle: Send + Sync {
 
 /// Every oracle, for `arcsim list`.
 pub fn all() -> Vec<&'static dyn Oracle> {
-    Vec::new()
+    vec![
+        &jobs::NoJobLostToControllerKill,
+        &convergence::NoJobLost,
+        &registrations::NoOrphanRegistration,
+        &registrations::JitConfigOncePerRunner,
+        &pods::PodOwnedByItsRunner,
+        &pods::NoAlreadyExistsErrors,
+        &pods::BoundedPodCreates,
+        &tokens::NoExpiredTokenRegistration,
+        &phases::TerminalPhaseIsFinal,
+        &phases::RunningOnlyAfterJobStarted,
+        &convergence::ConvergesAfterHeal,
+    ]
 }

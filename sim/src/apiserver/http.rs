@@ -43,6 +43,8 @@ struct Requester {
     verb: ApiVerb,
     actor: Option<String>,
     body_hash: u64,
+    /// For creates: the name (or `generateName` prefix followed by `*`) the body asks for.
+    requested_name: Option<String>,
 }
 
 impl Requester {
@@ -64,7 +66,7 @@ pub struct AuditEntry {
     pub resource: String,
     /// Namespace (empty for cluster-scoped kinds).
     pub namespace: String,
-    /// Object name (for creates, the name the server gave).
+    /// Object name (for creates, the name the server gave, else the name asked for).
     pub name: String,
     /// Whether it addressed `/status`.
     pub status_subresource: bool,
@@ -211,6 +213,7 @@ impl ApiService {
             verb,
             actor: parts.headers.get(ACTOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string),
             body_hash: crate::fnv::fnv1a64(&body),
+            requested_name: (verb == ApiVerb::Create).then(|| requested_name(&body)).flatten(),
         };
         let route = &route;
         let plural = self.shared.registry.get(route.resource).plural;
@@ -418,7 +421,12 @@ impl ApiService {
             verb: who.verb,
             resource: self.shared.registry.get(route.resource).plural.to_string(),
             namespace: route.namespace.clone().unwrap_or_default(),
-            name: route.name.clone().or_else(|| named.map(str::to_string)).unwrap_or_default(),
+            name: route
+                .name
+                .clone()
+                .or_else(|| named.map(str::to_string))
+                .or_else(|| who.requested_name.clone())
+                .unwrap_or_default(),
             status_subresource: route.status,
             code,
             body_hash: who.body_hash,
@@ -429,6 +437,17 @@ impl ApiService {
 
     fn count(&self, verb: ApiVerb, plural: &str, code: u16) {
         *self.shared.lock().counts.entry((verb, plural.to_string(), code)).or_insert(0) += 1;
+    }
+}
+
+/// The name a create body asks for: `metadata.name`, or `metadata.generateName` followed by `*`.
+fn requested_name(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let meta = value.get("metadata")?;
+    match (meta.get("name").and_then(Value::as_str), meta.get("generateName").and_then(Value::as_str)) {
+        (Some(name), _) if !name.is_empty() => Some(name.to_string()),
+        (_, Some(prefix)) => Some(format!("{prefix}*")),
+        _ => None,
     }
 }
 

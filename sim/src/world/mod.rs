@@ -123,6 +123,7 @@ pub struct World {
     metrics: Metrics,
     manager: Option<Manager>,
     restarts: u32,
+    changes: Arc<std::sync::Mutex<Vec<(u64, Arc<crate::apiserver::Change>)>>>,
 }
 
 /// Why a world could not be built.
@@ -167,6 +168,7 @@ impl World {
             .map(|run| listener_launcher(run, &apiserver, &script, &metrics, clock, &config));
         let kubelet =
             Kubelet::start(seed, &apiserver, github.clone(), trace.clone(), config.kubelet.clone(), launcher);
+        let changes = record_changes(&apiserver, clock);
         Ok(World {
             config,
             plug,
@@ -179,6 +181,7 @@ impl World {
             metrics,
             manager: None,
             restarts: 0,
+            changes,
         })
     }
 
@@ -337,10 +340,43 @@ impl World {
             kubelet_events: self.kubelet.events(),
             metrics: self.metrics.snapshot(),
             objects,
+            changes: std::mem::take(&mut *self.changes.lock().expect("changes")),
             submitted_jobs,
             controller_restarts: self.restarts,
+            plurals: self.apiserver.registry().types().iter().map(|t| t.plural.to_string()).collect(),
         }
     }
+}
+
+/// Keeps every change to the kinds oracles follow, stamped with its sim time.
+fn record_changes(
+    apiserver: &FakeApiServer,
+    clock: SimClock,
+) -> Arc<std::sync::Mutex<Vec<(u64, Arc<crate::apiserver::Change>)>>> {
+    use futures::StreamExt;
+    let followed: Vec<usize> = [
+        "pods",
+        "secrets",
+        "ephemeralrunners",
+        "ephemeralrunnersets",
+        "autoscalingrunnersets",
+        "autoscalinglisteners",
+        "runners",
+    ]
+    .iter()
+    .filter_map(|p| apiserver.registry().find_plural(p))
+    .collect();
+    let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = kept.clone();
+    let mut changes = apiserver.changes();
+    tokio::spawn(async move {
+        while let Some(change) = changes.next().await {
+            if followed.contains(&change.key.resource) {
+                sink.lock().expect("changes").push((clock.elapsed_ms(), change));
+            }
+        }
+    });
+    kept
 }
 
 /// The kubelet's hook for listener pods: the plug's listener with clients of its own (actor

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use arc_controller::runtime::metrics::MetricKey;
 use serde_json::Value;
 
-use crate::apiserver::{AuditEntry, RequestCounts};
+use std::sync::Arc;
+
+use crate::apiserver::{AuditEntry, Change, RequestCounts};
 use crate::github::{GitHubEvent, Job, Runner};
 use crate::kubelet::KubeletEvent;
 use crate::seed::Seed;
@@ -44,10 +46,15 @@ pub struct RunRecord {
     pub metrics: BTreeMap<MetricKey, i64>,
     /// Objects at the end, by resource plural.
     pub objects: BTreeMap<String, Vec<Value>>,
+    /// Every committed change to the kinds oracles follow (pods, secrets and the ARC kinds), with its
+    /// sim ms, in commit order. Shared with the store, so keeping them costs no copies.
+    pub changes: Vec<(u64, Arc<Change>)>,
     /// Request ids of the jobs the workload submitted, in order.
     pub submitted_jobs: Vec<i64>,
     /// Controller restarts performed.
     pub controller_restarts: u32,
+    /// Resource plurals by registry id (to read `changes`).
+    pub plurals: Vec<String>,
 }
 
 impl RunRecord {
@@ -58,6 +65,15 @@ impl RunRecord {
             .filter(|(k, _)| k.name == name && filter.iter().all(|(l, v)| k.label(l) == Some(v)))
             .map(|(_, v)| *v)
             .sum()
+    }
+
+    /// The recorded changes of `plural`, in commit order.
+    pub fn changes_of<'a>(&'a self, plural: &'a str) -> impl Iterator<Item = &'a (u64, Arc<Change>)> + 'a {
+        self.changes.iter().filter(move |(_, c)| c.key.resource == self.resource_id(plural))
+    }
+
+    fn resource_id(&self, plural: &str) -> usize {
+        self.plurals.iter().position(|p| p == plural).unwrap_or(usize::MAX)
     }
 
     /// Objects of `plural` at the end.

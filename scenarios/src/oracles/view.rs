@@ -1,0 +1,52 @@
+//! Reading stored objects (JSON) in oracles and probes.
+
+use serde_json::Value;
+
+/// The string at JSON pointer `ptr`, if any and non-empty.
+pub fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
+    v.pointer(ptr).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// `namespace/name` of an object.
+pub fn key_of(v: &Value) -> String {
+    format!(
+        "{}/{}",
+        str_at(v, "/metadata/namespace").unwrap_or(""),
+        str_at(v, "/metadata/name").unwrap_or("")
+    )
+}
+
+/// The object's uid.
+pub fn uid_of(v: &Value) -> &str {
+    str_at(v, "/metadata/uid").unwrap_or("")
+}
+
+/// An EphemeralRunner's phase as ARC reads it (empty = Pending).
+pub fn runner_phase(v: &Value) -> &str {
+    str_at(v, "/status/phase").unwrap_or("Pending")
+}
+
+/// Whether a phase is terminal (Succeeded, Failed, Outdated).
+pub fn is_terminal(phase: &str) -> bool {
+    matches!(phase, "Succeeded" | "Failed" | "Outdated")
+}
+
+/// An EphemeralRunner's registered runner id (0 when unregistered).
+pub fn runner_id(v: &Value) -> i64 {
+    v.pointer("/status/runnerId").and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// The uid of the object's controller ownerReference.
+pub fn controller_uid(v: &Value) -> Option<&str> {
+    v.pointer("/metadata/ownerReferences")?
+        .as_array()?
+        .iter()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))?
+        .get("uid")?
+        .as_str()
+}
+
+/// Whether the object is being deleted.
+pub fn is_deleting(v: &Value) -> bool {
+    str_at(v, "/metadata/deletionTimestamp").is_some()
+}

@@ -8,6 +8,11 @@ pub fn parse_seed(text: &str) -> Result<Seed, String> {
     text.parse::<Seed>().map_err(|e| e.to_string())
 }
 
+/// Parses a variant name, with an error listing the valid ones.
+pub fn parse_variant(text: &str) -> Result<crate::variant::Variant, String> {
+    text.parse().map_err(|e: crate::variant::UnknownVariant| e.to_string())
+}
+
 /// Parses a fault plan given inline as JSON or as `@FILE`.
 pub fn parse_fault_plan(text: &str) -> Result<FaultPlan, String> {
     let json = match text.strip_prefix('@') {

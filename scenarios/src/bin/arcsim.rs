@@ -15,6 +15,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run scenarios × variants × seeds on all cores and print a table (the main job).
+    Sweep(commands::sweep::SweepArgs),
+    /// Run one scenario with one variant and one seed, and print its verdict.
+    Run(commands::run::RunArgs),
+    /// List the scenarios, variants, oracles and probes.
+    List,
     /// Serve the fake Kubernetes API server over TCP (for kubectl).
     Apiserver(commands::apiserver::ApiServerArgs),
 }
@@ -22,6 +28,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Sweep(args) => commands::sweep::run(args),
+        Command::Run(args) => commands::run::run(args),
+        Command::List => commands::list::run(),
         Command::Apiserver(args) => commands::apiserver::run(args),
     };
     match result {

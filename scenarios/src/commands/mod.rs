@@ -1,3 +1,6 @@
 //! The `arcsim` subcommands, one module each.
 
 pub mod apiserver;
+pub mod list;
+pub mod run;
+pub mod sweep;

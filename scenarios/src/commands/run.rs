@@ -1,0 +1,59 @@
+//! `arcsim run`: one scenario, one variant, one seed; prints the verdict and the line that replays it.
+
+use std::path::PathBuf;
+
+use arc_sim::{Seed, TraceMode};
+
+use crate::report::verdict_text;
+use crate::runner::run_one;
+use crate::scenarios;
+use crate::variant::Variant;
+
+/// Options of `arcsim run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Scenario (see `arcsim list`).
+    #[arg(long, default_value = "standard")]
+    pub scenario: String,
+    /// Variant: `fixed` or a historic bug (see `arcsim list`).
+    #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
+    pub variant: Variant,
+    /// The seed (decimal or 0x hex).
+    #[arg(long, value_parser = crate::cli::parse_seed)]
+    pub seed: Seed,
+    /// Write the trace to this file.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Run twice and fail if the traces differ.
+    #[arg(long)]
+    pub check_determinism: bool,
+}
+
+/// Runs and prints; an error when the run found a violation or was not deterministic.
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
+    let (verdict, record) = run_one(scenario, args.variant, args.seed, mode)?;
+    print!("{}", verdict_text(&verdict));
+    if let Some(path) = &args.trace {
+        std::fs::write(path, record.trace.text())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        println!("  trace written to {}", path.display());
+    }
+    if args.check_determinism {
+        let (again, _) = run_one(scenario, args.variant, args.seed, TraceMode::HashOnly)?;
+        anyhow::ensure!(
+            again.trace_hash == verdict.trace_hash,
+            "not deterministic: a second run gave trace hash {:016x}",
+            again.trace_hash
+        );
+        println!("  determinism: a second run gave the same trace hash");
+    }
+    anyhow::ensure!(
+        verdict.passed(),
+        "{} violation(s); replay with: {}",
+        verdict.violations.len(),
+        verdict.replay_line()
+    );
+    Ok(())
+}

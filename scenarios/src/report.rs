@@ -1,0 +1,115 @@
+//! Printing verdicts and sweep tables, and deciding whether a sweep passed.
+
+use std::fmt::Write as _;
+
+use crate::kill_table::expectation;
+use crate::sweep::{Cell, SweepReport};
+use crate::verdict::Verdict;
+
+/// A one-run summary: verdict, headline counters, time, trace hash, and the replay line.
+pub fn verdict_text(v: &Verdict) -> String {
+    let mut out = String::new();
+    let status = if v.passed() { "PASS" } else { "FAIL" };
+    let _ = writeln!(out, "{status} {} / {} / seed {}", v.scenario, v.variant, v.seed);
+    for violation in &v.violations {
+        let _ = writeln!(
+            out,
+            "  violation {} at {} ms [{}]: {}",
+            violation.oracle,
+            violation.at_ms,
+            violation.objects.join(", "),
+            violation.message
+        );
+    }
+    for (name, value) in &v.counters {
+        let _ = writeln!(out, "  {name:<32} {value}");
+    }
+    if !v.probes.is_empty() {
+        let probes: Vec<String> = v.probes.iter().map(|(p, n)| format!("{p}×{n}")).collect();
+        let _ = writeln!(out, "  probes fired: {}", probes.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "  sim time {:.1} s, wall time {} ms, {} trace lines",
+        v.sim_ms as f64 / 1000.0,
+        v.wall_ms,
+        v.trace_lines
+    );
+    let _ = writeln!(out, "  trace hash {:016x}", v.trace_hash);
+    let _ = writeln!(out, "  replay: {}", v.replay_line());
+    out
+}
+
+/// What is wrong with a cell, if anything: the fixed controller failed, a bug variant survived its
+/// bound, a seed could not run, or a trace was not deterministic.
+pub fn cell_problem(cell: &Cell) -> Option<String> {
+    if let Some((seed, e)) = cell.errors.first() {
+        return Some(format!("seed {seed} could not run: {e}"));
+    }
+    if let Some(seed) = cell.nondeterministic.first() {
+        return Some(format!("seed {seed} gave two different traces"));
+    }
+    if cell.variant.is_fixed() {
+        return (cell.failures > 0).then(|| format!("the fixed controller failed {} seed(s)", cell.failures));
+    }
+    let expect = expectation(cell.variant, cell.scenario)?;
+    match &cell.first_failure {
+        Some(f) if f.nth <= expect.within_seeds && f.violations.iter().any(|v| v.oracle == expect.oracle) => {
+            None
+        }
+        Some(f) if f.nth <= expect.within_seeds => Some(format!(
+            "killed at seed #{} but not by {} (by {})",
+            f.nth, expect.oracle, f.violations[0].oracle
+        )),
+        _ if cell.runs < expect.within_seeds => None,
+        _ => Some(format!(
+            "survived {} seeds (bound {}, oracle {})",
+            cell.runs, expect.within_seeds, expect.oracle
+        )),
+    }
+}
+
+/// The sweep table: one row per scenario × variant.
+pub fn sweep_table(report: &SweepReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<28} {:<32} {:>6} {:>8} {:>12} {:>9}  verdict",
+        "scenario", "variant", "seeds", "failures", "first fail", "sim-h"
+    );
+    for cell in &report.cells {
+        let first =
+            cell.first_failure.as_ref().map_or("-".to_string(), |f| format!("#{} ({})", f.nth, f.seed));
+        let verdict = match (cell_problem(cell), cell.variant.is_fixed()) {
+            (Some(problem), _) => format!("PROBLEM: {problem}"),
+            (None, true) => "ok".to_string(),
+            (None, false) => match (&cell.first_failure, expectation(cell.variant, cell.scenario)) {
+                (Some(_), Some(e)) => format!("killed by {}", e.oracle),
+                (Some(f), None) => format!("killed by {}", f.violations[0].oracle),
+                (None, _) => "not killed (no expectation here)".to_string(),
+            },
+        };
+        let sim_hours = cell.sim_ms as f64 / 3_600_000.0;
+        let _ = writeln!(
+            out,
+            "{:<28} {:<32} {:>6} {:>8} {:>12} {:>9.1}  {verdict}",
+            cell.scenario,
+            cell.variant.name(),
+            cell.runs,
+            cell.failures,
+            first,
+            sim_hours
+        );
+    }
+    for cell in &report.cells {
+        if let Some(f) = &cell.first_failure {
+            let _ = writeln!(out, "replay {} / {}: {}", cell.scenario, cell.variant, f.replay);
+        }
+    }
+    out
+}
+
+/// Whether every cell is free of problems.
+pub fn sweep_passed(report: &SweepReport) -> bool {
+    report.cells.iter().all(|c| cell_problem(c).is_none())
+}

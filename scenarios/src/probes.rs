@@ -5,7 +5,14 @@
 
 use std::collections::BTreeMap;
 
+use arc_controller::runtime::metrics::PREDICATE_DROPPED_TOTAL;
+use arc_sim::faults::ApiVerb;
+use arc_sim::github::{EventKind, RemoveOutcome};
+use arc_sim::kubelet::KubeletEventKind;
 use arc_sim::world::RunRecord;
+use serde_json::Value;
+
+use crate::oracles::view::{key_of, str_at};
 
 /// A probe a scenario must hit in at least `min_share` of its seeds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,24 +23,253 @@ pub struct ProbeGoal {
     pub min_share: f64,
 }
 
-/// A named race window.
-pub trait Probe: Send + Sync {
+/// A named race window: its name, what it is, and how to count it in a run.
+pub struct Probe {
     /// Its name.
-    fn name(&self) -> &'static str;
-
+    pub name: &'static str,
     /// One line on the window.
-    fn describe(&self) -> &'static str;
+    pub describe: &'static str,
+    /// How many times the window opened in a run.
+    pub count: fn(&RunRecord) -> u32,
+}
 
-    /// How many times the window opened in `run`.
-    fn count(&self, run: &RunRecord) -> u32;
+fn audited(run: &RunRecord, resource: &str, verb: ApiVerb, code: u16, actor: &str) -> u32 {
+    run.audit
+        .iter()
+        .filter(|a| a.resource == resource && a.verb == verb && a.code == code && a.actor == actor)
+        .count() as u32
+}
+
+fn pod_create_already_exists(run: &RunRecord) -> u32 {
+    audited(run, "pods", ApiVerb::Create, 409, "controller")
+}
+
+fn stale_pod_cache_read(run: &RunRecord) -> u32 {
+    pod_create_already_exists(run) + audited(run, "pods", ApiVerb::Delete, 404, "controller")
+}
+
+fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
+    run.github_events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::RemoveRunner { outcome: RemoveOutcome::JobStillRunning | RemoveOutcome::Busy, .. }
+            )
+        })
+        .count() as u32
+}
+
+/// A RemoveRunner that removed an idle runner while a job acquired by its scale set was still waiting
+/// for a runner: the job would have been this runner's, and went to another.
+fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
+    let mut waiting: BTreeMap<i64, i64> = BTreeMap::new();
+    let scale_set_of: BTreeMap<i64, i64> =
+        run.runners.iter().filter_map(|r| Some((r.id, r.scale_set_id?))).collect();
+    let mut hits = 0;
+    for e in &run.github_events {
+        match &e.kind {
+            EventKind::JobAcquired { request_id, scale_set_id } => {
+                waiting.insert(*request_id, *scale_set_id);
+            }
+            EventKind::JobAssigned { request_id, .. } | EventKind::JobCompleted { request_id, .. } => {
+                waiting.remove(request_id);
+            }
+            EventKind::RemoveRunner { runner_id, outcome: RemoveOutcome::Removed } => {
+                let set = scale_set_of.get(runner_id);
+                if set.is_some_and(|s| waiting.values().any(|w| w == s)) {
+                    hits += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    hits
+}
+
+/// A job assigned to a runner within 1 s of a delete of that runner's pod (either order).
+fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
+    let pod_of: BTreeMap<i64, String> = run
+        .kubelet_events
+        .iter()
+        .filter_map(|e| match e.kind {
+            KubeletEventKind::RunnerConnected { runner_id } => Some((runner_id, e.pod.clone())),
+            _ => None,
+        })
+        .collect();
+    let deletes: Vec<(u64, String)> = run
+        .audit
+        .iter()
+        .filter(|a| {
+            a.resource == "pods" && a.verb == ApiVerb::Delete && a.actor == "controller" && a.code < 300
+        })
+        .map(|a| (a.ms, format!("{}/{}", a.namespace, a.name)))
+        .collect();
+    run.github_events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, pod_of.get(&runner_id)?)),
+            _ => None,
+        })
+        .filter(|(at, pod)| deletes.iter().any(|(ms, p)| p == *pod && ms.abs_diff(*at) <= 1000))
+        .count() as u32
+}
+
+/// Legacy tokens: `(runner key, token) → expiresAt ms` from the Runners' status, and when each token
+/// was replaced.
+fn token_lifetimes(run: &RunRecord) -> Vec<(String, String, u64, u64)> {
+    let epoch = run.trace.clock().epoch().as_millisecond();
+    let mut out: Vec<(String, String, u64, u64)> = Vec::new();
+    for (ms, change) in run.changes_of("runners") {
+        let Some(token) = str_at(&change.object, "/status/registration/token") else { continue };
+        let key = key_of(&change.object);
+        if out.iter().any(|(k, t, _, _)| *k == key && t == token) {
+            continue;
+        }
+        if let Some(last) = out.iter_mut().rev().find(|(k, _, _, _)| *k == key) {
+            last.3 = *ms;
+        }
+        let expires = str_at(&change.object, "/status/registration/expiresAt")
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map_or(u64::MAX, |t| u64::try_from(t.as_millisecond() - epoch).unwrap_or(0));
+        out.push((key, token.to_string(), expires, u64::MAX));
+    }
+    out
+}
+
+/// A legacy runner pod still existed, holding its token, when that token expired: a container restart
+/// from then on registers with an expired token unless the pod is replaced first.
+fn token_expired_before_container_start(run: &RunRecord) -> u32 {
+    let tokens = token_lifetimes(run);
+    let mut live: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut hits = 0;
+    for (ms, change) in run.changes_of("pods") {
+        let key = key_of(&change.object);
+        match change.kind {
+            arc_sim::apiserver::EventType::Added => {
+                if let Some(token) = env_token(&change.object) {
+                    live.insert(key, (*ms, token));
+                }
+            }
+            arc_sim::apiserver::EventType::Deleted => {
+                if let Some((_, token)) = live.remove(&key) {
+                    let expired_inside = tokens.iter().any(|(_, t, exp, _)| *t == token && *exp < *ms);
+                    hits += u32::from(expired_inside);
+                }
+            }
+            arc_sim::apiserver::EventType::Modified => {}
+        }
+    }
+    hits + live
+        .values()
+        .filter(|(_, token)| tokens.iter().any(|(_, t, exp, _)| *t == *token && *exp < run.end_ms))
+        .count() as u32
+}
+
+fn env_token(pod: &Value) -> Option<String> {
+    let containers = pod.pointer("/spec/containers")?.as_array()?;
+    containers.iter().flat_map(|c| c.get("env").and_then(Value::as_array).into_iter().flatten()).find_map(
+        |e| {
+            (e.get("name")?.as_str()? == "RUNNER_TOKEN")
+                .then(|| e.get("value")?.as_str().map(str::to_string))
+                .flatten()
+        },
+    )
+}
+
+/// A legacy Runner's token was refreshed while its runner ran a job at GitHub.
+fn token_refreshed_while_busy(run: &RunRecord) -> u32 {
+    let tokens = token_lifetimes(run);
+    let busy: Vec<(String, u64, u64)> = run
+        .jobs
+        .iter()
+        .filter_map(|j| {
+            let runner = run.runners.iter().find(|r| Some(r.id) == j.runner_id && r.scope.is_some())?;
+            Some((runner.name.clone(), j.started_ms?, j.finished_ms.unwrap_or(u64::MAX)))
+        })
+        .collect();
+    tokens
+        .iter()
+        .filter(|(_, _, _, replaced)| *replaced != u64::MAX)
+        .filter(|(key, _, _, replaced)| {
+            let name = key.rsplit('/').next().unwrap_or("");
+            busy.iter().any(|(n, from, to)| n == name && from <= replaced && replaced < to)
+        })
+        .count() as u32
+}
+
+fn predicate_dropped_update(run: &RunRecord) -> u32 {
+    u32::try_from(run.metric(PREDICATE_DROPPED_TOTAL, &[])).unwrap_or(u32::MAX)
+}
+
+fn listener_patch_conflict(run: &RunRecord) -> u32 {
+    audited(run, "ephemeralrunners", ApiVerb::Patch, 409, "listener")
+}
+
+fn controller_restart_mid_reconcile(run: &RunRecord) -> u32 {
+    run.restarts_mid_reconcile
 }
 
 /// Every probe.
-pub fn all() -> Vec<&'static dyn Probe> {
-    Vec::new()
+pub const PROBES: &[Probe] = &[
+    Probe {
+        name: "pod-create-already-exists",
+        describe: "a pod create met AlreadyExists because the cache lagged",
+        count: pod_create_already_exists,
+    },
+    Probe {
+        name: "stale-pod-cache-read",
+        describe: "the controller acted on a pod cache that lagged the API server",
+        count: stale_pod_cache_read,
+    },
+    Probe {
+        name: "remove-runner-lost-to-assignment",
+        describe: "RemoveRunner answered busy because a job won the race",
+        count: remove_runner_lost_to_assignment,
+    },
+    Probe {
+        name: "assignment-lost-to-remove-runner",
+        describe: "RemoveRunner removed an idle runner while a job of its scale set waited",
+        count: assignment_lost_to_remove_runner,
+    },
+    Probe {
+        name: "job-assigned-within-1s-of-pod-delete",
+        describe: "a job was assigned to a runner within 1 s of its pod's delete",
+        count: job_assigned_within_1s_of_pod_delete,
+    },
+    Probe {
+        name: "token-expired-before-container-start",
+        describe: "a legacy pod outlived its registration token",
+        count: token_expired_before_container_start,
+    },
+    Probe {
+        name: "token-refreshed-while-busy",
+        describe: "a legacy runner's token was refreshed while it ran a job",
+        count: token_refreshed_while_busy,
+    },
+    Probe {
+        name: "predicate-dropped-update",
+        describe: "an update predicate dropped an event",
+        count: predicate_dropped_update,
+    },
+    Probe {
+        name: "listener-patch-conflict",
+        describe: "the listener's optimistic-lock Running write met a Conflict",
+        count: listener_patch_conflict,
+    },
+    Probe {
+        name: "controller-restart-mid-reconcile",
+        describe: "the controller was restarted with a reconcile in flight",
+        count: controller_restart_mid_reconcile,
+    },
+];
+
+/// Every probe.
+pub fn all() -> &'static [Probe] {
+    PROBES
 }
 
 /// The probes that fired in `run`, with their counts.
 pub fn fired(run: &RunRecord) -> BTreeMap<&'static str, u32> {
-    all().into_iter().map(|p| (p.name(), p.count(run))).filter(|(_, n)| *n > 0).collect()
+    PROBES.iter().map(|p| (p.name, (p.count)(run))).filter(|(_, n)| *n > 0).collect()
 }

@@ -22,7 +22,7 @@ use tracing::Instrument;
 
 use super::controller_ref::{controller_of, refers_to};
 use super::informer::{Informer, InformerEvent, WatchedResource};
-use super::metrics::Metrics;
+use super::metrics::{ACTIVE_WORKERS, Metrics};
 use super::object_key::ObjectKey;
 use super::outcome::{Outcome, ReconcileError, handle_result};
 use super::predicate::{UpdatePredicate, resource_version_changed};
@@ -244,6 +244,26 @@ async fn forward_events<K: WatchedResource>(
 }
 
 /// What every worker of one controller shares.
+/// Counts a reconcile in `controller_runtime_active_workers` for as long as it runs, including when it
+/// is dropped mid-flight (a crash-like stop): the count then says how many reconciles were cut short.
+struct ActiveWorker {
+    metrics: Metrics,
+    controller: String,
+}
+
+impl ActiveWorker {
+    fn start(metrics: &Metrics, controller: &str) -> Self {
+        metrics.add(ACTIVE_WORKERS, &[("controller", controller)], 1);
+        ActiveWorker { metrics: metrics.clone(), controller: controller.to_string() }
+    }
+}
+
+impl Drop for ActiveWorker {
+    fn drop(&mut self) {
+        self.metrics.add(ACTIVE_WORKERS, &[("controller", &self.controller)], -1);
+    }
+}
+
 struct Worker<R> {
     name: String,
     reconciler: Arc<R>,
@@ -262,7 +282,9 @@ impl<R: Reconciler> Worker<R> {
             }
         }
         while let Some(key) = self.queue.get().await {
+            let active = ActiveWorker::start(&self.metrics, &self.name);
             self.reconcile(&key).await;
+            drop(active);
             self.queue.done(&key);
         }
     }

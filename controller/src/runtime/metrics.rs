@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex};
 pub const RECONCILE_TOTAL: &str = "controller_runtime_reconcile_total";
 /// Reconcile errors by controller and reason (`AlreadyExists`, `Conflict`, `Panic`, …).
 pub const RECONCILE_ERRORS_TOTAL: &str = "controller_runtime_reconcile_errors_total";
+/// Reconciles running right now, by controller (a gauge).
+pub const ACTIVE_WORKERS: &str = "controller_runtime_active_workers";
 /// Adds handled by a workqueue, by queue name.
 pub const WORKQUEUE_ADDS_TOTAL: &str = "workqueue_adds_total";
 /// Current depth of a workqueue, by queue name (a gauge).

@@ -18,7 +18,7 @@ pub fn run() -> anyhow::Result<()> {
     }
     println!("probes:");
     for p in probes::all() {
-        println!("  {:<30} {}", p.name(), p.describe());
+        println!("  {:<30} {}", p.name, p.describe);
     }
     Ok(())
 }

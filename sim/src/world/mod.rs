@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_controller::runtime::manager::Manager;
-use arc_controller::runtime::metrics::Metrics;
+use arc_controller::runtime::metrics::{ACTIVE_WORKERS, Metrics};
 use arc_controller::{Fixes, Optimisations, SharedClock};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde::{Deserialize, Serialize};
@@ -123,6 +123,7 @@ pub struct World {
     metrics: Metrics,
     manager: Option<Manager>,
     restarts: u32,
+    restarts_mid_reconcile: u32,
     changes: Arc<std::sync::Mutex<Vec<(u64, Arc<crate::apiserver::Change>)>>>,
 }
 
@@ -181,6 +182,7 @@ impl World {
             metrics,
             manager: None,
             restarts: 0,
+            restarts_mid_reconcile: 0,
             changes,
         })
     }
@@ -224,9 +226,17 @@ impl World {
     /// Starts (or restarts) the controller on a fresh manager.
     pub async fn start_controller(&mut self) {
         if let Some(mut old) = self.manager.take() {
+            let in_flight = self.metrics.sum(ACTIVE_WORKERS, &[]);
             old.shutdown().await;
             self.restarts += 1;
-            self.trace.record("world", "controller-restart", self.restarts);
+            if in_flight > 0 {
+                self.restarts_mid_reconcile += 1;
+            }
+            self.trace.record(
+                "world",
+                "controller-restart",
+                format!("#{} in-flight={in_flight}", self.restarts),
+            );
         }
         let inputs = self.inputs();
         let mut manager = Manager::new(inputs.client.clone(), inputs.metrics.clone(), inputs.clock.clone());
@@ -343,6 +353,7 @@ impl World {
             changes: std::mem::take(&mut *self.changes.lock().expect("changes")),
             submitted_jobs,
             controller_restarts: self.restarts,
+            restarts_mid_reconcile: self.restarts_mid_reconcile,
             plurals: self.apiserver.registry().types().iter().map(|t| t.plural.to_string()).collect(),
         }
     }

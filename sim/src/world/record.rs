@@ -53,6 +53,8 @@ pub struct RunRecord {
     pub submitted_jobs: Vec<i64>,
     /// Controller restarts performed.
     pub controller_restarts: u32,
+    /// Restarts that cut at least one reconcile short.
+    pub restarts_mid_reconcile: u32,
     /// Resource plurals by registry id (to read `changes`).
     pub plurals: Vec<String>,
 }

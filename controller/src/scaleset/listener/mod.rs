@@ -23,10 +23,10 @@ pub mod session;
 
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
 pub use error::ListenerError;
 pub use session::{SessionConflictPolicy, SessionState};
+/// The token that stops [`Listener::run`] (re-exported so callers need no `tokio-util` of their own).
+pub use tokio_util::sync::CancellationToken;
 
 use self::desired_count::DesiredCount;
 use self::job_handlers::JobHandlers;

@@ -79,7 +79,6 @@ fn run_listener(config_path: Option<PathBuf>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!(%err, "listener exited with an error");
-            eprintln!("arc-controller listener: {err}");
             ExitCode::FAILURE
         }
     }

@@ -176,3 +176,75 @@ impl Listener {
         MessageLoop::new(session, desired, jobs, max_capacity, statistics).run(cancel).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use http_body_util::Full;
+
+    use super::*;
+    use crate::SystemClock;
+    use crate::github::Credentials;
+    use crate::runtime::testing::ScriptedApi;
+    use crate::scaleset::resource_builder::{GitHubCredentials, ListenerConfigError};
+
+    fn config() -> ListenerConfig {
+        ListenerConfig {
+            configure_url: "https://github.com/octo".into(),
+            credentials: GitHubCredentials { github_token: "ghp_x".into(), ..Default::default() },
+            ephemeral_runner_set_namespace: "runners".into(),
+            ephemeral_runner_set_name: "arc".into(),
+            max_runners: 3,
+            min_runners: 0,
+            runner_scale_set_id: 7,
+            ..ListenerConfig::default()
+        }
+    }
+
+    fn build(config: ListenerConfig) -> Result<Listener, ListenerError> {
+        let clock: SharedClock = Arc::new(SystemClock);
+        let answer = |_request| async { Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::new()))) };
+        let token = Credentials::Token("ghp_x".into());
+        let github = ActionsClient::new(
+            tower::service_fn(answer),
+            "https://github.com/octo",
+            token,
+            clock.clone(),
+            Metrics::new(),
+        )
+        .expect("a client");
+        let client = ScriptedApi::new().client();
+        Listener::new(
+            config,
+            client,
+            github,
+            clock,
+            Metrics::new(),
+            Fixes::default(),
+            Optimisations::default(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_valid_config_builds_a_listener_owned_by_its_scale_set_name() {
+        let listener = build(ListenerConfig { runner_scale_set_name: "arc-set".into(), ..config() }).unwrap();
+        assert_eq!(listener.session_owner, "arc-set");
+        assert_eq!(listener.conflict_policy, SessionConflictPolicy::Exit);
+        let unnamed = build(config()).unwrap().with_session_owner("pod-0");
+        assert_eq!(unnamed.session_owner, "pod-0");
+    }
+
+    #[tokio::test]
+    async fn an_invalid_or_negative_config_is_refused_before_anything_runs() {
+        let missing = build(ListenerConfig { runner_scale_set_id: 0, ..config() }).unwrap_err();
+        assert!(
+            matches!(missing, ListenerError::Config(ListenerConfigError::MissingScaleSetId)),
+            "{missing}"
+        );
+        let negative = build(ListenerConfig { min_runners: -2, max_runners: -1, ..config() }).unwrap_err();
+        assert!(matches!(negative, ListenerError::NegativeRunners { min: -2, max: -1 }), "{negative}");
+    }
+}

@@ -8,5 +8,6 @@
 
 pub mod context;
 pub mod error;
+pub mod listener;
 pub mod predicates;
 pub mod resource_builder;

@@ -1,0 +1,232 @@
+//! The message loop (ARC-MODEL §4.1, \[SS\] `listener.Run`): the initial scaling from the session's
+//! statistics, then long polls until cancelled.
+//!
+//! A 202 (no message) scales from the latest statistics. A message is handled in \[SS\] order:
+//! record its statistics, acknowledge it (DeleteMessage), AcquireJobs for the JobAvailable ones,
+//! HandleJobStarted for each JobStarted, HandleJobCompleted for each JobCompleted (both mark the
+//! scaler dirty, as ARC's scaler does), then HandleDesiredRunnerCount from the message's
+//! `totalAssignedJobs`. JobAssigned messages are only logged. Only the long poll is interrupted by
+//! cancellation; a message once received is handled to the end (ARC: `context.WithoutCancel`). Any
+//! error ends the loop.
+
+use tokio_util::sync::CancellationToken;
+
+use super::desired_count::DesiredCount;
+use super::error::ListenerError;
+use super::job_handlers::JobHandlers;
+use super::session::MessageSession;
+use crate::github::job_messages::{JobAvailable, JobCompleted, JobMessage, JobStarted};
+use crate::github::wire::{MESSAGE_TYPE_JOB_MESSAGES, RunnerScaleSetMessage, RunnerScaleSetStatistic};
+
+/// A message taken apart as the listener handles it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedMessage {
+    /// The message id.
+    pub message_id: i64,
+    /// Its statistics.
+    pub statistics: RunnerScaleSetStatistic,
+    /// JobAvailable entries, in order.
+    pub available: Vec<JobAvailable>,
+    /// JobStarted entries, in order.
+    pub started: Vec<JobStarted>,
+    /// JobCompleted entries, in order.
+    pub completed: Vec<JobCompleted>,
+    /// How many JobAssigned entries there were (logged only).
+    pub assigned: usize,
+}
+
+/// Checks a message's type and statistics and sorts its job messages by type. Unknown job message
+/// types are skipped, as ARC skips them.
+pub fn parse_message(message: &RunnerScaleSetMessage) -> Result<ParsedMessage, ListenerError> {
+    let message_id = message.message_id;
+    if message.message_type != MESSAGE_TYPE_JOB_MESSAGES {
+        let message_type = message.message_type.clone();
+        return Err(ListenerError::UnsupportedMessage { message_id, message_type });
+    }
+    let statistics = message
+        .statistics
+        .ok_or_else(|| ListenerError::MissingStatistics { what: format!("message {message_id}") })?;
+    let batch = JobMessage::parse_batch(&message.body)
+        .map_err(|source| ListenerError::MalformedMessage { message_id, source })?;
+    let mut parsed = ParsedMessage {
+        message_id,
+        statistics,
+        available: Vec::new(),
+        started: Vec::new(),
+        completed: Vec::new(),
+        assigned: 0,
+    };
+    for job in batch {
+        match job {
+            JobMessage::Available(m) => parsed.available.push(m),
+            JobMessage::Assigned(_) => parsed.assigned += 1,
+            JobMessage::Started(m) => parsed.started.push(m),
+            JobMessage::Completed(m) => parsed.completed.push(m),
+            JobMessage::Unknown { message_type } => {
+                tracing::info!(message_id, %message_type, "skipping a job message of unknown type");
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// The loop's state between messages.
+#[derive(Debug)]
+pub struct MessageLoop<'s> {
+    session: &'s mut MessageSession,
+    desired: DesiredCount,
+    jobs: JobHandlers,
+    max_capacity: u32,
+    last_message_id: i64,
+    latest_statistics: RunnerScaleSetStatistic,
+}
+
+impl<'s> MessageLoop<'s> {
+    /// A loop over the open `session`, starting from the session's `statistics`.
+    pub fn new(
+        session: &'s mut MessageSession,
+        desired: DesiredCount,
+        jobs: JobHandlers,
+        max_capacity: u32,
+        statistics: RunnerScaleSetStatistic,
+    ) -> Self {
+        MessageLoop {
+            session,
+            desired,
+            jobs,
+            max_capacity,
+            last_message_id: 0,
+            latest_statistics: statistics,
+        }
+    }
+
+    /// Scales from the session's statistics, then polls and handles messages until `cancel` fires
+    /// (`Ok`) or a step fails (`Err`).
+    pub async fn run(mut self, cancel: &CancellationToken) -> Result<(), ListenerError> {
+        let initial = self.latest_statistics.total_assigned_jobs;
+        tracing::info!(assigned_jobs = initial, "handling the session's initial statistics");
+        self.desired.handle(initial).await?;
+        while !cancel.is_cancelled() {
+            tracing::info!(last_message_id = self.last_message_id, "getting the next message");
+            let polled = tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                polled = self.session.get_message(self.last_message_id, self.max_capacity) => polled?,
+            };
+            match polled {
+                None => {
+                    tracing::info!("no message; scaling from the latest statistics");
+                    self.desired.handle(self.latest_statistics.total_assigned_jobs).await?;
+                }
+                Some(message) => {
+                    self.last_message_id = message.message_id;
+                    self.handle_message(&message).await?;
+                }
+            }
+        }
+        tracing::info!("message loop cancelled");
+        Ok(())
+    }
+
+    async fn handle_message(&mut self, message: &RunnerScaleSetMessage) -> Result<(), ListenerError> {
+        let parsed = parse_message(message)?;
+        tracing::info!(
+            message_id = parsed.message_id,
+            available = parsed.available.len(),
+            assigned = parsed.assigned,
+            started = parsed.started.len(),
+            completed = parsed.completed.len(),
+            statistics = ?parsed.statistics,
+            "handling a message"
+        );
+        self.latest_statistics = parsed.statistics;
+        self.session.delete_message(parsed.message_id).await?;
+        self.acquire_available(&parsed.available).await?;
+        for job in &parsed.started {
+            self.desired.mark_dirty();
+            self.jobs.job_started(job).await?;
+        }
+        for job in &parsed.completed {
+            self.desired.mark_dirty();
+            self.jobs.job_completed(job);
+        }
+        self.desired.handle(parsed.statistics.total_assigned_jobs).await?;
+        Ok(())
+    }
+
+    async fn acquire_available(&mut self, available: &[JobAvailable]) -> Result<(), ListenerError> {
+        if available.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = available.iter().map(|job| job.base.runner_request_id).collect();
+        tracing::info!(?ids, "acquiring jobs");
+        let acquired = self.session.acquire_jobs(&ids).await?;
+        tracing::info!(?acquired, "jobs acquired");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(message_type: &str, body: serde_json::Value, assigned: Option<i64>) -> RunnerScaleSetMessage {
+        RunnerScaleSetMessage {
+            message_id: 5,
+            message_type: message_type.into(),
+            body: body.to_string(),
+            statistics: assigned.map(|total_assigned_jobs| RunnerScaleSetStatistic {
+                total_assigned_jobs,
+                ..RunnerScaleSetStatistic::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn a_batch_is_sorted_by_job_message_type_in_order() {
+        let body = json!([
+            {"messageType": "JobAvailable", "runnerRequestId": 1, "acquireJobUrl": "u"},
+            {"messageType": "JobAvailable", "runnerRequestId": 2, "acquireJobUrl": "u"},
+            {"messageType": "JobAssigned", "runnerRequestId": 1},
+            {"messageType": "JobStarted", "runnerRequestId": 3, "runnerId": 7, "runnerName": "r-7"},
+            {"messageType": "JobCompleted", "runnerRequestId": 4, "result": "succeeded",
+             "runnerId": 8, "runnerName": "r-8"},
+            {"messageType": "SomethingNew"}
+        ]);
+        let parsed = parse_message(&message(MESSAGE_TYPE_JOB_MESSAGES, body, Some(3))).unwrap();
+        let available: Vec<i64> = parsed.available.iter().map(|m| m.base.runner_request_id).collect();
+        assert_eq!(available, [1, 2]);
+        assert_eq!(parsed.assigned, 1);
+        assert_eq!(parsed.started[0].runner_name, "r-7");
+        assert_eq!(parsed.completed[0].result, "succeeded");
+        assert_eq!((parsed.message_id, parsed.statistics.total_assigned_jobs), (5, 3));
+    }
+
+    #[test]
+    fn an_empty_body_is_an_empty_batch() {
+        let mut empty = message(MESSAGE_TYPE_JOB_MESSAGES, json!(null), Some(0));
+        empty.body.clear();
+        let parsed = parse_message(&empty).unwrap();
+        assert!(parsed.available.is_empty() && parsed.started.is_empty() && parsed.completed.is_empty());
+    }
+
+    #[test]
+    fn a_message_of_another_type_is_refused() {
+        let error = parse_message(&message("SomethingElse", json!([]), Some(0))).unwrap_err();
+        assert!(matches!(error, ListenerError::UnsupportedMessage { message_id: 5, .. }), "{error}");
+    }
+
+    #[test]
+    fn a_message_without_statistics_is_refused() {
+        let error = parse_message(&message(MESSAGE_TYPE_JOB_MESSAGES, json!([]), None)).unwrap_err();
+        assert_eq!(error.to_string(), "message 5 carries no statistics");
+    }
+
+    #[test]
+    fn a_body_that_is_not_a_batch_is_refused() {
+        let error = parse_message(&message(MESSAGE_TYPE_JOB_MESSAGES, json!({"x": 1}), Some(0))).unwrap_err();
+        assert!(matches!(error, ListenerError::MalformedMessage { message_id: 5, .. }), "{error}");
+    }
+}

@@ -8,6 +8,7 @@
 //! horizon. It returns a [`RunRecord`].
 
 pub mod plug;
+pub mod plugs;
 pub mod record;
 
 use std::collections::BTreeMap;
@@ -121,6 +122,7 @@ pub struct World {
     script: ScriptedGitHub,
     kubelet: Kubelet,
     metrics: Metrics,
+    listener_metrics: Metrics,
     manager: Option<Manager>,
     restarts: u32,
     restarts_mid_reconcile: u32,
@@ -163,10 +165,11 @@ impl World {
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
         let script = ScriptedGitHub::new(github.service());
         let metrics = Metrics::new();
+        let listener_metrics = Metrics::new();
         let launcher = plug
             .listener
             .clone()
-            .map(|run| listener_launcher(run, &apiserver, &script, &metrics, clock, &config));
+            .map(|run| listener_launcher(run, &apiserver, &script, &listener_metrics, clock, &config));
         let kubelet =
             Kubelet::start(seed, &apiserver, github.clone(), trace.clone(), config.kubelet.clone(), launcher);
         let changes = record_changes(&apiserver, clock);
@@ -180,6 +183,7 @@ impl World {
             script,
             kubelet,
             metrics,
+            listener_metrics,
             manager: None,
             restarts: 0,
             restarts_mid_reconcile: 0,
@@ -349,6 +353,7 @@ impl World {
             runners: self.github.runners(),
             kubelet_events: self.kubelet.events(),
             metrics: self.metrics.snapshot(),
+            listener_metrics: self.listener_metrics.snapshot(),
             objects,
             changes: std::mem::take(&mut *self.changes.lock().expect("changes")),
             submitted_jobs,

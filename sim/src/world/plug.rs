@@ -34,7 +34,7 @@ pub struct ControllerInputs {
 pub struct ListenerInputs {
     /// The listener's API client (actor `listener`).
     pub client: kube::Client,
-    /// Metrics.
+    /// The listeners' metrics registry (apart from the controller's).
     pub metrics: Metrics,
     /// The clock seam.
     pub clock: SharedClock,

@@ -42,8 +42,10 @@ pub struct RunRecord {
     pub runners: Vec<Runner>,
     /// The kubelet's event log.
     pub kubelet_events: Vec<KubeletEvent>,
-    /// The controller's metrics at the end.
+    /// The controller's metrics at the end (reconciles, API calls, copies, predicate drops).
     pub metrics: BTreeMap<MetricKey, i64>,
+    /// The listeners' metrics at the end (their API and GitHub calls), kept apart from the controller's.
+    pub listener_metrics: BTreeMap<MetricKey, i64>,
     /// Objects at the end, by resource plural.
     pub objects: BTreeMap<String, Vec<Value>>,
     /// Every committed change to the kinds oracles follow (pods, secrets and the ARC kinds), with its

@@ -9,11 +9,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_controller::Optimisations;
 use arc_controller::crd::{AutoscalingListener, AutoscalingRunnerSet, EphemeralRunnerSet};
 use arc_controller::github::Operation;
 use arc_controller::hash::listener_name;
 use arc_controller::runtime::manager::Manager;
-use arc_controller::runtime::metrics::{API_CALLS_TOTAL, PREDICATE_DROPPED_TOTAL, RECONCILE_ERRORS_TOTAL};
+use arc_controller::runtime::metrics::{
+    API_CALLS_TOTAL, DEEP_COPIES_TOTAL, PREDICATE_DROPPED_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL,
+};
 use arc_controller::scaleset::autoscaling_runner_set::autoscaling_runner_set_controller;
 use arc_controller::scaleset::predicates::ARS_FROM_ERS;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
@@ -203,6 +206,10 @@ async fn a_steady_ars_does_not_churn_its_listener_on_unrelated_updates() {
     let h = Harness::new();
     let _manager = start_running(&h).await;
     let before = identity(&listener(&h).expect("listener").metadata);
+    let copies = |h: &Harness| h.metric(DEEP_COPIES_TOTAL, &[("kind", "AutoscalingRunnerSet")]);
+    let writes = |h: &Harness| h.metric(API_CALLS_TOTAL, &[("kind", "AutoscalingRunnerSet")]);
+    let reconciles = |h: &Harness| h.metric(RECONCILE_TOTAL, &[("controller", "autoscalingrunnerset")]);
+    let (copies_before, writes_before, reconciles_before) = (copies(&h), writes(&h), reconciles(&h));
 
     // What the listener writes all day long, and an annotation nobody reconciles.
     patch_ers(&h, json!({"spec": {"replicas": 3, "patchID": 4}})).await;
@@ -212,6 +219,18 @@ async fn a_steady_ars_does_not_churn_its_listener_on_unrelated_updates() {
     })
     .await;
     assert_eq!(listener(&h).expect("listener").spec.ephemeral_runner_set_name, ARS_NAME);
+    assert!(reconciles(&h) >= reconciles_before + 2, "both updates were reconciled");
+    assert_eq!((copies(&h), writes(&h)), (copies_before, writes_before), "nothing copied, nothing written");
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_every_optimisation_off_the_ars_copies_on_every_pass_and_still_converges() {
+    let h = Harness::with(|b| b.optimisations = Optimisations::all_off());
+    let _manager = start_running(&h).await;
+    assert!(ers(&h).is_some() && listener(&h).is_some());
+    let copies = h.metric(DEEP_COPIES_TOTAL, &[("kind", "AutoscalingRunnerSet")]);
+    let reconciles = h.metric(RECONCILE_TOTAL, &[("controller", "autoscalingrunnerset")]);
+    assert_eq!(copies, reconciles, "an eager copy per reconcile, as ARC's DeepCopy");
 }
 
 #[tokio::test(start_paused = true)]

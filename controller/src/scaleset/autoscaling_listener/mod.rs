@@ -4,13 +4,13 @@
 //! One reconcile takes the first step that applies and returns, in ARC's order:
 //!
 //! 1. deleting → delete pod, config secret, proxy secret, RoleBinding, Role and ServiceAccount, look
-//!    again every second until all are gone, then drop the finalizer ([`cleanup`]);
+//!    again every second until all are gone, then drop the finalizer (`cleanup.rs`);
 //! 2. add the finalizer; 3. the ARS it serves is gone → delete the AL;
-//! 4. ServiceAccount (controller namespace), Role and RoleBinding (ARS namespace) ([`rbac`]), proxy
-//!    secret and `<al>-config` secret ([`secrets`]): each created when missing and replaced when its
+//! 4. ServiceAccount (controller namespace), Role and RoleBinding (ARS namespace) (`rbac.rs`), proxy
+//!    secret and `<al>-config` secret (`secrets.rs`): each created when missing and replaced when its
 //!    metadata drifted;
 //! 5. the listener pod: created, deleted when its integrity hash changed, replaced when its labels or
-//!    annotations drifted; deleted when evicted or when its listener container terminated ([`pod`]).
+//!    annotations drifted; deleted when evicted or when its listener container terminated (`pod.rs`).
 //!
 //! Pods, ServiceAccounts, Roles, RoleBindings and the ARS are read from informer caches; Secrets
 //! straight from the API server (ARC-MODEL §1.1). Like ARC, a freshly created Role, RoleBinding or

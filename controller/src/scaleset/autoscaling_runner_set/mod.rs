@@ -6,15 +6,15 @@
 //! One reconcile takes the first step that applies and returns, exactly as ARC orders them:
 //!
 //! 1. deleting → listener, then runner set, then the scale set at GitHub, then the helm-made
-//!    dependents' `cleanup-protection` finalizers, then our finalizer ([`deletion`]);
+//!    dependents' `cleanup-protection` finalizers, then our finalizer (`deletion.rs`);
 //! 2. `app.kubernetes.io/version` not allowed for this build → delete the ARS ([`version`]);
 //! 3. add the finalizer; 4. a new integrity hash (spec + labels) → record it, phase Pending;
 //! 5. phase Outdated → stop the listener and zero the runner set;
-//! 6. register the scale set, or follow a runner-group / name change ([`scale_set`]);
+//! 6. register the scale set, or follow a runner-group / name change (`scale_set.rs`);
 //! 7. create the runner set, drain-then-update its runner spec (bumping `actionableRevision`), or
-//!    patch its metadata ([`runner_set`]);
+//!    patch its metadata (`runner_set.rs`);
 //! 8. create the listener, or delete it when it drifted; 9. status Running with the counts
-//!    ([`listener`]).
+//!    (`listener.rs`).
 //!
 //! Reads of the ARS, its runner set and its listener come from informer caches; the primary object is
 //! wrapped in a [`LazyCopy`], so a reconcile that changes nothing copies and writes nothing.

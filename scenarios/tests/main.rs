@@ -6,4 +6,6 @@
 #[allow(dead_code)] // each test module uses a different subset of the harness
 mod support;
 
+mod autoscaling_listener;
+mod autoscaling_runner_set;
 mod listener;

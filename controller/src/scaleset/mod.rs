@@ -5,7 +5,11 @@
 //! - [`error`]: the reconcile error and its metric reason.
 //! - [`resource_builder`]: pure builders for every object the scale-set controllers create.
 //! - [`predicates`]: the \[V\] update predicates of the owned watches (ARC-MODEL §5.1).
+//! - [`autoscaling_runner_set`]: the AutoscalingRunnerSet controller (§3.3).
+//! - [`autoscaling_listener`]: the AutoscalingListener controller (§3.4).
 
+pub mod autoscaling_listener;
+pub mod autoscaling_runner_set;
 pub mod context;
 pub mod error;
 pub mod listener;

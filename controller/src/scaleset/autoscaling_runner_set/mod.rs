@@ -1,0 +1,257 @@
+//! The AutoscalingRunnerSet controller (ARC-MODEL §3.3, upstream \[U\], with the \[V\] actionable
+//! revision of §5.4): registers the scale set at GitHub, keeps one EphemeralRunnerSet of the same
+//! name and one AutoscalingListener in the controller namespace, mirrors the runner counts into the
+//! ARS status, and tears everything down again when the ARS is deleted.
+//!
+//! One reconcile takes the first step that applies and returns, exactly as ARC orders them:
+//!
+//! 1. deleting → listener, then runner set, then the scale set at GitHub, then the helm-made
+//!    dependents' `cleanup-protection` finalizers, then our finalizer (`deletion.rs`);
+//! 2. `app.kubernetes.io/version` not allowed for this build → delete the ARS ([`version`]);
+//! 3. add the finalizer; 4. a new integrity hash (spec + labels) → record it, phase Pending;
+//! 5. phase Outdated → stop the listener and zero the runner set;
+//! 6. register the scale set, or follow a runner-group / name change (`scale_set.rs`);
+//! 7. create the runner set, drain-then-update its runner spec (bumping `actionableRevision`), or
+//!    patch its metadata (`runner_set.rs`);
+//! 8. create the listener, or delete it when it drifted; 9. status Running with the counts
+//!    (`listener.rs`).
+//!
+//! Reads of the ARS, its runner set and its listener come from informer caches; the primary object is
+//! wrapped in a [`LazyCopy`], so a reconcile that changes nothing copies and writes nothing.
+
+mod deletion;
+mod listener;
+mod runner_set;
+mod scale_set;
+pub mod version;
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Resource;
+use kube::runtime::watcher;
+use serde_json::json;
+
+use crate::crd::constants::{
+    ANNOTATION_INTEGRITY_HASH, AUTOSCALING_RUNNER_SET_FINALIZER, LABEL_VERSION, SCALESET_API_VERSION,
+};
+use crate::crd::{AutoscalingListener, AutoscalingRunnerSet, AutoscalingRunnerSetPhase, EphemeralRunnerSet};
+use crate::runtime::api::{ApiResource, KubeApi};
+use crate::runtime::controller::{Controller, Reconciler};
+use crate::runtime::lazy_copy::LazyCopy;
+use crate::runtime::manager::Manager;
+use crate::runtime::object_key::ObjectKey;
+use crate::runtime::outcome::Outcome;
+use crate::runtime::predicate::UpdatePredicate;
+use crate::runtime::store::Store;
+use crate::scaleset::autoscaling_listener::controller_namespace_api;
+use crate::scaleset::context::ScaleSetContext;
+use crate::scaleset::error::{Error, Result};
+use crate::scaleset::predicates::{ARS_FROM_ERS, ars_needs_ers_update};
+use crate::scaleset::resource_builder::BuildError;
+
+pub use version::is_version_allowed;
+
+/// The controller's name: its workqueue and the `controller` label of its metrics.
+pub const CONTROLLER_NAME: &str = "autoscalingrunnerset";
+
+/// Wait between checks while the listener or the runner set is being deleted (ARC: 5 s).
+const CLEANUP_REQUEUE: Duration = Duration::from_secs(5);
+/// Wait between checks while busy runners drain before a runner-spec update (ARC: 1 s).
+const DRAIN_REQUEUE: Duration = Duration::from_secs(1);
+
+/// A step of the reconcile: `Break` ends the reconcile with that outcome, `Continue` hands on a value.
+type Step<T = ()> = Result<ControlFlow<Outcome, T>>;
+
+/// Unwraps a [`Step`]: returns its outcome from the reconcile, or evaluates to its value.
+macro_rules! proceed {
+    ($step:expr) => {
+        match $step? {
+            ControlFlow::Continue(value) => value,
+            ControlFlow::Break(outcome) => return Ok(outcome),
+        }
+    };
+}
+
+/// Reconciles AutoscalingRunnerSets (ARC's `AutoscalingRunnerSetReconciler`).
+pub struct AutoscalingRunnerSetReconciler {
+    ctx: Arc<ScaleSetContext>,
+    runner_sets: Store<AutoscalingRunnerSet>,
+    ephemeral_runner_sets: Store<EphemeralRunnerSet>,
+    listeners: Store<AutoscalingListener>,
+}
+
+impl std::fmt::Debug for AutoscalingRunnerSetReconciler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AutoscalingRunnerSetReconciler").finish_non_exhaustive()
+    }
+}
+
+/// The ARS controller on `manager`'s shared informers: `For(ARS)`, `Owns(ERS)` (through the
+/// §5.1 ARS←ERS predicate when `optimisations.predicates`), and `Watches(AutoscalingListener)`
+/// mapped to `spec.autoscalingRunnerSet{Namespace,Name}`; one worker.
+pub fn autoscaling_runner_set_controller(
+    manager: &mut Manager,
+    ctx: Arc<ScaleSetContext>,
+) -> Controller<AutoscalingRunnerSetReconciler> {
+    let runner_sets = manager.informer(ctx.watched::<AutoscalingRunnerSet>(), watcher::Config::default());
+    let ephemeral_runner_sets =
+        manager.informer(ctx.watched::<EphemeralRunnerSet>(), watcher::Config::default());
+    let listeners =
+        manager.informer(controller_namespace_api::<AutoscalingListener>(&ctx), watcher::Config::default());
+    let predicate =
+        ctx.optimisations.predicates.then(|| UpdatePredicate::new(ARS_FROM_ERS, ars_needs_ers_update));
+    let reconciler = Arc::new(AutoscalingRunnerSetReconciler {
+        ctx,
+        runner_sets: runner_sets.store(),
+        ephemeral_runner_sets: ephemeral_runner_sets.store(),
+        listeners: listeners.store(),
+    });
+    let ars_kind = AutoscalingRunnerSet::kind(&());
+    Controller::new(CONTROLLER_NAME, reconciler, manager.metrics())
+        .for_resource(&runner_sets)
+        .owns(&ephemeral_runner_sets, SCALESET_API_VERSION, &ars_kind, predicate)
+        .watches(&listeners, listener_owner_key, None)
+}
+
+/// The ARS a listener serves; listeners live in another namespace, so no ownerReference says it.
+fn listener_owner_key(listener: &AutoscalingListener) -> Vec<ObjectKey> {
+    let spec = &listener.spec;
+    vec![ObjectKey::new(&spec.autoscaling_runner_set_namespace, &spec.autoscaling_runner_set_name)]
+}
+
+impl Reconciler for AutoscalingRunnerSetReconciler {
+    type Error = Error;
+
+    async fn reconcile(&self, key: &ObjectKey) -> Result<Outcome> {
+        let Some(cached) = self.runner_sets.get(key) else { return Ok(Outcome::Done) };
+        let mut ars = LazyCopy::new(cached, self.ctx.copy_mode(), &self.ctx.metrics);
+        if ars.get().metadata.deletion_timestamp.is_some() {
+            return self.finalize(&mut ars).await;
+        }
+        proceed!(self.check_version(ars.get()).await);
+        proceed!(self.ensure_finalizer(&mut ars).await);
+        proceed!(self.record_integrity_hash(&mut ars).await);
+        if phase_of(ars.get()) == Some(AutoscalingRunnerSetPhase::Outdated) {
+            return self.switch_off_outdated(ars.get()).await;
+        }
+        proceed!(self.register_scale_set(&mut ars).await);
+        let ephemeral_runner_set = proceed!(self.reconcile_runner_set(ars.get()).await);
+        proceed!(self.reconcile_listener(ars.get(), &ephemeral_runner_set).await);
+        self.update_status(&mut ars, &ephemeral_runner_set).await?;
+        Ok(Outcome::Done)
+    }
+}
+
+impl AutoscalingRunnerSetReconciler {
+    /// Step 3: an ARS labelled for another controller version is deleted, so helm can recreate it.
+    async fn check_version(&self, ars: &AutoscalingRunnerSet) -> Step {
+        let label = ars.metadata.labels.as_ref().and_then(|labels| labels.get(LABEL_VERSION));
+        let resource_version = label.map(String::as_str).unwrap_or_default();
+        let build_version = self.ctx.builder.controller_version.as_str();
+        if is_version_allowed(resource_version, build_version) {
+            return Ok(ControlFlow::Continue(()));
+        }
+        let (namespace, name) = namespace_and_name(ars);
+        tracing::info!(
+            %namespace, %name, resource_version, build_version,
+            "AutoscalingRunnerSet version does not match the build version; deleting it"
+        );
+        // As in ARC, a failed delete is only logged: the next event retries it.
+        if let Err(error) =
+            self.ctx.api.delete::<AutoscalingRunnerSet>(namespace, name, &Default::default()).await
+        {
+            tracing::error!(%namespace, %name, %error, "failed to delete the AutoscalingRunnerSet on a version mismatch");
+        }
+        Ok(ControlFlow::Break(Outcome::Done))
+    }
+
+    /// Step 4: the finalizer, in its own patch; the patch's event brings the next pass.
+    async fn ensure_finalizer(&self, ars: &mut LazyCopy<AutoscalingRunnerSet>) -> Step {
+        if has_finalizer(ars.get(), AUTOSCALING_RUNNER_SET_FINALIZER) {
+            return Ok(ControlFlow::Continue(()));
+        }
+        ars.mutate()
+            .metadata
+            .finalizers
+            .get_or_insert_with(Vec::new)
+            .push(AUTOSCALING_RUNNER_SET_FINALIZER.into());
+        patch_object(&self.ctx.api, ars).await?;
+        Ok(ControlFlow::Break(Outcome::Done))
+    }
+
+    /// Step 5: a spec or label change is recorded as a new integrity hash, and the phase goes back
+    /// to Pending until the runner set and listener follow.
+    async fn record_integrity_hash(&self, ars: &mut LazyCopy<AutoscalingRunnerSet>) -> Step {
+        let target = ars.get().integrity_hash().map_err(BuildError::from)?;
+        let annotations = ars.get().metadata.annotations.as_ref();
+        if annotations.and_then(|a| a.get(ANNOTATION_INTEGRITY_HASH)) == Some(&target) {
+            return Ok(ControlFlow::Continue(()));
+        }
+        ars.mutate()
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(ANNOTATION_INTEGRITY_HASH.into(), target);
+        patch_object(&self.ctx.api, ars).await?;
+        ars.mutate().status.get_or_insert_with(Default::default).phase =
+            Some(AutoscalingRunnerSetPhase::Pending);
+        patch_object_status(&self.ctx.api, ars).await?;
+        Ok(ControlFlow::Break(Outcome::Done))
+    }
+
+    /// The key of the ARS's runner set: same namespace and name.
+    fn runner_set_key(ars: &AutoscalingRunnerSet) -> ObjectKey {
+        ObjectKey::from_resource(ars)
+    }
+}
+
+/// The ARS status phase, if any.
+fn phase_of(ars: &AutoscalingRunnerSet) -> Option<AutoscalingRunnerSetPhase> {
+    ars.status.as_ref().and_then(|status| status.phase)
+}
+
+/// Whether `object` carries `finalizer`.
+pub(crate) fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
+    object.meta().finalizers.as_ref().is_some_and(|all| all.iter().any(|f| f == finalizer))
+}
+
+/// Removes `finalizer` from the live copy of `object`; true when it was there.
+pub(crate) fn remove_finalizer<K: ApiResource>(object: &mut LazyCopy<K>, finalizer: &str) -> bool {
+    if !has_finalizer(object.get(), finalizer) {
+        return false;
+    }
+    if let Some(finalizers) = object.mutate().meta_mut().finalizers.as_mut() {
+        finalizers.retain(|f| f != finalizer);
+    }
+    true
+}
+
+/// `object`'s namespace and name (empty when unset).
+pub(crate) fn namespace_and_name<K: Resource>(object: &K) -> (&str, &str) {
+    let meta = object.meta();
+    (meta.namespace.as_deref().unwrap_or_default(), meta.name.as_deref().unwrap_or_default())
+}
+
+/// Sends the main-resource merge patch of `object` (`client.MergeFrom(original)`), unless its
+/// mutations changed nothing.
+pub(crate) async fn patch_object<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
+    let patch = object.merge_patch()?;
+    if patch.as_object().is_some_and(serde_json::Map::is_empty) {
+        return Ok(());
+    }
+    let (namespace, name) = namespace_and_name(object.get());
+    api.patch_merge::<K>(namespace, name, &patch).await?;
+    Ok(())
+}
+
+/// Sends the status part of `object`'s merge patch to the status subresource, unless the status did
+/// not change.
+pub(crate) async fn patch_object_status<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
+    let patch = object.merge_patch()?;
+    let Some(status) = patch.get("status") else { return Ok(()) };
+    let (namespace, name) = namespace_and_name(object.get());
+    api.patch_merge_status::<K>(namespace, name, &json!({ "status": status })).await?;
+    Ok(())
+}

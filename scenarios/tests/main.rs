@@ -5,3 +5,5 @@
 
 #[allow(dead_code)] // each test module uses a different subset of the harness
 mod support;
+
+mod ephemeral_runner_set;

@@ -254,3 +254,63 @@ async fn a_proxied_set_gets_a_proxy_secret_that_goes_when_the_set_is_deleted() {
     assert!(proxy_secret(&f).is_none(), "the proxy secret went first");
     assert!(f.all_runners().is_empty());
 }
+
+/// What one irrelevant runner update (readiness, outside the §5.1 projection) costs the set.
+#[derive(Debug, PartialEq, Eq)]
+struct QuietUpdateCost {
+    reconciles: i64,
+    copies: i64,
+    writes: i64,
+    dropped: i64,
+}
+
+/// Settles a set at one registered runner, then flips the runner's readiness and reports what the
+/// set controller did about it.
+async fn cost_of_a_readiness_update(f: &Fixture) -> QuietUpdateCost {
+    f.create_set(1, 1).await;
+    f.eventually_count(1).await;
+    let runner = f.runners().remove(0);
+    f.set_runner_status(&runner, json!({"phase": "Pending", "runnerId": 41})).await;
+    f.h.eventually("status settled", TIMEOUT, || f.status().pending_ephemeral_runners == 1).await;
+    tokio::time::sleep(seconds(2)).await;
+    let measure = || {
+        let set_calls = |verb| f.h.metric(API_CALLS_TOTAL, &[("kind", "EphemeralRunnerSet"), ("verb", verb)]);
+        QuietUpdateCost {
+            reconciles: f.h.metric(RECONCILE_TOTAL, &[("controller", CONTROLLER_NAME)]),
+            copies: f.h.metric(DEEP_COPIES_TOTAL, &[("kind", "EphemeralRunnerSet")]),
+            writes: set_calls("patch") + set_calls("patch_status"),
+            dropped: f.h.metric(PREDICATE_DROPPED_TOTAL, &[("predicate", ERS_FROM_EPHEMERAL_RUNNER)]),
+        }
+    };
+    let before = measure();
+    f.set_runner_status(&runner, json!({"ready": true})).await;
+    tokio::time::sleep(seconds(2)).await;
+    let after = measure();
+    QuietUpdateCost {
+        reconciles: after.reconciles - before.reconciles,
+        copies: after.copies - before.copies,
+        writes: after.writes - before.writes,
+        dropped: after.dropped - before.dropped,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_predicate_drops_a_runner_update_outside_the_projection() {
+    let f = Fixture::start().await;
+    let cost = cost_of_a_readiness_update(&f).await;
+    assert_eq!(cost, QuietUpdateCost { reconciles: 0, copies: 0, writes: 0, dropped: 1 });
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_predicates_a_reconcile_that_changes_nothing_copies_and_writes_nothing() {
+    let f = Fixture::start_with(|b| b.optimisations.predicates = false).await;
+    let cost = cost_of_a_readiness_update(&f).await;
+    assert_eq!(cost, QuietUpdateCost { reconciles: 1, copies: 0, writes: 0, dropped: 0 });
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_every_optimisation_off_each_reconcile_copies_the_set_but_still_writes_nothing_new() {
+    let f = Fixture::start_with(|b| b.optimisations = Optimisations::all_off()).await;
+    let cost = cost_of_a_readiness_update(&f).await;
+    assert_eq!(cost, QuietUpdateCost { reconciles: 1, copies: 1, writes: 0, dropped: 0 });
+}

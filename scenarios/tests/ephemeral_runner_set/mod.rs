@@ -12,6 +12,7 @@ mod change_set;
 
 use std::time::Duration;
 
+use arc_controller::Optimisations;
 use arc_controller::crd::{
     EphemeralRunner, EphemeralRunnerSet, EphemeralRunnerSetPhase, EphemeralRunnerSetSpec,
     EphemeralRunnerSetStatus, EphemeralRunnerSpec,
@@ -19,8 +20,13 @@ use arc_controller::crd::{
 use arc_controller::github::Operation;
 use arc_controller::github::wire::JitRunnerSetting;
 use arc_controller::runtime::manager::Manager;
-use arc_controller::runtime::metrics::ERS_SCALE_UP_SUPPRESSED_TOTAL;
+use arc_controller::runtime::metrics::{
+    API_CALLS_TOTAL, DEEP_COPIES_TOTAL, ERS_SCALE_UP_SUPPRESSED_TOTAL, PREDICATE_DROPPED_TOTAL,
+    RECONCILE_TOTAL,
+};
+use arc_controller::scaleset::ephemeral_runner_set::CONTROLLER_NAME;
 use arc_controller::scaleset::ephemeral_runner_set::ephemeral_runner_set_controller;
+use arc_controller::scaleset::predicates::ERS_FROM_EPHEMERAL_RUNNER;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};

@@ -2,12 +2,12 @@
 //! `spec.replicas` EphemeralRunners for the listener, behind the patch-ID gate, and removes runners
 //! at the service before deleting them.
 //!
-//! [`EphemeralRunnerSetReconciler::reconcile`] takes the steps in ARC's order, each in its own
-//! function: the deleting path (clean up every runner, then the proxy secret, then drop the
-//! finalizer), the finalizer, the \[V\] revision step ([`revision`]), the sticky Outdated phase, the
-//! proxy secret ([`proxy_secret`]), the runners from the cache sorted into [`buckets`], the gated
-//! scaling ([`scaling`], removals in [`cleanup`]), and the status ([`status`]). The cached set is
-//! wrapped in a [`LazyCopy`], so a reconcile that changes nothing copies and writes nothing.
+//! `reconcile` takes the steps in ARC's order, each in its own function: the deleting path (clean up
+//! every runner, then the proxy secret, then drop the finalizer), the finalizer, the \[V\] revision
+//! step (`revision`), the sticky Outdated phase, the proxy secret (`proxy_secret`), the runners from
+//! the cache sorted into buckets (`buckets`), the gated scaling (`scaling`, removals in `cleanup`),
+//! and the status (`status`). The cached set is wrapped in a [`LazyCopy`], so a reconcile that
+//! changes nothing copies and writes nothing.
 //!
 //! [`ephemeral_runner_set_controller`] wires it as ARC does: `For(EphemeralRunnerSet)`,
 //! `Owns(EphemeralRunner)` (with the §5.1 predicate when `optimisations.predicates` is on), one worker.

@@ -8,4 +8,5 @@ mod support;
 
 mod autoscaling_listener;
 mod autoscaling_runner_set;
+mod ephemeral_runner_set;
 mod listener;

@@ -31,6 +31,10 @@ pub const GITHUB_HTTP_REQUESTS_TOTAL: &str = "arc_github_http_requests_total";
 pub const DEEP_COPIES_TOTAL: &str = "arc_deep_copies_total";
 /// Update events dropped by a predicate, by predicate name.
 pub const PREDICATE_DROPPED_TOTAL: &str = "arc_predicate_dropped_updates_total";
+/// Scale-ups the EphemeralRunnerSet controller skipped because the gap came from its own clean-up of
+/// finished runners under the same patch ID (\[V\] `finishedRunnerCleanupPatchID`), by
+/// `ephemeral_runner_set` (`namespace/name`).
+pub const ERS_SCALE_UP_SUPPRESSED_TOTAL: &str = "arc_ers_scale_up_suppressed_total";
 
 /// A metric name with its labels, sorted by label name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

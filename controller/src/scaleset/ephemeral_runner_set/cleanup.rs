@@ -1,0 +1,132 @@
+//! Taking runners away: ARC's `cleanUpEphemeralRunners` (used when the set is deleted, when its runner
+//! spec changes and when it is Outdated) and `deleteEphemeralRunnerWithActionsClient`, the
+//! RemoveRunner-then-delete step every removal of a live runner goes through (ARC-MODEL §3.2 steps
+//! 10–11, §8.3).
+//!
+//! A live runner is removed at the service *before* its EphemeralRunner is deleted: the service
+//! serialises RemoveRunner against job assignment, so a 204 means no job can reach the runner any
+//! more, and `JobStillRunning` means a job got there first and the runner must stay. With
+//! `fixes.remove_runner_before_scale_down` off (the behaviour before #1125) the EphemeralRunner is
+//! deleted on the cached "no job" reading alone, and the runner's own finalizer calls RemoveRunner
+//! later, when its pod may already be dying.
+
+use std::sync::Arc;
+
+use kube::api::DeleteParams;
+
+use super::EphemeralRunnerSetReconciler;
+use super::buckets::RunnerBuckets;
+use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
+use crate::github::ActionsClient;
+use crate::runtime::api::is_not_found;
+use crate::scaleset::error::{Error, Result};
+
+impl EphemeralRunnerSetReconciler {
+    /// ARC's `cleanUpEphemeralRunners`: `true` only when the set has no runners left (its proxy
+    /// secret is then deleted too). Otherwise it deletes every terminated runner, removes every
+    /// pending runner and every running runner without a job (RemoveRunner first), and returns
+    /// `false`; runners with a job are left to finish.
+    pub(crate) async fn clean_up_runners(&self, ers: &EphemeralRunnerSet) -> Result<bool> {
+        let runners = self.owned_runners(ers);
+        if runners.is_empty() {
+            self.delete_proxy_secret(ers).await?;
+            tracing::info!("All ephemeral runners are deleted");
+            return Ok(true);
+        }
+        let buckets = RunnerBuckets::of(runners, ers.applied_actionable_revision());
+        let mut errors = Vec::new();
+        for runner in buckets.terminated() {
+            errors.extend(self.delete_runner(runner).await.err());
+        }
+        combine(std::mem::take(&mut errors))?;
+        let idle_running = buckets.running.iter().filter(|runner| !runner.has_job());
+        let removable: Vec<&Arc<EphemeralRunner>> = buckets.pending.iter().chain(idle_running).collect();
+        if removable.is_empty() {
+            return Ok(false);
+        }
+        let client = self.removal_client(ers).await?;
+        for runner in removable {
+            errors.extend(self.remove_then_delete(runner, client.as_ref()).await.err());
+        }
+        combine(errors)?;
+        Ok(false)
+    }
+
+    /// The GitHub client RemoveRunner goes through; `None` when the fix is off and nothing is removed
+    /// at the service before a delete.
+    pub(crate) async fn removal_client(&self, ers: &EphemeralRunnerSet) -> Result<Option<ActionsClient>> {
+        if !self.ctx.fixes.remove_runner_before_scale_down {
+            return Ok(None);
+        }
+        let spec = &ers.spec.ephemeral_runner_spec;
+        let namespace = ers.metadata.namespace.as_deref().unwrap_or_default();
+        let client =
+            self.ctx.actions_client(namespace, &spec.github_config_url, &spec.github_config_secret).await?;
+        Ok(Some(client))
+    }
+
+    /// ARC's `deleteEphemeralRunnerWithActionsClient`: RemoveRunner (when `client` is given), then
+    /// delete the EphemeralRunner. `Ok(false)` when the service says a job is still running on it:
+    /// the runner stays and does not count as removed.
+    pub(crate) async fn remove_then_delete(
+        &self,
+        runner: &EphemeralRunner,
+        client: Option<&ActionsClient>,
+    ) -> Result<bool> {
+        let name = runner.metadata.name.as_deref().unwrap_or_default();
+        let runner_id = runner.runner_id();
+        if let Some(client) = client {
+            match client.remove_runner(runner_id).await {
+                Err(error) if error.is_job_still_running() => {
+                    tracing::info!(
+                        runner = name,
+                        runner_id,
+                        "Runner is still running a job, skipping deletion"
+                    );
+                    return Ok(false);
+                }
+                Err(error) => return Err(error.into()),
+                Ok(()) => {}
+            }
+            tracing::info!(
+                runner = name,
+                runner_id,
+                "Deleting ephemeral runner after removing it from the service"
+            );
+        }
+        self.delete_runner(runner).await?;
+        Ok(true)
+    }
+
+    /// Deletes an EphemeralRunner; NotFound (already gone) is success.
+    pub(crate) async fn delete_runner(&self, runner: &EphemeralRunner) -> Result<()> {
+        let name = runner.metadata.name.as_deref().unwrap_or_default();
+        let namespace = runner.metadata.namespace.as_deref().unwrap_or_default();
+        tracing::info!(runner = name, "Deleting ephemeral runner");
+        match self.ctx.api.delete::<EphemeralRunner>(namespace, name, &DeleteParams::default()).await {
+            Err(error) if !is_not_found(&error) => Err(error.into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Deletes each of `runners` (NotFound ignored), trying all before reporting the first error.
+    pub(crate) async fn delete_runners(&self, runners: &[Arc<EphemeralRunner>]) -> Result<()> {
+        let mut errors = Vec::new();
+        for runner in runners {
+            errors.extend(self.delete_runner(runner).await.err());
+        }
+        combine(errors)
+    }
+}
+
+/// Several independent failures as one: every one is logged, the first is returned (its kind is
+/// the reason the reconcile-error metric records). ARC combines them with `multierr`.
+pub(crate) fn combine(errors: Vec<Error>) -> Result<()> {
+    for error in &errors {
+        tracing::error!(error = %error, "runner set step failed");
+    }
+    match errors.into_iter().next() {
+        Some(first) => Err(first),
+        None => Ok(()),
+    }
+}

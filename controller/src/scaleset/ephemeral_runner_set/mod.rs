@@ -1,0 +1,207 @@
+//! The EphemeralRunnerSet controller (ARC-MODEL §3.2, with the \[V\] changes of §5.4): keeps
+//! `spec.replicas` EphemeralRunners for the listener, behind the patch-ID gate, and removes runners
+//! at the service before deleting them.
+//!
+//! `reconcile` takes the steps in ARC's order, each in its own function: the deleting path (clean up
+//! every runner, then the proxy secret, then drop the finalizer), the finalizer, the \[V\] revision
+//! step (`revision`), the sticky Outdated phase, the proxy secret (`proxy_secret`), the runners from
+//! the cache sorted into buckets (`buckets`), the gated scaling (`scaling`, removals in `cleanup`),
+//! and the status (`status`). The cached set is wrapped in a [`LazyCopy`], so a reconcile that
+//! changes nothing copies and writes nothing.
+//!
+//! [`ephemeral_runner_set_controller`] wires it as ARC does: `For(EphemeralRunnerSet)`,
+//! `Owns(EphemeralRunner)` (with the §5.1 predicate when `optimisations.predicates` is on), one worker.
+
+mod buckets;
+mod cleanup;
+mod proxy_secret;
+mod revision;
+mod scaling;
+mod status;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::watcher;
+
+use self::buckets::RunnerBuckets;
+use self::proxy_secret::ProxySecretChange;
+use self::scaling::{ScalingDecision, decide};
+use self::status::key_of;
+use super::context::ScaleSetContext;
+use super::error::Result;
+use super::predicates::{ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate};
+use crate::crd::constants::{EPHEMERAL_RUNNER_SET_FINALIZER, SCALESET_API_VERSION};
+use crate::crd::{EphemeralRunner, EphemeralRunnerSet, EphemeralRunnerSetPhase};
+use crate::runtime::controller::{Controller, Reconciler};
+use crate::runtime::lazy_copy::LazyCopy;
+use crate::runtime::manager::Manager;
+use crate::runtime::object_key::ObjectKey;
+use crate::runtime::outcome::Outcome;
+use crate::runtime::predicate::UpdatePredicate;
+use crate::runtime::store::Store;
+
+/// The controller's name: its queue, its metric label.
+pub const CONTROLLER_NAME: &str = "ephemeralrunnerset";
+/// The kind in an EphemeralRunner's controller ownerReference.
+const OWNER_KIND: &str = "EphemeralRunnerSet";
+/// How long to wait for the proxy secret: after an update, and while it is being deleted.
+const PROXY_SECRET_REQUEUE: Duration = Duration::from_secs(1);
+
+/// Reconciles EphemeralRunnerSets from the informer caches of sets and runners.
+pub struct EphemeralRunnerSetReconciler {
+    ctx: Arc<ScaleSetContext>,
+    runner_sets: Store<EphemeralRunnerSet>,
+    runners: Store<EphemeralRunner>,
+}
+
+impl std::fmt::Debug for EphemeralRunnerSetReconciler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EphemeralRunnerSetReconciler")
+            .field("runner_sets", &self.runner_sets)
+            .field("runners", &self.runners)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The EphemeralRunnerSet controller on `manager`'s shared informers, ready for
+/// [`Manager::add_controller`].
+pub fn ephemeral_runner_set_controller(
+    manager: &mut Manager,
+    ctx: Arc<ScaleSetContext>,
+) -> Controller<EphemeralRunnerSetReconciler> {
+    let runner_sets = manager.informer(ctx.watched::<EphemeralRunnerSet>(), watcher::Config::default());
+    let runners = manager.informer(ctx.watched::<EphemeralRunner>(), watcher::Config::default());
+    let predicate = ctx
+        .optimisations
+        .predicates
+        .then(|| UpdatePredicate::new(ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate(&ctx.fixes)));
+    let metrics = manager.metrics().clone();
+    let reconciler = Arc::new(EphemeralRunnerSetReconciler::new(ctx, runner_sets.store(), runners.store()));
+    Controller::new(CONTROLLER_NAME, reconciler, &metrics).for_resource(&runner_sets).owns(
+        &runners,
+        SCALESET_API_VERSION,
+        OWNER_KIND,
+        predicate,
+    )
+}
+
+impl Reconciler for EphemeralRunnerSetReconciler {
+    type Error = super::error::Error;
+
+    async fn reconcile(&self, key: &ObjectKey) -> Result<Outcome> {
+        let Some(cached) = self.runner_sets.get(key) else {
+            return Ok(Outcome::Done);
+        };
+        let mut ers = LazyCopy::new(cached, self.ctx.copy_mode(), &self.ctx.metrics);
+        if ers.get().metadata.deletion_timestamp.is_some() {
+            return self.finalize(&mut ers).await;
+        }
+        if !has_finalizer(ers.get()) {
+            return self.add_finalizer(&mut ers).await;
+        }
+        if ers.get().spec.actionable_revision > ers.get().applied_actionable_revision() {
+            return self.apply_actionable_revision(ers.get()).await;
+        }
+        if is_outdated(ers.get()) {
+            tracing::info!("Runner set is Outdated: cleaning up its runners");
+            self.clean_up_runners(ers.get()).await?;
+            return Ok(Outcome::Done);
+        }
+        if self.reconcile_proxy_secret(ers.get()).await? == ProxySecretChange::Updated {
+            return Ok(Outcome::RequeueAfter(PROXY_SECRET_REQUEUE));
+        }
+        self.scale(&mut ers).await
+    }
+}
+
+impl EphemeralRunnerSetReconciler {
+    /// A reconciler reading sets and runners from these caches.
+    pub fn new(
+        ctx: Arc<ScaleSetContext>,
+        runner_sets: Store<EphemeralRunnerSet>,
+        runners: Store<EphemeralRunner>,
+    ) -> Self {
+        EphemeralRunnerSetReconciler { ctx, runner_sets, runners }
+    }
+
+    /// Steps 7–9: bucket the cached runners, replace stale Outdated ones, act on what the gate
+    /// lets through, and update the status.
+    async fn scale(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Outcome> {
+        let buckets =
+            RunnerBuckets::of(self.owned_runners(ers.get()), ers.get().applied_actionable_revision());
+        tracing::info!(
+            pending = buckets.pending.len(),
+            running = buckets.running.len(),
+            finished = buckets.finished.len(),
+            failed = buckets.failed.len(),
+            outdated = buckets.outdated.len(),
+            deleting = buckets.deleting.len(),
+            "Ephemeral runner counts"
+        );
+        self.delete_runners(&buckets.stale_outdated).await?;
+        match decide(ers.get(), &buckets) {
+            ScalingDecision::CleanUpFinished => {
+                self.clean_up_finished(ers, &buckets).await?;
+                return Ok(Outcome::Done);
+            }
+            ScalingDecision::ScaleUp(count) => self.scale_up(ers.get(), count).await?,
+            ScalingDecision::ScaleDown(count) => self.scale_down(ers.get(), &buckets, count).await?,
+            ScalingDecision::Hold => {}
+        }
+        self.update_status(ers, &buckets).await?;
+        Ok(Outcome::Done)
+    }
+
+    /// The deleting path: every runner must be gone (child events drive this, so no requeue), then
+    /// the proxy secret (checked every second), then the finalizer comes off.
+    async fn finalize(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Outcome> {
+        if !has_finalizer(ers.get()) {
+            return Ok(Outcome::Done);
+        }
+        tracing::info!("Deleting resources");
+        if !self.clean_up_runners(ers.get()).await? {
+            tracing::info!("Waiting for resources to be deleted");
+            return Ok(Outcome::Done);
+        }
+        if !self.proxy_secret_gone(ers.get()).await? {
+            tracing::info!("Waiting for proxy secret to be deleted");
+            return Ok(Outcome::RequeueAfter(PROXY_SECRET_REQUEUE));
+        }
+        tracing::info!("Removing finalizer");
+        let finalizers = ers.mutate().metadata.finalizers.get_or_insert_with(Vec::new);
+        finalizers.retain(|finalizer| finalizer != EPHEMERAL_RUNNER_SET_FINALIZER);
+        self.patch_metadata(ers).await?;
+        Ok(Outcome::Done)
+    }
+
+    async fn add_finalizer(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Outcome> {
+        tracing::info!("Adding finalizer");
+        let finalizers = ers.mutate().metadata.finalizers.get_or_insert_with(Vec::new);
+        finalizers.push(EPHEMERAL_RUNNER_SET_FINALIZER.to_string());
+        self.patch_metadata(ers).await?;
+        Ok(Outcome::Done)
+    }
+
+    /// Sends the merge patch of the main resource built from the lazy copy.
+    async fn patch_metadata(&self, ers: &LazyCopy<EphemeralRunnerSet>) -> Result<()> {
+        let patch = ers.merge_patch()?;
+        let (namespace, name) = key_of(ers.get());
+        self.ctx.api.patch_merge::<EphemeralRunnerSet>(namespace, name, &patch).await?;
+        Ok(())
+    }
+
+    /// The set's runners from the cache, through the `.metadata.controller` index.
+    fn owned_runners(&self, ers: &EphemeralRunnerSet) -> Vec<Arc<EphemeralRunner>> {
+        let (namespace, name) = key_of(ers);
+        self.runners.list_controlled_by(namespace, SCALESET_API_VERSION, OWNER_KIND, name)
+    }
+}
+
+fn has_finalizer(ers: &EphemeralRunnerSet) -> bool {
+    ers.metadata.finalizers.as_deref().unwrap_or_default().iter().any(|f| f == EPHEMERAL_RUNNER_SET_FINALIZER)
+}
+
+fn is_outdated(ers: &EphemeralRunnerSet) -> bool {
+    ers.status.as_ref().and_then(|status| status.phase) == Some(EphemeralRunnerSetPhase::Outdated)
+}

@@ -1,6 +1,7 @@
 //! The error a legacy Runner reconcile returns, with the reason label the error counter carries
 //! (`controller_runtime_reconcile_errors_total{controller="runner-controller", reason}`): the kube
-//! `Status` reason for API errors, the [`ActionsError::kind`] for GitHub errors.
+//! `Status` reason for API errors, the [`ActionsError::kind`] for GitHub errors (a runner listed busy
+//! shares `runner_busy` with GitHub's 422).
 
 use crate::github::ActionsError;
 use crate::runtime::api::error_reason;
@@ -73,7 +74,7 @@ impl ReconcileError for Error {
         match self {
             Error::Kube(e) => error_reason(e),
             Error::GitHub(e) => e.kind(),
-            Error::RunnerBusy { .. } => "RunnerBusy",
+            Error::RunnerBusy { .. } => "runner_busy",
             Error::Build(_) => "Build",
             Error::Patch(_) => "Patch",
             Error::MissingSecret { .. } | Error::Credentials { .. } => "Credentials",
@@ -109,7 +110,7 @@ mod tests {
 
     #[test]
     fn reasons_name_the_cause() {
-        assert_eq!(Error::RunnerBusy { name: "r".into() }.reason(), "RunnerBusy");
+        assert_eq!(Error::RunnerBusy { name: "r".into() }.reason(), "runner_busy", "as GitHub's 422 kind");
         assert_eq!(http(500, "x").reason(), "http_error");
         let missing = Error::MissingSecret { namespace: "n".into(), name: "s".into() };
         assert_eq!(missing.reason(), "Credentials");

@@ -395,13 +395,15 @@ impl RunnerReconciler {
             }
         }
         match self.ctx.api.delete::<Pod>(&key.namespace, &key.name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(error) if is_not_found(&error) => {}
-            Err(error) => return Err(error.into()),
+            Ok(_) => {
+                self.ctx.metrics.inc(LEGACY_POD_RECREATIONS_TOTAL, &[("reason", reason.as_str())]);
+                tracing::info!(runner = %key, reason = reason.as_str(), "Deleted runner pod");
+                Ok(Outcome::Done)
+            }
+            // A reconcile on a stale pod cache: an earlier one deleted it already.
+            Err(error) if is_not_found(&error) => Ok(Outcome::Done),
+            Err(error) => Err(error.into()),
         }
-        self.ctx.metrics.inc(LEGACY_POD_RECREATIONS_TOTAL, &[("reason", reason.as_str())]);
-        tracing::info!(runner = %key, reason = reason.as_str(), "Deleted runner pod");
-        Ok(Outcome::Done)
     }
 
     fn back_off_rate_limit(&self, key: &ObjectKey, error: &Error) -> Outcome {

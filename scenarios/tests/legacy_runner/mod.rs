@@ -63,8 +63,9 @@ struct Kubelet {
 }
 
 impl Kubelet {
-    /// Starts playing the kubelet for pods in [`RUNNER_NS`]. Call before any pod exists.
-    fn start(h: &Harness) -> Kubelet {
+    /// Starts playing the kubelet for pods in [`RUNNER_NS`]; the containers of the first `stalled`
+    /// pods never start (an image that never pulls). Call before any pod exists.
+    fn start(h: &Harness, stalled: usize) -> Kubelet {
         let kubelet = Kubelet::default();
         let pods = h.apiserver.registry().find_plural("pods").expect("pods are served");
         let worker = KubeletLoop {
@@ -73,6 +74,7 @@ impl Kubelet {
             clock: h.clock,
             log: kubelet.clone(),
             containers: BTreeMap::new(),
+            stalled,
         };
         let changes = h.apiserver.changes();
         tokio::spawn(worker.run(changes, pods));
@@ -130,6 +132,8 @@ struct KubeletLoop {
     log: Kubelet,
     /// By pod name.
     containers: BTreeMap<String, Container>,
+    /// Pods still to come whose containers never start.
+    stalled: usize,
 }
 
 impl KubeletLoop {
@@ -140,6 +144,7 @@ impl KubeletLoop {
             }
             let Ok(pod) = serde_json::from_value::<Pod>(Value::clone(&change.object)) else { continue };
             match change.kind {
+                EventType::Added if self.stalled > 0 => self.stalled -= 1,
                 EventType::Added => self.start_container(&pod).await,
                 EventType::Modified if pod.metadata.deletion_timestamp.is_some() => {
                     self.kill(&pod);
@@ -254,6 +259,11 @@ struct World {
 impl World {
     /// The controller with `fixes`, its GitHub secret in [`CONTROLLER_NS`], and the kubelet.
     async fn start(fixes: Fixes) -> World {
+        World::start_stalling(fixes, 0).await
+    }
+
+    /// [`World::start`] with the first `stalled` pods' containers never starting.
+    async fn start_stalling(fixes: Fixes, stalled: usize) -> World {
         let h = Harness::new();
         h.github_secret(CONTROLLER_NS).await;
         let settings = LegacySettings {
@@ -270,12 +280,21 @@ impl World {
         let controller = runner_controller(&mut manager, ctx);
         manager.add_controller(controller);
         manager.start();
-        let kubelet = Kubelet::start(&h);
+        let kubelet = Kubelet::start(&h, stalled);
         World { h, kubelet, _manager: manager }
     }
 
     /// Creates the Runner for `arcsim/app`, and waits until its first pod's runner has registered.
     async fn runner_started(&self, ephemeral: bool) -> (String, String, i64, u64) {
+        self.create_runner(ephemeral).await;
+        let kubelet = &self.kubelet;
+        let started = || !kubelet.starts().is_empty();
+        self.h.eventually("the first runner pod registers", Duration::from_secs(30), started).await;
+        self.kubelet.starts().remove(0)
+    }
+
+    /// Creates the Runner for `arcsim/app`.
+    async fn create_runner(&self, ephemeral: bool) {
         let spec = RunnerSpec {
             repository: "arcsim/app".into(),
             labels: vec![LABEL.into()],
@@ -288,13 +307,6 @@ impl World {
             .create(&PostParams::default(), &runner)
             .await
             .expect("the Runner is created");
-        let kubelet = &self.kubelet;
-        self.h
-            .eventually("the first runner pod registers", Duration::from_secs(30), || {
-                !kubelet.starts().is_empty()
-            })
-            .await;
-        self.kubelet.starts().remove(0)
     }
 
     fn runner(&self) -> Option<Runner> {
@@ -531,4 +543,31 @@ async fn deleting_a_runner_unregisters_it_before_its_finalizer_goes() {
     w.h.eventually("the Runner goes", Duration::from_secs(30), gone).await;
     assert!(w.h.github.runner(runner_id).is_some_and(|r| r.is_removed()), "GitHub no longer has the runner");
     assert_eq!(w.h.github.request_count(Operation::DeleteRunner, 204), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_runner_that_never_registers_gets_its_pod_recreated_after_the_registration_timeout() {
+    let w = World::start_stalling(Fixes::all_on(), 1).await;
+    w.create_runner(false).await;
+    let h = &w.h;
+    h.eventually("the first pod exists", Duration::from_secs(10), || w.pod().is_some()).await;
+    let first_pod = w.pod().and_then(|p| p.metadata.uid);
+
+    let timeout = Duration::from_secs(10 * 60);
+    h.consistently("the unregistered pod is given the timeout", timeout, || {
+        w.pod().and_then(|p| p.metadata.uid) == first_pod
+    })
+    .await;
+    let list_calls = h.metric("arc_github_calls_total", &[("operation", "list-runners")]);
+    // Once per interval, plus one for a reconcile that read the Runner before its check stamp landed;
+    // without the deferral every stamp would trigger the next check at once.
+    assert!(list_calls <= 12, "ListRunners at most once per recheck interval, not {list_calls} times");
+
+    let kubelet = &w.kubelet;
+    h.eventually("a new pod registers", CHECK_INTERVAL + Duration::from_secs(5), || {
+        kubelet.starts().len() == 1
+    })
+    .await;
+    assert_ne!(Some(kubelet.starts()[0].0.clone()), first_pod);
+    assert_eq!(h.metric(LEGACY_POD_RECREATIONS_TOTAL, &[("reason", "never_registered")]), 1);
 }

@@ -35,6 +35,11 @@ pub const PREDICATE_DROPPED_TOTAL: &str = "arc_predicate_dropped_updates_total";
 /// finished runners under the same patch ID (\[V\] `finishedRunnerCleanupPatchID`), by
 /// `ephemeral_runner_set` (`namespace/name`).
 pub const ERS_SCALE_UP_SUPPRESSED_TOTAL: &str = "arc_ers_scale_up_suppressed_total";
+/// Legacy runner pods deleted so that they are recreated, by reason (`template_changed`, `stopped`, …).
+pub const LEGACY_POD_RECREATIONS_TOTAL: &str = "arc_legacy_runner_pod_recreations_total";
+/// Legacy runner pod recreations called off because the runner could not be unregistered (busy, or
+/// a GitHub error), by reason (`runner_busy`, …).
+pub const LEGACY_RECREATIONS_DEFERRED_TOTAL: &str = "arc_legacy_runner_recreations_deferred_total";
 
 /// A metric name with its labels, sorted by label name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

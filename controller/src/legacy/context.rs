@@ -1,0 +1,134 @@
+//! What the legacy Runner controller shares across reconciles: the counted Kubernetes door, the
+//! clock, the metrics, the behaviour switches, the GitHub clients, the registration-token cache and
+//! the process settings.
+//!
+//! Legacy ARC runs with one GitHub identity for the whole controller (its `controller-manager`
+//! secret). Here the secret is named by [`LegacySettings`] and read uncached whenever a Runner needs
+//! GitHub, as the scale-set controllers read theirs (ARC-MODEL §1.1); the client for each Runner's
+//! scope is built once and cached by [`ActionsClients`].
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+
+use super::pod_builder::LegacyPodSettings;
+use super::runner::Error;
+use super::token_cache::{DEFAULT_TOKEN_MARGIN, RegistrationTokenCache};
+use crate::github::ActionsClient;
+use crate::runtime::api::KubeApi;
+use crate::runtime::metrics::Metrics;
+use crate::scaleset::context::ActionsClients;
+use crate::scaleset::resource_builder::GitHubCredentials;
+use crate::{Fixes, SharedClock};
+
+/// Per-process settings of the legacy Runner controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacySettings {
+    /// GitHub base URL and default runner image of the pods.
+    pub pod: LegacyPodSettings,
+    /// Namespace of the secret holding the controller's GitHub credentials.
+    pub github_secret_namespace: String,
+    /// Name of that secret (`github_token`; GitHub App keys are not supported).
+    pub github_secret_name: String,
+    /// A cached registration token is reused only while it expires later than this (#1296: 30 min).
+    pub registration_token_margin: Duration,
+    /// ListRunners is asked about a runner at most once per this (ARC's
+    /// `RegistrationRecheckInterval`, 1 min), tracked in `status.lastRegistrationCheckTime`.
+    pub registration_recheck_interval: Duration,
+    /// Added to the interval before rechecking an unregistered runner. ARC draws 10–11 s at random;
+    /// the controller has no randomness, so it waits the lower bound.
+    pub registration_recheck_jitter: Duration,
+    /// A pod whose runner is still not registered (or offline) this long after creation is
+    /// recreated (ARC: 10 min).
+    pub registration_timeout: Duration,
+    /// A pod still deleting this long after its deletionTimestamp is force-deleted (ARC: 1 min).
+    pub pod_deletion_timeout: Duration,
+    /// The one namespace to watch, or all when `None`.
+    pub watch_namespace: Option<String>,
+}
+
+impl Default for LegacySettings {
+    fn default() -> Self {
+        LegacySettings {
+            pod: LegacyPodSettings {
+                github_base_url: "https://github.com/".into(),
+                default_runner_image: "summerwind/actions-runner:latest".into(),
+            },
+            github_secret_namespace: "actions-runner-system".into(),
+            github_secret_name: "controller-manager".into(),
+            registration_token_margin: DEFAULT_TOKEN_MARGIN,
+            registration_recheck_interval: Duration::from_secs(60),
+            registration_recheck_jitter: Duration::from_secs(10),
+            registration_timeout: Duration::from_secs(10 * 60),
+            pod_deletion_timeout: Duration::from_secs(60),
+            watch_namespace: None,
+        }
+    }
+}
+
+/// What every reconcile of the legacy Runner controller holds.
+pub struct LegacyContext {
+    /// Writes and uncached reads, counted.
+    pub api: KubeApi,
+    /// The clock seam.
+    pub clock: SharedClock,
+    /// The shared metrics registry.
+    pub metrics: Metrics,
+    /// Historic fixes; `token_in_pod_hash` and `unregister_before_recreate` apply here.
+    pub fixes: Fixes,
+    /// GitHub clients, one per scope.
+    pub github: ActionsClients,
+    /// Registration tokens, reused within the margin.
+    pub tokens: RegistrationTokenCache,
+    /// Process settings.
+    pub settings: LegacySettings,
+}
+
+impl std::fmt::Debug for LegacyContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacyContext")
+            .field("fixes", &self.fixes)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LegacyContext {
+    /// A context whose token cache uses the margin in `settings`.
+    pub fn new(
+        api: KubeApi,
+        clock: SharedClock,
+        metrics: Metrics,
+        fixes: Fixes,
+        github: ActionsClients,
+        settings: LegacySettings,
+    ) -> Self {
+        let tokens = RegistrationTokenCache::new(settings.registration_token_margin);
+        LegacyContext { api, clock, metrics, fixes, github, tokens, settings }
+    }
+
+    /// An `Api` over the watched namespace (or all namespaces), for informers.
+    pub fn watched<K>(&self) -> kube::Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        let client = self.api.client().clone();
+        match &self.settings.watch_namespace {
+            Some(ns) => kube::Api::namespaced(client, ns),
+            None => kube::Api::all(client),
+        }
+    }
+
+    /// The GitHub client for `github_config_url`, with the credentials read (uncached) from the
+    /// controller's secret.
+    pub async fn actions_client(&self, github_config_url: &str) -> Result<ActionsClient, Error> {
+        let (namespace, name) = (&self.settings.github_secret_namespace, &self.settings.github_secret_name);
+        let secret: Option<Secret> = self.api.get(namespace, name).await?;
+        let secret = secret
+            .ok_or_else(|| Error::MissingSecret { namespace: namespace.clone(), name: name.clone() })?;
+        let credentials = GitHubCredentials::from_secret_data(&secret.data.unwrap_or_default())
+            .map_err(|e| Error::Credentials { secret: name.clone(), message: e.to_string() })?;
+        Ok(self.github.get(github_config_url, &credentials)?)
+    }
+}

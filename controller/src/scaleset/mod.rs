@@ -7,6 +7,7 @@
 //! - [`predicates`]: the \[V\] update predicates of the owned watches (ARC-MODEL §5.1).
 
 pub mod context;
+pub mod ephemeral_runner;
 pub mod error;
 pub mod predicates;
 pub mod resource_builder;

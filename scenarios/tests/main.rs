@@ -3,5 +3,6 @@
 //!
 //! [`support`] builds the harness and the fixtures; each other module covers one controller.
 
+mod ephemeral_runner;
 #[allow(dead_code)] // each test module uses a different subset of the harness
 mod support;

@@ -1,7 +1,7 @@
 //! The EphemeralRunner controller against the fake API server and the fake GitHub: ARC's
 //! `ephemeralrunner_controller_test.go` (ARC-MODEL §10, one test per row, named after ARC's test),
-//! then race 1 (§8.1) with its fix on and off, the secret-cache ablation, the #4580 finalizer bug, and
-//! the \[V\] Running-from-listener switch (§5.2).
+//! then race 1 (§8.1) with its fix on and off, the secret-cache ablation, the #4580 finalizer bug, the
+//! \[V\] Running-from-listener switch (§5.2) and lazy copies (§5.3).
 //!
 //! Only the ER controller runs. Each test creates its EphemeralRunners itself (with both finalizers, as
 //! the ERS would, unless the finalizer step is under test), drives pod states through `/status` patches
@@ -20,7 +20,9 @@ use arc_controller::crd::{EphemeralRunner, EphemeralRunnerPhase, EphemeralRunner
 use arc_controller::github::Operation;
 use arc_controller::github::wire::JitRunnerSetting;
 use arc_controller::runtime::manager::Manager;
-use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL};
+use arc_controller::runtime::metrics::{
+    API_CALLS_TOTAL, DEEP_COPIES_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL,
+};
 use arc_controller::scaleset::ephemeral_runner::{CONTROLLER_NAME, ephemeral_runner_controller};
 use arc_sim::apiserver::LagRange;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Secret};
@@ -520,7 +522,14 @@ async fn with_running_from_the_listener_a_running_phase_is_never_demoted() {
     wait_for_pod(&h, None).await;
     patch_runner_status(&h, RUNNER, json!({"phase": "Running", "jobId": "1"})).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
+    let is_running = |h: &Harness| phase(h, RUNNER) == Some(EphemeralRunnerPhase::Running);
 
+    // Upstream would copy the pod's Pending over the listener's Running.
+    let waiting = [container("runner", json!({"waiting": {"reason": "ContainerCreating"}}))];
+    patch_pod_status(&h, RUNNER, json!({"phase": "Pending", "containerStatuses": waiting})).await;
+    h.consistently("Running is kept", Duration::from_secs(5), || is_running(&h)).await;
+
+    // A readiness change is still published, under the kept phase.
     let now = Time(h.ctx.clock.now());
     let ready = json!({"type": "Ready", "status": "True", "lastTransitionTime": now});
     let running = [container("runner", json!({"running": {}}))];
@@ -869,4 +878,38 @@ async fn both_finalizers_are_added_in_one_patch() {
 #[tokio::test(start_paused = true)]
 async fn without_the_4580_fix_finalizers_are_added_over_two_reconciles() {
     assert_eq!(finalizer_patches(false).await, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §5.3: lazy copies
+// ---------------------------------------------------------------------------------------------
+
+/// Deep copies of the runner, reconciles, and the controller's writes, for one runner brought up to a
+/// pod with lazy copies on or off.
+async fn copies_reconciles_and_writes(lazy_copy: bool) -> (i64, i64, Vec<i64>) {
+    let (h, scale_set_id) = setup(|b| b.optimisations.lazy_copy = lazy_copy).await;
+    let _manager = start(&h);
+    create(&h, &runner(scale_set_id)).await;
+    wait_for_pod(&h, None).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+
+    let copies = h.metric(DEEP_COPIES_TOTAL, &[("kind", "EphemeralRunner")]);
+    let reconciles = h.metric(RECONCILE_TOTAL, &[("controller", CONTROLLER_NAME)]);
+    let writes = [("create", "Secret"), ("create", "Pod"), ("patch", "EphemeralRunner")]
+        .into_iter()
+        .chain([("patch_status", "EphemeralRunner")])
+        .map(|(verb, kind)| h.metric(API_CALLS_TOTAL, &[("verb", verb), ("kind", kind)]))
+        .collect();
+    (copies, reconciles, writes)
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_lazy_copies_only_reconciles_that_write_copy_the_runner_and_the_writes_are_the_same() {
+    let (lazy_copies, lazy_reconciles, lazy_writes) = copies_reconciles_and_writes(true).await;
+    let (eager_copies, eager_reconciles, eager_writes) = copies_reconciles_and_writes(false).await;
+
+    assert_eq!(eager_copies, eager_reconciles, "upstream copies once per reconcile");
+    assert!(lazy_copies > 0 && lazy_copies < lazy_reconciles, "{lazy_copies} of {lazy_reconciles}");
+    assert_eq!(lazy_reconciles, eager_reconciles);
+    assert_eq!(lazy_writes, eager_writes);
 }

@@ -8,13 +8,13 @@
 //!
 //! 1. deleting → RemoveRunner for the registration finalizer, clean up the children, drop the finalizer;
 //! 2. done (Succeeded, Failed, Outdated) → clean up the pod and the secret, nothing more;
-//! 3. finalizers, 4. JIT secret, 5. runner id, 6. failure limit and backoff;
+//! 3. finalizers; 4. the JIT secret; 5. the runner id; 6. the failure limit and backoff;
 //! 7. no pod in the cache → create it (the create-result table); a pod → the pod-state table a–j.
 //!
 //! Every write is built from one [`LazyCopy`](crate::runtime::lazy_copy::LazyCopy) of the cached runner
-//! ([`draft`]) and sent through the counted [`KubeApi`](crate::runtime::api::KubeApi). Map of the steps:
-//! [`cleanup`] (deletion and cleanup of children), [`registration`] (finalizers, JIT secret, runner id),
-//! [`pod_create`] (failure limit, backoff, pod creation), [`pod_state`] (what a pod's state means).
+//! (`draft`) and sent through the counted [`KubeApi`](crate::runtime::api::KubeApi). Map of the steps:
+//! `cleanup` (deletion and cleanup of children), `registration` (finalizers, JIT secret, runner id),
+//! `pod_create` (failure limit, backoff, pod creation), `pod_state` (what a pod's state means).
 
 mod cleanup;
 mod draft;
@@ -44,8 +44,12 @@ use crate::runtime::outcome::Outcome;
 use crate::runtime::predicate::UpdatePredicate;
 use crate::runtime::store::Store;
 
-pub use pod_create::{CreateFailure, backoff_remaining, classify_create_failure, quota_wait_expired};
-pub use pod_state::{PodVerdict, RunStatus, classify_pod, run_status_from_pod};
+pub use cleanup::JOB_STILL_RUNNING_RETRY;
+pub use pod_create::{
+    CreateFailure, POD_EVENT_WAIT, QUOTA_GIVE_UP_AGE, QUOTA_RETRY, backoff_remaining,
+    classify_create_failure, quota_wait_expired,
+};
+pub use pod_state::{OUTDATED_EXIT_CODE, PodVerdict, RunStatus, classify_pod, run_status_from_pod};
 
 /// The controller's name: its queue name and the `controller` label of its metrics.
 pub const CONTROLLER_NAME: &str = "ephemeralrunner";

@@ -3,6 +3,7 @@
 //!
 //! [`support`] builds the harness and the fixtures; each other module covers one controller.
 
+mod ephemeral_runner;
 mod legacy_runner;
 #[allow(dead_code)] // each test module uses a different subset of the harness
 mod support;

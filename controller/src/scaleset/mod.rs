@@ -11,6 +11,7 @@
 pub mod autoscaling_listener;
 pub mod autoscaling_runner_set;
 pub mod context;
+pub mod ephemeral_runner;
 pub mod ephemeral_runner_set;
 pub mod error;
 pub mod listener;

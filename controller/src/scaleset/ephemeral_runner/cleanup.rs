@@ -1,0 +1,141 @@
+//! Steps 1–2 of ARC-MODEL §3.1: a deleting runner and a finished one.
+//!
+//! Deletion first removes the runner from the service (the registration finalizer): while the service
+//! answers `JobStillRunning` the runner keeps its finalizers and the reconcile comes back in 30 s. Then
+//! the pod and the JIT secret are deleted (without waiting for them to go), and with container hooks
+//! the pods and secrets labelled `runner-pod=<runner>` too; the main finalizer goes last. A finished
+//! runner only has its pod and secret deleted: its EphemeralRunnerSet deletes it.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::ResourceExt;
+use kube::api::ListParams;
+
+use super::draft::RunnerDraft;
+use super::{EphemeralRunnerReconciler, has_finalizer, key_of};
+use crate::crd::EphemeralRunner;
+use crate::crd::constants::{
+    EPHEMERAL_RUNNER_FINALIZER, EPHEMERAL_RUNNER_REGISTRATION_FINALIZER, LABEL_RUNNER_POD,
+};
+use crate::runtime::api::is_not_found;
+use crate::runtime::object_key::ObjectKey;
+use crate::runtime::outcome::Outcome;
+use crate::scaleset::error::{Error, Result};
+
+/// How long a deleting runner whose job still runs waits before RemoveRunner is tried again.
+pub const JOB_STILL_RUNNING_RETRY: Duration = Duration::from_secs(30);
+
+impl EphemeralRunnerReconciler {
+    /// Step 1: a deleting runner. Without the main finalizer there is nothing left to do.
+    pub(super) async fn finalize(&self, runner: &mut RunnerDraft) -> Result<Outcome> {
+        if !has_finalizer(runner.get(), EPHEMERAL_RUNNER_FINALIZER) {
+            return Ok(Outcome::Done);
+        }
+        if has_finalizer(runner.get(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER) {
+            tracing::info!("Trying to clean up runner from the service");
+            match self.remove_runner(runner.get()).await {
+                Err(Error::GitHub(error)) if error.is_job_still_running() => {
+                    tracing::info!("Runner is not finished yet, retrying in 30s");
+                    return Ok(Outcome::RequeueAfter(JOB_STILL_RUNNING_RETRY));
+                }
+                Err(error) => {
+                    tracing::error!(error = %error, "Failed to clean up runner from service");
+                    return Err(error);
+                }
+                Ok(()) => {}
+            }
+            remove_finalizer(runner.mutate(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER);
+            runner.patch(&self.ctx.api).await?;
+            tracing::info!("Runner is cleaned up from the service, removed the registration finalizer");
+        }
+        self.cleanup_resources(runner.get()).await?;
+        if runner.get().has_container_hooks() {
+            tracing::info!("Runner has container hooks configured, cleaning up their resources");
+            self.cleanup_container_hook_resources(runner.get()).await?;
+        }
+        remove_finalizer(runner.mutate(), EPHEMERAL_RUNNER_FINALIZER);
+        match runner.patch(&self.ctx.api).await {
+            Err(Error::Kube(error)) if is_not_found(&error) => {}
+            result => {
+                result?;
+            }
+        }
+        tracing::info!("Successfully removed finalizer after cleanup");
+        Ok(Outcome::Done)
+    }
+
+    /// ARC's `cleanupResources`: deletes the runner's pod (from the cache) and its JIT secret unless
+    /// they are already deleting. It does not wait for them to disappear.
+    pub(super) async fn cleanup_resources(&self, runner: &EphemeralRunner) -> Result<()> {
+        let (namespace, name) = key_of(runner);
+        let pod = self.pods.get(&ObjectKey::new(namespace, name));
+        if pod.is_some_and(|pod| pod.metadata.deletion_timestamp.is_none()) {
+            tracing::info!("Deleting the runner pod");
+            self.delete_ignoring_not_found::<Pod>(namespace, name).await?;
+        }
+        let secret = self.read_jit_secret(namespace, name).await?;
+        if secret.is_some_and(|secret| secret.metadata.deletion_timestamp.is_none()) {
+            tracing::info!("Deleting the jitconfig secret");
+            self.delete_ignoring_not_found::<Secret>(namespace, name).await?;
+        }
+        Ok(())
+    }
+
+    /// ARC's `cleanupContainerHooksResources`: deletes the pods (from the cache) and the secrets (listed
+    /// from the API server) labelled `runner-pod=<runner>`. Every deletion is tried; the first error is
+    /// returned.
+    async fn cleanup_container_hook_resources(&self, runner: &EphemeralRunner) -> Result<()> {
+        let (namespace, name) = key_of(runner);
+        let linked = |labels: &std::collections::BTreeMap<String, String>| {
+            labels.get(LABEL_RUNNER_POD).is_some_and(|value| value == name)
+        };
+        let pods: Vec<String> = (self.pods.list_in(namespace).iter())
+            .filter(|pod| linked(pod.labels()) && pod.metadata.deletion_timestamp.is_none())
+            .map(|pod| pod.name_any())
+            .collect();
+        let selector = ListParams::default().labels(&format!("{LABEL_RUNNER_POD}={name}"));
+        let secrets: Vec<String> = (self.ctx.api.list::<Secret>(namespace, &selector).await?.items.iter())
+            .filter(|secret| secret.metadata.deletion_timestamp.is_none())
+            .map(|secret| secret.name_any())
+            .collect();
+        tracing::info!(pods = pods.len(), secrets = secrets.len(), "Deleting container hook resources");
+        let mut first_error = None;
+        for pod in &pods {
+            first_error = first_error.or(self.delete_ignoring_not_found::<Pod>(namespace, pod).await.err());
+        }
+        for secret in &secrets {
+            first_error =
+                first_error.or(self.delete_ignoring_not_found::<Secret>(namespace, secret).await.err());
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// Removes `finalizer` from `runner`'s finalizers.
+fn remove_finalizer(runner: &mut EphemeralRunner, finalizer: &str) {
+    if let Some(finalizers) = runner.metadata.finalizers.as_mut() {
+        finalizers.retain(|f| f != finalizer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removing_a_finalizer_keeps_the_others_in_order() {
+        let mut runner = EphemeralRunner::new("r", Default::default());
+        remove_finalizer(&mut runner, EPHEMERAL_RUNNER_FINALIZER);
+        assert_eq!(runner.metadata.finalizers, None);
+        runner.metadata.finalizers = Some(
+            ["a", EPHEMERAL_RUNNER_FINALIZER, "b", EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]
+                .map(String::from)
+                .to_vec(),
+        );
+        remove_finalizer(&mut runner, EPHEMERAL_RUNNER_FINALIZER);
+        let left = runner.metadata.finalizers.as_deref().unwrap_or_default();
+        assert_eq!(left, ["a", "b", EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]);
+        assert!(has_finalizer(&runner, "b") && !has_finalizer(&runner, EPHEMERAL_RUNNER_FINALIZER));
+    }
+}

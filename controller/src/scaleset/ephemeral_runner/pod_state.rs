@@ -1,0 +1,373 @@
+//! Step 7 of ARC-MODEL §3.1 with a pod in the cache: what the pod's state means for the runner
+//! ([`classify_pod`], rows a–j), and the writes that follow.
+//!
+//! | # | pod state | verdict |
+//! |---|---|---|
+//! | a | Failed, runner container without a terminated state (eviction, `OutOf*`) | [`PodVerdict::FailedBeforeRunnerStarted`] |
+//! | b | Failed, runner exit 0 | [`PodVerdict::Succeeded`] |
+//! | c | Failed, runner exit 7 | [`PodVerdict::Outdated`] |
+//! | d | Failed, other runner exit | [`PodVerdict::RunnerFailed`] |
+//! | e | an init container terminated non-zero (#4457) | [`PodVerdict::InitContainerFailed`] |
+//! | f | no runner container status yet | [`PodVerdict::Starting`] |
+//! | g | runner container not terminated | [`PodVerdict::Running`] |
+//! | h | runner exit 7 | [`PodVerdict::Outdated`] |
+//! | i | other non-zero runner exit | [`PodVerdict::RunnerFailed`] |
+//! | j | runner exit 0 | [`PodVerdict::Succeeded`] |
+//!
+//! A failed runner with a job is deleted (the job is lost, #4239) with a best-effort RemoveRunner
+//! (#4260); without a job only its pod is deleted, and the failure is recorded under the pod's UID, so
+//! seeing the same dead pod twice (a stale cache) records it once.
+
+use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::EphemeralRunnerReconciler;
+use super::draft::RunnerDraft;
+use crate::crd::constants::{REASON_OUTDATED, RUNNER_CONTAINER_NAME};
+use crate::crd::{EphemeralRunnerPhase, EphemeralRunnerStatus};
+use crate::runtime::outcome::Outcome;
+use crate::scaleset::error::Result;
+use crate::scaleset::predicates::pod_ready;
+
+/// The runner's exit code when its version is deprecated (`ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE`).
+pub const OUTDATED_EXIT_CODE: i32 = 7;
+
+/// What a runner pod's state means (rows a–j of the module table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodVerdict {
+    /// The pod failed before the runner container ran (eviction, `OutOf*`): retry with a new pod.
+    FailedBeforeRunnerStarted,
+    /// The runner exited 0: its job is done and it left the service.
+    Succeeded,
+    /// The runner exited 7: its version is deprecated.
+    Outdated,
+    /// The runner exited non-zero.
+    RunnerFailed,
+    /// An init container failed, whatever the pod phase says yet.
+    InitContainerFailed,
+    /// The runner container has no status yet.
+    Starting,
+    /// The runner container is waiting or running.
+    Running,
+}
+
+/// Reads a runner pod's state as ARC's reconcile switch does (rows a–j, in order).
+pub fn classify_pod(pod: &Pod) -> PodVerdict {
+    let status = pod.status.as_ref();
+    let runner = status.and_then(|s| s.container_statuses.as_deref()).and_then(runner_container_status);
+    let runner_exit = runner.and_then(terminated).map(|t| t.exit_code);
+    if status.and_then(|s| s.phase.as_deref()) == Some("Failed") {
+        return match runner_exit {
+            None => PodVerdict::FailedBeforeRunnerStarted,
+            Some(code) => verdict_of_exit(code),
+        };
+    }
+    if init_container_failed(pod) {
+        return PodVerdict::InitContainerFailed;
+    }
+    match (runner, runner_exit) {
+        (None, _) => PodVerdict::Starting,
+        (Some(_), None) => PodVerdict::Running,
+        (Some(_), Some(code)) => verdict_of_exit(code),
+    }
+}
+
+fn verdict_of_exit(code: i32) -> PodVerdict {
+    match code {
+        0 => PodVerdict::Succeeded,
+        OUTDATED_EXIT_CODE => PodVerdict::Outdated,
+        _ => PodVerdict::RunnerFailed,
+    }
+}
+
+fn runner_container_status(statuses: &[ContainerStatus]) -> Option<&ContainerStatus> {
+    statuses.iter().find(|cs| cs.name == RUNNER_CONTAINER_NAME)
+}
+
+fn terminated(status: &ContainerStatus) -> Option<&ContainerStateTerminated> {
+    status.state.as_ref().and_then(|state| state.terminated.as_ref())
+}
+
+fn init_container_failed(pod: &Pod) -> bool {
+    let statuses = pod.status.as_ref().and_then(|s| s.init_container_statuses.as_deref());
+    statuses.unwrap_or_default().iter().filter_map(terminated).any(|t| t.exit_code != 0)
+}
+
+/// The status fields ARC's `updateRunStatusFromPod` publishes for a live pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunStatus {
+    /// The phase to publish (`None`: an empty phase).
+    pub phase: Option<EphemeralRunnerPhase>,
+    /// The pod's derived readiness.
+    pub ready: bool,
+    /// The pod's status reason.
+    pub reason: String,
+    /// The pod's status message.
+    pub message: String,
+}
+
+/// The status to publish for a live `pod`, or `None` when nothing needs writing: the pod is Succeeded
+/// or Failed (the termination rows decide those), or neither the phase nor readiness changed.
+///
+/// Upstream (`running_from_listener` off) copies the pod phase. With §5.2 on, a live pod only ever
+/// publishes Pending, and a Running phase (written by the listener on JobStarted) is kept, never
+/// demoted. A pod phase the runner phases lack (`Unknown`) keeps the current phase.
+pub fn run_status_from_pod(
+    current: Option<&EphemeralRunnerStatus>,
+    pod: &Pod,
+    running_from_listener: bool,
+) -> Option<RunStatus> {
+    let status = pod.status.clone().unwrap_or_default();
+    let current_phase = current.and_then(|s| s.phase);
+    let phase = match status.phase.as_deref() {
+        Some("Succeeded" | "Failed") => return None,
+        _ if running_from_listener && current_phase == Some(EphemeralRunnerPhase::Running) => current_phase,
+        _ if running_from_listener => Some(EphemeralRunnerPhase::Pending),
+        Some("Pending") => Some(EphemeralRunnerPhase::Pending),
+        Some("Running") => Some(EphemeralRunnerPhase::Running),
+        None | Some("") => None,
+        Some(_) => current_phase,
+    };
+    let ready = pod_ready(pod);
+    if phase == current_phase && ready == current.is_some_and(|s| s.ready) {
+        return None;
+    }
+    Some(RunStatus {
+        phase,
+        ready,
+        reason: status.reason.unwrap_or_default(),
+        message: status.message.unwrap_or_default(),
+    })
+}
+
+impl EphemeralRunnerReconciler {
+    /// Step 7 with a pod: acts on the pod's state.
+    pub(super) async fn reconcile_pod(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<Outcome> {
+        let verdict = classify_pod(pod);
+        tracing::info!(?verdict, pod_uid = pod.metadata.uid.as_deref(), "Inspecting the runner pod");
+        match verdict {
+            PodVerdict::FailedBeforeRunnerStarted
+            | PodVerdict::RunnerFailed
+            | PodVerdict::InitContainerFailed => {
+                self.delete_runner_or_pod(runner, pod).await?;
+            }
+            PodVerdict::Succeeded => {
+                tracing::info!("Ephemeral runner has finished successfully, deleting ephemeral runner");
+                self.delete_runner(runner.get()).await?;
+            }
+            PodVerdict::Outdated => self.mark_as_outdated(runner).await?,
+            PodVerdict::Starting => tracing::info!("Waiting for runner container status to be available"),
+            PodVerdict::Running => self.update_run_status_from_pod(runner, pod).await?,
+        }
+        Ok(Outcome::Done)
+    }
+
+    /// ARC's `updateRunStatusFromPod`: publishes phase, readiness, reason and message when they changed.
+    async fn update_run_status_from_pod(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<()> {
+        let running_from_listener = self.ctx.optimisations.running_from_listener;
+        let Some(next) = run_status_from_pod(runner.get().status.as_ref(), pod, running_from_listener) else {
+            return Ok(());
+        };
+        tracing::info!(phase = ?next.phase, ready = next.ready, "Updating ephemeral runner status");
+        let status = runner.status_mut();
+        status.phase = next.phase;
+        status.ready = next.ready;
+        status.reason = next.reason;
+        status.message = next.message;
+        runner.patch_status(&self.ctx.api).await?;
+        Ok(())
+    }
+
+    /// ARC's `deleteEphemeralRunnerOrPod`: a runner with a job is deleted (its job is lost) and removed
+    /// from the service on a best-effort basis; otherwise only the pod goes, as a recorded failure.
+    async fn delete_runner_or_pod(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<()> {
+        if !runner.get().has_job() {
+            return self.delete_pod_as_failed(runner, pod).await;
+        }
+        tracing::error!("Ephemeral runner has a job assigned, but the pod has failed; deleting the runner");
+        self.delete_runner(runner.get()).await?;
+        if let Err(error) = self.remove_runner(runner.get()).await {
+            tracing::error!(error = %error, "Failed to remove the runner from the service");
+        }
+        Ok(())
+    }
+
+    /// ARC's `deletePodAsFailed`: deletes the pod unless it is deleting, then records the failure under
+    /// the pod's UID (a UID already recorded keeps its first timestamp) with the pod's reason and message.
+    async fn delete_pod_as_failed(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<()> {
+        let (namespace, name) = super::key_of(runner.get());
+        if pod.metadata.deletion_timestamp.is_none() {
+            tracing::info!(pod_uid = pod.metadata.uid.as_deref(), "Deleting the ephemeral runner pod");
+            self.delete_ignoring_not_found::<Pod>(namespace, name).await?;
+        }
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let now = Time(self.ctx.clock.now());
+        let pod_status = pod.status.clone().unwrap_or_default();
+        let status = runner.status_mut();
+        status.failures.entry(uid).or_insert(now);
+        status.ready = false;
+        status.reason = pod_status.reason.unwrap_or_default();
+        status.message = pod_status.message.unwrap_or_default();
+        runner.patch_status(&self.ctx.api).await?;
+        tracing::info!(failures = runner.get().failure_count(), "Recorded the pod failure");
+        Ok(())
+    }
+
+    /// ARC's `markAsFailed`: phase Failed with `reason` and `message`, then RemoveRunner.
+    pub(super) async fn mark_as_failed(
+        &self,
+        runner: &mut RunnerDraft,
+        message: &str,
+        reason: &str,
+    ) -> Result<()> {
+        tracing::info!(reason, "Updating ephemeral runner status to Failed");
+        self.set_terminal_phase(runner, EphemeralRunnerPhase::Failed, reason, message).await
+    }
+
+    /// ARC's `markAsOutdated`: phase Outdated, then RemoveRunner.
+    async fn mark_as_outdated(&self, runner: &mut RunnerDraft) -> Result<()> {
+        tracing::info!("Updating ephemeral runner status to Outdated");
+        let phase = EphemeralRunnerPhase::Outdated;
+        self.set_terminal_phase(runner, phase, REASON_OUTDATED, "Runner is deprecated").await
+    }
+
+    async fn set_terminal_phase(
+        &self,
+        runner: &mut RunnerDraft,
+        phase: EphemeralRunnerPhase,
+        reason: &str,
+        message: &str,
+    ) -> Result<()> {
+        let status = runner.status_mut();
+        status.phase = Some(phase);
+        status.reason = reason.to_string();
+        status.message = message.to_string();
+        runner.patch_status(&self.ctx.api).await?;
+        self.remove_runner(runner.get()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, PodCondition, PodStatus};
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+
+    fn container(name: &str, exit: Option<i32>) -> ContainerStatus {
+        let state = match exit {
+            Some(exit_code) => ContainerState {
+                terminated: Some(ContainerStateTerminated { exit_code, ..Default::default() }),
+                ..Default::default()
+            },
+            None => ContainerState { running: Some(ContainerStateRunning::default()), ..Default::default() },
+        };
+        ContainerStatus { name: name.into(), state: Some(state), ..Default::default() }
+    }
+
+    fn pod(phase: &str, runner: Option<Option<i32>>, init_exit: Option<i32>) -> Pod {
+        let status = PodStatus {
+            phase: Some(phase.into()).filter(|p: &String| !p.is_empty()),
+            container_statuses: runner
+                .map(|exit| vec![container("sidecar", Some(1)), container("runner", exit)]),
+            init_container_statuses: init_exit.map(|exit| vec![container("setup", Some(exit))]),
+            ..Default::default()
+        };
+        Pod { status: Some(status), ..Default::default() }
+    }
+
+    #[test]
+    fn a_failed_pod_is_judged_by_the_runner_containers_exit_code() {
+        use PodVerdict::*;
+        assert_eq!(classify_pod(&pod("Failed", None, None)), FailedBeforeRunnerStarted, "a: no status");
+        assert_eq!(
+            classify_pod(&pod("Failed", Some(None), None)),
+            FailedBeforeRunnerStarted,
+            "a: not terminated"
+        );
+        assert_eq!(
+            classify_pod(&pod("Failed", Some(Some(0)), None)),
+            Succeeded,
+            "b: a sidecar's exit is ignored"
+        );
+        assert_eq!(classify_pod(&pod("Failed", Some(Some(7)), None)), Outdated, "c");
+        assert_eq!(classify_pod(&pod("Failed", Some(Some(137)), Some(1))), RunnerFailed, "d before e");
+    }
+
+    #[test]
+    fn a_live_pod_is_judged_by_init_containers_then_the_runner_container() {
+        use PodVerdict::*;
+        assert_eq!(classify_pod(&pod("Pending", None, Some(1))), InitContainerFailed, "e");
+        assert_eq!(
+            classify_pod(&pod("Pending", None, Some(0))),
+            Starting,
+            "f: a finished init container is fine"
+        );
+        assert_eq!(classify_pod(&pod("Running", None, None)), Starting, "f");
+        assert_eq!(classify_pod(&pod("Running", Some(None), None)), Running, "g");
+        assert_eq!(
+            classify_pod(&pod("Succeeded", Some(None), None)),
+            Running,
+            "g: no termination status yet"
+        );
+        assert_eq!(classify_pod(&pod("Running", Some(Some(7)), None)), Outdated, "h");
+        assert_eq!(classify_pod(&pod("Running", Some(Some(2)), None)), RunnerFailed, "i");
+        assert_eq!(classify_pod(&pod("Succeeded", Some(Some(0)), None)), Succeeded, "j");
+        assert_eq!(classify_pod(&Pod::default()), Starting, "a pod without status is starting");
+    }
+
+    fn ready_at(pod: &mut Pod, status: &str, second: i64) {
+        let conditions =
+            pod.status.get_or_insert_with(Default::default).conditions.get_or_insert_with(Vec::new);
+        conditions.push(PodCondition {
+            type_: "Ready".into(),
+            status: status.into(),
+            last_transition_time: Some(Time(Timestamp::from_second(1_767_225_600 + second).unwrap())),
+            ..Default::default()
+        });
+    }
+
+    fn status_in(phase: Option<EphemeralRunnerPhase>, ready: bool) -> EphemeralRunnerStatus {
+        EphemeralRunnerStatus { phase, ready, ..Default::default() }
+    }
+
+    #[test]
+    fn upstream_copies_the_pod_phase_and_writes_only_on_a_change() {
+        use EphemeralRunnerPhase::*;
+        let running = pod("Running", Some(None), None);
+        let next = run_status_from_pod(None, &running, false).expect("a change");
+        assert_eq!((next.phase, next.ready), (Some(Running), false));
+        assert_eq!(run_status_from_pod(Some(&status_in(Some(Running), false)), &running, false), None);
+        let pending = pod("Pending", Some(None), None);
+        let back = run_status_from_pod(Some(&status_in(Some(Running), false)), &pending, false);
+        assert_eq!(back.map(|s| s.phase), Some(Some(Pending)));
+        assert_eq!(run_status_from_pod(None, &pod("Succeeded", Some(None), None), false), None);
+        assert_eq!(run_status_from_pod(None, &pod("Failed", Some(None), None), false), None);
+        let unknown = pod("Unknown", Some(None), None);
+        assert_eq!(run_status_from_pod(Some(&status_in(Some(Running), false)), &unknown, false), None);
+    }
+
+    #[test]
+    fn with_running_from_the_listener_a_live_pod_publishes_pending_and_never_demotes_running() {
+        use EphemeralRunnerPhase::*;
+        let running = pod("Running", Some(None), None);
+        let next = run_status_from_pod(None, &running, true).expect("a change");
+        assert_eq!(next.phase, Some(Pending));
+        assert_eq!(run_status_from_pod(Some(&status_in(Some(Pending), false)), &running, true), None);
+        assert_eq!(run_status_from_pod(Some(&status_in(Some(Running), false)), &running, true), None);
+        let mut ready = running.clone();
+        ready_at(&mut ready, "True", 1);
+        let next = run_status_from_pod(Some(&status_in(Some(Running), false)), &ready, true).expect("ready");
+        assert_eq!((next.phase, next.ready), (Some(Running), true));
+    }
+
+    #[test]
+    fn readiness_follows_the_latest_ready_condition() {
+        let mut running = pod("Running", Some(None), None);
+        ready_at(&mut running, "True", 1);
+        ready_at(&mut running, "False", 2);
+        let current = status_in(Some(EphemeralRunnerPhase::Running), true);
+        let next = run_status_from_pod(Some(&current), &running, false).expect("became unready");
+        assert!(!next.ready);
+    }
+}

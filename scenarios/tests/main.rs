@@ -3,12 +3,12 @@
 //!
 //! [`support`] builds the harness and the fixtures; each other module covers one controller.
 
-mod ephemeral_runner;
-mod legacy_runner;
 #[allow(dead_code)] // each test module uses a different subset of the harness
 mod support;
 
 mod autoscaling_listener;
 mod autoscaling_runner_set;
+mod ephemeral_runner;
 mod ephemeral_runner_set;
+mod legacy_runner;
 mod listener;

@@ -7,8 +7,20 @@
 //!   recreate per #1125).
 //! - [`context`]: what its reconciles share (API door, clock, switches, GitHub clients, settings).
 //! - [`token_cache`]: registration tokens reused within a margin (#1296).
+//!
+//! [`register`] adds the controller to a manager, as the binary does.
 
 pub mod context;
 pub mod pod_builder;
 pub mod runner;
 pub mod token_cache;
+
+use std::sync::Arc;
+
+use crate::runtime::manager::Manager;
+
+/// Adds the legacy Runner controller to `manager`.
+pub fn register(manager: &mut Manager, ctx: &Arc<context::LegacyContext>) {
+    let controller = runner::runner_controller(manager, ctx.clone());
+    manager.add_controller(controller);
+}

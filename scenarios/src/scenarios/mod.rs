@@ -1,10 +1,13 @@
-//! The scenarios arcsim ships.
+//! The scenarios arcsim ships, and the objects they start from.
+
+pub mod objects;
+pub mod standard;
 
 use crate::scenario::Scenario;
 
 /// Every scenario, in the order `arcsim list` shows them.
 pub fn all() -> Vec<&'static dyn Scenario> {
-    Vec::new()
+    vec![&standard::Standard]
 }
 
 /// The scenario named `name`, or an error listing the valid names.

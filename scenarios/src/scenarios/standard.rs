@@ -1,0 +1,67 @@
+//! `standard`: the first end-to-end world. One AutoscalingRunnerSet (minRunners 0, maxRunners 10), the
+//! standard workload (about 50 jobs over 10 sim-minutes), no faults. Every job must end without being
+//! lost, runners must scale up with demand and back to zero, and no registration may be left behind.
+
+use arc_controller::scaleset::context::ScaleSetSettings;
+use arc_sim::Seed;
+use arc_sim::world::{default_config, plugs};
+
+use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET, github_secret, runner_set};
+use crate::oracles::{self, Oracle};
+use crate::scenario::{Scenario, WorldPlan};
+use crate::variant::Variant;
+
+/// The standard world.
+pub struct Standard;
+
+/// The scale-set world every scale-set scenario starts from: secret + runner set, the standard
+/// workload aimed at the runner set, the controller built as `variant`.
+pub fn scale_set_world(seed: Seed, variant: Variant, min_runners: u32, max_runners: u32) -> WorldPlan {
+    let mut config = default_config(seed);
+    config.apiserver.namespaces.extend([RUNNER_NAMESPACE.to_string(), CONTROLLER_NAMESPACE.to_string()]);
+    config.workload.labels = vec![RUNNER_SET.to_string()];
+    config.fixes = variant.fixes();
+    config.objects = vec![github_secret(RUNNER_NAMESPACE), runner_set(min_runners, max_runners)];
+    let settings =
+        ScaleSetSettings { controller_namespace: CONTROLLER_NAMESPACE.into(), ..Default::default() };
+    WorldPlan {
+        config,
+        plug: plugs::scale_set(settings),
+        settled: plugs::scale_set_settled(RUNNER_NAMESPACE, min_runners as usize),
+    }
+}
+
+/// The oracles every fault-free scale-set world must satisfy.
+pub fn scale_set_oracles() -> Vec<&'static dyn Oracle> {
+    use oracles::{convergence, jobs, phases, pods, registrations};
+    vec![
+        &convergence::NoJobLost,
+        &jobs::NoJobLostToControllerKill,
+        &registrations::NoOrphanRegistration,
+        &registrations::JitConfigOncePerRunner,
+        &pods::PodOwnedByItsRunner,
+        &pods::NoAlreadyExistsErrors,
+        &pods::BoundedPodCreates,
+        &phases::TerminalPhaseIsFinal,
+        &phases::RunningOnlyAfterJobStarted,
+        &convergence::ConvergesAfterHeal,
+    ]
+}
+
+impl Scenario for Standard {
+    fn name(&self) -> &'static str {
+        "standard"
+    }
+
+    fn describe(&self) -> &'static str {
+        "one runner set (min 0, max 10), ~50 jobs over 10 sim-minutes, no faults"
+    }
+
+    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
+        scale_set_world(seed, variant, 0, 10)
+    }
+
+    fn oracles(&self) -> Vec<&'static dyn Oracle> {
+        scale_set_oracles()
+    }
+}

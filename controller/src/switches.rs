@@ -26,8 +26,10 @@ pub struct Fixes {
     /// `HasJob()` when it picks runners to scale down. Off: a job assignment alone does not wake the
     /// ERS (§5.1).
     pub predicate_includes_job_id: bool,
-    /// #4580 (with #4320): the ER controller adds both missing finalizers in one patch and carries
-    /// on in the same pass. Off: it adds one finalizer per pass and returns after each.
+    /// #4580 (with #4320): the ERS creates runners with both finalizers, and the ER controller adds
+    /// any missing ones in one patch and carries on in the same pass. Off (before #4320): runners are
+    /// created without finalizers and the ER controller adds one per pass, returning after each — a
+    /// reconcile and a write more per runner, on the path to its first pod.
     pub add_both_finalizers_at_once: bool,
     /// #2276 / #2947: Secrets are read straight from the API server, never from the informer cache.
     /// Off is the §8.1 ablation: a stale cache makes the ER controller register a second runner.

@@ -87,31 +87,35 @@ fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
     hits
 }
 
-/// A job assigned to a runner within 1 s of a delete of that runner's pod (either order).
+/// A job assigned to a runner within 1 s (either order) of the controller moving to remove that runner:
+/// a RemoveRunner call for it, or a delete of its EphemeralRunner or pod.
 fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
-    let pod_of: BTreeMap<i64, String> = run
+    let runner_of_pod: BTreeMap<String, i64> = run
         .kubelet_events
         .iter()
         .filter_map(|e| match e.kind {
-            KubeletEventKind::RunnerConnected { runner_id } => Some((runner_id, e.pod.clone())),
+            KubeletEventKind::RunnerConnected { runner_id } => Some((e.pod.clone(), runner_id)),
             _ => None,
         })
         .collect();
-    let deletes: Vec<(u64, String)> = run
+    let mut removals: Vec<(u64, i64)> = run
         .audit
         .iter()
-        .filter(|a| {
-            a.resource == "pods" && a.verb == ApiVerb::Delete && a.actor == "controller" && a.code < 300
-        })
-        .map(|a| (a.ms, format!("{}/{}", a.namespace, a.name)))
+        .filter(|a| matches!(a.resource.as_str(), "pods" | "ephemeralrunners" | "runners"))
+        .filter(|a| a.verb == ApiVerb::Delete && a.actor == "controller" && a.code < 300)
+        .filter_map(|a| Some((a.ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
         .collect();
+    removals.extend(run.github_events.iter().filter_map(|e| match e.kind {
+        EventKind::RemoveRunner { runner_id, .. } => Some((e.at_ms, runner_id)),
+        _ => None,
+    }));
     run.github_events
         .iter()
         .filter_map(|e| match e.kind {
-            EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, pod_of.get(&runner_id)?)),
+            EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
             _ => None,
         })
-        .filter(|(at, pod)| deletes.iter().any(|(ms, p)| p == *pod && ms.abs_diff(*at) <= 1000))
+        .filter(|(at, runner)| removals.iter().any(|(ms, r)| r == runner && ms.abs_diff(*at) <= 1000))
         .count() as u32
 }
 

@@ -9,7 +9,7 @@ use arc_sim::world::{RunRecord, World};
 use arc_sim::{Seed, TraceMode};
 
 use crate::probes;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 use crate::verdict::{Verdict, Violation};
 
@@ -33,14 +33,17 @@ pub fn run_one(
 ) -> Result<(Verdict, RunRecord), RunError> {
     #[allow(clippy::disallowed_methods)] // wall clock ok: reported as wall time, never traced
     let started = std::time::Instant::now(); // wall clock ok
-    let plan = scenario.world(seed, variant);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
-    let record = runtime.block_on(async move {
-        let world = World::build(plan.config, plan.plug, trace_mode)?;
-        world.run(plan.settled).await
-    })?;
-    drop(runtime);
-    let violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
+    let record = run_world(scenario.world(seed, variant), trace_mode)?;
+    let mut violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
+    for twin in scenario.twins(seed, variant) {
+        let other = run_world(twin.plan, TraceMode::HashOnly)?;
+        for oracle in &twin.oracles {
+            violations.extend(oracle.compare(&record, &other).into_iter().map(|mut v| {
+                v.message = format!("{} (against the {} twin)", v.message, twin.name);
+                v
+            }));
+        }
+    }
     let verdict = Verdict {
         scenario: scenario.name(),
         variant,
@@ -54,6 +57,16 @@ pub fn run_one(
         wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     };
     Ok((verdict, record))
+}
+
+/// Runs one world on a fresh paused current-thread runtime.
+fn run_world(plan: WorldPlan, trace_mode: TraceMode) -> Result<RunRecord, RunError> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
+    let record = runtime.block_on(async move {
+        let world = World::build(plan.config, plan.plug, trace_mode)?;
+        world.run(plan.settled).await
+    })?;
+    Ok(record)
 }
 
 /// The figures a summary line shows.

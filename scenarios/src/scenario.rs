@@ -18,6 +18,17 @@ pub struct WorldPlan {
     pub settled: Settled,
 }
 
+/// A second run of the same seed with one thing changed (an optimisation switched off), judged
+/// against the first by comparing the two records.
+pub struct Twin {
+    /// What the twin changes, for violations (`predicates-off`).
+    pub name: &'static str,
+    /// The twin's world.
+    pub plan: WorldPlan,
+    /// The comparisons.
+    pub oracles: Vec<&'static dyn crate::oracles::TwinOracle>,
+}
+
 /// A named, seeded world and its judges.
 pub trait Scenario: Send + Sync {
     /// The command-line name.
@@ -31,6 +42,11 @@ pub trait Scenario: Send + Sync {
 
     /// The oracles that judge every run.
     fn oracles(&self) -> Vec<&'static dyn Oracle>;
+
+    /// Twins to run beside each seed (equivalence checks); none by default.
+    fn twins(&self, _seed: Seed, _variant: Variant) -> Vec<Twin> {
+        Vec::new()
+    }
 
     /// The coverage probes this scenario exists to hit, with their minimum shares.
     fn probe_goals(&self) -> &'static [ProbeGoal] {

@@ -3,6 +3,8 @@
 //! metrics, final objects), never the fakes' internals, and are kept apart from the fakes.
 
 pub mod convergence;
+pub mod deletion;
+pub mod equivalence;
 pub mod jobs;
 pub mod phases;
 pub mod pods;
@@ -26,6 +28,18 @@ pub trait Oracle: Send + Sync {
     fn check(&self, run: &RunRecord) -> Vec<Violation>;
 }
 
+/// A judge of two runs of the same seed that should behave alike.
+pub trait TwinOracle: Send + Sync {
+    /// Its name.
+    fn name(&self) -> &'static str;
+
+    /// One line on what must agree.
+    fn describe(&self) -> &'static str;
+
+    /// Every difference between `base` and `twin` that matters.
+    fn compare(&self, base: &RunRecord, twin: &RunRecord) -> Vec<Violation>;
+}
+
 /// Every oracle, for `arcsim list`.
 pub fn all() -> Vec<&'static dyn Oracle> {
     vec![
@@ -39,6 +53,9 @@ pub fn all() -> Vec<&'static dyn Oracle> {
         &tokens::NoExpiredTokenRegistration,
         &phases::TerminalPhaseIsFinal,
         &phases::RunningOnlyAfterJobStarted,
+        &deletion::NoBusyRunnerDeleted,
+        &deletion::NoRunningWhileDeleting,
+        &deletion::FinalizersInOneWrite,
         &convergence::ConvergesAfterHeal,
     ]
 }

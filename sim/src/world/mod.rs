@@ -54,6 +54,20 @@ pub enum Disruption {
         /// Exit code.
         exit_code: i32,
     },
+    /// Merge-patch an object's main resource as actor `user` (e.g. bump a runner set's
+    /// `spec.actionableRevision`, as the ARS does on a runner-spec change).
+    PatchObject {
+        /// When.
+        at_ms: u64,
+        /// Resource plural.
+        plural: String,
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// The JSON merge patch.
+        patch: Value,
+    },
     /// Evict the first running pod whose name starts with `prefix`.
     EvictPod {
         /// When.
@@ -72,6 +86,7 @@ impl Disruption {
         match self {
             Disruption::RestartController { at_ms }
             | Disruption::CrashPod { at_ms, .. }
+            | Disruption::PatchObject { at_ms, .. }
             | Disruption::EvictPod { at_ms, .. } => *at_ms,
         }
     }
@@ -317,12 +332,37 @@ impl World {
                     self.kubelet.crash(&namespace, &name, exit_code);
                 }
             }
+            Disruption::PatchObject { plural, namespace, name, patch, .. } => {
+                if let Err(e) = self.patch_object(&plural, &namespace, &name, &patch).await {
+                    self.trace.record("world", "disruption-failed", e);
+                }
+            }
             Disruption::EvictPod { namespace, prefix, reason, .. } => {
                 if let Some(name) = self.running_pod(&namespace, &prefix) {
                     self.kubelet.evict(&namespace, &name, &reason);
                 }
             }
         }
+    }
+
+    async fn patch_object(
+        &self,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+    ) -> Result<(), String> {
+        let rt =
+            self.apiserver.registry().find_plural(plural).map(|id| self.apiserver.registry().get(id).clone());
+        let rt = rt.ok_or_else(|| format!("unknown resource {plural}"))?;
+        let gvk = GroupVersionKind::gvk(rt.group, rt.version, rt.kind);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, rt.plural);
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.apiserver.client_as("user"), namespace, &resource);
+        api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch))
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     fn running_pod(&self, namespace: &str, prefix: &str) -> Option<String> {

@@ -84,9 +84,13 @@ impl EphemeralRunnerSetReconciler {
         combine(errors)
     }
 
-    /// One new runner, built from the set: `generateName`, both finalizers, patch-id and revision.
+    /// One new runner, built from the set: `generateName`, both finalizers (#4320; before it, with
+    /// `add_both_finalizers_at_once` off, none: the ER controller adds them), patch-id and revision.
     async fn create_runner(&self, ers: &EphemeralRunnerSet) -> Result<()> {
-        let runner = self.ctx.builder.ephemeral_runner(ers)?;
+        let mut runner = self.ctx.builder.ephemeral_runner(ers)?;
+        if !self.ctx.fixes.add_both_finalizers_at_once {
+            runner.metadata.finalizers = None;
+        }
         let namespace = ers.metadata.namespace.as_deref().unwrap_or_default();
         let created = self.ctx.api.create(namespace, &runner).await?;
         tracing::info!(

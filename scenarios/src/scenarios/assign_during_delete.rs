@@ -1,0 +1,107 @@
+//! `assign-during-delete` (race 3, ARC-MODEL §8.3, scale-set form): runners are scaled down and
+//! recreated while short jobs keep arriving, so GitHub assigns jobs to runners at the moment the
+//! controller removes them. RemoveRunner first settles each race one way: 204 and the runner can never
+//! get a job, or 400 JobStillRunning and the runner is kept. Listener messages are delayed at times,
+//! so a JobStarted can reach the listener after its runner finished and is being deleted (§5.2).
+
+use arc_sim::Seed;
+use arc_sim::faults::{GitHubFault, GitHubFaultAction};
+use arc_sim::world::Disruption;
+use rand::Rng;
+use serde_json::json;
+
+use super::objects::{RUNNER_NAMESPACE, RUNNER_SET};
+
+use super::standard::{scale_set_oracles, scale_set_world};
+use crate::oracles::{self, Oracle};
+use crate::probes::ProbeGoal;
+use crate::scenario::{Scenario, WorldPlan};
+use crate::variant::Variant;
+
+/// Race 3.
+pub struct AssignDuringDelete;
+
+/// The world of race 3: runner refreshes (see [`runner_refreshes`]); min 2 idle runners; bursts of short jobs, a third of them canceled soon after
+/// queueing (so runners created for them are left idle and scaled down); a 3 s long poll (so the
+/// listener's patch-0 "idle at min" state comes often); wide assignment latency; delayed listener polls.
+pub fn assign_during_delete_world(seed: Seed, variant: Variant) -> WorldPlan {
+    let mut plan = scale_set_world(seed, variant, 2, 8);
+    let workload = &mut plan.config.workload;
+    workload.arrivals_per_minute = 12.0;
+    workload.burst_probability = 0.3;
+    workload.burst_size_min = 2;
+    workload.burst_size_max = 5;
+    workload.duration_ms_min = 1_000;
+    workload.duration_ms_max = 30_000;
+    workload.cancel_probability = 0.5;
+    workload.cancel_delay_ms_min = 2_000;
+    workload.cancel_delay_ms_max = 20_000;
+    workload.horizon_ms = 600_000;
+    let github = &mut plan.config.github;
+    github.assignment_latency_ms_min = 0;
+    github.assignment_latency_ms_max = 4_000;
+    github.long_poll_timeout_ms = 2_000;
+    plan.config.disruptions = runner_refreshes(seed, 600_000);
+    plan.config.faults.github.push(GitHubFault {
+        operations: vec!["get-message".into()],
+        probability: 0.3,
+        window: None,
+        action: GitHubFaultAction::Latency { min_ms: 500, max_ms: 4_000 },
+    });
+    plan
+}
+
+/// Runner refreshes at seeded times (30–90 s apart) until `until_ms`: each bumps the runner set's
+/// `spec.actionableRevision`, as the ARS does when the runner spec changes, so the runner set removes
+/// every idle runner (RemoveRunner first) and creates fresh ones while jobs keep arriving.
+fn runner_refreshes(seed: Seed, until_ms: u64) -> Vec<Disruption> {
+    let mut rng = seed.rng(arc_sim::Component::Scenario);
+    let mut at_ms = rng.random_range(20_000..60_000);
+    let mut out = Vec::new();
+    for revision in 1.. {
+        if at_ms >= until_ms {
+            break;
+        }
+        out.push(Disruption::PatchObject {
+            at_ms,
+            plural: "ephemeralrunnersets".into(),
+            namespace: RUNNER_NAMESPACE.into(),
+            name: RUNNER_SET.into(),
+            patch: json!({"spec": {"actionableRevision": revision}}),
+        });
+        at_ms += rng.random_range(30_000..90_000);
+    }
+    out
+}
+
+impl Scenario for AssignDuringDelete {
+    fn name(&self) -> &'static str {
+        "assign-during-delete"
+    }
+
+    fn describe(&self) -> &'static str {
+        "scale-down and recreation while short jobs arrive: RemoveRunner races job assignment (§8.3)"
+    }
+
+    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
+        assign_during_delete_world(seed, variant)
+    }
+
+    fn oracles(&self) -> Vec<&'static dyn Oracle> {
+        let mut all = scale_set_oracles();
+        all.extend([
+            &oracles::deletion::NoBusyRunnerDeleted as &dyn Oracle,
+            &oracles::deletion::NoRunningWhileDeleting,
+            &oracles::deletion::FinalizersInOneWrite,
+        ]);
+        all
+    }
+
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        &[
+            ProbeGoal { probe: "remove-runner-lost-to-assignment", min_share: 0.3 },
+            ProbeGoal { probe: "assignment-lost-to-remove-runner", min_share: 0.3 },
+            ProbeGoal { probe: "job-assigned-within-1s-of-pod-delete", min_share: 0.3 },
+        ]
+    }
+}

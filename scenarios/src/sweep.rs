@@ -174,7 +174,7 @@ fn tally(
     };
     let mine = tasks.iter().enumerate().filter(|(_, (c, _))| *c == cell);
     for (nth, (i, (_, seed))) in mine.enumerate() {
-        let stop_here = !plan.exhaustive && killed_at.is_some_and(|k| i > *k);
+        let stop_here = !plan.exhaustive && !variant.is_fixed() && killed_at.is_some_and(|k| i > *k);
         match results.get(&i) {
             _ if stop_here => break,
             None => {}

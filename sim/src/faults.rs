@@ -130,7 +130,9 @@ pub enum ApiFaultAction {
         /// Seconds in `Retry-After` and `details.retryAfterSeconds`.
         retry_after_seconds: u32,
     },
-    /// Answer a write with 409 Conflict, as if the object had changed under the client.
+    /// Answer a write that carries a precondition (a resourceVersion in an update or patch, delete
+    /// preconditions) with 409 Conflict, as if the object had changed under the client. Writes without
+    /// one are served: a real server never answers them Conflict.
     Conflict,
     /// End a watch stream after a seeded time in `[min_ms, max_ms]` (watch only).
     DropWatch {

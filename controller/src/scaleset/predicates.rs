@@ -66,10 +66,14 @@ struct ErsProjection<'a> {
     spec: &'a EphemeralRunnerSetSpec,
     phase: Option<EphemeralRunnerSetPhase>,
     applied_actionable_revision: i64,
+    counts: (i32, i32, i32, i32),
 }
 
-/// ARS ← ERS: does this ERS update matter to the ARS reconciler? The counts and
-/// `finishedRunnerCleanupPatchID` are deliberately outside the projection.
+/// ARS ← ERS: does this ERS update matter to the ARS reconciler? `finishedRunnerCleanupPatchID` is
+/// deliberately outside the projection. The counts are inside it: §5.1 leaves them out because
+/// §5.4's ERS stops writing them, but this ERS still writes them and the ARS reads them (its status
+/// mirrors them, and its drain-before-update waits on `running + pending`). A reconciler must see every
+/// field it reads change (§5.1's mutation test; the equivalence oracle caught the gap).
 pub fn ars_needs_ers_update(old: &EphemeralRunnerSet, new: &EphemeralRunnerSet) -> bool {
     ErsProjection::of(old) != ErsProjection::of(new)
 }
@@ -82,6 +86,14 @@ impl<'a> ErsProjection<'a> {
             spec: &ers.spec,
             phase: status.and_then(|s| s.phase),
             applied_actionable_revision: status.map_or(0, |s| s.applied_actionable_revision),
+            counts: status.map_or((0, 0, 0, 0), |s| {
+                (
+                    s.current_replicas,
+                    s.pending_ephemeral_runners,
+                    s.running_ephemeral_runners,
+                    s.failed_ephemeral_runners,
+                )
+            }),
         }
     }
 }
@@ -258,15 +270,21 @@ mod tests {
     }
 
     #[test]
-    fn ars_ignores_ers_counts_and_cleanup_marker() {
-        assert!(!ers_passes(|e| e.status = Some(EphemeralRunnerSetStatus {
-            current_replicas: 3,
-            pending_ephemeral_runners: 1,
-            running_ephemeral_runners: 1,
-            failed_ephemeral_runners: 1,
-            finished_runner_cleanup_patch_id: 8,
-            ..Default::default()
-        })));
+    fn ars_ignores_the_cleanup_marker_but_sees_the_counts_it_mirrors() {
+        assert!(!ers_passes(|e| e.status =
+            Some(EphemeralRunnerSetStatus { finished_runner_cleanup_patch_id: 8, ..Default::default() })));
+        for edit in [
+            |s: &mut EphemeralRunnerSetStatus| s.current_replicas = 3,
+            |s: &mut EphemeralRunnerSetStatus| s.pending_ephemeral_runners = 1,
+            |s: &mut EphemeralRunnerSetStatus| s.running_ephemeral_runners = 1,
+            |s: &mut EphemeralRunnerSetStatus| s.failed_ephemeral_runners = 1,
+        ] {
+            assert!(ers_passes(|e| {
+                let mut status = EphemeralRunnerSetStatus::default();
+                edit(&mut status);
+                e.status = Some(status);
+            }));
+        }
     }
 
     fn runner() -> EphemeralRunner {

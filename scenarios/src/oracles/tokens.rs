@@ -1,12 +1,26 @@
-//! Registration tokens: no runner container ever registers with an expired token (race 2, §8.2).
+//! Registration tokens (race 2, §8.2): no runner container registers with an expired token once the
+//! controller has had its chance to replace the pod.
+//!
+//! The freshness rule of §8.2: after a token expires, either the runner's pod is replaced within one
+//! reconcile plus one registration-check interval while the runner is idle, or the runner is busy and
+//! the replacement is deferred. So a container that restarts and runs `config.sh` with an expired token
+//! is a violation when its runner had already been idle for longer than that window since the token
+//! expired (#1087 recreates the pod in that window; without it the pod keeps the stale token).
+
+use std::collections::BTreeMap;
 
 use arc_sim::kubelet::KubeletEventKind;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
+use super::view::str_at;
 use crate::verdict::Violation;
 
-/// No legacy runner container runs `config.sh` with an expired registration token.
+/// How long an idle runner may keep an expired token: a registration-check interval (1 min), its
+/// jitter, a reconcile, the unregister-delete-recreate round trip and a pod start (3 min in all).
+pub const FRESHNESS_WINDOW_MS: u64 = 180_000;
+
+/// No container registers with a token that expired while its runner sat idle past the window.
 pub struct NoExpiredTokenRegistration;
 
 impl Oracle for NoExpiredTokenRegistration {
@@ -15,23 +29,85 @@ impl Oracle for NoExpiredTokenRegistration {
     }
 
     fn describe(&self) -> &'static str {
-        "no runner container registers with an expired registration token"
+        "no runner container registers with a token that expired while its runner sat idle past the freshness window"
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        run.kubelet_events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                KubeletEventKind::RegistrationFailed { reason, .. } if reason.contains("expired") => {
-                    Some(Violation {
-                        oracle: self.name(),
-                        at_ms: e.ms,
-                        objects: vec![format!("pod {}", e.pod)],
-                        message: format!("config.sh failed: {reason}"),
-                    })
-                }
-                _ => None,
-            })
-            .collect()
+        let expiry = token_expiry(run);
+        let busy = busy_spans(run);
+        let mut out = Vec::new();
+        for e in &run.kubelet_events {
+            let KubeletEventKind::RegistrationFailed { token, reason } = &e.kind else { continue };
+            if !reason.contains("expired") {
+                continue;
+            }
+            let name = e.pod.rsplit('/').next().unwrap_or("");
+            let expired_at = expiry.get(token.as_str()).copied().unwrap_or(0);
+            let spans = busy.get(name).map(Vec::as_slice).unwrap_or(&[]);
+            if let Some(idle_from) = idle_stretch(expired_at, e.ms, spans, FRESHNESS_WINDOW_MS) {
+                out.push(Violation {
+                    oracle: self.name(),
+                    at_ms: e.ms,
+                    objects: vec![format!("pod {}", e.pod)],
+                    message: format!(
+                        "config.sh ran with a token that expired at {expired_at} ms; the runner had been idle since {idle_from} ms"
+                    ),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Sim ms at which each registration token (from the Runners' status) expires.
+fn token_expiry(run: &RunRecord) -> BTreeMap<String, u64> {
+    let epoch = run.trace.clock().epoch().as_millisecond();
+    run.changes_of("runners")
+        .filter_map(|(_, c)| {
+            let token = str_at(&c.object, "/status/registration/token")?;
+            let at: jiff::Timestamp = str_at(&c.object, "/status/registration/expiresAt")?.parse().ok()?;
+            Some((token.to_string(), u64::try_from(at.as_millisecond() - epoch).unwrap_or(0)))
+        })
+        .collect()
+}
+
+/// Per legacy runner name: when its registrations ran jobs, `[start, end)`.
+fn busy_spans(run: &RunRecord) -> BTreeMap<String, Vec<(u64, u64)>> {
+    let mut out: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    for job in &run.jobs {
+        let Some(runner) = run.runners.iter().find(|r| Some(r.id) == job.runner_id && r.scope.is_some())
+        else {
+            continue;
+        };
+        let Some(start) = job.started_ms else { continue };
+        out.entry(runner.name.clone()).or_default().push((start, job.finished_ms.unwrap_or(u64::MAX)));
+    }
+    out
+}
+
+/// The start of an idle stretch of at least `window` between `from` and `to`, if there is one.
+fn idle_stretch(from: u64, to: u64, busy: &[(u64, u64)], window: u64) -> Option<u64> {
+    let mut idle_from = from;
+    let mut spans: Vec<(u64, u64)> = busy.iter().copied().filter(|(s, e)| *e > from && *s < to).collect();
+    spans.sort_unstable();
+    for (start, end) in spans {
+        if start.saturating_sub(idle_from) >= window {
+            return Some(idle_from);
+        }
+        idle_from = idle_from.max(end);
+    }
+    (to.saturating_sub(idle_from) >= window).then_some(idle_from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_idle_stretch_is_found_only_when_long_enough() {
+        assert_eq!(idle_stretch(0, 100, &[], 50), Some(0));
+        assert_eq!(idle_stretch(0, 100, &[(10, 90)], 50), None);
+        assert_eq!(idle_stretch(0, 200, &[(10, 90)], 50), Some(90));
+        assert_eq!(idle_stretch(0, 200, &[(60, 90), (120, 200)], 50), Some(0));
     }
 }

@@ -1,15 +1,25 @@
 //! The scenarios arcsim ships, and the objects they start from.
 
 pub mod assign_during_delete;
+pub mod equivalence;
 pub mod objects;
 pub mod standard;
+pub mod steady_state;
+pub mod token_refresh;
 pub mod watch_lag;
 
 use crate::scenario::Scenario;
 
 /// Every scenario, in the order `arcsim list` shows them.
 pub fn all() -> Vec<&'static dyn Scenario> {
-    vec![&standard::Standard, &watch_lag::WatchLagDuplicateCreate, &assign_during_delete::AssignDuringDelete]
+    vec![
+        &standard::Standard,
+        &watch_lag::WatchLagDuplicateCreate,
+        &token_refresh::TokenRefreshRecreation,
+        &assign_during_delete::AssignDuringDelete,
+        &steady_state::SteadyState,
+        &equivalence::OptimisationEquivalence,
+    ]
 }
 
 /// The scenario named `name`, or an error listing the valid names.

@@ -54,3 +54,23 @@ pub fn runner_set(min: u32, max: u32) -> Value {
         }
     })
 }
+
+/// Namespace of the legacy controller's GitHub secret.
+pub const LEGACY_SECRET_NAMESPACE: &str = "actions-runner-system";
+/// Labels of the legacy runners (and of the jobs aimed at them).
+pub const LEGACY_LABEL: &str = "arcsim-legacy";
+
+/// A legacy, persistent Runner `name` for `arcsim/app` in [`RUNNER_NAMESPACE`].
+pub fn legacy_runner(name: &str) -> Value {
+    json!({
+        "apiVersion": "actions.summerwind.dev/v1alpha1",
+        "kind": "Runner",
+        "metadata": {"name": name, "namespace": RUNNER_NAMESPACE},
+        "spec": {
+            "repository": "arcsim/app",
+            "labels": [LEGACY_LABEL],
+            "ephemeral": false,
+            "image": "summerwind/actions-runner:latest"
+        }
+    })
+}

@@ -72,7 +72,7 @@ pub struct AuditEntry {
     pub status_subresource: bool,
     /// HTTP status of the answer.
     pub code: u16,
-    /// FNV-1a of the request body.
+    /// FNV-1a of the request body (JSON, without `metadata.resourceVersion`).
     pub body_hash: u64,
     /// resourceVersion of the object in the answer (empty on errors).
     pub resource_version: String,
@@ -212,7 +212,7 @@ impl ApiService {
         let who = Requester {
             verb,
             actor: parts.headers.get(ACTOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string),
-            body_hash: crate::fnv::fnv1a64(&body),
+            body_hash: body_hash(&body),
             requested_name: (verb == ApiVerb::Create).then(|| requested_name(&body)).flatten(),
         };
         let route = &route;
@@ -236,6 +236,7 @@ impl ApiService {
             );
             tokio::time::sleep(d).await;
         }
+        let injection = injection.filter(|i| *i != Injection::Conflict || carries_precondition(verb, &body));
         if let Some(early) = self.injected_answer(injection, verb, route) {
             return self.finish(&who, route, Err(early));
         }
@@ -437,6 +438,37 @@ impl ApiService {
 
     fn count(&self, verb: ApiVerb, plural: &str, code: u16) {
         *self.shared.lock().counts.entry((verb, plural.to_string(), code)).or_insert(0) += 1;
+    }
+}
+
+/// Whether a write carries a precondition a real server could find stale: a resourceVersion in the
+/// body of an update or patch, or preconditions in a delete. Only those can be answered Conflict (a
+/// plain merge patch is applied to the latest version and never conflicts), so an injected Conflict
+/// spares the rest.
+fn carries_precondition(verb: ApiVerb, body: &[u8]) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else { return false };
+    match verb {
+        ApiVerb::Update | ApiVerb::Patch => value
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|rv| !rv.is_empty()),
+        ApiVerb::Delete => value.get("preconditions").is_some_and(|p| !p.is_null()),
+        _ => false,
+    }
+}
+
+/// FNV-1a of a request body with `metadata.resourceVersion` left out, so two runs whose global version
+/// counters differ still compare equal when they send the same change (an optimistic-lock patch
+/// carries the version it observed).
+fn body_hash(body: &[u8]) -> u64 {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(mut value) => {
+            if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+            }
+            crate::fnv::fnv1a64(value.to_string().as_bytes())
+        }
+        Err(_) => crate::fnv::fnv1a64(body),
     }
 }
 

@@ -126,7 +126,9 @@ impl PodTask {
     async fn bind(&self) -> bool {
         let patch =
             json!({"metadata": {"uid": self.uid()}, "spec": {"nodeName": self.kubelet.config.node_name}});
-        self.api().patch(&self.name(), &PatchParams::default(), &Patch::Merge(&patch)).await.is_ok()
+        let (api, name, params, merge) =
+            (self.api(), self.name(), PatchParams::default(), Patch::Merge(&patch));
+        retrying(|| api.patch(&name, &params, &merge)).await.is_ok()
     }
 
     async fn end_before_start(&mut self, signal: PodSignal) {
@@ -342,7 +344,8 @@ impl PodTask {
     async fn remove(&self) {
         let pre = Preconditions { uid: Some(self.uid()), resource_version: None };
         let params = DeleteParams::default().grace_period(0).preconditions(pre);
-        if self.api().delete(&self.name(), &params).await.is_ok() {
+        let (api, name) = (self.api(), self.name());
+        if retrying(|| api.delete(&name, &params)).await.is_ok() {
             self.record(KubeletEventKind::PodRemoved);
         }
     }
@@ -354,7 +357,28 @@ impl PodTask {
 
     async fn patch_status(&self, mut patch: Value) {
         patch["metadata"] = json!({"uid": self.uid()});
-        let _ = self.api().patch_status(&self.name(), &PatchParams::default(), &Patch::Merge(&patch)).await;
+        let (api, name, params, merge) =
+            (self.api(), self.name(), PatchParams::default(), Patch::Merge(&patch));
+        let _ = retrying(|| api.patch_status(&name, &params, &merge)).await;
+    }
+}
+
+/// Retries a kubelet API call the server refused for the moment (5xx, 429), once a second, as a
+/// kubelet's status manager keeps syncing until it succeeds; other answers end it.
+async fn retrying<T, F, Fut>(mut call: F) -> kube::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = kube::Result<T>>,
+{
+    let mut attempts = 0;
+    loop {
+        match call().await {
+            Err(kube::Error::Api(status)) if (status.code >= 500 || status.code == 429) && attempts < 600 => {
+                attempts += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            result => return result,
+        }
     }
 }
 

@@ -268,9 +268,18 @@ impl World {
     pub async fn create_objects(&self) -> Result<(), WorldError> {
         let client = self.apiserver.client_as("user");
         for (index, object) in self.config.objects.iter().enumerate() {
-            create_object(&self.apiserver, &client, object)
-                .await
-                .map_err(|message| WorldError::Object { index, message })?;
+            let mut attempts = 0;
+            loop {
+                match create_object(&self.apiserver, &client, object).await {
+                    Ok(()) => break,
+                    // A user retries what the server refused for a moment (an injected 5xx or 429).
+                    Err((true, _)) if attempts < 30 => {
+                        attempts += 1;
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                    Err((_, message)) => return Err(WorldError::Object { index, message }),
+                }
+            }
         }
         Ok(())
     }
@@ -456,28 +465,34 @@ fn listener_launcher(
     Arc::new(move |config_file, cancel| run(inputs.clone(), config_file, cancel))
 }
 
+/// Creates one object; the error says whether retrying could help (5xx, 429) and what went wrong.
 async fn create_object(
     apiserver: &FakeApiServer,
     client: &kube::Client,
     object: &Value,
-) -> Result<(), String> {
-    let api_version = object.get("apiVersion").and_then(Value::as_str).ok_or("no apiVersion")?;
-    let kind = object.get("kind").and_then(Value::as_str).ok_or("no kind")?;
+) -> Result<(), (bool, String)> {
+    let permanent = |m: String| (false, m);
+    let api_version =
+        object.get("apiVersion").and_then(Value::as_str).ok_or_else(|| permanent("no apiVersion".into()))?;
+    let kind = object.get("kind").and_then(Value::as_str).ok_or_else(|| permanent("no kind".into()))?;
     let rt = apiserver
         .registry()
         .types()
         .iter()
         .find(|t| t.api_version() == api_version && t.kind == kind)
-        .ok_or_else(|| format!("the fake API server does not serve {api_version} {kind}"))?;
+        .ok_or_else(|| permanent(format!("the fake API server does not serve {api_version} {kind}")))?;
     let gvk = GroupVersionKind::gvk(rt.group, rt.version, rt.kind);
     let resource = ApiResource::from_gvk_with_plural(&gvk, rt.plural);
-    let obj: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| e.to_string())?;
+    let obj: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| permanent(e.to_string()))?;
     let api: Api<DynamicObject> = match (rt.namespaced, obj.metadata.namespace.as_deref()) {
         (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, &resource),
-        (true, None) => return Err(format!("{kind} needs metadata.namespace")),
+        (true, None) => return Err(permanent(format!("{kind} needs metadata.namespace"))),
         (false, _) => Api::all_with(client.clone(), &resource),
     };
-    api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(|e| e.to_string())
+    api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(|e| {
+        let transient = matches!(&e, kube::Error::Api(status) if status.code >= 500 || status.code == 429);
+        (transient, e.to_string())
+    })
 }
 
 /// The defaults of a world with no objects: every component at its default, no faults, the standard

@@ -44,12 +44,19 @@ async fn throttling_answers_429_with_retry_after() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn injected_conflicts_hit_writes() {
+async fn injected_conflicts_hit_writes_that_carry_a_precondition() {
     let w =
         world_with(Seed(1), ApiServerConfig::default(), plan(vec![ApiVerb::Patch], ApiFaultAction::Conflict));
-    w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
-    let status = status_of(w.pods().patch("a", &PatchParams::default(), &Patch::Merge(json!({}))).await);
+    let created = w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
+    let rv = created.metadata.resource_version.clone().unwrap();
+    let locked = Patch::Merge(json!({"metadata": {"resourceVersion": rv}}));
+    let status = status_of(w.pods().patch("a", &PatchParams::default(), &locked).await);
     assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
+    let plain = Patch::Merge(json!({"metadata": {"labels": {"x": "1"}}}));
+    assert!(
+        w.pods().patch("a", &PatchParams::default(), &plain).await.is_ok(),
+        "a plain merge patch never conflicts"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,0 +1,160 @@
+//! `steady-state`: the standard workload under a swarm of faults the seed picks (VOPR's swarm
+//! testing): watch lag per resource, API server errors, throttling, conflicts, latency, dropped and
+//! expired watches, GitHub errors and latency, pod evictions, controller and listener restarts. Every
+//! fault stops at the heal time (the safety phase); the world must then converge within the liveness
+//! phase: runners back at the minimum, every job ended, nothing left deleting.
+
+use arc_sim::Seed;
+use arc_sim::apiserver::LagRange;
+use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan, GitHubFault, GitHubFaultAction, Window};
+use arc_sim::world::Disruption;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
+use super::standard::scale_set_world;
+use crate::oracles::{self, Oracle};
+use crate::probes::ProbeGoal;
+use crate::scenario::{Scenario, WorldPlan};
+use crate::variant::Variant;
+
+/// The swarm.
+pub struct SteadyState;
+
+/// Faults stop here (the end of the workload): the safety phase ends, the liveness phase begins.
+pub const HEAL_MS: u64 = 600_000;
+/// The world must have settled this long after the heal.
+pub const LIVENESS_MS: u64 = 1_800_000;
+
+fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
+    rng.random_bool(p)
+}
+
+fn api_faults(rng: &mut ChaCha8Rng) -> Vec<ApiFault> {
+    let window = Some(Window { start_ms: 0, end_ms: HEAL_MS });
+    let rule = |verbs: Vec<ApiVerb>, probability: f64, action| ApiFault {
+        verbs,
+        resources: vec![],
+        probability,
+        window,
+        action,
+    };
+    let mut out = Vec::new();
+    if chance(rng, 0.5) {
+        out.push(rule(vec![], rng.random_range(0.01..0.08), ApiFaultAction::Error { code: 500 }));
+    }
+    if chance(rng, 0.4) {
+        out.push(rule(
+            vec![],
+            rng.random_range(0.01..0.05),
+            ApiFaultAction::Throttle { retry_after_seconds: rng.random_range(1..3) },
+        ));
+    }
+    if chance(rng, 0.5) {
+        out.push(rule(
+            vec![ApiVerb::Patch, ApiVerb::Update],
+            rng.random_range(0.02..0.1),
+            ApiFaultAction::Conflict,
+        ));
+    }
+    if chance(rng, 0.5) {
+        let max_ms = rng.random_range(50..800);
+        out.push(rule(vec![], rng.random_range(0.05..0.3), ApiFaultAction::Latency { min_ms: 5, max_ms }));
+    }
+    if chance(rng, 0.4) {
+        let action = ApiFaultAction::DropWatch { min_ms: 1_000, max_ms: rng.random_range(2_000..60_000) };
+        out.push(rule(vec![ApiVerb::Watch], rng.random_range(0.05..0.3), action));
+    }
+    if chance(rng, 0.3) {
+        out.push(rule(vec![ApiVerb::Watch], rng.random_range(0.02..0.1), ApiFaultAction::ExpireWatch));
+    }
+    out
+}
+
+fn github_faults(rng: &mut ChaCha8Rng) -> Vec<GitHubFault> {
+    let window = Some(Window { start_ms: 0, end_ms: HEAL_MS });
+    let rule = |probability, action| GitHubFault { operations: vec![], probability, window, action };
+    let mut out = Vec::new();
+    if chance(rng, 0.5) {
+        let code = [500, 502, 503][rng.random_range(0..3)];
+        out.push(rule(rng.random_range(0.01..0.08), GitHubFaultAction::Error { code }));
+    }
+    if chance(rng, 0.3) {
+        out.push(rule(rng.random_range(0.01..0.05), GitHubFaultAction::Throttle { retry_after_seconds: 1 }));
+    }
+    if chance(rng, 0.5) {
+        let max_ms = rng.random_range(100..3_000);
+        out.push(rule(rng.random_range(0.05..0.3), GitHubFaultAction::Latency { min_ms: 10, max_ms }));
+    }
+    out
+}
+
+fn disruptions(rng: &mut ChaCha8Rng) -> Vec<Disruption> {
+    let mut out = Vec::new();
+    for _ in 0..rng.random_range(0..3) {
+        out.push(Disruption::RestartController { at_ms: rng.random_range(30_000..HEAL_MS) });
+    }
+    for _ in 0..rng.random_range(0..3) {
+        let (namespace, prefix) = (CONTROLLER_NAMESPACE.to_string(), format!("{RUNNER_SET}-"));
+        out.push(Disruption::CrashPod {
+            at_ms: rng.random_range(30_000..HEAL_MS),
+            namespace,
+            prefix,
+            exit_code: 1,
+        });
+    }
+    for _ in 0..rng.random_range(0..4) {
+        let reason = ["Evicted", "OutOfmemory"][rng.random_range(0..2)].to_string();
+        let (namespace, prefix) = (RUNNER_NAMESPACE.to_string(), format!("{RUNNER_SET}-runner-"));
+        out.push(Disruption::EvictPod {
+            at_ms: rng.random_range(30_000..HEAL_MS),
+            namespace,
+            prefix,
+            reason,
+        });
+    }
+    out
+}
+
+impl Scenario for SteadyState {
+    fn name(&self) -> &'static str {
+        "steady-state"
+    }
+
+    fn describe(&self) -> &'static str {
+        "the standard workload under a seeded swarm of faults, healed at 10 min; must converge within 30 min"
+    }
+
+    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
+        let mut rng = seed.named_rng("scenario/steady-state");
+        let min_runners = rng.random_range(0..3);
+        let mut plan = scale_set_world(seed, variant, min_runners, 10);
+        for plural in ["pods", "ephemeralrunners", "ephemeralrunnersets", "secrets", "autoscalinglisteners"] {
+            let max_ms = [0, 50, 500, 2_000][rng.random_range(0..4)];
+            plan.config.apiserver.watch_lag.per_resource.insert(plural.into(), LagRange::between(0, max_ms));
+        }
+        plan.config.faults = FaultPlan { api: api_faults(&mut rng), github: github_faults(&mut rng) };
+        plan.config.disruptions = disruptions(&mut rng);
+        plan.config.workload.horizon_ms = HEAL_MS;
+        plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
+        plan
+    }
+
+    fn oracles(&self) -> Vec<&'static dyn Oracle> {
+        use oracles::{convergence, deletion, jobs, phases, pods, registrations};
+        vec![
+            &jobs::NoJobLostToControllerKill,
+            &deletion::NoBusyRunnerDeleted,
+            &deletion::NoRunningWhileDeleting,
+            &phases::TerminalPhaseIsFinal,
+            &phases::RunningOnlyAfterJobStarted,
+            &pods::PodOwnedByItsRunner,
+            &registrations::NoOrphanRegistration,
+            &convergence::ConvergesAfterHeal,
+        ]
+    }
+
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        &[ProbeGoal { probe: "stale-pod-cache-read", min_share: 0.3 }]
+    }
+}

@@ -1,0 +1,97 @@
+//! `token-refresh-recreation` (race 2, ARC-MODEL §8.2, legacy mode): registration tokens expire every
+//! hour under persistent runners that keep taking jobs, and runner containers crash now and then, so a
+//! restarting container runs `config.sh` with whatever token its pod carries. With #1087 the token is
+//! part of the pod-template hash and an idle runner's pod is recreated with the fresh token; with
+//! #1125 the runner is unregistered first, so a job assigned on a stale "idle" listing keeps its pod.
+
+use arc_controller::legacy::context::LegacySettings;
+use arc_sim::Seed;
+use arc_sim::world::{Disruption, default_config, plugs};
+use rand::Rng;
+
+use super::objects::{
+    CONFIG_SECRET, LEGACY_LABEL, LEGACY_SECRET_NAMESPACE, RUNNER_NAMESPACE, github_secret, legacy_runner,
+};
+use crate::oracles::{self, Oracle};
+use crate::probes::ProbeGoal;
+use crate::scenario::{Scenario, WorldPlan};
+use crate::variant::Variant;
+
+/// Race 2.
+pub struct TokenRefreshRecreation;
+
+/// Persistent legacy runners in the world.
+pub const RUNNERS: usize = 3;
+/// When the last job arrives: three and a half hours, three token lifetimes and more.
+pub const WORKLOAD_MS: u64 = 12_600_000;
+
+fn crashes(seed: Seed) -> Vec<Disruption> {
+    let mut rng = seed.rng(arc_sim::Component::Scenario);
+    let mut at_ms = rng.random_range(300_000..900_000);
+    let mut out = Vec::new();
+    while at_ms < WORKLOAD_MS {
+        let runner = rng.random_range(0..RUNNERS);
+        out.push(Disruption::CrashPod {
+            at_ms,
+            namespace: RUNNER_NAMESPACE.into(),
+            prefix: format!("legacy-runner-{runner}"),
+            exit_code: 137,
+        });
+        at_ms += rng.random_range(300_000..900_000);
+    }
+    out
+}
+
+impl Scenario for TokenRefreshRecreation {
+    fn name(&self) -> &'static str {
+        "token-refresh-recreation"
+    }
+
+    fn describe(&self) -> &'static str {
+        "legacy runners whose registration tokens expire hourly under jobs and container crashes (§8.2)"
+    }
+
+    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
+        let mut config = default_config(seed);
+        config
+            .apiserver
+            .namespaces
+            .extend([RUNNER_NAMESPACE.to_string(), LEGACY_SECRET_NAMESPACE.to_string()]);
+        config.fixes = variant.fixes();
+        config.objects = vec![github_secret(LEGACY_SECRET_NAMESPACE)];
+        config.objects.extend((0..RUNNERS).map(|i| legacy_runner(&format!("legacy-runner-{i}"))));
+        let workload = &mut config.workload;
+        workload.labels = vec![LEGACY_LABEL.to_string()];
+        workload.arrivals_per_minute = 0.3;
+        workload.burst_probability = 0.0;
+        workload.duration_ms_min = 60_000;
+        workload.duration_ms_max = 480_000;
+        workload.cancel_probability = 0.0;
+        workload.horizon_ms = WORKLOAD_MS;
+        config.disruptions = crashes(seed);
+        config.horizon_ms = WORKLOAD_MS + 3_600_000;
+        let settings = LegacySettings {
+            github_secret_namespace: LEGACY_SECRET_NAMESPACE.into(),
+            github_secret_name: CONFIG_SECRET.into(),
+            ..LegacySettings::default()
+        };
+        WorldPlan { config, plug: plugs::legacy(settings), settled: plugs::legacy_settled(RUNNER_NAMESPACE) }
+    }
+
+    fn oracles(&self) -> Vec<&'static dyn Oracle> {
+        vec![
+            &oracles::tokens::NoExpiredTokenRegistration,
+            &oracles::jobs::NoJobLostToControllerKill,
+            &oracles::pods::PodOwnedByItsRunner,
+            &oracles::convergence::ConvergesAfterHeal,
+        ]
+    }
+
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        &[
+            ProbeGoal { probe: "token-expired-before-container-start", min_share: 0.3 },
+            ProbeGoal { probe: "token-refreshed-while-busy", min_share: 0.3 },
+            ProbeGoal { probe: "job-assigned-within-1s-of-pod-delete", min_share: 0.3 },
+        ]
+    }
+}

@@ -37,6 +37,13 @@ pub struct Fixes {
     /// §5.2: the listener's `phase=Running` write is guarded (not deleting, not terminal, optimistic
     /// lock on the observed resourceVersion). Off: it is written unconditionally.
     pub running_never_overwrites_terminal: bool,
+    /// arcsim's own fix for a race the suite found in ARC's `cleanUpEphemeralRunners` and
+    /// `deleteIdleEphemeralRunners`: before RemoveRunner-then-delete, read the runner afresh (its
+    /// snapshot may be seconds old after earlier RemoveRunner calls), skip it if it has a job or is
+    /// done, remove the id it has now, and delete a still-unregistered one only if it is unchanged.
+    /// Off: ARC's behaviour, which can remove `runnerId` 0 and delete a runner that has since
+    /// registered and taken a job.
+    pub reread_runner_before_removal: bool,
     /// #1087 (legacy): the registration token is part of the runner pod's `pod-template-hash`, so a
     /// refreshed token recreates the pod. Off: a restarted container registers with the old token
     /// (race 2, §8.2).
@@ -72,6 +79,7 @@ impl Fixes {
             add_both_finalizers_at_once: on,
             secrets_read_uncached: on,
             running_never_overwrites_terminal: on,
+            reread_runner_before_removal: on,
             token_in_pod_hash: on,
             unregister_before_recreate: on,
         }

@@ -27,11 +27,13 @@ pub enum Variant {
     BugSecretsCached,
     /// The listener writes Running without guarding against a terminal or deleting runner (§5.2).
     BugRunningOverwritesTerminal,
+    /// Runner removal acts on a stale snapshot (ARC's own behaviour; a race this suite found).
+    BugStaleRemovalSnapshot,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 9] = [
+    pub const ALL: [Variant; 10] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -41,6 +43,7 @@ impl Variant {
         Variant::Bug4580Finalizer,
         Variant::BugSecretsCached,
         Variant::BugRunningOverwritesTerminal,
+        Variant::BugStaleRemovalSnapshot,
     ];
 
     /// The command-line name.
@@ -55,6 +58,7 @@ impl Variant {
             Variant::Bug4580Finalizer => "bug-4580-finalizer",
             Variant::BugSecretsCached => "bug-secrets-cached",
             Variant::BugRunningOverwritesTerminal => "bug-running-overwrites-terminal",
+            Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
         }
     }
 
@@ -70,6 +74,9 @@ impl Variant {
             Variant::Bug4580Finalizer => "one runner finalizer added per reconcile (#4580)",
             Variant::BugSecretsCached => "JIT secrets read from a cache (§8.1 ablation)",
             Variant::BugRunningOverwritesTerminal => "listener writes Running over terminal runners (§5.2)",
+            Variant::BugStaleRemovalSnapshot => {
+                "runner removal uses a stale snapshot (ARC as is; found by arcsim)"
+            }
         }
     }
 
@@ -86,6 +93,7 @@ impl Variant {
             Variant::Bug4580Finalizer => fixes.add_both_finalizers_at_once = false,
             Variant::BugSecretsCached => fixes.secrets_read_uncached = false,
             Variant::BugRunningOverwritesTerminal => fixes.running_never_overwrites_terminal = false,
+            Variant::BugStaleRemovalSnapshot => fixes.reread_runner_before_removal = false,
         }
         fixes
     }

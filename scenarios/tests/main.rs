@@ -12,3 +12,4 @@ mod ephemeral_runner;
 mod ephemeral_runner_set;
 mod legacy_runner;
 mod listener;
+mod races;

@@ -90,8 +90,10 @@ impl Oracle for NoAlreadyExistsErrors {
     }
 }
 
-/// Duplicate pod creates (answered AlreadyExists) stay within a small bound per pod incarnation: with the
-/// fix each stale-cache reconcile makes one, and the 5 s requeue is longer than the watch lag.
+/// Duplicate runner-pod creates (answered AlreadyExists) stay within a small bound per pod incarnation:
+/// with the fix each stale-cache reconcile makes one, and the 5 s requeue is longer than the watch lag.
+/// Only EphemeralRunner pods are judged: the listener pod's controller never had #4201's handling, in
+/// ARC or here, and retries its creates as reconcile errors.
 pub struct BoundedPodCreates;
 
 /// Duplicate creates allowed per pod incarnation.
@@ -103,12 +105,18 @@ impl Oracle for BoundedPodCreates {
     }
 
     fn describe(&self) -> &'static str {
-        "at most 3 pod creates answered AlreadyExists per pod incarnation"
+        "at most 3 runner-pod creates answered AlreadyExists per pod incarnation"
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
+        let runner_pods: std::collections::BTreeSet<String> = run
+            .changes_of("pods")
+            .filter(|(_, c)| c.object.pointer("/metadata/labels/actions-ephemeral-runner").is_some())
+            .map(|(_, c)| key_of(&c.object))
+            .collect();
         let mut per_name: BTreeMap<(&str, &str), (usize, usize, u64)> = BTreeMap::new();
-        for a in run.audit.iter().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create) {
+        let pod_creates = run.audit.iter().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
+        for a in pod_creates.filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name))) {
             let entry = per_name.entry((a.namespace.as_str(), a.name.as_str())).or_insert((0, 0, 0));
             match a.code {
                 201 => entry.0 += 1,

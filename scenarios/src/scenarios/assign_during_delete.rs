@@ -23,7 +23,8 @@ pub struct AssignDuringDelete;
 
 /// The world of race 3: runner refreshes (see [`runner_refreshes`]); min 2 idle runners; bursts of short jobs, a third of them canceled soon after
 /// queueing (so runners created for them are left idle and scaled down); a 3 s long poll (so the
-/// listener's patch-0 "idle at min" state comes often); wide assignment latency; delayed listener polls.
+/// listener's patch-0 "idle at min" state comes often); wide assignment latency; slow listener polls and slow RemoveRunner answers (so a late JobStarted can
+/// meet a runner whose deletion is still under way).
 pub fn assign_during_delete_world(seed: Seed, variant: Variant) -> WorldPlan {
     let mut plan = scale_set_world(seed, variant, 2, 8);
     let workload = &mut plan.config.workload;
@@ -31,7 +32,7 @@ pub fn assign_during_delete_world(seed: Seed, variant: Variant) -> WorldPlan {
     workload.burst_probability = 0.3;
     workload.burst_size_min = 2;
     workload.burst_size_max = 5;
-    workload.duration_ms_min = 1_000;
+    workload.duration_ms_min = 500;
     workload.duration_ms_max = 30_000;
     workload.cancel_probability = 0.5;
     workload.cancel_delay_ms_min = 2_000;
@@ -42,12 +43,20 @@ pub fn assign_during_delete_world(seed: Seed, variant: Variant) -> WorldPlan {
     github.assignment_latency_ms_max = 4_000;
     github.long_poll_timeout_ms = 2_000;
     plan.config.disruptions = runner_refreshes(seed, 600_000);
-    plan.config.faults.github.push(GitHubFault {
-        operations: vec!["get-message".into()],
-        probability: 0.3,
-        window: None,
-        action: GitHubFaultAction::Latency { min_ms: 500, max_ms: 4_000 },
-    });
+    plan.config.faults.github.extend([
+        GitHubFault {
+            operations: vec!["get-message".into()],
+            probability: 0.5,
+            window: None,
+            action: GitHubFaultAction::Latency { min_ms: 1_000, max_ms: 6_000 },
+        },
+        GitHubFault {
+            operations: vec!["remove-runner".into()],
+            probability: 0.5,
+            window: None,
+            action: GitHubFaultAction::Latency { min_ms: 1_000, max_ms: 5_000 },
+        },
+    ]);
     plan
 }
 

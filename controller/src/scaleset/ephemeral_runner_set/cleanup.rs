@@ -66,14 +66,27 @@ impl EphemeralRunnerSetReconciler {
     }
 
     /// ARC's `deleteEphemeralRunnerWithActionsClient`: RemoveRunner (when `client` is given), then
-    /// delete the EphemeralRunner. `Ok(false)` when the service says a job is still running on it:
-    /// the runner stays and does not count as removed.
+    /// delete the EphemeralRunner. `Ok(false)` when the runner stays: the service says a job is still
+    /// running on it, or (with `fixes.reread_runner_before_removal`) a fresh read shows it has gone,
+    /// finished, got a job, or changed before the delete.
+    ///
+    /// The runner comes from this reconcile's snapshot, and RemoveRunner calls go one after another,
+    /// so by the time this one's turn comes the snapshot may be seconds old: a runner seen pending
+    /// with `runnerId` 0 may have registered and taken a job since. ARC removes `runnerId` 0 (a no-op
+    /// 204) and deletes the busy runner. The fix reads the runner afresh, removes the id it has now,
+    /// and deletes an unregistered one only if it is unchanged since that read.
     pub(crate) async fn remove_then_delete(
         &self,
         runner: &EphemeralRunner,
         client: Option<&ActionsClient>,
     ) -> Result<bool> {
-        let name = runner.metadata.name.as_deref().unwrap_or_default();
+        let fresh = if self.ctx.fixes.reread_runner_before_removal {
+            self.reread(runner).await?
+        } else {
+            Some(runner.clone())
+        };
+        let Some(runner) = fresh else { return Ok(false) };
+        let name = runner.metadata.name.as_deref().unwrap_or_default().to_string();
         let runner_id = runner.runner_id();
         if let Some(client) = client {
             match client.remove_runner(runner_id).await {
@@ -94,8 +107,38 @@ impl EphemeralRunnerSetReconciler {
                 "Deleting ephemeral runner after removing it from the service"
             );
         }
-        self.delete_runner(runner).await?;
+        let guard = self.ctx.fixes.reread_runner_before_removal && runner_id == 0;
+        if guard {
+            return self.delete_if_unchanged(&runner).await;
+        }
+        self.delete_runner(&runner).await?;
         Ok(true)
+    }
+
+    /// The runner as the API server has it now, if it is still an idle live runner (not gone, not
+    /// deleting, not done, no job).
+    async fn reread(&self, runner: &EphemeralRunner) -> Result<Option<EphemeralRunner>> {
+        let name = runner.metadata.name.as_deref().unwrap_or_default();
+        let namespace = runner.metadata.namespace.as_deref().unwrap_or_default();
+        let fresh: Option<EphemeralRunner> = self.ctx.api.get(namespace, name).await?;
+        Ok(fresh.filter(|r| r.metadata.deletion_timestamp.is_none() && !r.is_done() && !r.has_job()))
+    }
+
+    /// Deletes `runner` only if its resourceVersion is still the one read: an unregistered runner that
+    /// registered in the meantime is left for the next reconcile.
+    async fn delete_if_unchanged(&self, runner: &EphemeralRunner) -> Result<bool> {
+        let name = runner.metadata.name.as_deref().unwrap_or_default();
+        let namespace = runner.metadata.namespace.as_deref().unwrap_or_default();
+        let preconditions = kube::api::Preconditions {
+            uid: None,
+            resource_version: runner.metadata.resource_version.clone(),
+        };
+        let params = DeleteParams::default().preconditions(preconditions);
+        match self.ctx.api.delete::<EphemeralRunner>(namespace, name, &params).await {
+            Ok(_) => Ok(true),
+            Err(error) if is_not_found(&error) || crate::runtime::api::is_conflict(&error) => Ok(false),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// Deletes an EphemeralRunner; NotFound (already gone) is success.

@@ -1,0 +1,16 @@
+//! The race suites: each scenario's fixed controller passes a CI-sized seed range, each historic bug
+//! variant is killed within the bound the kill table states, by the oracle it names. Plus pinned
+//! regression seeds, determinism within and across processes, and canonical-trace snapshots.
+//!
+//! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`assign_during_delete`] (race 3),
+//! [`steady_state`] (the swarm), [`equivalence`] (predicates and lazy copy), [`determinism`],
+//! [`snapshots`]. [`suite`] holds the shared assertions.
+
+mod assign_during_delete;
+mod determinism;
+mod equivalence;
+mod snapshots;
+mod steady_state;
+mod suite;
+mod token_refresh;
+mod watch_lag;

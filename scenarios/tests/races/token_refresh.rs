@@ -1,0 +1,36 @@
+//! Race 2 (§8.2): registration tokens expire under legacy runners; containers crash and re-register.
+
+use arc_scenarios::scenario::Scenario;
+use arc_scenarios::scenarios::token_refresh::TokenRefreshRecreation;
+use arc_scenarios::variant::Variant;
+
+use super::suite::{fixed_passes, killed_within_bound, probe_goals_met};
+
+const SCENARIO: &str = "token-refresh-recreation";
+
+/// Seeds pinned because they once showed something worth keeping an eye on.
+const REGRESSION_SEEDS: &[u64] = &[
+    // RemoveRunner (legacy REST) answered busy twice: #1125 kept both pods and their jobs ran on.
+    2,
+];
+
+#[test]
+fn fresh_tokens_reach_idle_runners_and_busy_runners_keep_their_pods() {
+    let verdicts = fixed_passes(SCENARIO, 1..=6);
+    probe_goals_met(TokenRefreshRecreation.probe_goals(), &verdicts);
+}
+
+#[test]
+fn without_1087_a_restarted_container_registers_with_an_expired_token() {
+    killed_within_bound(SCENARIO, Variant::Bug1087);
+}
+
+#[test]
+fn without_1125_a_stale_idle_listing_kills_a_runner_mid_job() {
+    killed_within_bound(SCENARIO, Variant::Bug1125);
+}
+
+#[test]
+fn regression_seeds_pass() {
+    fixed_passes(SCENARIO, REGRESSION_SEEDS.iter().copied());
+}

@@ -1,0 +1,42 @@
+//! Race 1 (§8.1): the pod watch lags, so the EphemeralRunner controller creates pods it cannot see yet.
+
+use arc_scenarios::scenario::Scenario;
+use arc_scenarios::scenarios::watch_lag::WatchLagDuplicateCreate;
+use arc_scenarios::variant::Variant;
+
+use super::suite::{fixed_passes, killed_within_bound, probe_goals_met};
+
+const SCENARIO: &str = "watch-lag-duplicate-create";
+
+/// Seeds pinned because they once showed something worth keeping an eye on.
+const REGRESSION_SEEDS: &[u64] = &[
+    // The first race-1 reproduction: 21 pod creates answered AlreadyExists in one run under a
+    // 1-3 s pod-watch lag; with #4201 every one of them is an info log and a 5 s requeue.
+    1,
+];
+
+#[test]
+fn the_fixed_controller_meets_every_duplicate_create_with_a_requeue_not_an_error() {
+    let verdicts = fixed_passes(SCENARIO, 1..=8);
+    probe_goals_met(WatchLagDuplicateCreate.probe_goals(), &verdicts);
+}
+
+#[test]
+fn without_4201_already_exists_becomes_a_reconcile_error() {
+    killed_within_bound(SCENARIO, Variant::Bug4201);
+}
+
+#[test]
+fn with_secrets_read_from_a_cache_a_runner_is_registered_twice() {
+    killed_within_bound(SCENARIO, Variant::BugSecretsCached);
+}
+
+#[test]
+fn adding_one_finalizer_per_reconcile_takes_two_writes_per_runner() {
+    killed_within_bound(SCENARIO, Variant::Bug4580Finalizer);
+}
+
+#[test]
+fn regression_seeds_pass() {
+    fixed_passes(SCENARIO, REGRESSION_SEEDS.iter().copied());
+}

@@ -74,10 +74,10 @@ impl<'a> RunnerGitHub<'a> {
         if listed.busy {
             return Err(Error::RunnerBusy { name: self.name.clone() });
         }
-        match client.remove_legacy_runner(listed.id).await {
-            Ok(()) => Ok(Unregistered::Removed),
-            Err(e) if e.is_not_found() => Ok(Unregistered::AlreadyGone),
-            Err(e) => Err(e.into()),
-        }
+        // ARC (§7 step 9): any 4xx, a 404 included, is an error and the pod is kept. A 404 means the
+        // listed id is gone, but the list can be up to 60 s stale: the name may belong to a newer
+        // registration (a restarted container's `config.sh --replace`) that is running a job now.
+        client.remove_legacy_runner(listed.id).await?;
+        Ok(Unregistered::Removed)
     }
 }

@@ -21,6 +21,16 @@ use crate::github::ActionsClient;
 use crate::runtime::api::is_not_found;
 use crate::scaleset::error::{Error, Result};
 
+/// A runner picked for removal, as read again just before removing it.
+enum Fresh {
+    /// Still live and idle: remove it (this is the runner to use).
+    Idle(EphemeralRunner),
+    /// Already gone or being deleted: it counts as removed, nothing to do.
+    Leaving,
+    /// It has taken a job or finished since the snapshot: leave it.
+    Busy,
+}
+
 impl EphemeralRunnerSetReconciler {
     /// ARC's `cleanUpEphemeralRunners`: `true` only when the set has no runners left (its proxy
     /// secret is then deleted too). Otherwise it deletes every terminated runner, removes every
@@ -80,12 +90,11 @@ impl EphemeralRunnerSetReconciler {
         runner: &EphemeralRunner,
         client: Option<&ActionsClient>,
     ) -> Result<bool> {
-        let fresh = if self.ctx.fixes.reread_runner_before_removal {
-            self.reread(runner).await?
-        } else {
-            Some(runner.clone())
+        let runner = match self.fresh(runner).await? {
+            Fresh::Idle(runner) => runner,
+            Fresh::Leaving => return Ok(true),
+            Fresh::Busy => return Ok(false),
         };
-        let Some(runner) = fresh else { return Ok(false) };
         let name = runner.metadata.name.as_deref().unwrap_or_default().to_string();
         let runner_id = runner.runner_id();
         if let Some(client) = client {
@@ -115,13 +124,20 @@ impl EphemeralRunnerSetReconciler {
         Ok(true)
     }
 
-    /// The runner as the API server has it now, if it is still an idle live runner (not gone, not
-    /// deleting, not done, no job).
-    async fn reread(&self, runner: &EphemeralRunner) -> Result<Option<EphemeralRunner>> {
+    /// The runner as the API server has it now (with the fix), or as the snapshot had it (without).
+    async fn fresh(&self, runner: &EphemeralRunner) -> Result<Fresh> {
+        if !self.ctx.fixes.reread_runner_before_removal {
+            return Ok(Fresh::Idle(runner.clone()));
+        }
         let name = runner.metadata.name.as_deref().unwrap_or_default();
         let namespace = runner.metadata.namespace.as_deref().unwrap_or_default();
         let fresh: Option<EphemeralRunner> = self.ctx.api.get(namespace, name).await?;
-        Ok(fresh.filter(|r| r.metadata.deletion_timestamp.is_none() && !r.is_done() && !r.has_job()))
+        Ok(match fresh {
+            None => Fresh::Leaving,
+            Some(r) if r.metadata.deletion_timestamp.is_some() => Fresh::Leaving,
+            Some(r) if r.is_done() || r.has_job() => Fresh::Busy,
+            Some(r) => Fresh::Idle(r),
+        })
     }
 
     /// Deletes `runner` only if its resourceVersion is still the one read: an unregistered runner that

@@ -50,7 +50,10 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
         return Some(format!("seed {seed} gave two different traces"));
     }
     if cell.variant.is_fixed() {
-        return (cell.failures > 0).then(|| format!("the fixed controller failed {} seed(s)", cell.failures));
+        if cell.failures > 0 {
+            return Some(format!("the fixed controller failed {} seed(s)", cell.failures));
+        }
+        return probe_shortfall(cell);
     }
     let expect = expectation(cell.variant, cell.scenario)?;
     match &cell.first_failure {
@@ -67,6 +70,54 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
             cell.runs, expect.within_seeds, expect.oracle
         )),
     }
+}
+
+/// The share of `cell`'s seeds in which `probe` fired.
+pub fn probe_share(cell: &Cell, probe: &str) -> f64 {
+    if cell.runs == 0 {
+        return 0.0;
+    }
+    f64::from(cell.probe_seeds.get(probe).copied().unwrap_or(0)) / f64::from(cell.runs)
+}
+
+/// A declared probe of the cell's scenario that fired in fewer seeds than its minimum share.
+fn probe_shortfall(cell: &Cell) -> Option<String> {
+    let scenario = crate::scenarios::find(cell.scenario).ok()?;
+    scenario.probe_goals().iter().find(|g| probe_share(cell, g.probe) < g.min_share).map(|g| {
+        format!(
+            "probe {} fired in {:.0}% of seeds, under its minimum {:.0}%",
+            g.probe,
+            probe_share(cell, g.probe) * 100.0,
+            g.min_share * 100.0
+        )
+    })
+}
+
+/// Per scenario (its fixed-controller cell): the share of seeds in which each probe fired, declared
+/// probes first with their minimum.
+pub fn probe_table(report: &SweepReport) -> String {
+    let mut out = String::new();
+    for cell in report.cells.iter().filter(|c| c.variant.is_fixed() && c.runs > 0) {
+        let Ok(scenario) = crate::scenarios::find(cell.scenario) else { continue };
+        let _ = writeln!(out, "probes of {} ({} seeds, fixed):", cell.scenario, cell.runs);
+        let goals = scenario.probe_goals();
+        for goal in goals {
+            let share = probe_share(cell, goal.probe);
+            let mark = if share >= goal.min_share { "ok" } else { "LOW" };
+            let _ = writeln!(
+                out,
+                "  {:<38} {:>5.1}%  (min {:.0}%) {mark}",
+                goal.probe,
+                share * 100.0,
+                goal.min_share * 100.0
+            );
+        }
+        for (probe, seeds) in cell.probe_seeds.iter().filter(|(p, _)| !goals.iter().any(|g| g.probe == **p)) {
+            let _ =
+                writeln!(out, "  {:<38} {:>5.1}%  ({seeds} seeds)", probe, probe_share(cell, probe) * 100.0);
+        }
+    }
+    out
 }
 
 /// The sweep table: one row per scenario × variant.

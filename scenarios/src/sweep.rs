@@ -52,6 +52,8 @@ pub struct Cell {
     pub errors: Vec<(Seed, String)>,
     /// Per probe: seeds in which it fired.
     pub probe_seeds: BTreeMap<&'static str, u32>,
+    /// The scenario's declared probes and their minimum shares.
+    pub probe_goals: Vec<(&'static str, f64)>,
     /// Total simulated ms.
     pub sim_ms: u64,
     /// Total wall ms (summed over threads).
@@ -169,6 +171,9 @@ fn tally(
         nondeterministic: Vec::new(),
         errors: Vec::new(),
         probe_seeds: BTreeMap::new(),
+        probe_goals: crate::scenarios::find(scenario)
+            .map(|s| s.probe_goals().iter().map(|g| (g.probe, g.min_share)).collect())
+            .unwrap_or_default(),
         sim_ms: 0,
         wall_ms: 0,
     };

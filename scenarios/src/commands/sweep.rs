@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use arc_sim::Seed;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::report::{sweep_passed, sweep_table};
+use crate::report::{probe_table, sweep_passed, sweep_table};
 use crate::scenario::Scenario;
 use crate::scenarios;
 use crate::sweep::{SweepPlan, sweep};
@@ -88,6 +88,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
     let report = sweep(&plan, &|done, _| bar.set_position(done as u64));
     bar.finish_and_clear();
     print!("{}", sweep_table(&report));
+    print!("{}", probe_table(&report));
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;

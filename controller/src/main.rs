@@ -11,6 +11,8 @@ use arc_controller::scaleset::listener::Listener;
 use arc_controller::scaleset::resource_builder::ListenerConfig;
 use arc_controller::{ActionsClient, Fixes, Optimisations, SharedClock, SystemClock};
 use clap::{Parser, Subcommand};
+
+mod cmd;
 use tokio_util::sync::CancellationToken;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -25,6 +27,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the controllers against the cluster of the kubeconfig (or in-cluster) and GitHub, until
+    /// SIGTERM.
+    Run(cmd::run::RunArgs),
     /// Print the five CustomResourceDefinitions as multi-document YAML (`kubectl apply -f -`).
     Crds,
     /// Run one scale set's listener: hold its message session and scale its EphemeralRunnerSet,
@@ -40,9 +45,15 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Some(Command::Run(args)) => run_controllers(args),
         Some(Command::Crds) => print_crds(),
         Some(Command::Listener { config }) => run_listener(config),
-        None => ExitCode::SUCCESS,
+        None => {
+            eprintln!(
+                "arc-controller: no subcommand; try `arc-controller run`, `listener` or `crds` (see --help)"
+            );
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -54,6 +65,28 @@ fn print_crds() -> ExitCode {
         }
         Err(err) => {
             eprintln!("arc-controller: cannot render the CRDs: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `arc-controller run`: the controllers on a multi-threaded runtime until a stop signal.
+fn run_controllers(args: cmd::run::RunArgs) -> ExitCode {
+    init_tracing("info");
+    let cancel = CancellationToken::new();
+    let result =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(BoxError::from).and_then(
+            |runtime| {
+                runtime.block_on(async {
+                    tokio::spawn(cancel_on_signal(cancel.clone()));
+                    cmd::run::run(args, cancel).await
+                })
+            },
+        );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("arc-controller run: {err}");
             ExitCode::FAILURE
         }
     }
@@ -148,6 +181,6 @@ async fn cancel_on_signal(cancel: CancellationToken) {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-    tracing::info!("stop signal received; stopping the listener");
+    tracing::info!("stop signal received; stopping");
     cancel.cancel();
 }

@@ -11,6 +11,7 @@
 //! - [`outcome`]: what a reconcile returns and how the queue reacts.
 //! - [`predicate`]: update filters with drop counters.
 //! - [`merge_patch`]: the RFC 7386 diff between two documents.
+//! - [`client_limit`]: client-side QPS and burst for the Kubernetes client.
 //! - [`api`]: the counted door for writes and uncached reads, plus error classifiers.
 //! - [`controller`]: a workqueue, workers and event sources around a [`controller::Reconciler`].
 //! - [`informer`]: kube's watcher feeding the cache, with relist diffing and fan-out.
@@ -18,6 +19,7 @@
 //! - [`lazy_copy`]: copy-on-first-mutation wrapper producing merge patches.
 
 pub mod api;
+pub mod client_limit;
 pub mod clock;
 pub mod controller;
 pub mod controller_ref;

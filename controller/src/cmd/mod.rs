@@ -1,0 +1,3 @@
+//! The subcommands of the `arc-controller` binary that need more than a few lines.
+
+pub mod run;

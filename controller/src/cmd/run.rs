@@ -1,0 +1,158 @@
+//! `arc-controller run`: the controller against a real cluster (kubeconfig or in-cluster) and GitHub,
+//! until SIGTERM or Ctrl-C.
+
+use std::sync::Arc;
+
+use arc_controller::legacy::context::{LegacyContext, LegacySettings};
+use arc_controller::runtime::api::KubeApi;
+use arc_controller::runtime::client_limit::ClientRateLimitLayer;
+use arc_controller::runtime::manager::Manager;
+use arc_controller::runtime::metrics::Metrics;
+use arc_controller::scaleset::context::{ActionsClients, ScaleSetContext, ScaleSetSettings};
+use arc_controller::scaleset::resource_builder::ResourceBuilder;
+use arc_controller::{Fixes, Optimisations, SharedClock, SystemClock};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Which controllers to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// AutoscalingRunnerSet, EphemeralRunnerSet, EphemeralRunner, AutoscalingListener.
+    ScaleSet,
+    /// The legacy Runner controller.
+    Legacy,
+    /// Both families.
+    Both,
+}
+
+/// Options of `arc-controller run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Which controllers to run.
+    #[arg(long, value_enum, default_value = "scale-set")]
+    pub mode: Mode,
+    /// Watch only this namespace (default: all).
+    #[arg(long)]
+    pub watch_namespace: Option<String>,
+    /// Namespace of the controller and its listeners.
+    #[arg(long, default_value = "arc-systems")]
+    pub controller_namespace: String,
+    /// Concurrent reconciles of the EphemeralRunner controller.
+    #[arg(long, default_value_t = 2)]
+    pub runner_max_concurrent_reconciles: usize,
+    /// Image of the listener pods.
+    #[arg(long, default_value = "ghcr.io/actions/gha-runner-scale-set-controller:0.13.1")]
+    pub listener_image: String,
+    /// Kubernetes client requests per second.
+    #[arg(long, default_value_t = 20.0)]
+    pub qps: f64,
+    /// Kubernetes client burst.
+    #[arg(long, default_value_t = 30)]
+    pub burst: u32,
+    /// Switch a historic fix off (repeatable), e.g. `--disable-fix already_exists_requeue`.
+    #[arg(long = "disable-fix", value_name = "NAME")]
+    pub disable_fixes: Vec<String>,
+    /// Switch an optimisation off (repeatable), e.g. `--disable-optimisation predicates`.
+    #[arg(long = "disable-optimisation", value_name = "NAME")]
+    pub disable_optimisations: Vec<String>,
+    /// Namespace of the legacy controller's GitHub secret.
+    #[arg(long, default_value = "actions-runner-system")]
+    pub legacy_secret_namespace: String,
+    /// Name of the legacy controller's GitHub secret (key `github_token`).
+    #[arg(long, default_value = "controller-manager")]
+    pub legacy_secret_name: String,
+}
+
+/// `defaults` with every switch named in `off` turned off; an unknown name is an error listing the
+/// valid ones.
+pub fn switched_off<T: Serialize + DeserializeOwned>(defaults: T, off: &[String]) -> Result<T, String> {
+    let mut value = serde_json::to_value(defaults).map_err(|e| e.to_string())?;
+    let fields = value.as_object_mut().ok_or("switches are not an object")?;
+    for name in off {
+        match fields.get_mut(name) {
+            Some(field) => *field = serde_json::Value::Bool(false),
+            None => {
+                let valid: Vec<&str> = fields.keys().map(String::as_str).collect();
+                return Err(format!("unknown switch {name:?}; valid: {}", valid.join(", ")));
+            }
+        }
+    }
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+/// Runs the controllers until a stop signal.
+pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> Result<(), BoxError> {
+    let fixes = switched_off(Fixes::default(), &args.disable_fixes)?;
+    let optimisations = switched_off(Optimisations::default(), &args.disable_optimisations)?;
+    let config = kube::Config::infer().await?;
+    let client = kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&ClientRateLimitLayer::new(args.qps, args.burst))
+        .build();
+    let clock: SharedClock = Arc::new(SystemClock);
+    let metrics = Metrics::new();
+    let mut manager = Manager::new(client.clone(), metrics.clone(), clock.clone());
+    let github = || ActionsClients::https(clock.clone(), metrics.clone());
+    if matches!(args.mode, Mode::ScaleSet | Mode::Both) {
+        let settings = ScaleSetSettings {
+            controller_namespace: args.controller_namespace.clone(),
+            listener_image: args.listener_image.clone(),
+            watch_namespace: args.watch_namespace.clone(),
+            runner_max_concurrent_reconciles: args.runner_max_concurrent_reconciles,
+            ..Default::default()
+        };
+        let ctx = Arc::new(ScaleSetContext {
+            api: KubeApi::new(client.clone(), &metrics),
+            clock: clock.clone(),
+            metrics: metrics.clone(),
+            fixes: fixes.clone(),
+            optimisations: optimisations.clone(),
+            github: github(),
+            builder: ResourceBuilder::default(),
+            settings,
+        });
+        arc_controller::scaleset::register(&mut manager, &ctx);
+    }
+    if matches!(args.mode, Mode::Legacy | Mode::Both) {
+        let settings = LegacySettings {
+            github_secret_namespace: args.legacy_secret_namespace.clone(),
+            github_secret_name: args.legacy_secret_name.clone(),
+            watch_namespace: args.watch_namespace.clone(),
+            ..Default::default()
+        };
+        let api = KubeApi::new(client.clone(), &metrics);
+        let ctx = Arc::new(LegacyContext::new(
+            api,
+            clock.clone(),
+            metrics.clone(),
+            fixes.clone(),
+            github(),
+            settings,
+        ));
+        arc_controller::legacy::register(&mut manager, &ctx);
+    }
+    manager.start();
+    tracing::info!(?fixes, ?optimisations, "controllers started; waiting for caches");
+    if manager.wait_for_cache_sync().await {
+        tracing::info!("caches synced");
+    }
+    cancel.cancelled().await;
+    tracing::info!("stopping");
+    manager.shutdown().await;
+    tracing::info!(metrics = %metrics.render(), "final metrics");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_are_turned_off_by_name_and_unknown_names_are_refused() {
+        let fixes = switched_off(Fixes::default(), &["already_exists_requeue".into()]).unwrap();
+        assert!(!fixes.already_exists_requeue && fixes.token_in_pod_hash);
+        let err = switched_off(Optimisations::default(), &["turbo".into()]).unwrap_err();
+        assert!(err.contains("unknown switch \"turbo\"") && err.contains("predicates"), "{err}");
+    }
+}

@@ -106,8 +106,8 @@ pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> 
             api: KubeApi::new(client.clone(), &metrics),
             clock: clock.clone(),
             metrics: metrics.clone(),
-            fixes: fixes.clone(),
-            optimisations: optimisations.clone(),
+            fixes,
+            optimisations,
             github: github(),
             builder: ResourceBuilder::default(),
             settings,
@@ -122,14 +122,8 @@ pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> 
             ..Default::default()
         };
         let api = KubeApi::new(client.clone(), &metrics);
-        let ctx = Arc::new(LegacyContext::new(
-            api,
-            clock.clone(),
-            metrics.clone(),
-            fixes.clone(),
-            github(),
-            settings,
-        ));
+        let ctx =
+            Arc::new(LegacyContext::new(api, clock.clone(), metrics.clone(), fixes, github(), settings));
         arc_controller::legacy::register(&mut manager, &ctx);
     }
     manager.start();

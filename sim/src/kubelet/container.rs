@@ -74,10 +74,10 @@ impl Process {
             let ephemeral = plain(ENV_RUNNER_EPHEMERAL).is_some_and(|e| e == "true");
             return Process::LegacyRunner { token, name, labels, ephemeral };
         }
-        if container.name == LISTENER_CONTAINER_NAME {
-            if let Some(secret) = listener_config_secret(pod, container) {
-                return Process::Listener { secret, key: LISTENER_CONFIG_SECRET_KEY.to_string() };
-            }
+        if container.name == LISTENER_CONTAINER_NAME
+            && let Some(secret) = listener_config_secret(pod, container)
+        {
+            return Process::Listener { secret, key: LISTENER_CONFIG_SECRET_KEY.to_string() };
         }
         Process::Idle
     }

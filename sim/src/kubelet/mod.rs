@@ -86,11 +86,14 @@ impl Shared {
     }
 }
 
+/// Each running pod's signal channel by `namespace/name`, with the uid it was started for.
+type PodSignals = BTreeMap<String, (String, UnboundedSender<PodSignal>)>;
+
 /// The running kubelet. Clones share it.
 #[derive(Clone)]
 pub struct Kubelet {
     shared: Arc<Shared>,
-    pods: Arc<Mutex<BTreeMap<String, (String, UnboundedSender<PodSignal>)>>>,
+    pods: Arc<Mutex<PodSignals>>,
 }
 
 impl std::fmt::Debug for Kubelet {
@@ -163,10 +166,10 @@ impl Kubelet {
                 }
             }
             EventType::Deleted => {
-                if pods.get(&key).is_some_and(|(known, _)| *known == uid) {
-                    if let Some((_, tx)) = pods.remove(&key) {
-                        let _ = tx.send(PodSignal::Removed);
-                    }
+                if pods.get(&key).is_some_and(|(known, _)| *known == uid)
+                    && let Some((_, tx)) = pods.remove(&key)
+                {
+                    let _ = tx.send(PodSignal::Removed);
                 }
             }
         }

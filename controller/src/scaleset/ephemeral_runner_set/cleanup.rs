@@ -24,7 +24,7 @@ use crate::scaleset::error::{Error, Result};
 /// A runner picked for removal, as read again just before removing it.
 enum Fresh {
     /// Still live and idle: remove it (this is the runner to use).
-    Idle(EphemeralRunner),
+    Idle(Box<EphemeralRunner>),
     /// Already gone or being deleted: it counts as removed, nothing to do.
     Leaving,
     /// It has taken a job or finished since the snapshot: leave it.
@@ -91,7 +91,7 @@ impl EphemeralRunnerSetReconciler {
         client: Option<&ActionsClient>,
     ) -> Result<bool> {
         let runner = match self.fresh(runner).await? {
-            Fresh::Idle(runner) => runner,
+            Fresh::Idle(runner) => *runner,
             Fresh::Leaving => return Ok(true),
             Fresh::Busy => return Ok(false),
         };
@@ -127,7 +127,7 @@ impl EphemeralRunnerSetReconciler {
     /// The runner as the API server has it now (with the fix), or as the snapshot had it (without).
     async fn fresh(&self, runner: &EphemeralRunner) -> Result<Fresh> {
         if !self.ctx.fixes.reread_runner_before_removal {
-            return Ok(Fresh::Idle(runner.clone()));
+            return Ok(Fresh::Idle(Box::new(runner.clone())));
         }
         let name = runner.metadata.name.as_deref().unwrap_or_default();
         let namespace = runner.metadata.namespace.as_deref().unwrap_or_default();
@@ -136,7 +136,7 @@ impl EphemeralRunnerSetReconciler {
             None => Fresh::Leaving,
             Some(r) if r.metadata.deletion_timestamp.is_some() => Fresh::Leaving,
             Some(r) if r.is_done() || r.has_job() => Fresh::Busy,
-            Some(r) => Fresh::Idle(r),
+            Some(r) => Fresh::Idle(Box::new(r)),
         })
     }
 

@@ -6,7 +6,7 @@
 //! emits one [`Change`]. Keys are ordered (resource, namespace, name), so lists come out in the order
 //! kube-apiserver returns them.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use futures::channel::mpsc::UnboundedSender;
@@ -98,6 +98,8 @@ pub struct TooOld {
 pub struct Store {
     objects: BTreeMap<StoreKey, Arc<Value>>,
     uids: BTreeMap<String, StoreKey>,
+    /// Owner uid → the keys of the objects whose ownerReferences name it (for garbage collection).
+    dependents: BTreeMap<String, BTreeSet<StoreKey>>,
     rv: u64,
     history: BTreeMap<ResourceId, History>,
     history_capacity: usize,
@@ -110,6 +112,7 @@ impl Store {
         Store {
             objects: BTreeMap::new(),
             uids: BTreeMap::new(),
+            dependents: BTreeMap::new(),
             rv: 0,
             history: BTreeMap::new(),
             history_capacity: history_capacity.max(1),
@@ -147,13 +150,24 @@ impl Store {
         self.objects.keys().filter(|k| k.namespace == namespace).cloned().collect()
     }
 
-    /// Every object whose ownerReferences name `owner_uid`.
+    /// Every object whose ownerReferences name `owner_uid`, in key order.
     pub fn dependents_of(&self, owner_uid: &str) -> Vec<StoreKey> {
-        self.objects
-            .iter()
-            .filter(|(_, obj)| owner_uids(obj).any(|u| u == owner_uid))
-            .map(|(k, _)| k.clone())
-            .collect()
+        self.dependents.get(owner_uid).map(|keys| keys.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Moves `key` in the owner index from the owners `old` names to those `new` names.
+    fn index_owners(&mut self, key: &StoreKey, old: Option<&Value>, new: Option<&Value>) {
+        for uid in old.into_iter().flat_map(owner_uids) {
+            if let Some(keys) = self.dependents.get_mut(uid) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    self.dependents.remove(uid);
+                }
+            }
+        }
+        for uid in new.into_iter().flat_map(owner_uids) {
+            self.dependents.entry(uid.to_string()).or_default().insert(key.clone());
+        }
     }
 
     /// Commits a new object; the caller has checked the key is free.
@@ -163,6 +177,7 @@ impl Store {
         if let Some(uid) = uid_of(&object) {
             self.uids.insert(uid, key.clone());
         }
+        self.index_owners(&key, None, Some(&object));
         self.objects.insert(key.clone(), object.clone());
         self.emit(Change { rv, kind: EventType::Added, key, object: object.clone(), old: None });
         object
@@ -173,6 +188,7 @@ impl Store {
         let rv = self.bump(&mut object);
         let object = Arc::new(object);
         let old = self.objects.insert(key.clone(), object.clone());
+        self.index_owners(key, old.as_deref(), Some(&object));
         self.emit(Change { rv, kind: EventType::Modified, key: key.clone(), object: object.clone(), old });
         object
     }
@@ -183,6 +199,7 @@ impl Store {
         if let Some(uid) = uid_of(&old) {
             self.uids.remove(&uid);
         }
+        self.index_owners(key, Some(&old), None);
         let mut last = (*old).clone();
         let rv = self.bump(&mut last);
         let last = Arc::new(last);

@@ -266,6 +266,11 @@ impl FakeGitHub {
         self.shared.lock().jobs.values().cloned().collect()
     }
 
+    /// Whether every job submitted so far has completed.
+    pub fn all_jobs_completed(&self) -> bool {
+        self.shared.lock().jobs.values().all(Job::is_completed)
+    }
+
     /// One job.
     pub fn job(&self, request_id: i64) -> Option<Job> {
         self.shared.lock().jobs.get(&request_id).cloned()

@@ -141,8 +141,11 @@ pub struct World {
     manager: Option<Manager>,
     restarts: u32,
     restarts_mid_reconcile: u32,
-    changes: Arc<std::sync::Mutex<Vec<(u64, Arc<crate::apiserver::Change>)>>>,
+    changes: ChangeLog,
 }
+
+/// Every recorded change to a followed kind, stamped with its sim time in milliseconds.
+type ChangeLog = Arc<std::sync::Mutex<Vec<(u64, Arc<crate::apiserver::Change>)>>>;
 
 /// Why a world could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -237,8 +240,8 @@ impl World {
             metrics: self.metrics.clone(),
             clock: Arc::new(self.clock) as SharedClock,
             github: self.script.clone(),
-            fixes: self.config.fixes.clone(),
-            optimisations: self.config.optimisations.clone(),
+            fixes: self.config.fixes,
+            optimisations: self.config.optimisations,
         }
     }
 
@@ -317,10 +320,9 @@ impl World {
                 self.trace.record("world", "horizon", now);
                 return None;
             }
-            let jobs_done = self.github.jobs().iter().all(|j| j.is_completed());
             if now >= workload_end_ms
                 && disruptions.peek().is_none()
-                && jobs_done
+                && self.github.all_jobs_completed()
                 && settled(&self.apiserver, &self.github)
             {
                 self.trace.record("world", "settled", now);
@@ -414,10 +416,7 @@ impl World {
 }
 
 /// Keeps every change to the kinds oracles follow, stamped with its sim time.
-fn record_changes(
-    apiserver: &FakeApiServer,
-    clock: SimClock,
-) -> Arc<std::sync::Mutex<Vec<(u64, Arc<crate::apiserver::Change>)>>> {
+fn record_changes(apiserver: &FakeApiServer, clock: SimClock) -> ChangeLog {
     use futures::StreamExt;
     let followed: Vec<usize> = [
         "pods",
@@ -459,8 +458,8 @@ fn listener_launcher(
         metrics: metrics.clone(),
         clock: Arc::new(clock),
         github: github.clone(),
-        fixes: config.fixes.clone(),
-        optimisations: config.optimisations.clone(),
+        fixes: config.fixes,
+        optimisations: config.optimisations,
     };
     Arc::new(move |config_file, cancel| run(inputs.clone(), config_file, cancel))
 }

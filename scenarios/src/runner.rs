@@ -60,7 +60,7 @@ pub fn run_one(
 }
 
 /// Runs one world on a fresh paused current-thread runtime.
-fn run_world(plan: WorldPlan, trace_mode: TraceMode) -> Result<RunRecord, RunError> {
+pub fn run_world(plan: WorldPlan, trace_mode: TraceMode) -> Result<RunRecord, RunError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
     let record = runtime.block_on(async move {
         let world = World::build(plan.config, plan.plug, trace_mode)?;
@@ -100,6 +100,10 @@ pub fn headline_counters(record: &RunRecord) -> BTreeMap<String, i64> {
         }
     }
     c.insert("reconcile_errors".into(), record.metric(RECONCILE_ERRORS_TOTAL, &[]));
+    for (key, n) in record.metrics.iter().filter(|(k, _)| k.name == RECONCILE_ERRORS_TOTAL) {
+        let label = |l| key.label(l).unwrap_or("-");
+        c.insert(format!("reconcile_errors_{}_{}", label("controller"), label("reason")), *n);
+    }
     c.insert("controller_api_calls".into(), record.metric(API_CALLS_TOTAL, &[]));
     c.insert("api_requests".into(), record.api_requests.values().sum::<u64>() as i64);
     c.insert("controller_restarts".into(), i64::from(record.controller_restarts));

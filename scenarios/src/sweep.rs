@@ -1,7 +1,9 @@
 //! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant.
 //!
 //! A fixed-controller cell runs every seed; a bug-variant cell stops at its first failing seed (the
-//! variant is killed, and further seeds would only repeat it) unless `exhaustive` is set. Each worker
+//! variant is killed, and further seeds would only repeat it) unless `exhaustive` is set. Unless the
+//! plan asks for the whole `matrix`, a bug variant runs only in the scenarios the kill table names for
+//! it, and only over the seeds of its bound: past the bound a survivor has already failed the sweep. Each worker
 //! thread takes the next run from a shared counter and runs it on its own runtime; results are gathered
 //! in plan order, so the report does not depend on thread timing.
 
@@ -12,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
+use crate::kill_table::expectation;
 use crate::runner::{RunError, run_one};
 use crate::scenario::Scenario;
 use crate::variant::Variant;
@@ -29,8 +32,27 @@ pub struct SweepPlan<'a> {
     pub jobs: usize,
     /// Run each seed twice and fail on any trace difference.
     pub check_determinism: bool,
-    /// Run every seed of bug variants too, instead of stopping at the first failure.
+    /// Run every seed of bug variants too, instead of stopping at the first failure (or the bound).
     pub exhaustive: bool,
+    /// Run every variant in every scenario, not only where the kill table expects a kill.
+    pub matrix: bool,
+}
+
+impl SweepPlan<'_> {
+    /// Whether `variant` runs in `scenario` at all.
+    fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
+        self.matrix || variant.is_fixed() || expectation(variant, scenario.name()).is_some()
+    }
+
+    /// The seeds a cell runs: all of them, or a bug variant's first `within_seeds`.
+    fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
+        match expectation(variant, scenario.name()) {
+            Some(e) if !self.exhaustive && !variant.is_fixed() => {
+                &self.seeds[..self.seeds.len().min(e.within_seeds as usize)]
+            }
+            _ => &self.seeds,
+        }
+    }
 }
 
 /// The tally of one scenario × variant.
@@ -87,10 +109,16 @@ enum Outcome {
 
 /// Runs the plan; `progress(done, total)` is called after every run.
 pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> SweepReport {
-    let cells: Vec<(&dyn Scenario, Variant)> =
-        plan.scenarios.iter().flat_map(|s| plan.variants.iter().map(move |v| (*s, *v))).collect();
-    let tasks: Vec<(usize, Seed)> =
-        (0..cells.len()).flat_map(|c| plan.seeds.iter().map(move |s| (c, *s))).collect();
+    let cells: Vec<(&dyn Scenario, Variant)> = plan
+        .scenarios
+        .iter()
+        .flat_map(|s| plan.variants.iter().filter(|v| plan.runs(*s, **v)).map(move |v| (*s, *v)))
+        .collect();
+    let tasks: Vec<(usize, Seed)> = cells
+        .iter()
+        .enumerate()
+        .flat_map(|(c, (scenario, variant))| plan.seeds_of(*scenario, *variant).iter().map(move |s| (c, *s)))
+        .collect();
     let results: Mutex<BTreeMap<usize, Outcome>> = Mutex::new(BTreeMap::new());
     let killed: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
     let next = AtomicUsize::new(0);

@@ -39,9 +39,14 @@ pub struct SweepArgs {
     /// Run every seed twice and fail on any trace difference.
     #[arg(long)]
     pub check_determinism: bool,
-    /// Run every seed of bug variants too (by default a bug variant stops at its first failure).
+    /// Run every seed of bug variants too (by default a bug variant stops at its first failure or at
+    /// its kill-table bound).
     #[arg(long)]
     pub exhaustive: bool,
+    /// Run every variant in every scenario (by default, with `--variant all`, a bug variant runs only
+    /// in the scenarios where the kill table expects it to be caught).
+    #[arg(long)]
+    pub matrix: bool,
 }
 
 /// Default number of seeds: a few hundred, minutes on two cores.
@@ -77,6 +82,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         check_determinism: args.check_determinism,
         exhaustive: args.exhaustive,
+        matrix: args.matrix || args.variant != "all",
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
     let total = plan.scenarios.len() * plan.variants.len() * plan.seeds.len();

@@ -25,6 +25,7 @@ use super::faults::Injection;
 use super::lifecycle::{DeleteOptions, Propagation};
 use super::list::{self, ListRequest};
 use super::patch::PatchType;
+use super::reads::{self, ReadVia};
 use super::registry::ResourceId;
 use super::selector::{FieldSelector, LabelSelector, Selectors};
 use super::status::{self, ApiError};
@@ -369,7 +370,7 @@ impl ApiService {
         who: &Requester,
     ) -> Response<ResponseBody> {
         let request = match watch_request(&self.shared, route, query) {
-            Ok(r) => r,
+            Ok(r) => WatchRequest { actor: who.actor.clone(), ..r },
             Err(e) => return self.finish(who, route, Err(e)),
         };
         let from = request.resource_version.map_or_else(|| "now".to_string(), |rv| rv.to_string());
@@ -399,6 +400,9 @@ impl ApiService {
             Err(e) => (e.code, String::new(), error_response(e)),
         };
         self.count(who.verb, plural, code);
+        if let Ok((_, value)) = &result {
+            self.log_read(who, route, value);
+        }
         if who.verb.is_mutating() {
             self.audit(who, route, code, &rv, result.as_ref().ok().map(|(_, v)| v));
         }
@@ -412,6 +416,19 @@ impl ApiService {
         details.push_str(&who.suffix());
         self.shared.trace.record("apiserver", who.verb.as_str(), details);
         response
+    }
+
+    /// Adds a get's object or a list's items to the read log.
+    fn log_read(&self, who: &Requester, route: &ResourceRoute, value: &Value) {
+        let actor = who.actor.as_deref();
+        match who.verb {
+            ApiVerb::Get => reads::record(&self.shared, route.resource, actor, ReadVia::Get, [value]),
+            ApiVerb::List => {
+                let items = value.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                reads::record(&self.shared, route.resource, actor, ReadVia::List, items);
+            }
+            _ => {}
+        }
     }
 
     fn audit(&self, who: &Requester, route: &ResourceRoute, code: u16, rv: &str, object: Option<&Value>) {
@@ -565,6 +582,7 @@ fn watch_request(sh: &Shared, route: &ResourceRoute, query: &Query) -> Result<Wa
         send_initial_events: flag("sendInitialEvents"),
         allow_bookmarks: flag("allowWatchBookmarks"),
         timeout: parse_number::<u64>(query, "timeoutSeconds")?.map(Duration::from_secs),
+        actor: None,
     })
 }
 

@@ -11,8 +11,8 @@
 //! [`admission`] (validation, defaulting, status/spec split), [`lifecycle`] (deletion), [`patch`],
 //! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
-//! [`discovery`], [`selector`], [`http`] (routing, the tower service, the audit log), [`actor`] (request
-//! attribution), [`tcp`] (loopback server).
+//! [`discovery`], [`selector`], [`http`] (routing, the tower service, the audit log), [`reads`] (who
+//! was handed which version), [`actor`] (request attribution), [`tcp`] (loopback server).
 
 pub mod actor;
 pub mod admission;
@@ -24,6 +24,7 @@ pub mod http;
 pub mod lifecycle;
 pub mod list;
 pub mod patch;
+pub mod reads;
 pub mod registry;
 pub mod selector;
 pub mod status;
@@ -143,6 +144,10 @@ pub struct State {
     counts: RequestCounts,
     /// Every mutating request, in order.
     audit: Vec<http::AuditEntry>,
+    /// Reads of the kinds in `read_log`, in order.
+    reads: Vec<reads::ReadEntry>,
+    /// Resource plurals whose reads are logged.
+    read_log: Vec<&'static str>,
     /// Next watch id (trace names watches `watch#N`).
     next_watch_id: u64,
     /// Paged-list snapshots.
@@ -200,6 +205,8 @@ impl FakeApiServer {
             faults: faults::FaultInjector::new(faults.api.clone(), seed.rng(Component::ApiFaults)),
             counts: BTreeMap::new(),
             audit: Vec::new(),
+            reads: Vec::new(),
+            read_log: Vec::new(),
             next_watch_id: 1,
             snapshots: list::ListSnapshots::new(config.list_snapshots),
         };
@@ -251,6 +258,20 @@ impl FakeApiServer {
     /// Every mutating request answered so far (any outcome), in order.
     pub fn audit(&self) -> Vec<AuditEntry> {
         self.shared.lock().audit.clone()
+    }
+
+    /// Starts logging reads of `plurals` (see [`reads`]); unknown plurals are ignored.
+    pub fn log_reads_of(&self, plurals: &[&str]) {
+        let known: Vec<&'static str> = plurals
+            .iter()
+            .filter_map(|p| self.shared.registry.find_plural(p).map(|id| self.shared.registry.get(id).plural))
+            .collect();
+        self.shared.lock().read_log.extend(known);
+    }
+
+    /// Every logged read so far, in order.
+    pub fn reads(&self) -> Vec<reads::ReadEntry> {
+        self.shared.lock().reads.clone()
     }
 
     /// A `kube::Client` whose requests are attributed to `actor` in the trace and the audit log.

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{Instant, sleep_until};
 
+use super::reads::{self, ReadVia};
 use super::registry::ResourceId;
 use super::selector::Selectors;
 use super::status;
@@ -44,6 +45,8 @@ pub struct WatchRequest {
     pub allow_bookmarks: bool,
     /// `timeoutSeconds`, in simulated time.
     pub timeout: Option<Duration>,
+    /// Who asked (for the read log).
+    pub actor: Option<String>,
 }
 
 /// A fault the fault layer attached to this watch.
@@ -277,7 +280,12 @@ impl WatchTask {
         };
         let mut bytes = serde_json::to_vec(&line).expect("events serialise");
         bytes.push(b'\n');
-        self.out.send(Bytes::from(bytes)).is_ok() && !ends
+        let sent = self.out.send(Bytes::from(bytes)).is_ok();
+        if let (true, Item::Event(_, obj)) = (sent, &item) {
+            let actor = self.request.actor.as_deref();
+            reads::record(&self.shared, self.request.resource, actor, ReadVia::Watch, [&**obj]);
+        }
+        sent && !ends
     }
 
     fn trace(&self, event: &str, details: &str) {

@@ -179,6 +179,7 @@ impl World {
         let seed = config.seed;
         let apiserver =
             FakeApiServer::new(seed, clock, trace.clone(), config.apiserver.clone(), &config.faults);
+        apiserver.log_reads_of(READ_LOGGED);
         let github = FakeGitHub::new(seed, clock, trace.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
         let script = ScriptedGitHub::new(github.service());
@@ -398,6 +399,7 @@ impl World {
             workload_end_ms,
             trace: self.trace.clone(),
             audit: self.apiserver.audit(),
+            reads: self.apiserver.reads(),
             api_requests: self.apiserver.request_counts(),
             github_events: self.github.events(),
             jobs: self.github.jobs(),
@@ -414,6 +416,9 @@ impl World {
         }
     }
 }
+
+/// Kinds whose reads the run records: what the scale-set controllers could have seen of them.
+const READ_LOGGED: &[&str] = &["ephemeralrunnersets", "ephemeralrunners"];
 
 /// Keeps every change to the kinds oracles follow, stamped with its sim time.
 fn record_changes(apiserver: &FakeApiServer, clock: SimClock) -> ChangeLog {

@@ -1,5 +1,5 @@
 //! What a finished run leaves behind for oracles, summaries and benches: the trace, the API server's
-//! audit log and counters, the fake GitHub's events, jobs and runners, the kubelet's events, the
+//! audit and read logs and counters, the fake GitHub's events, jobs and runners, the kubelet's events, the
 //! controller's metrics, and the objects at the end.
 
 use std::collections::BTreeMap;
@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
+use crate::apiserver::reads::ReadEntry;
 use crate::apiserver::{AuditEntry, Change, RequestCounts};
 use crate::github::{GitHubEvent, Job, Runner};
 use crate::kubelet::KubeletEvent;
@@ -32,6 +33,9 @@ pub struct RunRecord {
     pub trace: Trace,
     /// Every mutating API request.
     pub audit: Vec<AuditEntry>,
+    /// Which version of each EphemeralRunnerSet and EphemeralRunner each actor was handed, and when
+    /// (gets, list items, watch events): the bound on what a controller's cache could hold.
+    pub reads: Vec<ReadEntry>,
     /// API requests by verb, resource and code.
     pub api_requests: RequestCounts,
     /// The fake GitHub's event log.

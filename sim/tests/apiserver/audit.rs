@@ -33,3 +33,24 @@ async fn mutating_requests_are_audited_with_their_actor() {
             .any(|l| l.contains("create pods default/* -> 201") && l.ends_with("by=kubelet"))
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn reads_of_logged_kinds_record_who_was_handed_which_version_and_how() {
+    use arc_sim::apiserver::reads::ReadVia;
+    use futures::StreamExt;
+    use kube::api::{ListParams, WatchParams};
+
+    let w = world();
+    w.server.log_reads_of(&["pods", "no-such-kind"]);
+    let created = w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
+    let rv = rv_of(&created.metadata);
+    let controller: Api<Pod> = Api::namespaced(w.server.client_as("controller"), "default");
+    controller.get("a").await.unwrap();
+    controller.list(&ListParams::default()).await.unwrap();
+    let mut events = controller.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    events.next().await.expect("the ADDED event").unwrap();
+    let reads: Vec<_> =
+        w.server.reads().into_iter().map(|r| (r.actor, r.resource, r.key, r.rv, r.via)).collect();
+    let read = |via| ("controller".to_string(), "pods", "default/a".to_string(), rv, via);
+    assert_eq!(reads, [read(ReadVia::Get), read(ReadVia::List), read(ReadVia::Watch)]);
+}

@@ -1,0 +1,77 @@
+//! The read log: which version of which object each actor was handed, and when, for the kinds named in
+//! [`FakeApiServer::log_reads_of`](super::FakeApiServer::log_reads_of). A get, every item of a list, and
+//! every watch event count as reads. A client's informer cache can only hold versions it was handed,
+//! so oracles use this log to bound what a controller could have seen when it acted (kube-apiserver
+//! has no such log; it is the world's observation point, like the audit log).
+
+use serde_json::Value;
+
+use super::Shared;
+use super::registry::ResourceId;
+
+/// How an object was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ReadVia {
+    /// A single-object get.
+    Get,
+    /// An item of a list answer.
+    List,
+    /// A watch event as it was sent to the client.
+    Watch,
+}
+
+/// One object version handed to one actor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadEntry {
+    /// Sim milliseconds when it was handed over.
+    pub ms: u64,
+    /// Who read it (the request's actor; `client` when unattributed).
+    pub actor: String,
+    /// Resource plural.
+    pub resource: &'static str,
+    /// `namespace/name`.
+    pub key: String,
+    /// The version's resourceVersion.
+    pub rv: u64,
+    /// How.
+    pub via: ReadVia,
+}
+
+/// Logs `objects` (stored JSON) as read by `actor` through `via`, if their kind is logged.
+pub(crate) fn record<'a>(
+    shared: &Shared,
+    resource: ResourceId,
+    actor: Option<&str>,
+    via: ReadVia,
+    objects: impl IntoIterator<Item = &'a Value>,
+) {
+    let plural = shared.registry.get(resource).plural;
+    let mut st = shared.lock();
+    if !st.read_log.contains(&plural) {
+        return;
+    }
+    let ms = shared.clock.elapsed_ms();
+    let actor = actor.unwrap_or("client");
+    let entries = objects.into_iter().map(|o| ReadEntry {
+        ms,
+        actor: actor.to_string(),
+        resource: plural,
+        key: key_of(o),
+        rv: rv_of(o),
+        via,
+    });
+    st.reads.extend(entries);
+}
+
+fn key_of(object: &Value) -> String {
+    let field = |f: &str| object.pointer(f).and_then(Value::as_str).unwrap_or("");
+    format!("{}/{}", field("/metadata/namespace"), field("/metadata/name"))
+}
+
+fn rv_of(object: &Value) -> u64 {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}

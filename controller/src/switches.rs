@@ -22,10 +22,19 @@ pub struct Fixes {
     /// EphemeralRunner, and keep the runner when the service answers JobStillRunning. Off: the
     /// runner is deleted on a (possibly stale) "no job" reading alone (race 3, §8.3).
     pub remove_runner_before_scale_down: bool,
+    /// #3371: the ERS acts on the listener's desired count only when `spec.patchID` is 0 or differs
+    /// from the newest `patch-id` on its runners, and scales down only on patch 0. Off (before it):
+    /// every reconcile scales to `replicas`, down included, whatever the patch — the overscaling and
+    /// churn of idle runners #3371 removed.
+    pub patch_id_gate: bool,
     /// #4647 review: the ERS←ER update predicate includes `status.jobId`, because the ERS reads
     /// `HasJob()` when it picks runners to scale down. Off: a job assignment alone does not wake the
     /// ERS (§5.1).
     pub predicate_includes_job_id: bool,
+    /// arcsim's fix to §5.1's ARS←ERS predicate, found by the equivalence oracle: the projection
+    /// includes the ERS counts, which this ERS still writes and the ARS mirrors into its status and
+    /// waits on. Off: §5.1 as written (counts outside), so the ARS status lags its runner set.
+    pub ars_predicate_includes_counts: bool,
     /// #4580 (with #4320): the ERS creates runners with both finalizers, and the ER controller adds
     /// any missing ones in one patch and carries on in the same pass. Off (before #4320): runners are
     /// created without finalizers and the ER controller adds one per pass, returning after each — a
@@ -52,6 +61,12 @@ pub struct Fixes {
     /// the pod when the service says it is busy. Off: the pod is deleted right after a (possibly
     /// stale) busy check (race 3, §8.3).
     pub unregister_before_recreate: bool,
+    /// arcsim's own fix for a race the suite found in #1125's `unregisterRunner` (legacy): a runner
+    /// the runner list does not show is taken as gone, but the list can be 60 s stale, so a
+    /// container that registered within that window looks gone; when the registration timeout then
+    /// fires, its pod is deleted mid-job. With the fix, an unlisted runner whose container is
+    /// running keeps its pod until a later check. Off: ARC's behaviour.
+    pub keep_unlisted_running_runner: bool,
 }
 
 impl Default for Fixes {
@@ -75,13 +90,16 @@ impl Fixes {
         Fixes {
             already_exists_requeue: on,
             remove_runner_before_scale_down: on,
+            patch_id_gate: on,
             predicate_includes_job_id: on,
+            ars_predicate_includes_counts: on,
             add_both_finalizers_at_once: on,
             secrets_read_uncached: on,
             running_never_overwrites_terminal: on,
             reread_runner_before_removal: on,
             token_in_pod_hash: on,
             unregister_before_recreate: on,
+            keep_unlisted_running_runner: on,
         }
     }
 }
@@ -129,7 +147,7 @@ mod tests {
         assert_eq!(Optimisations::default(), Optimisations::all_on());
         let json = serde_json::to_value(Fixes::default()).unwrap();
         let values: Vec<_> = json.as_object().unwrap().values().cloned().collect();
-        assert_eq!(values.len(), 9);
+        assert_eq!(values.len(), 12);
         assert!(values.iter().all(|v| v == &serde_json::Value::Bool(true)), "{json}");
     }
 

@@ -34,8 +34,11 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     row(Variant::Bug4580Finalizer, "watch-lag-duplicate-create", "finalizers-in-one-write", 3),
     row(Variant::Bug1087, "token-refresh-recreation", "no-expired-token-registration", 5),
     row(Variant::Bug1125, "token-refresh-recreation", "no-job-lost-to-controller-kill", 5),
+    row(Variant::BugUnlistedRunnerGone, "token-refresh-recreation", "no-job-lost-to-controller-kill", 70),
     row(Variant::BugScaleDownNoRemove, "assign-during-delete", "no-busy-runner-deleted", 5),
+    row(Variant::Bug3371, "assign-during-delete", "scale-down-only-on-patch-zero", 3),
     row(Variant::BugRunningOverwritesTerminal, "assign-during-delete", "no-running-while-deleting", 5),
+    row(Variant::BugArsPredicateCounts, "optimisation-equivalence", "same-mutating-calls-and-final-state", 3),
     row(Variant::BugStaleRemovalSnapshot, "assign-during-delete", "no-busy-runner-deleted", 10),
 ];
 

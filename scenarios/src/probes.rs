@@ -252,6 +252,11 @@ pub const PROBES: &[Probe] = &[
         count: token_refreshed_while_busy,
     },
     Probe {
+        name: "idle-runner-scaled-down",
+        describe: "the runner set removed and deleted a registered idle runner (what the patch-ID gate oracle judges)",
+        count: crate::oracles::gate::scale_downs_judged,
+    },
+    Probe {
         name: "predicate-dropped-update",
         describe: "an update predicate dropped an event",
         count: predicate_dropped_update,

@@ -19,8 +19,13 @@ pub enum Variant {
     Bug1125,
     /// Scale-down deletes idle EphemeralRunners without calling RemoveRunner first.
     BugScaleDownNoRemove,
+    /// #3371 reverted: no patch-ID gate; the runner set scales to `replicas` on every patch, down too.
+    Bug3371,
     /// The ERS←ER predicate drops updates that change only `status.jobId` (#4647 review).
     Bug4647JobId,
+    /// The ARS←ERS predicate leaves the ERS counts out, as §5.1 writes it (a gap the equivalence
+    /// oracle found in the change set).
+    BugArsPredicateCounts,
     /// One finalizer added per reconcile instead of both at once (#4580).
     Bug4580Finalizer,
     /// JIT secrets read from an informer cache instead of the API server (§8.1 ablation).
@@ -29,21 +34,27 @@ pub enum Variant {
     BugRunningOverwritesTerminal,
     /// Runner removal acts on a stale snapshot (ARC's own behaviour; a race this suite found).
     BugStaleRemovalSnapshot,
+    /// A legacy runner missing from the (stale) runner list is taken as gone while its container
+    /// runs (ARC's own behaviour; a race this suite found).
+    BugUnlistedRunnerGone,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 10] = [
+    pub const ALL: [Variant; 13] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
         Variant::Bug1125,
         Variant::BugScaleDownNoRemove,
+        Variant::Bug3371,
         Variant::Bug4647JobId,
+        Variant::BugArsPredicateCounts,
         Variant::Bug4580Finalizer,
         Variant::BugSecretsCached,
         Variant::BugRunningOverwritesTerminal,
         Variant::BugStaleRemovalSnapshot,
+        Variant::BugUnlistedRunnerGone,
     ];
 
     /// The command-line name.
@@ -54,11 +65,14 @@ impl Variant {
             Variant::Bug1087 => "bug-1087",
             Variant::Bug1125 => "bug-1125",
             Variant::BugScaleDownNoRemove => "bug-scale-down-no-remove",
+            Variant::Bug3371 => "bug-3371",
             Variant::Bug4647JobId => "bug-4647-jobid",
+            Variant::BugArsPredicateCounts => "bug-ars-predicate-counts",
             Variant::Bug4580Finalizer => "bug-4580-finalizer",
             Variant::BugSecretsCached => "bug-secrets-cached",
             Variant::BugRunningOverwritesTerminal => "bug-running-overwrites-terminal",
             Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
+            Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
         }
     }
 
@@ -70,12 +84,17 @@ impl Variant {
             Variant::Bug1087 => "registration token not in the legacy pod template hash (before #1087)",
             Variant::Bug1125 => "legacy pod deleted for recreation without unregistering (before #1125)",
             Variant::BugScaleDownNoRemove => "scale-down deletes idle runners without RemoveRunner first",
+            Variant::Bug3371 => "no patch-ID gate: scale to replicas on every patch, down too (before #3371)",
             Variant::Bug4647JobId => "ERS predicate drops JobID-only runner updates (#4647 review)",
+            Variant::BugArsPredicateCounts => "ARS predicate ignores the ERS counts (§5.1 as written)",
             Variant::Bug4580Finalizer => "one runner finalizer added per reconcile (#4580)",
             Variant::BugSecretsCached => "JIT secrets read from a cache (§8.1 ablation)",
             Variant::BugRunningOverwritesTerminal => "listener writes Running over terminal runners (§5.2)",
             Variant::BugStaleRemovalSnapshot => {
                 "runner removal uses a stale snapshot (ARC as is; found by arcsim)"
+            }
+            Variant::BugUnlistedRunnerGone => {
+                "legacy: an unlisted runner is gone even while its container runs (ARC as is; found by arcsim)"
             }
         }
     }
@@ -89,11 +108,14 @@ impl Variant {
             Variant::Bug1087 => fixes.token_in_pod_hash = false,
             Variant::Bug1125 => fixes.unregister_before_recreate = false,
             Variant::BugScaleDownNoRemove => fixes.remove_runner_before_scale_down = false,
+            Variant::Bug3371 => fixes.patch_id_gate = false,
             Variant::Bug4647JobId => fixes.predicate_includes_job_id = false,
+            Variant::BugArsPredicateCounts => fixes.ars_predicate_includes_counts = false,
             Variant::Bug4580Finalizer => fixes.add_both_finalizers_at_once = false,
             Variant::BugSecretsCached => fixes.secrets_read_uncached = false,
             Variant::BugRunningOverwritesTerminal => fixes.running_never_overwrites_terminal = false,
             Variant::BugStaleRemovalSnapshot => fixes.reread_runner_before_removal = false,
+            Variant::BugUnlistedRunnerGone => fixes.keep_unlisted_running_runner = false,
         }
         fixes
     }

@@ -74,18 +74,31 @@ struct ErsProjection<'a> {
 /// §5.4's ERS stops writing them, but this ERS still writes them and the ARS reads them (its status
 /// mirrors them, and its drain-before-update waits on `running + pending`). A reconciler must see every
 /// field it reads change (§5.1's mutation test; the equivalence oracle caught the gap).
-pub fn ars_needs_ers_update(old: &EphemeralRunnerSet, new: &EphemeralRunnerSet) -> bool {
-    ErsProjection::of(old) != ErsProjection::of(new)
+/// Without `include_counts` (`fixes.ars_predicate_includes_counts` off), §5.1's projection as written.
+pub fn ars_needs_ers_update(
+    old: &EphemeralRunnerSet,
+    new: &EphemeralRunnerSet,
+    include_counts: bool,
+) -> bool {
+    ErsProjection::of(old, include_counts) != ErsProjection::of(new, include_counts)
+}
+
+/// The ARS ← ERS predicate as configured by `fixes` (`ars_predicate_includes_counts`).
+pub fn ars_ers_predicate(
+    fixes: &Fixes,
+) -> impl Fn(&EphemeralRunnerSet, &EphemeralRunnerSet) -> bool + Clone + 'static {
+    let include_counts = fixes.ars_predicate_includes_counts;
+    move |old, new| ars_needs_ers_update(old, new, include_counts)
 }
 
 impl<'a> ErsProjection<'a> {
-    fn of(ers: &'a EphemeralRunnerSet) -> Self {
-        let status = ers.status.as_ref();
+    fn of(ers: &'a EphemeralRunnerSet, include_counts: bool) -> Self {
+        let status = ers.status.as_ref().filter(|_| include_counts);
         ErsProjection {
             metadata: ReconciledMetadata::of(&ers.metadata),
             spec: &ers.spec,
-            phase: status.and_then(|s| s.phase),
-            applied_actionable_revision: status.map_or(0, |s| s.applied_actionable_revision),
+            phase: ers.status.as_ref().and_then(|s| s.phase),
+            applied_actionable_revision: ers.status.as_ref().map_or(0, |s| s.applied_actionable_revision),
             counts: status.map_or((0, 0, 0, 0), |s| {
                 (
                     s.current_replicas,
@@ -234,7 +247,7 @@ mod tests {
         let old = ers();
         let mut new = old.clone();
         edit(&mut new);
-        ars_needs_ers_update(&old, &new)
+        ars_needs_ers_update(&old, &new, true)
     }
 
     #[test]
@@ -304,6 +317,16 @@ mod tests {
         move |er| edit(er.status.get_or_insert_with(Default::default))
     }
 
+    #[test]
+    fn without_the_fix_the_ars_predicate_drops_count_only_updates() {
+        let old = ers();
+        let mut new = old.clone();
+        new.status.get_or_insert_with(Default::default).running_ephemeral_runners = 2;
+        assert!(!ars_ers_predicate(&Fixes { ars_predicate_includes_counts: false, ..Fixes::default() })(
+            &old, &new
+        ));
+        assert!(ars_ers_predicate(&Fixes::default())(&old, &new));
+    }
     #[test]
     fn ers_sees_runner_reconciled_metadata_changes() {
         for (field, edit) in metadata_edits() {

@@ -5,6 +5,7 @@
 pub mod convergence;
 pub mod deletion;
 pub mod equivalence;
+pub mod gate;
 pub mod jobs;
 pub mod phases;
 pub mod pods;
@@ -56,6 +57,7 @@ pub fn all() -> Vec<&'static dyn Oracle> {
         &deletion::NoBusyRunnerDeleted,
         &deletion::NoRunningWhileDeleting,
         &deletion::FinalizersInOneWrite,
+        &gate::ScaleDownOnlyOnPatchZero,
         &convergence::ConvergesAfterHeal,
     ]
 }

@@ -109,6 +109,7 @@ impl Scenario for AssignDuringDelete {
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         &[
             ProbeGoal { probe: "remove-runner-lost-to-assignment", min_share: 0.3 },
+            ProbeGoal { probe: "idle-runner-scaled-down", min_share: 0.3 },
             ProbeGoal { probe: "assignment-lost-to-remove-runner", min_share: 0.3 },
             ProbeGoal { probe: "job-assigned-within-1s-of-pod-delete", min_share: 0.3 },
         ]

@@ -33,7 +33,7 @@ pub fn scale_set_world(seed: Seed, variant: Variant, min_runners: u32, max_runne
 
 /// The oracles every fault-free scale-set world must satisfy.
 pub fn scale_set_oracles() -> Vec<&'static dyn Oracle> {
-    use oracles::{convergence, jobs, phases, pods, registrations};
+    use oracles::{convergence, gate, jobs, phases, pods, registrations};
     vec![
         &convergence::NoJobLost,
         &jobs::NoJobLostToControllerKill,
@@ -44,6 +44,7 @@ pub fn scale_set_oracles() -> Vec<&'static dyn Oracle> {
         &pods::BoundedPodCreates,
         &phases::TerminalPhaseIsFinal,
         &phases::RunningOnlyAfterJobStarted,
+        &gate::ScaleDownOnlyOnPatchZero,
         &convergence::ConvergesAfterHeal,
     ]
 }

@@ -141,7 +141,7 @@ impl Scenario for SteadyState {
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        use oracles::{convergence, deletion, jobs, phases, pods, registrations};
+        use oracles::{convergence, deletion, gate, jobs, phases, pods, registrations};
         vec![
             &jobs::NoJobLostToControllerKill,
             &deletion::NoBusyRunnerDeleted,
@@ -150,6 +150,7 @@ impl Scenario for SteadyState {
             &phases::RunningOnlyAfterJobStarted,
             &pods::PodOwnedByItsRunner,
             &registrations::NoOrphanRegistration,
+            &gate::ScaleDownOnlyOnPatchZero,
             &convergence::ConvergesAfterHeal,
         ]
     }

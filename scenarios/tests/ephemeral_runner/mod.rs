@@ -225,6 +225,9 @@ impl CapturedLogs {
     fn install() -> (CapturedLogs, tracing::subscriber::DefaultGuard) {
         let logs = CapturedLogs::default();
         let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(logs.clone()));
+        // Other tests' threads register and drop dispatchers concurrently; a callsite whose interest
+        // was cached while none wanted it would stay silent here (seen once in a full run).
+        tracing::callsite::rebuild_interest_cache();
         (logs, guard)
     }
 

@@ -27,6 +27,11 @@ fn scale_down_without_remove_runner_deletes_busy_runners() {
 }
 
 #[test]
+fn without_the_patch_id_gate_idle_runners_are_scaled_down_on_non_zero_patches() {
+    killed_within_bound(SCENARIO, Variant::Bug3371);
+}
+
+#[test]
 fn an_unguarded_running_write_lands_on_a_deleting_runner() {
     killed_within_bound(SCENARIO, Variant::BugRunningOverwritesTerminal);
 }

@@ -4,7 +4,7 @@ use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::token_refresh::TokenRefreshRecreation;
 use arc_scenarios::variant::Variant;
 
-use super::suite::{fixed_passes, killed_within_bound, probe_goals_met};
+use super::suite::{fixed_passes, killed_within_bound, probe_goals_met, verdict};
 
 const SCENARIO: &str = "token-refresh-recreation";
 
@@ -12,7 +12,14 @@ const SCENARIO: &str = "token-refresh-recreation";
 const REGRESSION_SEEDS: &[u64] = &[
     // RemoveRunner (legacy REST) answered busy twice: #1125 kept both pods and their jobs ran on.
     2,
+    // A crash-looping container registered 54 s before the registration timeout fired; the 60 s
+    // stale runner list did not show it, so ARC took it as gone and deleted its pod mid-job. Kept
+    // (`keep_unlisted_running_runner`) until the list showed it busy.
+    UNLISTED_RUNNER_SEED,
 ];
+
+/// The first seed on which ARC's "not listed means gone" loses a job (the kill table's bound covers it).
+const UNLISTED_RUNNER_SEED: u64 = 63;
 
 #[test]
 fn fresh_tokens_reach_idle_runners_and_busy_runners_keep_their_pods() {
@@ -33,4 +40,14 @@ fn without_1125_a_stale_idle_listing_kills_a_runner_mid_job() {
 #[test]
 fn regression_seeds_pass() {
     fixed_passes(SCENARIO, REGRESSION_SEEDS.iter().copied());
+}
+
+#[test]
+fn an_unlisted_runner_whose_container_runs_is_not_taken_as_gone() {
+    let v = verdict(SCENARIO, Variant::BugUnlistedRunnerGone, UNLISTED_RUNNER_SEED);
+    assert!(
+        v.violations.iter().any(|x| x.oracle == "no-job-lost-to-controller-kill"),
+        "ARC's behaviour should lose a job on seed {UNLISTED_RUNNER_SEED}: {:#?}",
+        v.violations
+    );
 }

@@ -2,6 +2,7 @@
 //! be tested as a table:
 //!
 //! - [`is_stopped`]: the pod succeeded, or its runner container exited 0.
+//! - [`runner_container_running`]: the runner container is running now.
 //! - [`Registration::of`]: what ListRunners says about the runner (ARC's `IsRunnerBusy`).
 //! - [`RegistrationCheck::verdict`]: recreate the pod, look again later, or keep it.
 //! - [`deferred_check`]: how long until the next registration check is due.
@@ -26,6 +27,14 @@ pub fn is_stopped(pod: &Pod) -> bool {
         }),
         _ => false,
     }
+}
+
+/// Whether the `runner` container of `pod` is running now (its state says so).
+pub fn runner_container_running(pod: &Pod) -> bool {
+    let Some(status) = &pod.status else { return false };
+    status.container_statuses.iter().flatten().any(|c| {
+        c.name == RUNNER_CONTAINER_NAME && c.state.as_ref().and_then(|s| s.running.as_ref()).is_some()
+    })
 }
 
 /// What GitHub's runner list says about one runner. `busy` may be stale (the list is cached).

@@ -35,7 +35,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::DeleteParams;
 use kube::runtime::watcher;
 
-use self::decision::{CheckVerdict, RegistrationCheck, RestartReason, deferred_check, is_stopped};
+use self::decision::{
+    CheckVerdict, RegistrationCheck, RestartReason, deferred_check, is_stopped, runner_container_running,
+};
 use self::github::{RunnerGitHub, Unregistered};
 use self::scope::RunnerScope;
 use super::context::LegacyContext;
@@ -153,7 +155,7 @@ impl RunnerReconciler {
                 Checked::Finished(outcome) => return Ok(outcome),
             }
         };
-        self.recreate_pod(key, reason, github).await
+        self.recreate_pod(key, reason, pod, github).await
     }
 
     /// Step 1: unregister a Runner that ever had a token, then remove the finalizer.
@@ -379,11 +381,21 @@ impl RunnerReconciler {
         &self,
         key: &ObjectKey,
         reason: RestartReason,
+        pod: &Pod,
         github: &RunnerGitHub<'_>,
     ) -> Result<Outcome> {
         if self.ctx.fixes.unregister_before_recreate {
             match github.unregister().await {
                 Ok(Unregistered::Removed) => tracing::debug!(runner = %key, "Unregistered runner"),
+                Ok(Unregistered::AlreadyGone)
+                    if self.ctx.fixes.keep_unlisted_running_runner && runner_container_running(pod) =>
+                {
+                    tracing::info!(runner = %key, "Runner not listed on GitHub but its container runs; keeping the pod");
+                    self.ctx
+                        .metrics
+                        .inc(LEGACY_RECREATIONS_DEFERRED_TOTAL, &[("reason", "unlisted_running")]);
+                    return Ok(Outcome::RequeueAfter(self.ctx.settings.registration_recheck_interval));
+                }
                 Ok(Unregistered::AlreadyGone) => {
                     tracing::info!(runner = %key, "Runner no longer exists on GitHub")
                 }

@@ -48,7 +48,7 @@ use crate::runtime::store::Store;
 use crate::scaleset::autoscaling_listener::controller_namespace_api;
 use crate::scaleset::context::ScaleSetContext;
 use crate::scaleset::error::{Error, Result};
-use crate::scaleset::predicates::{ARS_FROM_ERS, ars_needs_ers_update};
+use crate::scaleset::predicates::{ARS_FROM_ERS, ars_ers_predicate};
 use crate::scaleset::resource_builder::BuildError;
 
 pub use version::is_version_allowed;
@@ -100,8 +100,10 @@ pub fn autoscaling_runner_set_controller(
         manager.informer(ctx.watched::<EphemeralRunnerSet>(), watcher::Config::default());
     let listeners =
         manager.informer(controller_namespace_api::<AutoscalingListener>(&ctx), watcher::Config::default());
-    let predicate =
-        ctx.optimisations.predicates.then(|| UpdatePredicate::new(ARS_FROM_ERS, ars_needs_ers_update));
+    let predicate = ctx
+        .optimisations
+        .predicates
+        .then(|| UpdatePredicate::new(ARS_FROM_ERS, ars_ers_predicate(&ctx.fixes)));
     let reconciler = Arc::new(AutoscalingRunnerSetReconciler {
         ctx,
         runner_sets: runner_sets.store(),

@@ -140,7 +140,7 @@ impl EphemeralRunnerSetReconciler {
             "Ephemeral runner counts"
         );
         self.delete_runners(&buckets.stale_outdated).await?;
-        match decide(ers.get(), &buckets) {
+        match decide(ers.get(), &buckets, self.ctx.fixes.patch_id_gate) {
             ScalingDecision::CleanUpFinished => {
                 self.clean_up_finished(ers, &buckets).await?;
                 return Ok(Outcome::Done);

@@ -34,10 +34,11 @@ pub(crate) enum ScalingDecision {
     ScaleDown(i64),
 }
 
-/// The decision for `ers` with `buckets`.
-pub(crate) fn decide(ers: &EphemeralRunnerSet, buckets: &RunnerBuckets) -> ScalingDecision {
+/// The decision for `ers` with `buckets`; `gated` is `fixes.patch_id_gate` (off: no gate, and
+/// scale-down on any patch, as before #3371).
+pub(crate) fn decide(ers: &EphemeralRunnerSet, buckets: &RunnerBuckets, gated: bool) -> ScalingDecision {
     let patch_id = ers.spec.patch_id;
-    if patch_id != 0 && patch_id == buckets.latest_patch_id {
+    if gated && patch_id != 0 && patch_id == buckets.latest_patch_id {
         return ScalingDecision::Hold;
     }
     if !buckets.finished.is_empty() {
@@ -48,7 +49,7 @@ pub(crate) fn decide(ers: &EphemeralRunnerSet, buckets: &RunnerBuckets) -> Scali
     let present = total + buckets.deleting_count();
     if present < replicas {
         ScalingDecision::ScaleUp(replicas - present)
-    } else if patch_id == 0 && total > replicas {
+    } else if (patch_id == 0 || !gated) && total > replicas {
         ScalingDecision::ScaleDown(total - replicas)
     } else {
         ScalingDecision::Hold
@@ -181,37 +182,57 @@ mod tests {
     #[test]
     fn the_gate_holds_while_the_patch_id_equals_the_newest_child_patch_id() {
         let two = buckets(vec![runner(Pending, 3, false), runner(Running, 3, false)]);
-        assert_eq!(decide(&set(5, 3), &two), ScalingDecision::Hold);
-        assert_eq!(decide(&set(5, 4), &two), ScalingDecision::ScaleUp(3));
-        assert_eq!(decide(&set(5, 2), &two), ScalingDecision::ScaleUp(3), "any other patch id opens it");
+        assert_eq!(decide(&set(5, 3), &two, true), ScalingDecision::Hold);
+        assert_eq!(decide(&set(5, 4), &two, true), ScalingDecision::ScaleUp(3));
+        assert_eq!(
+            decide(&set(5, 2), &two, true),
+            ScalingDecision::ScaleUp(3),
+            "any other patch id opens it"
+        );
     }
 
     #[test]
     fn patch_id_zero_always_opens_the_gate() {
         let zero_stamped = buckets(vec![runner(Pending, 0, false)]);
-        assert_eq!(decide(&set(2, 0), &zero_stamped), ScalingDecision::ScaleUp(1));
+        assert_eq!(decide(&set(2, 0), &zero_stamped, true), ScalingDecision::ScaleUp(1));
     }
 
     #[test]
     fn a_deleting_child_still_closes_the_gate_and_counts_against_scale_up() {
         let deleting = buckets(vec![runner(Running, 7, true), runner(Pending, 6, false)]);
-        assert_eq!(decide(&set(3, 7), &deleting), ScalingDecision::Hold);
-        assert_eq!(decide(&set(3, 8), &deleting), ScalingDecision::ScaleUp(1), "one live, one deleting");
-        assert_eq!(decide(&set(2, 8), &deleting), ScalingDecision::Hold);
+        assert_eq!(decide(&set(3, 7), &deleting, true), ScalingDecision::Hold);
+        assert_eq!(
+            decide(&set(3, 8), &deleting, true),
+            ScalingDecision::ScaleUp(1),
+            "one live, one deleting"
+        );
+        assert_eq!(decide(&set(2, 8), &deleting, true), ScalingDecision::Hold);
     }
 
     #[test]
     fn finished_runners_are_cleaned_up_before_any_scaling() {
         let finished = buckets(vec![runner(Succeeded, 1, false), runner(Running, 1, false)]);
-        assert_eq!(decide(&set(4, 2), &finished), ScalingDecision::CleanUpFinished);
-        assert_eq!(decide(&set(4, 1), &finished), ScalingDecision::Hold, "not while the gate is closed");
+        assert_eq!(decide(&set(4, 2), &finished, true), ScalingDecision::CleanUpFinished);
+        assert_eq!(
+            decide(&set(4, 1), &finished, true),
+            ScalingDecision::Hold,
+            "not while the gate is closed"
+        );
     }
 
     #[test]
     fn scale_down_only_on_patch_zero() {
         let three =
             buckets(vec![runner(Pending, 1, false), runner(Pending, 1, false), runner(Running, 1, false)]);
-        assert_eq!(decide(&set(1, 0), &three), ScalingDecision::ScaleDown(2));
-        assert_eq!(decide(&set(1, 2), &three), ScalingDecision::Hold);
+        assert_eq!(decide(&set(1, 0), &three, true), ScalingDecision::ScaleDown(2));
+        assert_eq!(decide(&set(1, 2), &three, true), ScalingDecision::Hold);
+    }
+
+    #[test]
+    fn without_the_gate_every_patch_scales_both_ways() {
+        let three =
+            buckets(vec![runner(Pending, 1, false), runner(Pending, 1, false), runner(Running, 1, false)]);
+        assert_eq!(decide(&set(5, 1), &three, false), ScalingDecision::ScaleUp(2), "same patch id");
+        assert_eq!(decide(&set(1, 2), &three, false), ScalingDecision::ScaleDown(2), "non-zero patch");
     }
 }

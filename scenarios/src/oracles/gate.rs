@@ -1,0 +1,232 @@
+//! The patch-ID gate (ARC-MODEL §9 item 5, #3371): an EphemeralRunnerSet scales down, removing and
+//! deleting a registered idle runner, only on the listener's patch ID 0.
+//!
+//! The controller decides from its informer cache, which may lag the store, so the oracle judges
+//! each removal against what the controller could have seen. The reconcile that removed runner `x`
+//! read its set after its cache held `x` with a runner id (removal skips unregistered runners) and
+//! before it called RemoveRunner for `x`; the read log bounds which versions of the set the cache
+//! held in that window. A removal is a candidate when the controller removed `x`'s runner at GitHub
+//! and then deleted `x` while `x` had never had a job, finished or begun deleting. Other paths also
+//! remove then delete idle runners: a set being deleted, an Outdated set, and a set applying a new
+//! runner spec (§5.4); a candidate for which some held version allows one of those is not judged.
+//! Every other one is a scale-down, and some held version must have had patch ID 0. The creation
+//! side of the gate is not judged: upstream may legitimately re-open it (the "re-fires" of §9).
+
+use std::collections::BTreeMap;
+
+use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
+use arc_sim::faults::ApiVerb;
+use arc_sim::github::EventKind;
+use arc_sim::world::RunRecord;
+use serde_json::Value;
+
+use super::Oracle;
+use super::view::{
+    controller_uid, is_deleting, is_terminal, key_of, runner_id, runner_phase, str_at, uid_of,
+};
+use crate::verdict::Violation;
+
+/// Idle runners are scaled down only when the controller could have seen their set at patch ID 0.
+pub struct ScaleDownOnlyOnPatchZero;
+
+impl Oracle for ScaleDownOnlyOnPatchZero {
+    fn name(&self) -> &'static str {
+        "scale-down-only-on-patch-zero"
+    }
+
+    fn describe(&self) -> &'static str {
+        "an idle runner is scaled down only when the controller's cache could hold its set at patch ID 0"
+    }
+
+    fn check(&self, run: &RunRecord) -> Vec<Violation> {
+        scale_downs(run)
+            .into_iter()
+            .filter(|s| !s.patch_ids.contains(&0))
+            .map(|s| Violation {
+                oracle: self.name(),
+                at_ms: s.ms,
+                objects: vec![
+                    format!("ephemeralrunner {}", s.runner),
+                    format!("ephemeralrunnerset {}", s.set),
+                ],
+                message: format!(
+                    "scaled down while every version of its set the controller held between {} and {} ms \
+                     had a non-zero patch ID ({:?})",
+                    s.window.0, s.window.1, s.patch_ids
+                ),
+            })
+            .collect()
+    }
+}
+
+/// How many scale-downs the oracle judged in `run` (its coverage probe).
+pub fn scale_downs_judged(run: &RunRecord) -> u32 {
+    u32::try_from(scale_downs(run).len()).unwrap_or(u32::MAX)
+}
+
+/// One judged scale-down.
+struct ScaleDown {
+    /// Sim ms of the delete.
+    ms: u64,
+    /// The runner's and its set's `namespace/name`.
+    runner: String,
+    set: String,
+    /// When the deciding reconcile could have read the set.
+    window: (u64, u64),
+    /// `spec.patchID` of each version of the set the cache may have held then.
+    patch_ids: Vec<i64>,
+}
+
+/// The controller's removals that only the scaling path can explain.
+fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
+    let sets = SetHistory::of(run);
+    let runners = runner_versions(run);
+    let cache = CacheReads::of(run);
+    let deletes = run.audit.iter().filter(|a| {
+        a.resource == "ephemeralrunners"
+            && a.verb == ApiVerb::Delete
+            && a.actor == "controller"
+            && a.code < 300
+            && !a.status_subresource
+    });
+    let mut out = Vec::new();
+    for a in deletes {
+        let key = format!("{}/{}", a.namespace, a.name);
+        let Some(victim) = runners.get(&key).and_then(|v| idle_before(v, a.ms)) else { continue };
+        let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
+        let Some(removed_at) = removed_before(run, victim.runner_id, a.ms) else { continue };
+        let registered = |rv: u64| runners[&key].iter().any(|(_, at, o)| *at == rv && runner_id(o) != 0);
+        let Some(from) = cache.first_read("ephemeralrunners", &key, registered) else { continue };
+        let held: Vec<&Value> = cache
+            .versions_held(set, (from, removed_at))
+            .iter()
+            .filter_map(|rv| sets.version(set, *rv))
+            .collect();
+        if held.is_empty() || held.iter().any(|v| other_path_allowed(v)) {
+            continue;
+        }
+        let patch_ids = held.iter().map(|v| patch_id(v)).collect();
+        out.push(ScaleDown {
+            ms: a.ms,
+            runner: key,
+            set: set.clone(),
+            window: (from, removed_at),
+            patch_ids,
+        });
+    }
+    out
+}
+
+/// Whether a set in this state removes idle runners by a path other than scaling: it is being
+/// deleted, it is Outdated, or it has a runner spec revision to apply.
+fn other_path_allowed(set: &Value) -> bool {
+    let number = |ptr: &str| set.pointer(ptr).and_then(Value::as_i64).unwrap_or(0);
+    is_deleting(set)
+        || str_at(set, "/status/phase") == Some("Outdated")
+        || number("/spec/actionableRevision") > number("/status/appliedActionableRevision")
+}
+
+fn patch_id(set: &Value) -> i64 {
+    set.pointer("/spec/patchID").and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// Per EphemeralRunner `namespace/name`: (sim ms, resourceVersion, object) of each version, in order.
+type RunnerVersions<'a> = BTreeMap<String, Vec<(u64, u64, &'a Value)>>;
+
+fn runner_versions(run: &RunRecord) -> RunnerVersions<'_> {
+    let mut versions: RunnerVersions<'_> = BTreeMap::new();
+    for (ms, change) in run.changes_of("ephemeralrunners") {
+        versions.entry(key_of(&change.object)).or_default().push((*ms, change.rv, &change.object));
+    }
+    versions
+}
+
+/// A runner as the store had it just before the controller deleted it.
+struct Victim {
+    owner_uid: String,
+    runner_id: i64,
+}
+
+/// The runner before `ms`, if it was registered and had never had a job, finished or begun deleting.
+fn idle_before(versions: &[(u64, u64, &Value)], ms: u64) -> Option<Victim> {
+    let mut last: Option<&Value> = None;
+    for (at, _, o) in versions.iter().take_while(|(at, _, _)| *at <= ms) {
+        if is_deleting(o) && *at == ms {
+            break;
+        }
+        if is_deleting(o) || str_at(o, "/status/jobId").is_some() || is_terminal(runner_phase(o)) {
+            return None;
+        }
+        last = Some(o);
+    }
+    let o = last?;
+    let owner_uid = controller_uid(o)?.to_string();
+    let runner_id = runner_id(o);
+    (runner_id != 0).then_some(Victim { owner_uid, runner_id })
+}
+
+/// The sim ms of the latest RemoveRunner for `runner` answered at or before `ms`.
+fn removed_before(run: &RunRecord, runner: i64, ms: u64) -> Option<u64> {
+    run.github_events
+        .iter()
+        .take_while(|e| e.at_ms <= ms)
+        .filter(|e| matches!(e.kind, EventKind::RemoveRunner { runner_id, .. } if runner_id == runner))
+        .map(|e| e.at_ms)
+        .last()
+}
+
+/// Every committed version of every EphemeralRunnerSet.
+struct SetHistory<'a> {
+    /// `namespace/name` by uid.
+    key_by_uid: BTreeMap<String, String>,
+    /// Per `namespace/name`: resourceVersion → object.
+    versions: BTreeMap<String, BTreeMap<u64, &'a Value>>,
+}
+
+impl<'a> SetHistory<'a> {
+    fn of(run: &'a RunRecord) -> Self {
+        let mut history = SetHistory { key_by_uid: BTreeMap::new(), versions: BTreeMap::new() };
+        for (_, change) in run.changes_of("ephemeralrunnersets") {
+            let key = key_of(&change.object);
+            history.key_by_uid.insert(uid_of(&change.object).to_string(), key.clone());
+            history.versions.entry(key).or_default().insert(change.rv, &change.object);
+        }
+        history
+    }
+
+    /// `set` at resourceVersion `rv`.
+    fn version(&self, set: &str, rv: u64) -> Option<&'a Value> {
+        self.versions.get(set)?.get(&rv).copied()
+    }
+}
+
+/// What the controller's informers were handed: watch events and list items (its gets bypass the
+/// cache, so they do not count), per (resource, object key), in order.
+struct CacheReads<'a> {
+    by_key: BTreeMap<(&'static str, &'a str), Vec<&'a ReadEntry>>,
+}
+
+impl<'a> CacheReads<'a> {
+    fn of(run: &'a RunRecord) -> Self {
+        let mut by_key: BTreeMap<(&'static str, &'a str), Vec<&'a ReadEntry>> = BTreeMap::new();
+        for read in run.reads.iter().filter(|r| r.actor == "controller" && r.via != ReadVia::Get) {
+            by_key.entry((read.resource, read.key.as_str())).or_default().push(read);
+        }
+        CacheReads { by_key }
+    }
+
+    /// The sim ms of the first read of `key` at a version `wanted` accepts.
+    fn first_read(&self, resource: &'static str, key: &str, wanted: impl Fn(u64) -> bool) -> Option<u64> {
+        self.by_key.get(&(resource, key))?.iter().find(|r| wanted(r.rv)).map(|r| r.ms)
+    }
+
+    /// The versions of `set` the cache may have held at some instant in `window`: the last one read
+    /// before it and every one read within it (a version read at an instant may not be applied yet
+    /// when a reconcile reads the cache at that same instant).
+    fn versions_held(&self, set: &str, (from, to): (u64, u64)) -> Vec<u64> {
+        let reads = self.by_key.get(&("ephemeralrunnersets", set)).map(Vec::as_slice).unwrap_or(&[]);
+        let before = reads.iter().rev().find(|r| r.ms < from).map(|r| r.rv);
+        let within = reads.iter().filter(|r| r.ms >= from && r.ms <= to).map(|r| r.rv);
+        before.into_iter().chain(within).collect()
+    }
+}

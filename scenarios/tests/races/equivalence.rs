@@ -1,6 +1,8 @@
 //! Predicates and lazy copy change how much work the controller does, never what it does (§5.1, §5.3).
 
-use super::suite::fixed_passes;
+use arc_scenarios::variant::Variant;
+
+use super::suite::{fixed_passes, killed_within_bound};
 
 const SCENARIO: &str = "optimisation-equivalence";
 
@@ -19,4 +21,9 @@ fn predicates_and_lazy_copy_make_the_same_mutating_calls_as_without_them() {
 #[test]
 fn regression_seeds_pass() {
     fixed_passes(SCENARIO, REGRESSION_SEEDS.iter().copied());
+}
+
+#[test]
+fn an_ars_predicate_blind_to_the_counts_it_mirrors_changes_the_status_writes() {
+    killed_within_bound(SCENARIO, Variant::BugArsPredicateCounts);
 }

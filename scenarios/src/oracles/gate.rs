@@ -5,18 +5,19 @@
 //! each removal against what the controller could have seen. The reconcile that removed runner `x`
 //! read its set after its cache held `x` with a runner id (removal skips unregistered runners) and
 //! before it called RemoveRunner for `x`; the read log bounds which versions of the set the cache
-//! held in that window. A removal is a candidate when the controller removed `x`'s runner at GitHub
-//! and then deleted `x` while `x` had never had a job, finished or begun deleting. Other paths also
-//! remove then delete idle runners: a set being deleted, an Outdated set, and a set applying a new
-//! runner spec (§5.4); a candidate for which some held version allows one of those is not judged.
-//! Every other one is a scale-down, and some held version must have had patch ID 0. The creation
-//! side of the gate is not judged: upstream may legitimately re-open it (the "re-fires" of §9).
+//! held in that window. A removal is a candidate when GitHub answered the controller's RemoveRunner
+//! for `x`'s runner with a 204 and the controller then deleted `x` while `x` had never had a job,
+//! finished or begun deleting. Other paths also remove then delete idle runners: a set being
+//! deleted, an Outdated set, and a set applying a new runner spec (§5.4); a candidate for which some
+//! held version allows one of those is not judged. Every other one is a scale-down, and some held
+//! version must have had patch ID 0. The creation side of the gate is not judged: upstream may
+//! legitimately re-open it (the "re-fires" of §9).
 
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
 use arc_sim::faults::ApiVerb;
-use arc_sim::github::EventKind;
+use arc_sim::github::{EventKind, RemoveOutcome};
 use arc_sim::world::RunRecord;
 use serde_json::Value;
 
@@ -165,12 +166,17 @@ fn idle_before(versions: &[(u64, u64, &Value)], ms: u64) -> Option<Victim> {
     (runner_id != 0).then_some(Victim { owner_uid, runner_id })
 }
 
-/// The sim ms of the latest RemoveRunner for `runner` answered at or before `ms`.
+/// The sim ms of the latest RemoveRunner for `runner` answered 204 (removed, or unknown) at or before
+/// `ms`. A busy answer does not count: the removing path keeps the runner, and a later delete of it
+/// comes from elsewhere (its pod succeeded, say).
 fn removed_before(run: &RunRecord, runner: i64, ms: u64) -> Option<u64> {
     run.github_events
         .iter()
         .take_while(|e| e.at_ms <= ms)
-        .filter(|e| matches!(e.kind, EventKind::RemoveRunner { runner_id, .. } if runner_id == runner))
+        .filter(|e| {
+            matches!(e.kind, EventKind::RemoveRunner { runner_id, outcome: RemoveOutcome::Removed | RemoveOutcome::Unknown }
+                if runner_id == runner)
+        })
         .map(|e| e.at_ms)
         .last()
 }

@@ -3,9 +3,10 @@
 //!
 //! The controller decides from its informer cache, which may lag the store, so the oracle judges
 //! each removal against what the controller could have seen. The reconcile that removed runner `x`
-//! read its set after its cache held `x` with a runner id (removal skips unregistered runners) and
-//! before it called RemoveRunner for `x`; the read log bounds which versions of the set the cache
-//! held in that window. A removal is a candidate when GitHub answered the controller's RemoveRunner
+//! read its set after its cache first held `x` (every removing path walks the cached runners; the
+//! §5.4 cleanup also takes runners still unregistered in the cache and re-reads them, so a tighter
+//! bound would be wrong) and before it called RemoveRunner for `x`; the read log bounds which
+//! versions of the set the cache held in that window. A removal is a candidate when GitHub answered the controller's RemoveRunner
 //! for `x`'s runner with a 204 and the controller then deleted `x` while `x` had never had a job,
 //! finished or begun deleting. Other paths also remove then delete idle runners: a set being
 //! deleted, an Outdated set, and a set applying a new runner spec (§5.4); a candidate for which some
@@ -72,7 +73,8 @@ struct ScaleDown {
     /// The runner's and its set's `namespace/name`.
     runner: String,
     set: String,
-    /// When the deciding reconcile could have read the set.
+    /// When the deciding reconcile could have read the set: from the first cache read of the runner to
+    /// the RemoveRunner answer.
     window: (u64, u64),
     /// `spec.patchID` of each version of the set the cache may have held then.
     patch_ids: Vec<i64>,
@@ -96,8 +98,7 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
         let Some(victim) = runners.get(&key).and_then(|v| idle_before(v, a.ms)) else { continue };
         let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
         let Some(removed_at) = removed_before(run, victim.runner_id, a.ms) else { continue };
-        let registered = |rv: u64| runners[&key].iter().any(|(_, at, o)| *at == rv && runner_id(o) != 0);
-        let Some(from) = cache.first_read("ephemeralrunners", &key, registered) else { continue };
+        let Some(from) = cache.first_read("ephemeralrunners", &key) else { continue };
         let held: Vec<&Value> = cache
             .versions_held(set, (from, removed_at))
             .iter()
@@ -221,9 +222,9 @@ impl<'a> CacheReads<'a> {
         CacheReads { by_key }
     }
 
-    /// The sim ms of the first read of `key` at a version `wanted` accepts.
-    fn first_read(&self, resource: &'static str, key: &str, wanted: impl Fn(u64) -> bool) -> Option<u64> {
-        self.by_key.get(&(resource, key))?.iter().find(|r| wanted(r.rv)).map(|r| r.ms)
+    /// The sim ms of the first read of `key`.
+    fn first_read(&self, resource: &'static str, key: &str) -> Option<u64> {
+        self.by_key.get(&(resource, key))?.first().map(|r| r.ms)
     }
 
     /// The versions of `set` the cache may have held at some instant in `window`: the last one read

@@ -1,8 +1,9 @@
 //! Registrations at GitHub: none orphaned once the world has settled, and one JIT registration per
-//! runner name.
+//! EphemeralRunner (per incarnation: `generateName` may hand a later runner a name an earlier one had).
 
 use std::collections::BTreeMap;
 
+use arc_sim::apiserver::EventType;
 use arc_sim::github::EventKind;
 use arc_sim::world::RunRecord;
 
@@ -58,17 +59,22 @@ impl Oracle for JitConfigOncePerRunner {
     }
 
     fn describe(&self) -> &'static str {
-        "GenerateJitRunnerConfig registers each EphemeralRunner name once"
+        "GenerateJitRunnerConfig registers each EphemeralRunner once"
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let mut seen: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
+        let created = creations_by_name(run);
+        let mut seen: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
         let mut out = Vec::new();
         for event in &run.github_events {
             let EventKind::RunnerRegistered { runner_id, name, scale_set_id: Some(_) } = &event.kind else {
                 continue;
             };
-            if let Some((first_ms, first_id)) = seen.insert(name, (event.at_ms, *runner_id)) {
+            let incarnation = created
+                .get(name.as_str())
+                .and_then(|c| c.iter().rev().find(|(ms, _)| *ms <= event.at_ms))
+                .map_or("", |(_, uid)| uid.as_str());
+            if let Some((first_ms, first_id)) = seen.insert((name, incarnation), (event.at_ms, *runner_id)) {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: event.at_ms,
@@ -85,4 +91,16 @@ impl Oracle for JitConfigOncePerRunner {
         }
         out
     }
+}
+
+/// Per EphemeralRunner name (without namespace: GitHub knows runners by name), the sim ms and uid of
+/// each object created with it, in order.
+fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
+    let mut out: BTreeMap<&str, Vec<(u64, String)>> = BTreeMap::new();
+    for (ms, change) in run.changes_of("ephemeralrunners").filter(|(_, c)| c.kind == EventType::Added) {
+        if let Some(name) = str_at(&change.object, "/metadata/name") {
+            out.entry(name).or_default().push((*ms, super::view::uid_of(&change.object).to_string()));
+        }
+    }
+    out
 }

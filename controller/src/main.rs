@@ -11,9 +11,9 @@ use arc_controller::scaleset::listener::Listener;
 use arc_controller::scaleset::resource_builder::ListenerConfig;
 use arc_controller::{ActionsClient, Fixes, Optimisations, SharedClock, SystemClock};
 use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
 
 mod cmd;
-use tokio_util::sync::CancellationToken;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -82,13 +82,11 @@ pub fn probe_share(cell: &Cell, probe: &str) -> f64 {
 
 /// A declared probe of the cell's scenario that fired in fewer seeds than its minimum share.
 fn probe_shortfall(cell: &Cell) -> Option<String> {
-    let scenario = crate::scenarios::find(cell.scenario).ok()?;
-    scenario.probe_goals().iter().find(|g| probe_share(cell, g.probe) < g.min_share).map(|g| {
+    cell.probe_goals.iter().find(|(probe, min)| probe_share(cell, probe) < *min).map(|(probe, min)| {
         format!(
-            "probe {} fired in {:.0}% of seeds, under its minimum {:.0}%",
-            g.probe,
-            probe_share(cell, g.probe) * 100.0,
-            g.min_share * 100.0
+            "probe {probe} fired in {:.0}% of seeds, under its minimum {:.0}%",
+            probe_share(cell, probe) * 100.0,
+            min * 100.0
         )
     })
 }
@@ -98,21 +96,15 @@ fn probe_shortfall(cell: &Cell) -> Option<String> {
 pub fn probe_table(report: &SweepReport) -> String {
     let mut out = String::new();
     for cell in report.cells.iter().filter(|c| c.variant.is_fixed() && c.runs > 0) {
-        let Ok(scenario) = crate::scenarios::find(cell.scenario) else { continue };
         let _ = writeln!(out, "probes of {} ({} seeds, fixed):", cell.scenario, cell.runs);
-        let goals = scenario.probe_goals();
-        for goal in goals {
-            let share = probe_share(cell, goal.probe);
-            let mark = if share >= goal.min_share { "ok" } else { "LOW" };
-            let _ = writeln!(
-                out,
-                "  {:<38} {:>5.1}%  (min {:.0}%) {mark}",
-                goal.probe,
-                share * 100.0,
-                goal.min_share * 100.0
-            );
+        for (probe, min) in &cell.probe_goals {
+            let share = probe_share(cell, probe);
+            let mark = if share >= *min { "ok" } else { "LOW" };
+            let _ = writeln!(out, "  {probe:<38} {:>5.1}%  (min {:.0}%) {mark}", share * 100.0, min * 100.0);
         }
-        for (probe, seeds) in cell.probe_seeds.iter().filter(|(p, _)| !goals.iter().any(|g| g.probe == **p)) {
+        let undeclared =
+            cell.probe_seeds.iter().filter(|(p, _)| !cell.probe_goals.iter().any(|(g, _)| g == *p));
+        for (probe, seeds) in undeclared {
             let _ =
                 writeln!(out, "  {:<38} {:>5.1}%  ({seeds} seeds)", probe, probe_share(cell, probe) * 100.0);
         }

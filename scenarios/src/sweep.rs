@@ -3,9 +3,9 @@
 //! A fixed-controller cell runs every seed; a bug-variant cell stops at its first failing seed (the
 //! variant is killed, and further seeds would only repeat it) unless `exhaustive` is set. Unless the
 //! plan asks for the whole `matrix`, a bug variant runs only in the scenarios the kill table names for
-//! it, and only over the seeds of its bound: past the bound a survivor has already failed the sweep. Each worker
-//! thread takes the next run from a shared counter and runs it on its own runtime; results are gathered
-//! in plan order, so the report does not depend on thread timing.
+//! it, and only over the seeds of its bound: past the bound a survivor has already failed the sweep.
+//! Each worker thread takes the next run from a shared counter and runs it on its own runtime; results
+//! are gathered in plan order, so the report does not depend on thread timing.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

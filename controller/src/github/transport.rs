@@ -183,7 +183,7 @@ mod tests {
 
     /// A transport that answers from a script and records when each attempt arrived.
     fn scripted(script: Script, arrivals: Arc<Mutex<Vec<Duration>>>) -> Transport {
-        let start = tokio::time::Instant::now();
+        let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         let service = tower::service_fn(move |_req: HttpRequest| {
             let next = script.lock().unwrap().pop_front().expect("script exhausted");
             arrivals.lock().unwrap().push(start.elapsed());

@@ -79,7 +79,7 @@ mod tests {
     async fn requests_beyond_the_burst_wait_for_tokens() {
         let mut service = ClientRateLimitLayer::new(10.0, 2)
             .layer(tower::service_fn(|x: u32| async move { Ok::<_, ()>(x) }));
-        let start = tokio::time::Instant::now();
+        let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         for i in 0..4 {
             service.ready().await.unwrap();
             service.call(i).await.unwrap();

@@ -355,7 +355,7 @@ mod tests {
             Arc::new(ScriptedReconciler {
                 steps: Mutex::new(steps.into_iter().collect()),
                 calls: Mutex::new(Vec::new()),
-                start: Instant::now(),
+                start: Instant::now(), // allow-nondeterminism: tokio clock, paused in the sim
                 in_flight: AtomicUsize::new(0),
                 most_in_flight: AtomicUsize::new(0),
             })

@@ -275,7 +275,7 @@ mod tests {
         sleep(Duration::from_secs(1)).await;
         assert_eq!(reconciler.started.load(Ordering::SeqCst), 1);
 
-        let stop = Instant::now();
+        let stop = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         manager.shutdown().await;
         assert_eq!(stop.elapsed(), Duration::ZERO, "no waiting for the reconcile to finish");
         sleep(Duration::from_secs(60)).await;
@@ -293,7 +293,7 @@ mod tests {
             sleep(Duration::from_secs(5)).await;
             token.cancel();
         });
-        let started = Instant::now();
+        let started = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         assert!(!manager.wait_for_cache_sync().await);
         assert_eq!(started.elapsed(), Duration::from_secs(5));
     }

@@ -99,7 +99,7 @@ impl BucketRateLimiter {
 
     /// Reserves one token now and returns the wait until it is available (`Reserve().Delay()`).
     fn reserve(&self) -> Duration {
-        let now = Instant::now();
+        let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         let mut bucket = self.bucket.lock().unwrap_or_else(PoisonError::into_inner);
         let refilled = match bucket.last {
             None => self.burst,

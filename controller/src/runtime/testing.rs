@@ -62,7 +62,7 @@ type ReplyBody = UnsyncBoxBody<Bytes, Infallible>;
 
 impl ScriptedApi {
     pub(crate) fn new() -> Self {
-        ScriptedApi { replies: Arc::default(), seen: Arc::default(), start: Instant::now() }
+        ScriptedApi { replies: Arc::default(), seen: Arc::default(), start: Instant::now() } // allow-nondeterminism: tokio clock, paused in the sim
     }
 
     /// Appends a reply to the script.

@@ -107,7 +107,7 @@ impl<T: Ord + Clone + Send + 'static> WorkQueue<T> {
     /// at `done`. Ignored after shutdown.
     pub fn add(&self, item: T) {
         let mut state = self.lock();
-        self.promote_due(&mut state, Instant::now());
+        self.promote_due(&mut state, Instant::now()); // allow-nondeterminism: tokio clock, paused in the sim
         self.add_locked(&mut state, item);
     }
 
@@ -115,7 +115,7 @@ impl<T: Ord + Clone + Send + 'static> WorkQueue<T> {
     /// the earlier of its two deadlines. Ignored after shutdown. Counted in `workqueue_retries_total`,
     /// as client-go's delaying queue counts every `AddAfter`.
     pub fn add_after(&self, item: T, delay: Duration) {
-        let now = Instant::now();
+        let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         let mut state = self.lock();
         self.promote_due(&mut state, now);
         if state.shutting_down {
@@ -166,7 +166,7 @@ impl<T: Ord + Clone + Send + 'static> WorkQueue<T> {
             let changed = self.shared.changed.notified();
             let next_deadline = {
                 let mut state = self.lock();
-                self.promote_due(&mut state, Instant::now());
+                self.promote_due(&mut state, Instant::now()); // allow-nondeterminism: tokio clock, paused in the sim
                 if let Some(item) = state.queue.pop_front() {
                     state.dirty.remove(&item);
                     state.processing.insert(item.clone());
@@ -220,7 +220,7 @@ impl<T: Ord + Clone + Send + 'static> WorkQueue<T> {
     /// How many items are queued and ready (not counting parked or processing ones).
     pub fn len(&self) -> usize {
         let mut state = self.lock();
-        self.promote_due(&mut state, Instant::now());
+        self.promote_due(&mut state, Instant::now()); // allow-nondeterminism: tokio clock, paused in the sim
         state.queue.len()
     }
 
@@ -323,7 +323,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn parked_items_come_out_in_deadline_order_at_their_deadlines() {
         let (q, _) = queue();
-        let start = Instant::now();
+        let start = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         q.add_after("a", ms(30));
         q.add_after("b", ms(10));
         q.add_after("c", ms(20));

@@ -1,6 +1,6 @@
 //! What a finished run leaves behind for oracles, summaries and benches: the trace, the API server's
-//! audit and read logs and counters, the fake GitHub's events, jobs and runners, the kubelet's events, the
-//! controller's metrics, and the objects at the end.
+//! audit and read logs and counters, the fake GitHub's events, jobs and runners, the kubelet's events,
+//! the controller's metrics, and the objects at the end.
 
 use std::collections::BTreeMap;
 

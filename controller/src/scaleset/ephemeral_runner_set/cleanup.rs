@@ -18,7 +18,7 @@ use super::EphemeralRunnerSetReconciler;
 use super::buckets::RunnerBuckets;
 use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
 use crate::github::ActionsClient;
-use crate::runtime::api::is_not_found;
+use crate::runtime::api::{is_conflict, is_not_found};
 use crate::scaleset::error::{Error, Result};
 
 /// A runner picked for removal, as read again just before removing it.
@@ -116,8 +116,7 @@ impl EphemeralRunnerSetReconciler {
                 "Deleting ephemeral runner after removing it from the service"
             );
         }
-        let guard = self.ctx.fixes.reread_runner_before_removal && runner_id == 0;
-        if guard {
+        if self.ctx.fixes.reread_runner_before_removal && runner_id == 0 {
             return self.delete_if_unchanged(&runner).await;
         }
         self.delete_runner(&runner).await?;
@@ -152,7 +151,7 @@ impl EphemeralRunnerSetReconciler {
         let params = DeleteParams::default().preconditions(preconditions);
         match self.ctx.api.delete::<EphemeralRunner>(namespace, name, &params).await {
             Ok(_) => Ok(true),
-            Err(error) if is_not_found(&error) || crate::runtime::api::is_conflict(&error) => Ok(false),
+            Err(error) if is_not_found(&error) || is_conflict(&error) => Ok(false),
             Err(error) => Err(error.into()),
         }
     }

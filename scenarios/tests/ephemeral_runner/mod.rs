@@ -8,8 +8,7 @@
 //! (there is no kubelet here), and scripts GitHub answers where it needs an exact one. Pods have no
 //! node, so the fake API server removes a deleted pod at once.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use arc_controller::crd::constants::{
@@ -29,11 +28,9 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
-use tracing::field::{Field, Visit};
-use tracing_subscriber::Layer;
-use tracing_subscriber::layer::{Context, SubscriberExt};
 
 use crate::support::fixtures::{CONFIG_SECRET, CONFIG_URL, runner_template};
+use crate::support::log_capture::CapturedLogs;
 use crate::support::{Harness, HarnessBuilder, RUNNER_NS};
 
 /// The scale set every test registers its runners in.
@@ -201,62 +198,6 @@ fn github_runner_removed(h: &Harness, runner_id: i64) -> bool {
 fn lag_watches(builder: &mut HarnessBuilder, resources: &[&str]) {
     for resource in resources {
         builder.apiserver.watch_lag.per_resource.insert((*resource).into(), LagRange::between(1000, 3000));
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Log capture: the level of a log line is part of race 1's symptom.
-// ---------------------------------------------------------------------------------------------
-
-/// One captured log line: its level, message and other fields.
-#[derive(Debug, Clone)]
-struct LogLine {
-    level: tracing::Level,
-    message: String,
-    fields: BTreeMap<String, String>,
-}
-
-/// A tracing layer recording every event of the test's thread.
-#[derive(Clone, Default)]
-struct CapturedLogs(Arc<Mutex<Vec<LogLine>>>);
-
-impl CapturedLogs {
-    /// Installs the capture for the current thread (the test's paused runtime runs every task on it).
-    fn install() -> (CapturedLogs, tracing::subscriber::DefaultGuard) {
-        let logs = CapturedLogs::default();
-        let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(logs.clone()));
-        // Other tests' threads register and drop dispatchers concurrently; a callsite whose interest
-        // was cached while none wanted it would stay silent here (seen once in a full run).
-        tracing::callsite::rebuild_interest_cache();
-        (logs, guard)
-    }
-
-    fn lines(&self, level: tracing::Level, message: &str) -> Vec<LogLine> {
-        let lines = self.0.lock().expect("logs");
-        lines.iter().filter(|line| line.level == level && line.message == message).cloned().collect()
-    }
-}
-
-#[derive(Default)]
-struct FieldsOf(BTreeMap<String, String>);
-
-impl Visit for FieldsOf {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_string(), format!("{value:?}"));
-    }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_string(), value.to_string());
-    }
-}
-
-impl<S: tracing::Subscriber> Layer<S> for CapturedLogs {
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        let mut fields = FieldsOf::default();
-        event.record(&mut fields);
-        let message = fields.0.remove("message").unwrap_or_default();
-        let line = LogLine { level: *event.metadata().level(), message, fields: fields.0 };
-        self.0.lock().expect("logs").push(line);
     }
 }
 

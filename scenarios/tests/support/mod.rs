@@ -2,6 +2,7 @@
 //! `kube::Client`, the controller's metrics and scale-set context, and fixtures.
 
 pub mod fixtures;
+pub mod log_capture;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -12,7 +12,7 @@ use arc_scenarios::oracles::TwinOracle;
 use arc_scenarios::oracles::equivalence::SameCallsAndFinalState;
 use arc_scenarios::runner::run_world;
 use arc_scenarios::scenario::WorldPlan;
-use arc_scenarios::scenarios::{self};
+use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
 use arc_sim::apiserver::{LagRange, WatchLag};
 use arc_sim::world::RunRecord;

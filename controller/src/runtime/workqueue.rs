@@ -340,7 +340,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_earliest_pending_deadline_wins() {
         let (q, metrics) = queue();
-        let start = Instant::now();
+        let start = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         q.add_after("a", ms(50));
         q.add_after("a", ms(10));
         q.add_after("a", ms(40));
@@ -365,7 +365,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn rate_limited_adds_back_off_and_forget_resets_the_backoff() {
         let (q, metrics) = queue();
-        let start = Instant::now();
+        let start = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         let mut delays = Vec::new();
         for _ in 0..3 {
             let before = start.elapsed();

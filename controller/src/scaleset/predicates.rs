@@ -93,13 +93,13 @@ pub fn ars_ers_predicate(
 
 impl<'a> ErsProjection<'a> {
     fn of(ers: &'a EphemeralRunnerSet, include_counts: bool) -> Self {
-        let status = ers.status.as_ref().filter(|_| include_counts);
+        let status = ers.status.as_ref();
         ErsProjection {
             metadata: ReconciledMetadata::of(&ers.metadata),
             spec: &ers.spec,
-            phase: ers.status.as_ref().and_then(|s| s.phase),
-            applied_actionable_revision: ers.status.as_ref().map_or(0, |s| s.applied_actionable_revision),
-            counts: status.map_or((0, 0, 0, 0), |s| {
+            phase: status.and_then(|s| s.phase),
+            applied_actionable_revision: status.map_or(0, |s| s.applied_actionable_revision),
+            counts: status.filter(|_| include_counts).map_or((0, 0, 0, 0), |s| {
                 (
                     s.current_replicas,
                     s.pending_ephemeral_runners,
@@ -327,6 +327,7 @@ mod tests {
         ));
         assert!(ars_ers_predicate(&Fixes::default())(&old, &new));
     }
+
     #[test]
     fn ers_sees_runner_reconciled_metadata_changes() {
         for (field, edit) in metadata_edits() {

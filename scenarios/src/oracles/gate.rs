@@ -6,9 +6,9 @@
 //! read its set after its cache first held `x` (every removing path walks the cached runners; the
 //! §5.4 cleanup also takes runners still unregistered in the cache and re-reads them, so a tighter
 //! bound would be wrong) and before it called RemoveRunner for `x`; the read log bounds which
-//! versions of the set the cache held in that window. A removal is a candidate when GitHub answered the controller's RemoveRunner
-//! for `x`'s runner with a 204 and the controller then deleted `x` while `x` had never had a job,
-//! finished or begun deleting. Other paths also remove then delete idle runners: a set being
+//! versions of the set the cache held in that window. A removal is a candidate when GitHub answered
+//! the controller's RemoveRunner for `x`'s runner with a 204 and the controller then deleted `x` while
+//! `x` had never had a job, finished or begun deleting. Other paths also remove then delete idle runners: a set being
 //! deleted, an Outdated set, and a set applying a new runner spec (§5.4); a candidate for which some
 //! held version allows one of those is not judged. Every other one is a scale-down, and some held
 //! version must have had patch ID 0. The creation side of the gate is not judged: upstream may
@@ -132,13 +132,13 @@ fn patch_id(set: &Value) -> i64 {
     set.pointer("/spec/patchID").and_then(Value::as_i64).unwrap_or(0)
 }
 
-/// Per EphemeralRunner `namespace/name`: (sim ms, resourceVersion, object) of each version, in order.
-type RunnerVersions<'a> = BTreeMap<String, Vec<(u64, u64, &'a Value)>>;
+/// Per EphemeralRunner `namespace/name`: (sim ms, object) of each version, in order.
+type RunnerVersions<'a> = BTreeMap<String, Vec<(u64, &'a Value)>>;
 
 fn runner_versions(run: &RunRecord) -> RunnerVersions<'_> {
     let mut versions: RunnerVersions<'_> = BTreeMap::new();
     for (ms, change) in run.changes_of("ephemeralrunners") {
-        versions.entry(key_of(&change.object)).or_default().push((*ms, change.rv, &change.object));
+        versions.entry(key_of(&change.object)).or_default().push((*ms, &change.object));
     }
     versions
 }
@@ -150,9 +150,9 @@ struct Victim {
 }
 
 /// The runner before `ms`, if it was registered and had never had a job, finished or begun deleting.
-fn idle_before(versions: &[(u64, u64, &Value)], ms: u64) -> Option<Victim> {
+fn idle_before(versions: &[(u64, &Value)], ms: u64) -> Option<Victim> {
     let mut last: Option<&Value> = None;
-    for (at, _, o) in versions.iter().take_while(|(at, _, _)| *at <= ms) {
+    for (at, o) in versions.iter().take_while(|(at, _)| *at <= ms) {
         if is_deleting(o) && *at == ms {
             break;
         }

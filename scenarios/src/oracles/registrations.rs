@@ -8,7 +8,7 @@ use arc_sim::github::EventKind;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
-use super::view::{runner_id, str_at};
+use super::view::{runner_id, str_at, uid_of};
 use crate::verdict::Violation;
 
 /// Once the world has settled, every runner still registered at GitHub belongs to a live
@@ -99,7 +99,7 @@ fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
     let mut out: BTreeMap<&str, Vec<(u64, String)>> = BTreeMap::new();
     for (ms, change) in run.changes_of("ephemeralrunners").filter(|(_, c)| c.kind == EventType::Added) {
         if let Some(name) = str_at(&change.object, "/metadata/name") {
-            out.entry(name).or_default().push((*ms, super::view::uid_of(&change.object).to_string()));
+            out.entry(name).or_default().push((*ms, uid_of(&change.object).to_string()));
         }
     }
     out

@@ -21,10 +21,11 @@ use crate::variant::Variant;
 /// Race 3.
 pub struct AssignDuringDelete;
 
-/// The world of race 3: runner refreshes (see `runner_refreshes`); min 2 idle runners; bursts of short jobs, a third of them canceled soon after
-/// queueing (so runners created for them are left idle and scaled down); a 3 s long poll (so the
-/// listener's patch-0 "idle at min" state comes often); wide assignment latency; slow listener polls and slow RemoveRunner answers (so a late JobStarted can
-/// meet a runner whose deletion is still under way).
+/// The world of race 3: runner refreshes (see `runner_refreshes`); min 2 idle runners; bursts of short
+/// jobs, a third of them canceled soon after queueing (so runners created for them are left idle and
+/// scaled down); a 3 s long poll (so the listener's patch-0 "idle at min" state comes often); wide
+/// assignment latency; slow listener polls and slow RemoveRunner answers (so a late JobStarted can meet
+/// a runner whose deletion is still under way).
 pub fn assign_during_delete_world(seed: Seed, variant: Variant) -> WorldPlan {
     let mut plan = scale_set_world(seed, variant, 2, 8);
     let workload = &mut plan.config.workload;

@@ -33,7 +33,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use crate::support::fixtures::{CONFIG_SECRET, CONFIG_URL, runner_template};
-use crate::support::{Harness, HarnessBuilder, RUNNER_NS};
+use crate::support::{Harness, HarnessBuilder, RUNNER_NS, sim_now};
 use arc_sim::apiserver::LagRange;
 
 /// The set every test works on (and the scale set registered for it at the fake GitHub).
@@ -159,7 +159,7 @@ impl Fixture {
     /// `change_set::a_patch_zero_scale_up_under_watch_lag_overshoots_then_scales_the_extra_runners_down`);
     /// registered, the surplus is scaled down. ARC's tests register their runners too.
     async fn register_until_settled(&self, replicas: usize) {
-        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        let deadline = sim_now() + TIMEOUT;
         loop {
             let mut next_id =
                 self.all_runners().iter().map(EphemeralRunner::runner_id).max().unwrap_or(0).max(100);
@@ -172,7 +172,7 @@ impl Fixture {
             if settled {
                 return self.consistently_count(replicas, seconds(1)).await;
             }
-            assert!(tokio::time::Instant::now() < deadline, "never settled at {replicas} runners");
+            assert!(sim_now() < deadline, "never settled at {replicas} runners");
         }
     }
 

@@ -24,6 +24,11 @@ pub const RUNNER_NS: &str = "arc-runners";
 /// Namespace of the controller and its listeners.
 pub const CONTROLLER_NS: &str = "arc-systems";
 
+/// The test's time: tokio's clock, paused in every harness test, so it moves only with the simulation.
+pub fn sim_now() -> tokio::time::Instant {
+    tokio::time::Instant::now() // allow-nondeterminism: tokio clock, paused in the sim
+}
+
 /// Everything a controller test runs against. Build it inside the test's (paused) runtime.
 pub struct Harness {
     pub seed: Seed,
@@ -119,20 +124,17 @@ impl Harness {
     /// Waits in simulated time, polling every 100 ms, until `check` holds; panics naming `what` after
     /// `timeout`.
     pub async fn eventually(&self, what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = sim_now() + timeout;
         while !check() {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "timed out after {timeout:?} waiting for: {what}"
-            );
+            assert!(sim_now() < deadline, "timed out after {timeout:?} waiting for: {what}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
     /// Checks that `check` holds at every 100 ms poll for `duration` (controller-runtime's `Consistently`).
     pub async fn consistently(&self, what: &str, duration: Duration, mut check: impl FnMut() -> bool) {
-        let deadline = tokio::time::Instant::now() + duration;
-        while tokio::time::Instant::now() < deadline {
+        let deadline = sim_now() + duration;
+        while sim_now() < deadline {
             assert!(check(), "stopped holding: {what}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -78,7 +78,8 @@ impl Collector {
         let range = self.shared.config.gc_delay;
         let ms = if range.max_ms == 0 { 0 } else { self.rng.random_range(range.min_ms..=range.max_ms) };
         self.seq += 1;
-        self.queue.insert((Instant::now() + Duration::from_millis(ms), self.seq), work);
+        let due = Instant::now() + Duration::from_millis(ms); // allow-nondeterminism: tokio clock, paused in the sim
+        self.queue.insert((due, self.seq), work);
     }
 
     /// Turns a change into the work it calls for.

@@ -104,7 +104,7 @@ pub fn start(
         (id, initial)
     };
     let mut rng = shared.seed.named_rng(&format!("apiserver/watch/{id}"));
-    let now = Instant::now();
+    let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
     let timeout = request.timeout.unwrap_or_else(|| Duration::from_secs(rng.random_range(1800..=3600)));
     let drop_at = match fault {
         Some(WatchFault::DropAfter(d)) => Some(now + d),
@@ -238,7 +238,8 @@ impl WatchTask {
     fn schedule(&mut self, item: Item) {
         let lag_ms =
             if self.lag.max_ms == 0 { 0 } else { self.rng.random_range(self.lag.min_ms..=self.lag.max_ms) };
-        let due = (Instant::now() + Duration::from_millis(lag_ms)).max(self.last_due);
+        let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
+        let due = (now + Duration::from_millis(lag_ms)).max(self.last_due);
         self.last_due = due;
         self.pending.push_back((due, item));
     }
@@ -281,7 +282,7 @@ impl WatchTask {
         let mut bytes = serde_json::to_vec(&line).expect("events serialise");
         bytes.push(b'\n');
         let sent = self.out.send(Bytes::from(bytes)).is_ok();
-        if let (true, Item::Event(_, obj)) = (sent, &item) {
+        if sent && let Item::Event(_, obj) = &item {
             let actor = self.request.actor.as_deref();
             reads::record(&self.shared, self.request.resource, actor, ReadVia::Watch, [&**obj]);
         }

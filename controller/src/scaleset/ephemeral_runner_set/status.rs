@@ -206,7 +206,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn conflicts_are_retried_five_times_in_all_ten_ms_apart() {
         let calls = AtomicU32::new(0);
-        let started = tokio::time::Instant::now();
+        let started = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         let result = retry_on_conflict(|| async {
             calls.fetch_add(1, Ordering::SeqCst);
             Err(conflict())

@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use arc_controller::crd::constants::ENV_LISTENER_CONFIG_PATH;
 use arc_controller::runtime::metrics::Metrics;
-use arc_controller::scaleset::context::token_of;
-use arc_controller::scaleset::listener::Listener;
+use arc_controller::scaleset::listener;
 use arc_controller::scaleset::resource_builder::ListenerConfig;
-use arc_controller::{ActionsClient, Fixes, Optimisations, SharedClock, SystemClock};
+use arc_controller::{Fixes, GitHubTransport, Inputs, Optimisations, SystemClock};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -135,19 +134,17 @@ fn init_tracing(level: &str) {
 }
 
 async fn listen(config: ListenerConfig) -> Result<(), BoxError> {
-    let clock: SharedClock = Arc::new(SystemClock);
-    let metrics = Metrics::new();
-    let client = kube::Client::try_default().await?;
-    let token = token_of(&config.credentials)?;
-    let github = ActionsClient::https(&config.configure_url, token, clock.clone(), metrics.clone())?;
-    let mut listener =
-        Listener::new(config, client, github, clock, metrics, Fixes::default(), Optimisations::default())?;
-    if let Some(hostname) = hostname() {
-        listener = listener.with_session_owner(hostname);
-    }
+    let inputs = Inputs {
+        client: kube::Client::try_default().await?,
+        clock: Arc::new(SystemClock),
+        metrics: Metrics::new(),
+        github: GitHubTransport::Https,
+        fixes: Fixes::default(),
+        optimisations: Optimisations::default(),
+    };
     let cancel = CancellationToken::new();
     tokio::spawn(cancel_on_signal(cancel.clone()));
-    listener.run(cancel).await?;
+    listener::run(config, &inputs, hostname().as_deref(), cancel).await?;
     Ok(())
 }
 

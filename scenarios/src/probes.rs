@@ -15,15 +15,16 @@ use serde_json::Value;
 use crate::oracles::view::{key_of, str_at};
 
 /// A probe a scenario must hit in at least `min_share` of its seeds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub struct ProbeGoal {
-    /// The probe's name.
-    pub probe: &'static str,
+    /// The probe.
+    pub probe: &'static Probe,
     /// Minimum share of seeds, in `[0, 1]`.
     pub min_share: f64,
 }
 
 /// A named race window: its name, what it is, and how to count it in a run.
+#[derive(Debug)]
 pub struct Probe {
     /// Its name.
     pub name: &'static str,
@@ -214,67 +215,100 @@ fn controller_restart_mid_reconcile(run: &RunRecord) -> u32 {
     run.restarts_mid_reconcile
 }
 
-/// Every probe.
-pub const PROBES: &[Probe] = &[
-    Probe {
-        name: "pod-create-already-exists",
-        describe: "a pod create met AlreadyExists because the cache lagged",
-        count: pod_create_already_exists,
-    },
-    Probe {
-        name: "stale-pod-cache-read",
-        describe: "the controller acted on a pod cache that lagged the API server",
-        count: stale_pod_cache_read,
-    },
-    Probe {
-        name: "remove-runner-lost-to-assignment",
-        describe: "RemoveRunner answered busy because a job won the race",
-        count: remove_runner_lost_to_assignment,
-    },
-    Probe {
-        name: "assignment-lost-to-remove-runner",
-        describe: "RemoveRunner removed an idle runner while a job of its scale set waited",
-        count: assignment_lost_to_remove_runner,
-    },
-    Probe {
-        name: "job-assigned-within-1s-of-pod-delete",
-        describe: "a job was assigned to a runner within 1 s of its pod's delete",
-        count: job_assigned_within_1s_of_pod_delete,
-    },
-    Probe {
-        name: "token-expired-before-container-start",
-        describe: "a legacy pod outlived its registration token",
-        count: token_expired_before_container_start,
-    },
-    Probe {
-        name: "token-refreshed-while-busy",
-        describe: "a legacy runner's token was refreshed while it ran a job",
-        count: token_refreshed_while_busy,
-    },
-    Probe {
-        name: "idle-runner-scaled-down",
-        describe: "the runner set removed and deleted a registered idle runner (what the patch-ID gate oracle judges)",
-        count: crate::oracles::gate::scale_downs_judged,
-    },
-    Probe {
-        name: "predicate-dropped-update",
-        describe: "an update predicate dropped an event",
-        count: predicate_dropped_update,
-    },
-    Probe {
-        name: "listener-patch-conflict",
-        describe: "the listener's optimistic-lock Running write met a Conflict",
-        count: listener_patch_conflict,
-    },
-    Probe {
-        name: "controller-restart-mid-reconcile",
-        describe: "the controller was restarted with a reconcile in flight",
-        count: controller_restart_mid_reconcile,
-    },
+/// `pod-create-already-exists`.
+pub const POD_CREATE_ALREADY_EXISTS: Probe = Probe {
+    name: "pod-create-already-exists",
+    describe: "a pod create met AlreadyExists because the cache lagged",
+    count: pod_create_already_exists,
+};
+
+/// `stale-pod-cache-read`.
+pub const STALE_POD_CACHE_READ: Probe = Probe {
+    name: "stale-pod-cache-read",
+    describe: "the controller acted on a pod cache that lagged the API server",
+    count: stale_pod_cache_read,
+};
+
+/// `remove-runner-lost-to-assignment`.
+pub const REMOVE_RUNNER_LOST_TO_ASSIGNMENT: Probe = Probe {
+    name: "remove-runner-lost-to-assignment",
+    describe: "RemoveRunner answered busy because a job won the race",
+    count: remove_runner_lost_to_assignment,
+};
+
+/// `assignment-lost-to-remove-runner`.
+pub const ASSIGNMENT_LOST_TO_REMOVE_RUNNER: Probe = Probe {
+    name: "assignment-lost-to-remove-runner",
+    describe: "RemoveRunner removed an idle runner while a job of its scale set waited",
+    count: assignment_lost_to_remove_runner,
+};
+
+/// `job-assigned-within-1s-of-pod-delete`.
+pub const JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE: Probe = Probe {
+    name: "job-assigned-within-1s-of-pod-delete",
+    describe: "a job was assigned to a runner within 1 s of its pod's delete",
+    count: job_assigned_within_1s_of_pod_delete,
+};
+
+/// `token-expired-before-container-start`.
+pub const TOKEN_EXPIRED_BEFORE_CONTAINER_START: Probe = Probe {
+    name: "token-expired-before-container-start",
+    describe: "a legacy pod outlived its registration token",
+    count: token_expired_before_container_start,
+};
+
+/// `token-refreshed-while-busy`.
+pub const TOKEN_REFRESHED_WHILE_BUSY: Probe = Probe {
+    name: "token-refreshed-while-busy",
+    describe: "a legacy runner's token was refreshed while it ran a job",
+    count: token_refreshed_while_busy,
+};
+
+/// `idle-runner-scaled-down`.
+pub const IDLE_RUNNER_SCALED_DOWN: Probe = Probe {
+    name: "idle-runner-scaled-down",
+    describe: "the runner set removed and deleted a registered idle runner (what the patch-ID gate oracle judges)",
+    count: crate::oracles::gate::scale_downs_judged,
+};
+
+/// `predicate-dropped-update`.
+pub const PREDICATE_DROPPED_UPDATE: Probe = Probe {
+    name: "predicate-dropped-update",
+    describe: "an update predicate dropped an event",
+    count: predicate_dropped_update,
+};
+
+/// `listener-patch-conflict`.
+pub const LISTENER_PATCH_CONFLICT: Probe = Probe {
+    name: "listener-patch-conflict",
+    describe: "the listener's optimistic-lock Running write met a Conflict",
+    count: listener_patch_conflict,
+};
+
+/// `controller-restart-mid-reconcile`.
+pub const CONTROLLER_RESTART_MID_RECONCILE: Probe = Probe {
+    name: "controller-restart-mid-reconcile",
+    describe: "the controller was restarted with a reconcile in flight",
+    count: controller_restart_mid_reconcile,
+};
+
+/// Every probe, in the order reports list them.
+pub static PROBES: &[&Probe] = &[
+    &POD_CREATE_ALREADY_EXISTS,
+    &STALE_POD_CACHE_READ,
+    &REMOVE_RUNNER_LOST_TO_ASSIGNMENT,
+    &ASSIGNMENT_LOST_TO_REMOVE_RUNNER,
+    &JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE,
+    &TOKEN_EXPIRED_BEFORE_CONTAINER_START,
+    &TOKEN_REFRESHED_WHILE_BUSY,
+    &IDLE_RUNNER_SCALED_DOWN,
+    &PREDICATE_DROPPED_UPDATE,
+    &LISTENER_PATCH_CONFLICT,
+    &CONTROLLER_RESTART_MID_RECONCILE,
 ];
 
 /// Every probe.
-pub fn all() -> &'static [Probe] {
+pub fn all() -> &'static [&'static Probe] {
     PROBES
 }
 

@@ -57,17 +57,24 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
     }
     let expect = expectation(cell.variant, cell.scenario)?;
     match &cell.first_failure {
-        Some(f) if f.nth <= expect.within_seeds && f.violations.iter().any(|v| v.oracle == expect.oracle) => {
+        Some(f)
+            if f.nth <= expect.within_seeds
+                && f.violations.iter().any(|v| v.oracle == expect.oracle.name()) =>
+        {
             None
         }
         Some(f) if f.nth <= expect.within_seeds => Some(format!(
             "killed at seed #{} but not by {} (by {})",
-            f.nth, expect.oracle, f.violations[0].oracle
+            f.nth,
+            expect.oracle.name(),
+            f.violations[0].oracle
         )),
         _ if cell.runs < expect.within_seeds => None,
         _ => Some(format!(
             "survived {} seeds (bound {}, oracle {})",
-            cell.runs, expect.within_seeds, expect.oracle
+            cell.runs,
+            expect.within_seeds,
+            expect.oracle.name()
         )),
     }
 }
@@ -127,7 +134,7 @@ pub fn sweep_table(report: &SweepReport) -> String {
             (Some(problem), _) => format!("PROBLEM: {problem}"),
             (None, true) => "ok".to_string(),
             (None, false) => match (&cell.first_failure, expectation(cell.variant, cell.scenario)) {
-                (Some(_), Some(e)) => format!("killed by {}", e.oracle),
+                (Some(_), Some(e)) => format!("killed by {}", e.oracle.name()),
                 (Some(f), None) => format!("killed by {}", f.violations[0].oracle),
                 (None, _) => "not killed (no expectation here)".to_string(),
             },

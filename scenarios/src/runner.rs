@@ -63,7 +63,7 @@ pub fn run_one(
 pub fn run_world(plan: WorldPlan, trace_mode: TraceMode) -> Result<RunRecord, RunError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
     let record = runtime.block_on(async move {
-        let world = World::build(plan.config, plan.plug, trace_mode)?;
+        let world = World::build(plan.config, plan.families, trace_mode)?;
         world.run(plan.settled).await
     })?;
     Ok(record)

@@ -1,8 +1,9 @@
 //! A scenario: a seeded world configuration (which controller, which objects, which faults, which
 //! disruptions) plus the oracles that judge its runs and the coverage probes it exists to hit.
 
+use arc_controller::Families;
 use arc_sim::Seed;
-use arc_sim::world::{ControllerPlug, Settled, WorldConfig};
+use arc_sim::world::{Settled, WorldConfig};
 
 use crate::oracles::Oracle;
 use crate::probes::ProbeGoal;
@@ -12,8 +13,8 @@ use crate::variant::Variant;
 pub struct WorldPlan {
     /// The world's data.
     pub config: WorldConfig,
-    /// The controller under test.
-    pub plug: ControllerPlug,
+    /// The controller under test: which families run, with which settings.
+    pub families: Families,
     /// When the world counts as settled.
     pub settled: Settled,
 }

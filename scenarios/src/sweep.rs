@@ -155,9 +155,7 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
     let cells = cells
         .iter()
         .enumerate()
-        .map(|(c, (scenario, variant))| {
-            tally(c, scenario.name(), *variant, &tasks, &results, killed.get(&c), plan)
-        })
+        .map(|(c, (scenario, variant))| tally(c, *scenario, *variant, &tasks, &results, killed.get(&c), plan))
         .collect();
     SweepReport { cells }
 }
@@ -183,7 +181,7 @@ fn run_checked(scenario: &dyn Scenario, variant: Variant, seed: Seed, check_dete
 
 fn tally(
     cell: usize,
-    scenario: &'static str,
+    scenario: &dyn Scenario,
     variant: Variant,
     tasks: &[(usize, Seed)],
     results: &BTreeMap<usize, Outcome>,
@@ -191,7 +189,7 @@ fn tally(
     plan: &SweepPlan<'_>,
 ) -> Cell {
     let mut out = Cell {
-        scenario,
+        scenario: scenario.name(),
         variant,
         runs: 0,
         failures: 0,
@@ -199,9 +197,7 @@ fn tally(
         nondeterministic: Vec::new(),
         errors: Vec::new(),
         probe_seeds: BTreeMap::new(),
-        probe_goals: crate::scenarios::find(scenario)
-            .map(|s| s.probe_goals().iter().map(|g| (g.probe, g.min_share)).collect())
-            .unwrap_or_default(),
+        probe_goals: scenario.probe_goals().iter().map(|g| (g.probe.name, g.min_share)).collect(),
         sim_ms: 0,
         wall_ms: 0,
     };
@@ -229,7 +225,7 @@ fn tally(
                             seed: *seed,
                             nth: u32::try_from(nth + 1).unwrap_or(u32::MAX),
                             violations: verdict.violations.clone(),
-                            replay: replay_line(scenario, variant, *seed),
+                            replay: replay_line(scenario.name(), variant, *seed),
                         });
                     }
                 }

@@ -2,11 +2,10 @@
 //!
 //! Every run executes on a current-thread tokio runtime started with paused time, so `tokio::time`
 //! advances only when every task is idle, straight to the next timer. [`SimClock`] turns that elapsed
-//! time into wall-clock timestamps for objects and for the controller's [`Clock`] seam.
+//! time into wall-clock timestamps for objects and, through the world, for the controller's clock seam.
 
 use std::time::Duration;
 
-use arc_controller::Clock;
 use jiff::{SignedDuration, Timestamp};
 use tokio::time::Instant;
 
@@ -42,6 +41,12 @@ impl SimClock {
         u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
+    /// The simulated wall-clock time: the epoch plus the elapsed time.
+    pub fn now(&self) -> Timestamp {
+        let elapsed = SignedDuration::try_from(self.elapsed()).unwrap_or(SignedDuration::MAX);
+        self.epoch.saturating_add(elapsed).expect("saturating add of a non-calendar span")
+    }
+
     /// The epoch this clock started at.
     pub fn epoch(&self) -> Timestamp {
         self.epoch
@@ -50,13 +55,6 @@ impl SimClock {
     /// The tokio instant corresponding to `elapsed` after the start, for timers.
     pub fn instant_at(&self, elapsed: Duration) -> Instant {
         self.start + elapsed
-    }
-}
-
-impl Clock for SimClock {
-    fn now(&self) -> Timestamp {
-        let elapsed = SignedDuration::try_from(self.elapsed()).unwrap_or(SignedDuration::MAX);
-        self.epoch.saturating_add(elapsed).expect("saturating add of a non-calendar span")
     }
 }
 

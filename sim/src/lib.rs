@@ -5,8 +5,8 @@
 //!
 //! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]).
 //! - [`seed`]: the run's seed and the named ChaCha8 stream of each component.
-//! - [`clock`]: [`SimClock`], a fixed epoch plus tokio's paused elapsed time; it implements the
-//!   controller's [`arc_controller::Clock`].
+//! - [`clock`]: [`SimClock`], a fixed epoch plus tokio's paused elapsed time (the world hands it to
+//!   the controller as its clock seam).
 //! - [`trace`]: the append-only, sim-time-stamped [`Trace`] and its stable hash.
 //! - [`faults`]: the serde [`faults::FaultPlan`] both fakes inject from.
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.

@@ -3,14 +3,11 @@
 
 use std::sync::Arc;
 
-use arc_controller::legacy::context::{LegacyContext, LegacySettings};
-use arc_controller::runtime::api::KubeApi;
+use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::client_limit::ClientRateLimitLayer;
-use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::Metrics;
-use arc_controller::scaleset::context::{ActionsClients, ScaleSetContext, ScaleSetSettings};
-use arc_controller::scaleset::resource_builder::ResourceBuilder;
-use arc_controller::{Fixes, Optimisations, SharedClock, SystemClock};
+use arc_controller::scaleset::{ScaleSetReconcilers, ScaleSetSettings};
+use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations, SystemClock};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -51,6 +48,10 @@ pub struct RunArgs {
     /// Kubernetes client burst.
     #[arg(long, default_value_t = 30)]
     pub burst: u32,
+    /// Run only these scale-set controllers (repeatable; default all): `autoscalingrunnerset`,
+    /// `ephemeralrunnerset`, `ephemeralrunner`, `autoscalinglistener`.
+    #[arg(long = "controllers", value_name = "NAME", value_delimiter = ',')]
+    pub controllers: Vec<String>,
     /// Switch a historic fix off (repeatable), e.g. `--disable-fix already_exists_requeue`.
     #[arg(long = "disable-fix", value_name = "NAME")]
     pub disable_fixes: Vec<String>,
@@ -84,58 +85,53 @@ pub fn switched_off<T: Serialize + DeserializeOwned>(defaults: T, off: &[String]
 
 /// Runs the controllers until a stop signal.
 pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> Result<(), BoxError> {
-    let fixes = switched_off(Fixes::default(), &args.disable_fixes)?;
-    let optimisations = switched_off(Optimisations::default(), &args.disable_optimisations)?;
+    let families = families(&args)?;
     let config = kube::Config::infer().await?;
     let client = kube::client::ClientBuilder::try_from(config)?
         .with_layer(&ClientRateLimitLayer::new(args.qps, args.burst))
         .build();
-    let clock: SharedClock = Arc::new(SystemClock);
-    let metrics = Metrics::new();
-    let mut manager = Manager::new(client.clone(), metrics.clone(), clock.clone());
-    let github = || ActionsClients::https(clock.clone(), metrics.clone());
-    if matches!(args.mode, Mode::ScaleSet | Mode::Both) {
-        let settings = ScaleSetSettings {
-            controller_namespace: args.controller_namespace.clone(),
-            listener_image: args.listener_image.clone(),
-            watch_namespace: args.watch_namespace.clone(),
-            runner_max_concurrent_reconciles: args.runner_max_concurrent_reconciles,
-            ..Default::default()
-        };
-        let ctx = Arc::new(ScaleSetContext {
-            api: KubeApi::new(client.clone(), &metrics),
-            clock: clock.clone(),
-            metrics: metrics.clone(),
-            fixes,
-            optimisations,
-            github: github(),
-            builder: ResourceBuilder::default(),
-            settings,
-        });
-        arc_controller::scaleset::register(&mut manager, &ctx);
-    }
-    if matches!(args.mode, Mode::Legacy | Mode::Both) {
-        let settings = LegacySettings {
-            github_secret_namespace: args.legacy_secret_namespace.clone(),
-            github_secret_name: args.legacy_secret_name.clone(),
-            watch_namespace: args.watch_namespace.clone(),
-            ..Default::default()
-        };
-        let api = KubeApi::new(client.clone(), &metrics);
-        let ctx =
-            Arc::new(LegacyContext::new(api, clock.clone(), metrics.clone(), fixes, github(), settings));
-        arc_controller::legacy::register(&mut manager, &ctx);
-    }
-    manager.start();
-    tracing::info!(?fixes, ?optimisations, "controllers started; waiting for caches");
+    let inputs = Inputs {
+        client,
+        clock: Arc::new(SystemClock),
+        metrics: Metrics::new(),
+        github: GitHubTransport::Https,
+        fixes: switched_off(Fixes::default(), &args.disable_fixes)?,
+        optimisations: switched_off(Optimisations::default(), &args.disable_optimisations)?,
+    };
+    let mut manager = arc_controller::start(&inputs, &families);
+    tracing::info!(families = families.name(), fixes = ?inputs.fixes, optimisations = ?inputs.optimisations, "controllers started; waiting for caches");
     if manager.wait_for_cache_sync().await {
         tracing::info!("caches synced");
     }
     cancel.cancelled().await;
     tracing::info!("stopping");
     manager.shutdown().await;
-    tracing::info!(metrics = %metrics.render(), "final metrics");
+    tracing::info!(metrics = %inputs.metrics.render(), "final metrics");
     Ok(())
+}
+
+/// The controller families and their settings, from the command line.
+fn families(args: &RunArgs) -> Result<Families, String> {
+    let reconcilers = if args.controllers.is_empty() {
+        ScaleSetReconcilers::default()
+    } else {
+        ScaleSetReconcilers::only(&args.controllers)?
+    };
+    let scale_set = matches!(args.mode, Mode::ScaleSet | Mode::Both).then(|| ScaleSetSettings {
+        controller_namespace: args.controller_namespace.clone(),
+        listener_image: args.listener_image.clone(),
+        watch_namespace: args.watch_namespace.clone(),
+        runner_max_concurrent_reconciles: args.runner_max_concurrent_reconciles,
+        reconcilers,
+        ..Default::default()
+    });
+    let legacy = matches!(args.mode, Mode::Legacy | Mode::Both).then(|| LegacySettings {
+        github_secret_namespace: args.legacy_secret_namespace.clone(),
+        github_secret_name: args.legacy_secret_name.clone(),
+        watch_namespace: args.watch_namespace.clone(),
+        ..Default::default()
+    });
+    Ok(Families { scale_set, legacy })
 }
 
 #[cfg(test)]

@@ -14,12 +14,12 @@ use http::Method;
 use http::header::{ACCEPT, AUTHORIZATION, USER_AGENT};
 use serde::de::DeserializeOwned;
 
-use super::admin::AdminSession;
+use super::admin_session::AdminSession;
 use super::config::GitHubConfigUrl;
 use super::error::{ActionsError, BoxError, ErrorBody, from_answer};
 use super::operation::Operation;
 use super::retry::RetryPolicy;
-use super::transport::{Answer, Call, HttpRequest, Transport, boxed};
+use super::transport::{Answer, BoxedService, Call, HttpRequest, Transport, boxed};
 use super::wire::API_VERSION;
 use crate::runtime::clock::SharedClock;
 use crate::runtime::metrics::{GITHUB_CALLS_TOTAL, Metrics};
@@ -85,12 +85,23 @@ impl ActionsClient {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
+        Self::over(boxed(service), github_config_url, credentials, clock, metrics)
+    }
+
+    /// [`ActionsClient::new`] over an already erased service.
+    pub(crate) fn over(
+        service: BoxedService,
+        github_config_url: &str,
+        credentials: Credentials,
+        clock: SharedClock,
+        metrics: Metrics,
+    ) -> Result<Self, ActionsError> {
         let config = GitHubConfigUrl::parse(github_config_url)?;
         let Credentials::Token(token) = &credentials;
         if token.trim().is_empty() {
             return Err(ActionsError::Config { message: "the GitHub token is empty".into() });
         }
-        let transport = Transport { service: boxed(service), retry: RetryPolicy::default(), metrics };
+        let transport = Transport { service, retry: RetryPolicy::default(), metrics };
         let user_agent = format!("arc-controller/{}", env!("CARGO_PKG_VERSION"));
         let inner =
             ClientInner { transport, config, credentials, clock, user_agent, admin: Default::default() };

@@ -6,34 +6,44 @@
 //! codes and error bodies, so that it works against real GitHub and, unchanged, against any service
 //! that answers the same way. Map of the module:
 //!
-//! - [`client`]: the client, its construction over any `tower::Service`, and its request plumbing.
-//! - [`config`]: the `githubConfigUrl` and its scope.
-//! - [`admin`]: registration token → Actions service URL + admin JWT, refreshed near expiry.
+//! - `clients`: the seam ([`GitHubTransport`]: HTTPS, or any `tower::Service`) and the per-process
+//!   cache of clients ([`ActionsClients`]).
+//! - `credentials`: what a GitHub config secret holds ([`GitHubCredentials`]).
+//! - `client`: the client, its construction over any `tower::Service`, and its request plumbing.
+//! - `config`: the `githubConfigUrl` and its scope.
+//! - `admin` and `admin_session`: registration token → Actions service URL + admin JWT, refreshed
+//!   near expiry.
 //! - `scale_sets`, `sessions`, `runners`, `legacy`: the operations, by area.
-//! - [`transport`] and [`retry`]: the erased service, retries (retryablehttp's policy, no jitter) and
+//! - `transport` and `retry`: the erased service, retries (retryablehttp's policy, no jitter) and
 //!   per-attempt counters.
 //! - [`wire`] and [`job_messages`]: the request and response bodies.
 //! - [`error`]: [`ActionsError`], one variant per answer the controller branches on.
-//! - [`operation`]: the names of the calls, for metrics, traces and fault plans.
+//! - `operation`: the names of the calls, for metrics, traces and fault plans.
 //! - `https`: the production constructor ([`ActionsClient::https`]).
 
-pub mod admin;
-pub mod client;
-pub mod config;
+mod admin;
+mod admin_session;
+mod client;
+mod clients;
+mod config;
+mod credentials;
 pub mod error;
 mod https;
 pub mod job_messages;
 mod legacy;
-pub mod operation;
-pub mod retry;
+mod operation;
+mod retry;
 mod runners;
 mod scale_sets;
 mod sessions;
-pub mod transport;
+mod transport;
 pub mod wire;
 
+pub use admin_session::{ADMIN_TOKEN_REFRESH_MARGIN, jwt_expiry};
 pub use client::{ActionsClient, Credentials};
+pub use clients::{ActionsClients, GitHubTransport};
 pub use config::{GitHubConfigUrl, Scope};
+pub use credentials::{CredentialsError, GitHubCredentials};
 pub use error::ActionsError;
 pub use job_messages::JobMessage;
 pub use legacy::{RUNNERS_PER_PAGE, next_page};

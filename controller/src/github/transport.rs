@@ -20,7 +20,7 @@ use crate::runtime::metrics::{GITHUB_HTTP_REQUESTS_TOTAL, Metrics};
 pub type HttpRequest = Request<Full<Bytes>>;
 
 /// The erased transport: requests in, collected responses out.
-pub(crate) type BoxedService = BoxCloneSyncService<HttpRequest, Response<Bytes>, BoxError>;
+pub type BoxedService = BoxCloneSyncService<HttpRequest, Response<Bytes>, BoxError>;
 
 /// Erases a service's type, collecting its response bodies.
 pub(crate) fn boxed<S, B>(service: S) -> BoxedService

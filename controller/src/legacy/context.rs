@@ -5,21 +5,15 @@
 //! Legacy ARC runs with one GitHub identity for the whole controller (its `controller-manager`
 //! secret). Here the secret is named by [`LegacySettings`] and read uncached whenever a Runner needs
 //! GitHub, as the scale-set controllers read theirs (ARC-MODEL §1.1); the client for each Runner's
-//! scope is built once and cached by [`ActionsClients`].
+//! scope is built once and cached by [`ActionsClients`](crate::github::ActionsClients).
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret;
-
 use super::pod_builder::LegacyPodSettings;
-use super::runner::Error;
 use super::token_cache::{DEFAULT_TOKEN_MARGIN, RegistrationTokenCache};
 use crate::github::ActionsClient;
-use crate::runtime::api::KubeApi;
-use crate::runtime::metrics::Metrics;
-use crate::scaleset::context::ActionsClients;
-use crate::scaleset::resource_builder::GitHubCredentials;
-use crate::{Fixes, SharedClock};
+use crate::inputs::Inputs;
+use crate::kit::{Base, Result};
 
 /// Per-process settings of the legacy Runner controller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,45 +60,40 @@ impl Default for LegacySettings {
     }
 }
 
-/// What every reconcile of the legacy Runner controller holds.
+/// What every reconcile of the legacy Runner controller holds: a `Base` (which it dereferences
+/// to), the registration-token cache and the process settings.
 pub struct LegacyContext {
-    /// Writes and uncached reads, counted.
-    pub api: KubeApi,
-    /// The clock seam.
-    pub clock: SharedClock,
-    /// The shared metrics registry.
-    pub metrics: Metrics,
-    /// Historic fixes; `token_in_pod_hash` and `unregister_before_recreate` apply here.
-    pub fixes: Fixes,
-    /// GitHub clients, one per scope.
-    pub github: ActionsClients,
+    /// API door, clock, metrics, switches, GitHub clients.
+    pub base: Base,
     /// Registration tokens, reused within the margin.
     pub tokens: RegistrationTokenCache,
     /// Process settings.
     pub settings: LegacySettings,
 }
 
+impl std::ops::Deref for LegacyContext {
+    type Target = Base;
+
+    fn deref(&self) -> &Base {
+        &self.base
+    }
+}
+
 impl std::fmt::Debug for LegacyContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LegacyContext")
-            .field("fixes", &self.fixes)
+            .field("base", &self.base)
             .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
 
 impl LegacyContext {
-    /// A context whose token cache uses the margin in `settings`.
-    pub fn new(
-        api: KubeApi,
-        clock: SharedClock,
-        metrics: Metrics,
-        fixes: Fixes,
-        github: ActionsClients,
-        settings: LegacySettings,
-    ) -> Self {
+    /// The context of a process on `inputs` with `settings`; its token cache uses the margin in
+    /// `settings`.
+    pub fn new(inputs: &Inputs, settings: LegacySettings) -> Self {
         let tokens = RegistrationTokenCache::new(settings.registration_token_margin);
-        LegacyContext { api, clock, metrics, fixes, github, tokens, settings }
+        LegacyContext { base: Base::new(inputs), tokens, settings }
     }
 
     /// An `Api` over the watched namespace (or all namespaces), for informers.
@@ -113,22 +102,13 @@ impl LegacyContext {
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
         K::DynamicType: Default,
     {
-        let client = self.api.client().clone();
-        match &self.settings.watch_namespace {
-            Some(ns) => kube::Api::namespaced(client, ns),
-            None => kube::Api::all(client),
-        }
+        self.base.api_in(self.settings.watch_namespace.as_deref())
     }
 
     /// The GitHub client for `github_config_url`, with the credentials read (uncached) from the
     /// controller's secret.
-    pub async fn actions_client(&self, github_config_url: &str) -> Result<ActionsClient, Error> {
+    pub async fn actions_client(&self, github_config_url: &str) -> Result<ActionsClient> {
         let (namespace, name) = (&self.settings.github_secret_namespace, &self.settings.github_secret_name);
-        let secret: Option<Secret> = self.api.get(namespace, name).await?;
-        let secret = secret
-            .ok_or_else(|| Error::MissingSecret { namespace: namespace.clone(), name: name.clone() })?;
-        let credentials = GitHubCredentials::from_secret_data(&secret.data.unwrap_or_default())
-            .map_err(|e| Error::Credentials { secret: name.clone(), message: e.to_string() })?;
-        Ok(self.github.get(github_config_url, &credentials)?)
+        self.base.actions_client_from_secret(github_config_url, namespace, name).await
     }
 }

@@ -20,10 +20,8 @@ use crate::crd::constants::{
     LABEL_POD_TEMPLATE_HASH, LABEL_RUNNER_TEMPLATE_HASH, RUNNER_CONTAINER_NAME,
 };
 use crate::hash::ObjectsHasher;
-use crate::scaleset::resource_builder::runner::plain_env;
-use crate::scaleset::resource_builder::{
-    BuildResult, annotations_of, controller_reference, labels_of, name_of, namespace_of,
-};
+use crate::kit::BuildResult;
+use crate::kit::meta::{annotations_of, controller_reference, labels_of, name_of, namespace_of, plain_env};
 use crate::switches::Fixes;
 
 /// Work directory when the Runner does not set one.

@@ -215,29 +215,26 @@ pub fn status_message(error: &kube::Error) -> String {
     }
 }
 
-/// A short, stable reason for a failed call, for `ReconcileError::reason` implementations:
-/// `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, `Forbidden`, `TooManyRequests`,
-/// `InternalError`, `ApiError` for any other Status, `Transport` without one.
+/// A short, stable reason for a failed call, for `ReconcileError::reason` implementations: the
+/// `Status` reason kube-apiserver gave (`NotFound`, `AlreadyExists`, `Conflict`, `Invalid`,
+/// `Forbidden`, `TooManyRequests`, `InternalError`, `ServiceUnavailable`, `Timeout`, `Expired`,
+/// `BadRequest`, `UnsupportedMediaType`), `Unknown` for any other, `Transport` without a `Status`.
 pub fn error_reason(error: &kube::Error) -> &'static str {
-    let Some(status) = api_status(error) else {
-        return "Transport";
-    };
-    if status.is_not_found() {
-        "NotFound"
-    } else if status.is_already_exists() {
-        "AlreadyExists"
-    } else if status.is_conflict() {
-        "Conflict"
-    } else if status.is_invalid() {
-        "Invalid"
-    } else if status.is_forbidden() {
-        "Forbidden"
-    } else if status.code == 429 {
-        "TooManyRequests"
-    } else if status.code >= 500 {
-        "InternalError"
-    } else {
-        "ApiError"
+    let Some(status) = api_status(error) else { return "Transport" };
+    match status.reason.as_str() {
+        "AlreadyExists" => "AlreadyExists",
+        "Conflict" => "Conflict",
+        "NotFound" => "NotFound",
+        "Invalid" => "Invalid",
+        "Forbidden" => "Forbidden",
+        "TooManyRequests" => "TooManyRequests",
+        "InternalError" => "InternalError",
+        "ServiceUnavailable" => "ServiceUnavailable",
+        "Timeout" => "Timeout",
+        "Expired" | "Gone" => "Expired",
+        "BadRequest" => "BadRequest",
+        "UnsupportedMediaType" => "UnsupportedMediaType",
+        _ => "Unknown",
     }
 }
 

@@ -1,6 +1,6 @@
 //! Client-side request rate limiting for the Kubernetes client, like client-go's QPS and burst
 //! (controller-runtime defaults: 20 QPS, burst 30). A tower layer whose readiness waits for a token
-//! of a [`BucketRateLimiter`]; the client's own buffer calls `poll_ready` before every request.
+//! of a `BucketRateLimiter`; the client's own buffer calls `poll_ready` before every request.
 
 use std::future::Future;
 use std::pin::Pin;

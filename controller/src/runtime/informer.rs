@@ -1,4 +1,4 @@
-//! An informer: kube's `watcher` feeding the ordered cache ([`Store`]) and fanning events out to
+//! An informer: kube's `watcher` feeding the ordered cache (`Store`) and fanning events out to
 //! subscribers.
 //!
 //! The watcher lists, then watches, and relists whenever the watch cannot resume (for example after a

@@ -6,7 +6,7 @@
 //!   and returns how long until that token exists, as `rate.Limiter.Reserve().Delay()` does in Go.
 //! - [`MaxOfRateLimiter`]: the longest wait of several limiters.
 //!
-//! [`default_controller_rate_limiter`] is the max of the first two; [`typed_rate_limiter`] is the first
+//! [`default_controller_rate_limiter`] is the max of the first two; `typed_rate_limiter` (tests only) is the first
 //! alone (ARC's `--workqueue-rate-limiter=typed_rate_limiter`). Time is `tokio::time::Instant`, so the
 //! bucket refills in paused time exactly as it would in real time.
 
@@ -182,7 +182,9 @@ pub fn default_controller_rate_limiter<T: Ord + Clone + Send + 'static>() -> Max
     ])
 }
 
-/// ARC's `typed_rate_limiter`: the per-item exponential backoff alone (5 ms doubling to 1000 s).
+/// ARC's `typed_rate_limiter`: the per-item exponential backoff alone (5 ms doubling to 1000 s). The
+/// controller runs the default limiter; the queue tests use this one for its exact delays.
+#[cfg(test)]
 pub fn typed_rate_limiter<T: Ord + Clone + Send>() -> ItemExponentialFailureRateLimiter<T> {
     ItemExponentialFailureRateLimiter::new(DEFAULT_ITEM_BASE_DELAY, DEFAULT_ITEM_MAX_DELAY)
 }

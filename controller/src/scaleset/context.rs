@@ -1,93 +1,70 @@
-//! What every scale-set reconciler shares: the counted Kubernetes door, the clock, the metrics, the
-//! behaviour switches, the resource builder, the per-process settings, and the GitHub clients.
+//! What every scale-set reconciler shares: the kit's [`Base`] (API door, clock, metrics, switches,
+//! GitHub clients), the resource builder and the per-process settings, including which of the four
+//! reconcilers the process runs.
 //!
-//! GitHub clients are built per (config URL, credentials) and cached, as ARC's multiclient does, so a
-//! reconcile reuses the admin token of the last one. How a client is built is the seam: production
-//! builds HTTPS clients to GitHub ([`ActionsClients::https`]); a simulation passes a builder over its
-//! own service. Credentials are read from the GitHub config secret with an uncached GET on every use,
-//! as ARC reads them (secrets are never cached, ARC-MODEL §1.1).
+//! Credentials are read from the GitHub config secret with an uncached GET on every use, as ARC
+//! reads them (secrets are never cached, ARC-MODEL §1.1); the client for each (URL, credentials) is
+//! built once and cached.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret;
+use super::resource_builder::ResourceBuilder;
+use crate::github::ActionsClient;
+use crate::inputs::Inputs;
+use crate::kit::{Base, Result};
 
-use super::error::Error;
-use super::resource_builder::{GitHubCredentials, ResourceBuilder};
-use crate::github::{ActionsClient, ActionsError, Credentials};
-use crate::hash::fnv1a64;
-use crate::runtime::api::KubeApi;
-use crate::runtime::lazy_copy::CopyMode;
-use crate::runtime::metrics::Metrics;
-use crate::{Fixes, Optimisations, SharedClock};
-
-/// Builds a GitHub client for a config URL and credentials.
-pub type BuildActionsClient =
-    Box<dyn Fn(&str, &GitHubCredentials) -> Result<ActionsClient, ActionsError> + Send + Sync>;
-
-/// The GitHub clients of one controller process, built on first use and cached by URL and credentials.
-pub struct ActionsClients {
-    build: BuildActionsClient,
-    cache: Mutex<BTreeMap<(String, u64), ActionsClient>>,
+/// Which of the scale-set reconcilers a process runs (as kube-controller-manager's `--controllers`
+/// selects its loops). `Default` is all four.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleSetReconcilers {
+    /// The AutoscalingRunnerSet controller.
+    pub autoscaling_runner_set: bool,
+    /// The EphemeralRunnerSet controller.
+    pub ephemeral_runner_set: bool,
+    /// The EphemeralRunner controller.
+    pub ephemeral_runner: bool,
+    /// The AutoscalingListener controller.
+    pub autoscaling_listener: bool,
 }
 
-impl std::fmt::Debug for ActionsClients {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let cached = self.cache.lock().map(|c| c.len()).unwrap_or(0);
-        f.debug_struct("ActionsClients").field("cached", &cached).finish_non_exhaustive()
-    }
-}
-
-impl ActionsClients {
-    /// Clients built by `build`.
-    pub fn new(build: BuildActionsClient) -> Self {
-        ActionsClients { build, cache: Mutex::new(BTreeMap::new()) }
-    }
-
-    /// Clients speaking HTTPS to the real GitHub (personal access tokens only).
-    pub fn https(clock: SharedClock, metrics: Metrics) -> Self {
-        Self::new(Box::new(move |url, credentials| {
-            ActionsClient::https(url, token_of(credentials)?, clock.clone(), metrics.clone())
-        }))
-    }
-
-    /// The client for `github_config_url` with `credentials`, built once per distinct pair.
-    pub fn get(
-        &self,
-        github_config_url: &str,
-        credentials: &GitHubCredentials,
-    ) -> Result<ActionsClient, ActionsError> {
-        let fingerprint = fnv1a64(
-            format!(
-                "{}\0{}\0{}\0{}",
-                credentials.github_token,
-                credentials.github_app_id,
-                credentials.github_app_installation_id,
-                credentials.github_app_private_key
-            )
-            .as_bytes(),
-        );
-        let key = (github_config_url.to_string(), fingerprint);
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(client) = cache.get(&key) {
-            return Ok(client.clone());
+impl Default for ScaleSetReconcilers {
+    fn default() -> Self {
+        ScaleSetReconcilers {
+            autoscaling_runner_set: true,
+            ephemeral_runner_set: true,
+            ephemeral_runner: true,
+            autoscaling_listener: true,
         }
-        let client = (self.build)(github_config_url, credentials)?;
-        cache.insert(key, client.clone());
-        Ok(client)
     }
 }
 
-/// The personal access token of `credentials`; GitHub App credentials are not supported by
-/// [`ActionsClient`] and are reported as a configuration error.
-pub fn token_of(credentials: &GitHubCredentials) -> Result<Credentials, ActionsError> {
-    if credentials.github_token.is_empty() {
-        return Err(ActionsError::Config {
-            message: "GitHub App credentials are not supported by this controller; use a personal access token (github_token)".into(),
-        });
+impl ScaleSetReconcilers {
+    /// The names `--controllers` takes, with the reconciler each selects.
+    pub const NAMES: [&'static str; 4] =
+        ["autoscalingrunnerset", "ephemeralrunnerset", "ephemeralrunner", "autoscalinglistener"];
+
+    /// Only the reconcilers named (by their [`NAMES`](Self::NAMES)); an unknown name is an error
+    /// listing the valid ones.
+    pub fn only(names: &[impl AsRef<str>]) -> std::result::Result<Self, String> {
+        let mut selected = ScaleSetReconcilers {
+            autoscaling_runner_set: false,
+            ephemeral_runner_set: false,
+            ephemeral_runner: false,
+            autoscaling_listener: false,
+        };
+        for name in names {
+            match name.as_ref() {
+                "autoscalingrunnerset" => selected.autoscaling_runner_set = true,
+                "ephemeralrunnerset" => selected.ephemeral_runner_set = true,
+                "ephemeralrunner" => selected.ephemeral_runner = true,
+                "autoscalinglistener" => selected.autoscaling_listener = true,
+                other => {
+                    return Err(format!("unknown controller {other:?}; valid: {}", Self::NAMES.join(", ")));
+                }
+            }
+        }
+        Ok(selected)
     }
-    Ok(Credentials::Token(credentials.github_token.clone()))
 }
 
 /// Per-process settings of the scale-set controllers.
@@ -107,6 +84,8 @@ pub struct ScaleSetSettings {
     pub watch_namespace: Option<String>,
     /// Workers of the EphemeralRunner controller (ARC's `--runner-max-concurrent-reconciles`, 2).
     pub runner_max_concurrent_reconciles: usize,
+    /// Which reconcilers run.
+    pub reconcilers: ScaleSetReconcilers,
 }
 
 impl Default for ScaleSetSettings {
@@ -119,45 +98,43 @@ impl Default for ScaleSetSettings {
             max_runner_failures: 5,
             watch_namespace: None,
             runner_max_concurrent_reconciles: 2,
+            reconcilers: ScaleSetReconcilers::default(),
         }
     }
 }
 
-/// What every scale-set reconciler holds.
+/// What every scale-set reconciler holds: a `Base` (which it dereferences to), the object
+/// builders and the process settings.
 pub struct ScaleSetContext {
-    /// Writes and uncached reads, counted.
-    pub api: KubeApi,
-    /// The clock seam.
-    pub clock: SharedClock,
-    /// The shared metrics registry.
-    pub metrics: Metrics,
-    /// Historic fixes (ARC changes), all on by default.
-    pub fixes: Fixes,
-    /// The \[V\] optimisations, all on by default.
-    pub optimisations: Optimisations,
-    /// GitHub clients.
-    pub github: ActionsClients,
+    /// API door, clock, metrics, switches, GitHub clients.
+    pub base: Base,
     /// Object builders.
     pub builder: ResourceBuilder,
     /// Process settings.
     pub settings: ScaleSetSettings,
 }
 
+impl std::ops::Deref for ScaleSetContext {
+    type Target = Base;
+
+    fn deref(&self) -> &Base {
+        &self.base
+    }
+}
+
 impl std::fmt::Debug for ScaleSetContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScaleSetContext")
-            .field("fixes", &self.fixes)
-            .field("optimisations", &self.optimisations)
+            .field("base", &self.base)
             .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
 
 impl ScaleSetContext {
-    /// How reconcilers copy cached objects: lazily when the optimisation is on, eagerly (ARC's
-    /// `DeepCopy` at the top of every reconcile) when it is off.
-    pub fn copy_mode(&self) -> CopyMode {
-        if self.optimisations.lazy_copy { CopyMode::Lazy } else { CopyMode::Eager }
+    /// The context of a process on `inputs` with `settings`.
+    pub fn new(inputs: &Inputs, settings: ScaleSetSettings) -> Self {
+        ScaleSetContext { base: Base::new(inputs), builder: ResourceBuilder::default(), settings }
     }
 
     /// An `Api` over the watched namespace (or all namespaces), for informers.
@@ -166,11 +143,20 @@ impl ScaleSetContext {
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
         K::DynamicType: Default,
     {
-        let client = self.api.client().clone();
-        match &self.settings.watch_namespace {
-            Some(ns) => kube::Api::namespaced(client, ns),
-            None => kube::Api::all(client),
-        }
+        self.base.api_in(self.settings.watch_namespace.as_deref())
+    }
+
+    /// An `Api` over where listeners and their pods, ServiceAccounts and secrets live: the controller
+    /// namespace when it is also the one watched namespace, all namespaces otherwise (ARC's cache
+    /// covers the controller namespace besides the watched one; one informer per type cannot).
+    pub fn controller_namespace_api<K>(&self) -> kube::Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        let watched = self.settings.watch_namespace.as_deref();
+        let same = watched == Some(self.settings.controller_namespace.as_str());
+        self.base.api_in(if same { watched } else { None })
     }
 
     /// The GitHub client for an object's config URL and config secret (read uncached from `namespace`).
@@ -179,40 +165,22 @@ impl ScaleSetContext {
         namespace: &str,
         github_config_url: &str,
         github_config_secret: &str,
-    ) -> Result<ActionsClient, Error> {
-        let secret: Option<Secret> =
-            self.api.get(namespace, github_config_secret).await.map_err(Error::Kube)?;
-        let secret = secret.ok_or_else(|| Error::MissingSecret {
-            namespace: namespace.to_string(),
-            name: github_config_secret.to_string(),
-        })?;
-        let credentials =
-            GitHubCredentials::from_secret_data(&secret.data.unwrap_or_default()).map_err(|e| {
-                Error::Credentials { secret: github_config_secret.to_string(), message: e.to_string() }
-            })?;
-        self.github.get(github_config_url, &credentials).map_err(Error::GitHub)
+    ) -> Result<ActionsClient> {
+        self.base.actions_client_from_secret(github_config_url, namespace, github_config_secret).await
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
 
     #[test]
-    fn clients_are_built_once_per_url_and_credentials() {
-        let built = Arc::new(Mutex::new(0));
-        let counter = built.clone();
-        let clients = ActionsClients::new(Box::new(move |_, _| {
-            *counter.lock().unwrap() += 1;
-            Err(ActionsError::Config { message: "no transport in this test".into() })
-        }));
-        let creds = GitHubCredentials { github_token: "t".into(), ..Default::default() };
-        assert!(clients.get("https://github.com/o", &creds).is_err());
-        assert_eq!(*built.lock().unwrap(), 1, "a failed build is not cached");
-        let app = GitHubCredentials { github_app_id: "1".into(), ..Default::default() };
-        assert!(token_of(&app).unwrap_err().to_string().contains("personal access token"));
-        assert!(token_of(&creds).is_ok());
+    fn reconcilers_are_selected_by_name() {
+        let only = ScaleSetReconcilers::only(&["ephemeralrunner"]).unwrap();
+        assert!(only.ephemeral_runner && !only.ephemeral_runner_set && !only.autoscaling_runner_set);
+        let all = ScaleSetReconcilers::only(&ScaleSetReconcilers::NAMES).unwrap();
+        assert_eq!(all, ScaleSetReconcilers::default());
+        let err = ScaleSetReconcilers::only(&["ers"]).unwrap_err();
+        assert!(err.contains("unknown controller \"ers\"") && err.contains("ephemeralrunnerset"), "{err}");
     }
 }

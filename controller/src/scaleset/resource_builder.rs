@@ -9,9 +9,10 @@
 //! - [`listener_config`]: the listener's config file (shared with the listener binary).
 //! - [`github_url`]: the enterprise/organization/repository labels of a GitHub config URL.
 //!
-//! This file holds the [`ResourceBuilder`] settings, the [`BuildError`] every builder returns,
-//! and the label/annotation/ownerReference helpers the builders share. Label maps are `BTreeMap`,
-//! so every built object serializes to the same bytes on every run.
+//! This file holds the [`ResourceBuilder`] settings and the label and annotation merging the builders
+//! share; the [`BuildError`] every builder returns and the metadata helpers come from the
+//! `kit`. Label maps are `BTreeMap`, so every built object serializes to the same bytes
+//! on every run.
 
 pub mod github_url;
 pub mod listener;
@@ -22,14 +23,14 @@ pub mod runner_set;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::Resource;
-
-use crate::crd::autoscaling_runner_set::ScaleSetIdError;
-use crate::hash::HashError;
-
 pub use github_url::{GitHubConfigUrl, GitHubScope};
-pub use listener_config::{GitHubCredentials, ListenerConfig, ListenerConfigError};
+pub use listener_config::{ListenerConfig, ListenerConfigError};
+
+pub use crate::github::GitHubCredentials;
+pub use crate::kit::build::{BuildError, BuildResult};
+pub(crate) use crate::kit::meta::{
+    annotations_of, controller_reference, labels_of, name_of, namespace_of, string_map,
+};
 pub use listener_pod::ListenerPodInputs;
 pub use runner::JitConfig;
 
@@ -63,52 +64,6 @@ impl Default for ResourceBuilder {
     }
 }
 
-/// Why a builder could not produce an object. Every case is bad input, reported, never a panic.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// An input object has no `metadata.name`.
-    #[error("{kind} has no metadata.name")]
-    MissingName {
-        /// Kind of the nameless object.
-        kind: &'static str,
-    },
-    /// An owner has no uid yet (it was never stored), so no ownerReference can point at it.
-    #[error("{kind} {name:?} has no metadata.uid; an owner must be read from the API server first")]
-    OwnerWithoutUid {
-        /// Kind of the owner.
-        kind: &'static str,
-        /// Name of the owner.
-        name: String,
-    },
-    /// The ARS has not been registered at GitHub yet.
-    #[error(transparent)]
-    ScaleSetId(#[from] ScaleSetIdError),
-    /// The GitHub config URL does not name an enterprise, organization or repository.
-    #[error("invalid GitHub config URL {url:?}: should point to an enterprise, org, or repository")]
-    InvalidGitHubConfigUrl {
-        /// The URL as given.
-        url: String,
-    },
-    /// The runner pod template has no container named `runner`.
-    #[error("the pod template of {runner:?} has no container named \"runner\"")]
-    MissingRunnerContainer {
-        /// The EphemeralRunner's name.
-        runner: String,
-    },
-    /// The listener config failed validation.
-    #[error("invalid listener config: {0}")]
-    ListenerConfig(#[from] ListenerConfigError),
-    /// An integrity hash could not be computed.
-    #[error(transparent)]
-    Hash(#[from] HashError),
-    /// The listener config could not be encoded.
-    #[error("cannot encode the listener config: {0}")]
-    Encode(#[source] serde_json::Error),
-}
-
-/// A builder's result.
-pub type BuildResult<T> = Result<T, BuildError>;
-
 impl ResourceBuilder {
     /// ARC's `filterAndMergeLabels`: `base` then `overwrite`, dropping excluded prefixes.
     pub(crate) fn filter_and_merge_labels(
@@ -134,55 +89,6 @@ pub(crate) fn merge_annotations(
     overwrite: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
     base.iter().chain(overwrite).map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-/// Builds a string map from literal pairs.
-pub(crate) fn string_map<const N: usize>(pairs: [(&str, &str); N]) -> BTreeMap<String, String> {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-/// The name of `object`, or [`BuildError::MissingName`].
-pub(crate) fn name_of<K: Resource<DynamicType = ()>>(object: &K) -> BuildResult<&str> {
-    object.meta().name.as_deref().ok_or(BuildError::MissingName { kind: kind_of::<K>() })
-}
-
-/// The namespace of `object`, or `""` for a cluster-scoped or not-yet-defaulted object.
-pub(crate) fn namespace_of<K: Resource<DynamicType = ()>>(object: &K) -> &str {
-    object.meta().namespace.as_deref().unwrap_or_default()
-}
-
-/// `object`'s labels, or an empty map.
-pub(crate) fn labels_of<K: Resource<DynamicType = ()>>(object: &K) -> BTreeMap<String, String> {
-    object.meta().labels.clone().unwrap_or_default()
-}
-
-/// `object`'s annotations, or an empty map.
-pub(crate) fn annotations_of<K: Resource<DynamicType = ()>>(object: &K) -> BTreeMap<String, String> {
-    object.meta().annotations.clone().unwrap_or_default()
-}
-
-fn kind_of<K: Resource<DynamicType = ()>>() -> &'static str {
-    match K::kind(&()) {
-        std::borrow::Cow::Borrowed(kind) => kind,
-        std::borrow::Cow::Owned(_) => "object",
-    }
-}
-
-/// controller-runtime's `SetControllerReference`: a controller ownerReference with
-/// `blockOwnerDeletion`, so garbage collection removes the child with its owner.
-pub(crate) fn controller_reference<K: Resource<DynamicType = ()>>(owner: &K) -> BuildResult<OwnerReference> {
-    let name = name_of(owner)?.to_string();
-    let Some(uid) = owner.meta().uid.clone() else {
-        return Err(BuildError::OwnerWithoutUid { kind: kind_of::<K>(), name });
-    };
-    Ok(OwnerReference {
-        api_version: K::api_version(&()).into_owned(),
-        kind: K::kind(&()).into_owned(),
-        name,
-        uid,
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    })
 }
 
 /// Shared fixtures for the builder tests.
@@ -242,7 +148,6 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::EphemeralRunnerSet;
 
     #[test]
     fn merged_labels_prefer_overwrite_and_drop_excluded_prefixes() {
@@ -254,23 +159,5 @@ mod tests {
         let overwrite = string_map([("a", "over")]);
         let merged = builder.filter_and_merge_labels(&base, &overwrite);
         assert_eq!(merged, string_map([("a", "over"), ("b", "kept")]));
-    }
-
-    #[test]
-    fn controller_reference_points_at_the_owner_and_blocks_its_deletion() {
-        let mut ers = EphemeralRunnerSet::new("arc", Default::default());
-        ers.metadata.uid = Some("u1".into());
-        let owner = controller_reference(&ers).unwrap();
-        assert_eq!(owner.api_version, "actions.github.com/v1alpha1");
-        assert_eq!(owner.kind, "EphemeralRunnerSet");
-        assert_eq!((owner.name.as_str(), owner.uid.as_str()), ("arc", "u1"));
-        assert_eq!((owner.controller, owner.block_owner_deletion), (Some(true), Some(true)));
-    }
-
-    #[test]
-    fn an_owner_without_uid_is_an_error() {
-        let ers = EphemeralRunnerSet::new("arc", Default::default());
-        let err = controller_reference(&ers).unwrap_err();
-        assert!(matches!(err, BuildError::OwnerWithoutUid { kind: "EphemeralRunnerSet", .. }), "{err}");
     }
 }

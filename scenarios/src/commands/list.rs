@@ -16,6 +16,9 @@ pub fn run() -> anyhow::Result<()> {
     for o in oracles::all() {
         println!("  {:<30} {}", o.name(), o.describe());
     }
+    for o in oracles::all_twins() {
+        println!("  {:<30} {} (twin runs)", o.name(), o.describe());
+    }
     println!("probes:");
     for p in probes::all() {
         println!("  {:<30} {}", p.name, p.describe);

@@ -41,23 +41,29 @@ pub trait TwinOracle: Send + Sync {
     fn compare(&self, base: &RunRecord, twin: &RunRecord) -> Vec<Violation>;
 }
 
-/// Every oracle, for `arcsim list`.
+/// Every oracle some scenario runs, each once, in the order the scenarios name them: an oracle is
+/// registered by being given to a scenario, so there is no second list to keep.
 pub fn all() -> Vec<&'static dyn Oracle> {
-    vec![
-        &jobs::NoJobLostToControllerKill,
-        &convergence::NoJobLost,
-        &registrations::NoOrphanRegistration,
-        &registrations::JitConfigOncePerRunner,
-        &pods::PodOwnedByItsRunner,
-        &pods::NoAlreadyExistsErrors,
-        &pods::BoundedPodCreates,
-        &tokens::NoExpiredTokenRegistration,
-        &phases::TerminalPhaseIsFinal,
-        &phases::RunningOnlyAfterJobStarted,
-        &deletion::NoBusyRunnerDeleted,
-        &deletion::NoRunningWhileDeleting,
-        &deletion::FinalizersInOneWrite,
-        &gate::ScaleDownOnlyOnPatchZero,
-        &convergence::ConvergesAfterHeal,
-    ]
+    let mut all: Vec<&'static dyn Oracle> = Vec::new();
+    for oracle in crate::scenarios::all().into_iter().flat_map(|s| s.oracles()) {
+        if !all.iter().any(|known| known.name() == oracle.name()) {
+            all.push(oracle);
+        }
+    }
+    all
+}
+
+/// Every twin oracle some scenario runs (judged on seed 1 of the fixed controller), each once.
+pub fn all_twins() -> Vec<&'static dyn TwinOracle> {
+    let mut all: Vec<&'static dyn TwinOracle> = Vec::new();
+    let twins = crate::scenarios::all()
+        .into_iter()
+        .flat_map(|s| s.twins(arc_sim::Seed(1), crate::variant::Variant::Fixed))
+        .flat_map(|twin| twin.oracles);
+    for oracle in twins {
+        if !all.iter().any(|known| known.name() == oracle.name()) {
+            all.push(oracle);
+        }
+    }
+    all
 }

@@ -14,7 +14,7 @@ use super::objects::{RUNNER_NAMESPACE, RUNNER_SET};
 
 use super::standard::{scale_set_oracles, scale_set_world};
 use crate::oracles::{self, Oracle};
-use crate::probes::ProbeGoal;
+use crate::probes::{self, ProbeGoal};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 
@@ -109,10 +109,10 @@ impl Scenario for AssignDuringDelete {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         &[
-            ProbeGoal { probe: "remove-runner-lost-to-assignment", min_share: 0.3 },
-            ProbeGoal { probe: "idle-runner-scaled-down", min_share: 0.3 },
-            ProbeGoal { probe: "assignment-lost-to-remove-runner", min_share: 0.3 },
-            ProbeGoal { probe: "job-assigned-within-1s-of-pod-delete", min_share: 0.3 },
+            ProbeGoal { probe: &probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, min_share: 0.3 },
+            ProbeGoal { probe: &probes::IDLE_RUNNER_SCALED_DOWN, min_share: 0.3 },
+            ProbeGoal { probe: &probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, min_share: 0.3 },
+            ProbeGoal { probe: &probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE, min_share: 0.3 },
         ]
     }
 }

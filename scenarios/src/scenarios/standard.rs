@@ -2,9 +2,10 @@
 //! standard workload (about 50 jobs over 10 sim-minutes), no faults. Every job must end without being
 //! lost, runners must scale up with demand and back to zero, and no registration may be left behind.
 
-use arc_controller::scaleset::context::ScaleSetSettings;
+use arc_controller::Families;
+use arc_controller::scaleset::ScaleSetSettings;
 use arc_sim::Seed;
-use arc_sim::world::{default_config, plugs};
+use arc_sim::world::{default_config, scale_set_settled};
 
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET, github_secret, runner_set};
 use crate::oracles::{self, Oracle};
@@ -26,8 +27,8 @@ pub fn scale_set_world(seed: Seed, variant: Variant, min_runners: u32, max_runne
         ScaleSetSettings { controller_namespace: CONTROLLER_NAMESPACE.into(), ..Default::default() };
     WorldPlan {
         config,
-        plug: plugs::scale_set(settings),
-        settled: plugs::scale_set_settled(RUNNER_NAMESPACE, min_runners as usize),
+        families: Families::scale_set(settings),
+        settled: scale_set_settled(RUNNER_NAMESPACE, min_runners as usize),
     }
 }
 

@@ -14,7 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::standard::scale_set_world;
 use crate::oracles::{self, Oracle};
-use crate::probes::ProbeGoal;
+use crate::probes::{self, ProbeGoal};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 
@@ -156,6 +156,6 @@ impl Scenario for SteadyState {
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        &[ProbeGoal { probe: "stale-pod-cache-read", min_share: 0.3 }]
+        &[ProbeGoal { probe: &probes::STALE_POD_CACHE_READ, min_share: 0.3 }]
     }
 }

@@ -4,16 +4,17 @@
 //! part of the pod-template hash and an idle runner's pod is recreated with the fresh token; with
 //! #1125 the runner is unregistered first, so a job assigned on a stale "idle" listing keeps its pod.
 
-use arc_controller::legacy::context::LegacySettings;
+use arc_controller::Families;
+use arc_controller::legacy::LegacySettings;
 use arc_sim::Seed;
-use arc_sim::world::{Disruption, default_config, plugs};
+use arc_sim::world::{Disruption, default_config, legacy_settled};
 use rand::Rng;
 
 use super::objects::{
     CONFIG_SECRET, LEGACY_LABEL, LEGACY_SECRET_NAMESPACE, RUNNER_NAMESPACE, github_secret, legacy_runner,
 };
 use crate::oracles::{self, Oracle};
-use crate::probes::ProbeGoal;
+use crate::probes::{self, ProbeGoal};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 
@@ -75,7 +76,7 @@ impl Scenario for TokenRefreshRecreation {
             github_secret_name: CONFIG_SECRET.into(),
             ..LegacySettings::default()
         };
-        WorldPlan { config, plug: plugs::legacy(settings), settled: plugs::legacy_settled(RUNNER_NAMESPACE) }
+        WorldPlan { config, families: Families::legacy(settings), settled: legacy_settled(RUNNER_NAMESPACE) }
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
@@ -89,8 +90,8 @@ impl Scenario for TokenRefreshRecreation {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         &[
-            ProbeGoal { probe: "token-expired-before-container-start", min_share: 0.3 },
-            ProbeGoal { probe: "token-refreshed-while-busy", min_share: 0.3 },
+            ProbeGoal { probe: &probes::TOKEN_EXPIRED_BEFORE_CONTAINER_START, min_share: 0.3 },
+            ProbeGoal { probe: &probes::TOKEN_REFRESHED_WHILE_BUSY, min_share: 0.3 },
         ]
     }
 }

@@ -9,7 +9,7 @@ use arc_sim::apiserver::LagRange;
 
 use super::standard::{scale_set_oracles, scale_set_world};
 use crate::oracles::{self, Oracle};
-use crate::probes::ProbeGoal;
+use crate::probes::{self, ProbeGoal};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 
@@ -43,8 +43,8 @@ impl Scenario for WatchLagDuplicateCreate {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         &[
-            ProbeGoal { probe: "pod-create-already-exists", min_share: 0.3 },
-            ProbeGoal { probe: "stale-pod-cache-read", min_share: 0.3 },
+            ProbeGoal { probe: &probes::POD_CREATE_ALREADY_EXISTS, min_share: 0.3 },
+            ProbeGoal { probe: &probes::STALE_POD_CACHE_READ, min_share: 0.3 },
         ]
     }
 }

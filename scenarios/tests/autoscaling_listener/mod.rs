@@ -4,13 +4,11 @@
 //! own builder, as the ARS controller would build it. There is no kubelet: the tests write pod status
 //! themselves, as ARC's envtest suite does.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use arc_controller::crd::{AutoscalingListener, AutoscalingRunnerSet};
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::RECONCILE_ERRORS_TOTAL;
-use arc_controller::scaleset::autoscaling_listener::autoscaling_listener_controller;
 use arc_controller::scaleset::resource_builder::ListenerConfig;
 use k8s_openapi::api::core::v1::{Pod, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
@@ -67,10 +65,7 @@ fn listener_for(h: &Harness, ars: &AutoscalingRunnerSet) -> AutoscalingListener 
 
 /// Starts the AL controller alone and creates `listener`; returns the manager and the listener's name.
 async fn start(h: &Harness, listener: &AutoscalingListener) -> (Manager, String) {
-    let mut manager = h.manager();
-    let controller = autoscaling_listener_controller(&mut manager, Arc::clone(&h.ctx));
-    manager.add_controller(controller);
-    manager.start();
+    let manager = h.start(&["autoscalinglistener"]);
     let api = h.api::<AutoscalingListener>(CONTROLLER_NS);
     let created = api.create(&Default::default(), listener).await.expect("listener created");
     (manager, created.metadata.name.expect("a name"))

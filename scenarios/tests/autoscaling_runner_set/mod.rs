@@ -6,7 +6,6 @@
 //! deleting them removes them at once, and the tests stand in for the listener and the ERS
 //! controller by patching the runner set's spec or status themselves.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use arc_controller::Optimisations;
@@ -17,7 +16,6 @@ use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{
     API_CALLS_TOTAL, DEEP_COPIES_TOTAL, PREDICATE_DROPPED_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL,
 };
-use arc_controller::scaleset::autoscaling_runner_set::autoscaling_runner_set_controller;
 use arc_controller::scaleset::predicates::ARS_FROM_ERS;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
@@ -63,10 +61,7 @@ fn ars_json(h: &Harness) -> Value {
 /// Creates `ars` with the GitHub secret, and starts the ARS controller alone.
 async fn start(h: &Harness, ars: Value) -> Manager {
     h.github_secret(RUNNER_NS).await;
-    let mut manager = h.manager();
-    let controller = autoscaling_runner_set_controller(&mut manager, Arc::clone(&h.ctx));
-    manager.add_controller(controller);
-    manager.start();
+    let manager = h.start(&["autoscalingrunnerset"]);
     let ars: AutoscalingRunnerSet = serde_json::from_value(ars).expect("a valid ARS");
     h.api::<AutoscalingRunnerSet>(RUNNER_NS).create(&Default::default(), &ars).await.expect("ARS created");
     manager

@@ -66,3 +66,41 @@ fn the_same_seed_twice_gives_the_same_trace() {
     let (second, _) = run(3);
     assert_eq!((first.trace_hash, first.trace_lines), (second.trace_hash, second.trace_lines));
 }
+
+/// A listener pod in the world runs the controller's own listener entry point
+/// (`arc_controller::scaleset::listener::run`) with the pod's name as its hostname, exactly as
+/// `arc-controller listener` runs it in a pod: the message session at GitHub is owned by the pod. (A
+/// listener built any other way owns its session under the scale set's name.)
+#[test]
+fn a_listener_pod_runs_the_binarys_entry_point_with_its_hostname() {
+    use arc_scenarios::scenarios::objects::{CONTROLLER_NAMESPACE, RUNNER_SET};
+    use arc_scenarios::scenarios::standard::scale_set_world;
+    use arc_sim::world::World;
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
+    runtime.block_on(async {
+        let plan = scale_set_world(Seed(1), Variant::Fixed, 0, 10);
+        let mut world = World::build(plan.config, plan.families, TraceMode::HashOnly).expect("a world");
+        world.create_objects().await.expect("the objects are created");
+        world.start_controller().await;
+        let mut waited = 0;
+        while world.github().sessions().is_empty() && waited < 120 {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            waited += 1;
+        }
+        let sessions = world.github().sessions();
+        assert_eq!(sessions.len(), 1, "one listener holds the scale set's session");
+        let listener_pods: Vec<String> = world
+            .apiserver()
+            .objects("pods")
+            .into_iter()
+            .filter(|p| {
+                p.pointer("/metadata/namespace").and_then(|n| n.as_str()) == Some(CONTROLLER_NAMESPACE)
+            })
+            .filter_map(|p| p.pointer("/metadata/name").and_then(|n| n.as_str()).map(str::to_string))
+            .collect();
+        assert_eq!(listener_pods.len(), 1, "{listener_pods:?}");
+        assert_eq!(sessions[0].owner, listener_pods[0]);
+        assert_ne!(sessions[0].owner, RUNNER_SET, "not the scale set's name, the default of other paths");
+    });
+}

@@ -8,7 +8,6 @@
 //! (there is no kubelet here), and scripts GitHub answers where it needs an exact one. Pods have no
 //! node, so the fake API server removes a deleted pod at once.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use arc_controller::crd::constants::{
@@ -22,7 +21,7 @@ use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{
     API_CALLS_TOTAL, DEEP_COPIES_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL,
 };
-use arc_controller::scaleset::ephemeral_runner::{CONTROLLER_NAME, ephemeral_runner_controller};
+use arc_controller::scaleset::ephemeral_runner::CONTROLLER_NAME;
 use arc_sim::apiserver::LagRange;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -91,11 +90,7 @@ fn template_with_init_container() -> PodTemplateSpec {
 
 /// Starts a manager running only the EphemeralRunner controller. Keep it alive for the test.
 fn start(h: &Harness) -> Manager {
-    let mut manager = h.manager();
-    let controller = ephemeral_runner_controller(&mut manager, Arc::clone(&h.ctx));
-    manager.add_controller(controller);
-    manager.start();
-    manager
+    h.start(&["ephemeralrunner"])
 }
 
 /// A harness with the scale set and the GitHub secret; returns the scale set's id too.

@@ -25,7 +25,6 @@ use arc_controller::runtime::metrics::{
     RECONCILE_TOTAL,
 };
 use arc_controller::scaleset::ephemeral_runner_set::CONTROLLER_NAME;
-use arc_controller::scaleset::ephemeral_runner_set::ephemeral_runner_set_controller;
 use arc_controller::scaleset::predicates::ERS_FROM_EPHEMERAL_RUNNER;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
@@ -60,10 +59,7 @@ impl Fixture {
     async fn start_with(change: impl FnOnce(&mut HarnessBuilder)) -> Self {
         let h = Harness::with(change);
         let scale_set_id = h.runner_prerequisites(SET).await;
-        let mut manager = h.manager();
-        let controller = ephemeral_runner_set_controller(&mut manager, h.ctx.clone());
-        manager.add_controller(controller);
-        manager.start();
+        let manager = h.start(&["ephemeralrunnerset"]);
         assert!(manager.wait_for_cache_sync().await, "caches sync");
         spawn_finalizer_stripper(h.api(RUNNER_NS));
         Fixture { h, scale_set_id, _manager: manager }

@@ -15,16 +15,14 @@ use arc_controller::Fixes;
 use arc_controller::crd::{Runner, RunnerSpec};
 use arc_controller::github::Operation;
 use arc_controller::github::wire::LegacyRunner;
-use arc_controller::legacy::context::{LegacyContext, LegacySettings};
-use arc_controller::legacy::runner::runner_controller;
-use arc_controller::runtime::api::KubeApi;
+use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{LEGACY_POD_RECREATIONS_TOTAL, LEGACY_RECREATIONS_DEFERRED_TOTAL};
 use arc_controller::scaleset::resource_builder::GitHubCredentials;
 use arc_sim::SimClock;
 use arc_sim::apiserver::{Change, EventType};
 use arc_sim::github::{
-    EndReason, FakeGitHub, JobResult, JobSpec, JobState, RegistrationFailed, RunnerSession, actions_clients,
+    EndReason, FakeGitHub, JobResult, JobSpec, JobState, RegistrationFailed, RunnerSession,
 };
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
@@ -272,14 +270,7 @@ impl World {
             watch_namespace: Some(RUNNER_NS.into()),
             ..LegacySettings::default()
         };
-        let clock = h.ctx.clock.clone();
-        let github = actions_clients(h.script.clone(), clock.clone(), h.metrics.clone());
-        let api = KubeApi::new(h.client.clone(), &h.metrics);
-        let ctx = Arc::new(LegacyContext::new(api, clock, h.metrics.clone(), fixes, github, settings));
-        let mut manager = h.manager();
-        let controller = runner_controller(&mut manager, ctx);
-        manager.add_controller(controller);
-        manager.start();
+        let manager = h.start_legacy(settings, fixes);
         let kubelet = Kubelet::start(&h, stalled);
         World { h, kubelet, _manager: manager }
     }

@@ -6,7 +6,7 @@ use arc_scenarios::variant::Variant;
 
 use super::suite::{fixed_passes, killed_within_bound, probe_goals_met};
 
-const SCENARIO: &str = "assign-during-delete";
+const SCENARIO: &AssignDuringDelete = &AssignDuringDelete;
 
 /// Seeds pinned because they once showed something worth keeping an eye on.
 const REGRESSION_SEEDS: &[u64] = &[

@@ -1,10 +1,11 @@
 //! Predicates and lazy copy change how much work the controller does, never what it does (§5.1, §5.3).
 
+use arc_scenarios::scenarios::equivalence::OptimisationEquivalence;
 use arc_scenarios::variant::Variant;
 
 use super::suite::{fixed_passes, killed_within_bound};
 
-const SCENARIO: &str = "optimisation-equivalence";
+const SCENARIO: &OptimisationEquivalence = &OptimisationEquivalence;
 
 /// Seeds pinned because they once showed something worth keeping an eye on.
 const REGRESSION_SEEDS: &[u64] = &[

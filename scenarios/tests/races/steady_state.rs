@@ -5,7 +5,7 @@ use arc_scenarios::scenarios::steady_state::SteadyState;
 
 use super::suite::{fixed_passes, probe_goals_met};
 
-const SCENARIO: &str = "steady-state";
+const SCENARIO: &SteadyState = &SteadyState;
 
 /// Seeds pinned because they once showed something worth keeping an eye on.
 const REGRESSION_SEEDS: &[u64] = &[

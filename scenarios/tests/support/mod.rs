@@ -1,5 +1,6 @@
 //! The test harness: a fake API server, a fake GitHub (behind a script of canned answers), a
-//! `kube::Client`, the controller's metrics and scale-set context, and fixtures.
+//! `kube::Client`, the controller's inputs, metrics and scale-set context, and fixtures. Controllers
+//! start through the controller's own entry point (`arc_controller::start`), as the binary starts them.
 
 pub mod fixtures;
 pub mod log_capture;
@@ -7,15 +8,15 @@ pub mod log_capture;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_controller::runtime::api::KubeApi;
+use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::Metrics;
-use arc_controller::scaleset::context::{ScaleSetContext, ScaleSetSettings};
-use arc_controller::scaleset::resource_builder::ResourceBuilder;
-use arc_controller::{Fixes, Optimisations, SharedClock};
+use arc_controller::scaleset::{ScaleSetContext, ScaleSetReconcilers, ScaleSetSettings};
+use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::faults::FaultPlan;
-use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub, actions_clients};
+use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
+use arc_sim::world::seam::controller_clock;
 use arc_sim::{Seed, SimClock, Trace, TraceMode};
 use kube::Api;
 
@@ -39,6 +40,11 @@ pub struct Harness {
     pub script: ScriptedGitHub,
     pub client: kube::Client,
     pub metrics: Metrics,
+    /// What the controller under test is built from.
+    pub inputs: Inputs,
+    /// The scale-set settings [`Harness::start`] runs the controllers with.
+    pub settings: ScaleSetSettings,
+    /// A context on the same inputs, for the builders, the clock and GitHub clients in tests.
     pub ctx: Arc<ScaleSetContext>,
 }
 
@@ -79,18 +85,29 @@ impl HarnessBuilder {
         let script = ScriptedGitHub::new(github.service());
         let client = apiserver.client();
         let metrics = Metrics::new();
-        let shared_clock: SharedClock = Arc::new(clock);
-        let ctx = Arc::new(ScaleSetContext {
-            api: KubeApi::new(client.clone(), &metrics),
-            clock: shared_clock.clone(),
+        let inputs = Inputs {
+            client: client.clone(),
+            clock: controller_clock(clock),
             metrics: metrics.clone(),
+            github: GitHubTransport::service(script.clone()),
             fixes: self.fixes,
             optimisations: self.optimisations,
-            github: actions_clients(script.clone(), shared_clock, metrics.clone()),
-            builder: ResourceBuilder::default(),
-            settings: self.settings,
-        });
-        Harness { seed: self.seed, clock, trace, apiserver, github, script, client, metrics, ctx }
+        };
+        let ctx = Arc::new(ScaleSetContext::new(&inputs, self.settings.clone()));
+        let settings = self.settings;
+        Harness {
+            seed: self.seed,
+            clock,
+            trace,
+            apiserver,
+            github,
+            script,
+            client,
+            metrics,
+            inputs,
+            settings,
+            ctx,
+        }
     }
 }
 
@@ -107,9 +124,19 @@ impl Harness {
         builder.build()
     }
 
-    /// A controller manager on this harness's client, metrics and clock.
-    pub fn manager(&self) -> Manager {
-        Manager::new(self.client.clone(), self.metrics.clone(), self.ctx.clock.clone())
+    /// Starts the scale-set controllers `reconcilers` names through the controller's entry point;
+    /// keep the manager alive for the test.
+    pub fn start(&self, reconcilers: &[&str]) -> Manager {
+        let reconcilers = ScaleSetReconcilers::only(reconcilers).expect("known controller names");
+        let settings = ScaleSetSettings { reconcilers, ..self.settings.clone() };
+        arc_controller::start(&self.inputs, &Families::scale_set(settings))
+    }
+
+    /// Starts the legacy Runner controller with `settings` and `fixes` through the controller's entry
+    /// point; keep the manager alive for the test.
+    pub fn start_legacy(&self, settings: LegacySettings, fixes: Fixes) -> Manager {
+        let inputs = Inputs { fixes, ..self.inputs.clone() };
+        arc_controller::start(&inputs, &Families::legacy(settings))
     }
 
     /// A typed API in `namespace`.

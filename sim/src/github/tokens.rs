@@ -76,7 +76,7 @@ mod tests {
     #[test]
     fn admin_tokens_carry_their_expiry_for_the_real_client_to_read() {
         let token = admin_jwt(Seed(5), 1, 1_767_229_200);
-        let exp = arc_controller::github::admin::jwt_expiry(&token).unwrap();
+        let exp = arc_controller::github::jwt_expiry(&token).unwrap();
         assert_eq!(exp.as_second(), 1_767_229_200);
     }
 

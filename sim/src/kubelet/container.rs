@@ -4,15 +4,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use arc_controller::crd::constants::{
-    ENV_RUNNER_EPHEMERAL, ENV_RUNNER_JIT_CONFIG, ENV_RUNNER_LABELS, ENV_RUNNER_NAME, ENV_RUNNER_TOKEN,
-    LISTENER_CONFIG_MOUNT_PATH, LISTENER_CONFIG_SECRET_KEY, LISTENER_CONTAINER_NAME,
-};
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Container, Pod, Secret};
 use kube::Api;
 use tokio_util::sync::CancellationToken;
 
+use super::contract::{
+    LISTENER_CONFIG_PATH_ENV, RUNNER_EPHEMERAL_ENV, RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV,
+    RUNNER_NAME_ENV, RUNNER_TOKEN_ENV,
+};
 use super::events::KubeletEventKind;
 use crate::github::{ConnectRefused, FakeGitHub, JobResult, RunnerSession, SessionEnded};
 
@@ -42,7 +42,8 @@ pub enum Process {
         /// `RUNNER_EPHEMERAL`.
         ephemeral: bool,
     },
-    /// The listener: the controller's real listener code with the config file from a secret.
+    /// The listener image: the world's listener (the controller's own entry point) with the config
+    /// file from a mounted secret.
     Listener {
         /// The config secret.
         secret: String,
@@ -60,39 +61,44 @@ impl Process {
         let plain = |name: &str| env.iter().find(|e| e.name == name).and_then(|e| e.value.clone());
         if let Some(key_ref) = env
             .iter()
-            .find(|e| e.name == ENV_RUNNER_JIT_CONFIG)
+            .find(|e| e.name == RUNNER_JIT_CONFIG_ENV)
             .and_then(|e| e.value_from.as_ref())
             .and_then(|v| v.secret_key_ref.as_ref())
         {
             return Process::ScaleSetRunner { secret: key_ref.name.clone(), key: key_ref.key.clone() };
         }
-        if let Some(token) = plain(ENV_RUNNER_TOKEN) {
-            let name = plain(ENV_RUNNER_NAME).or_else(|| pod.metadata.name.clone()).unwrap_or_default();
-            let labels = plain(ENV_RUNNER_LABELS)
+        if let Some(token) = plain(RUNNER_TOKEN_ENV) {
+            let name = plain(RUNNER_NAME_ENV).or_else(|| pod.metadata.name.clone()).unwrap_or_default();
+            let labels = plain(RUNNER_LABELS_ENV)
                 .map(|l| l.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
                 .unwrap_or_default();
-            let ephemeral = plain(ENV_RUNNER_EPHEMERAL).is_some_and(|e| e == "true");
+            let ephemeral = plain(RUNNER_EPHEMERAL_ENV).is_some_and(|e| e == "true");
             return Process::LegacyRunner { token, name, labels, ephemeral };
         }
-        if container.name == LISTENER_CONTAINER_NAME
-            && let Some(secret) = listener_config_secret(pod, container)
+        if let Some((secret, key)) =
+            plain(LISTENER_CONFIG_PATH_ENV).and_then(|path| mounted_file(pod, container, &path))
         {
-            return Process::Listener { secret, key: LISTENER_CONFIG_SECRET_KEY.to_string() };
+            return Process::Listener { secret, key };
         }
         Process::Idle
     }
 }
 
-fn listener_config_secret(pod: &Pod, container: &Container) -> Option<String> {
+/// The secret and key behind file `path` of `container`: a secret volume mounted at a directory that
+/// holds the file (the file's name is the key).
+fn mounted_file(pod: &Pod, container: &Container, path: &str) -> Option<(String, String)> {
+    let (dir, file) = path.rsplit_once('/')?;
     let mount =
-        container.volume_mounts.as_ref()?.iter().find(|m| m.mount_path == LISTENER_CONFIG_MOUNT_PATH)?;
+        container.volume_mounts.as_ref()?.iter().find(|m| m.mount_path.trim_end_matches('/') == dir)?;
     let volumes = pod.spec.as_ref()?.volumes.as_ref()?;
-    volumes.iter().find(|v| v.name == mount.name)?.secret.as_ref()?.secret_name.clone()
+    let secret = volumes.iter().find(|v| v.name == mount.name)?.secret.as_ref()?.secret_name.clone()?;
+    Some((secret, file.to_string()))
 }
 
-/// Runs the controller's listener for a listener pod: given the config file's bytes and the pod's
-/// cancellation token (SIGTERM), resolves to the process's exit code. The world supplies it.
-pub type ListenerLauncher = Arc<dyn Fn(Vec<u8>, CancellationToken) -> BoxFuture<'static, i32> + Send + Sync>;
+/// Runs a listener pod's process: given the pod's name (its hostname), the config file's bytes and
+/// the pod's cancellation token (SIGTERM), resolves to the process's exit code. The world supplies it.
+pub type ListenerLauncher =
+    Arc<dyn Fn(String, Vec<u8>, CancellationToken) -> BoxFuture<'static, i32> + Send + Sync>;
 
 /// What a running process has told the kubelet about itself (for kill events).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -112,6 +118,8 @@ pub struct ProcessContext {
     pub client: kube::Client,
     /// Namespace of the pod.
     pub namespace: String,
+    /// Name of the pod (its hostname).
+    pub pod: String,
     /// The listener launcher, when the world runs listeners.
     pub listener: Option<ListenerLauncher>,
     /// Where the process reports its runner and job.
@@ -162,7 +170,7 @@ pub async fn run(
             legacy_runner(&ctx, &token, &name, &labels, ephemeral, &cancel).await
         }
         Process::Listener { .. } => match &ctx.listener {
-            Some(launch) => launch(input.unwrap_or_default(), cancel).await,
+            Some(launch) => launch(ctx.pod.clone(), input.unwrap_or_default(), cancel).await,
             None => idle(&cancel).await,
         },
         Process::Idle => idle(&cancel).await,

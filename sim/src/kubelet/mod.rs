@@ -7,9 +7,11 @@
 //! listener code, or an idle process), restart per `restartPolicy` with CrashLoopBackOff, and on
 //! deletion stop the containers within the grace period and remove the pod with a grace-0 delete. Its
 //! API writes go through its own `kube::Client`, attributed to actor `kubelet`. Scenarios can evict pods
-//! and crash containers. What it did is a structured event log ([`events`]) and trace lines.
+//! and crash containers. What it did is a structured event log ([`events`]) and trace lines. What a
+//! process reads from its pod spec is the images' contract ([`contract`]), not any controller's code.
 
 pub mod container;
+pub mod contract;
 pub mod events;
 pub mod pod;
 pub mod status;

@@ -83,7 +83,7 @@ impl PodTask {
     }
 
     fn now(&self) -> String {
-        timestamp_seconds(arc_controller::Clock::now(&self.kubelet.clock))
+        timestamp_seconds(self.kubelet.clock.now())
     }
 
     fn draw(&mut self, range: LagRange) -> Duration {
@@ -298,6 +298,7 @@ impl PodTask {
             github: self.kubelet.github.clone(),
             client: self.kubelet.client.clone(),
             namespace: ns.clone(),
+            pod: name.clone(),
             listener: self.kubelet.listener.clone(),
             state,
             record: Arc::new(move |kind| kubelet.record(&ns, &name, &uid, kind)),

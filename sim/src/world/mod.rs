@@ -1,15 +1,20 @@
 //! # The world
 //!
 //! One run of arcsim: the fake API server, the fake GitHub, the kubelet, the workload, and the
-//! controller under test (a [`ControllerPlug`]), all on one paused current-thread runtime, driven by one
-//! seed. [`World::run`] creates the initial objects (as a user would with kubectl), starts the controller
-//! and the workload, applies scheduled disruptions (controller restarts, pod crashes, evictions), and stops
-//! when the workload is over, every job has ended and the plug says the world has settled, or at the
-//! horizon. It returns a [`RunRecord`].
+//! controller under test, all on one paused current-thread runtime, driven by one seed. [`World::run`]
+//! creates the initial objects (as a user would with kubectl), starts the controller and the workload,
+//! applies scheduled disruptions (controller restarts, pod crashes, evictions), and stops when the
+//! workload is over, every job has ended and the world has settled, or at the horizon. It returns a
+//! [`RunRecord`].
+//!
+//! The world is the only part of arcsim that touches the controller, and only through the seam the
+//! binary uses too ([`seam`]): it fills the controller's `Inputs` with its own clients, clock and
+//! GitHub transport, starts the selected [`Families`] with `arc_controller::start`, and runs every
+//! listener pod through `arc_controller::scaleset::listener::run`.
 
-pub mod plug;
-pub mod plugs;
 pub mod record;
+pub mod seam;
+pub mod settled;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,7 +22,7 @@ use std::time::Duration;
 
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{ACTIVE_WORKERS, Metrics};
-use arc_controller::{Fixes, Optimisations, SharedClock};
+use arc_controller::{Families, Fixes, Optimisations};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,12 +31,12 @@ use crate::apiserver::{ApiServerConfig, FakeApiServer};
 use crate::clock::SimClock;
 use crate::faults::FaultPlan;
 use crate::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
-use crate::kubelet::{Kubelet, KubeletConfig, ListenerLauncher};
+use crate::kubelet::{Kubelet, KubeletConfig};
 use crate::seed::Seed;
 use crate::trace::{Trace, TraceMode};
 use crate::workload::{Workload, WorkloadConfig};
-pub use plug::{ControllerInputs, ControllerPlug, ListenerInputs, RunListener, StartControllers};
 pub use record::RunRecord;
+pub use settled::{legacy_settled, scale_set_settled};
 
 /// Something the world does to itself at a sim time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,7 +134,7 @@ pub type Settled = Arc<dyn Fn(&FakeApiServer, &FakeGitHub) -> bool + Send + Sync
 /// A running world.
 pub struct World {
     config: WorldConfig,
-    plug: ControllerPlug,
+    families: Families,
     clock: SimClock,
     trace: Trace,
     apiserver: FakeApiServer,
@@ -170,7 +175,7 @@ impl World {
     /// Builds the world (inside the run's paused runtime) without starting anything.
     pub fn build(
         config: WorldConfig,
-        plug: ControllerPlug,
+        families: Families,
         trace_mode: TraceMode,
     ) -> Result<World, WorldError> {
         let clock = SimClock::start();
@@ -185,16 +190,17 @@ impl World {
         let script = ScriptedGitHub::new(github.service());
         let metrics = Metrics::new();
         let listener_metrics = Metrics::new();
-        let launcher = plug
-            .listener
-            .clone()
-            .map(|run| listener_launcher(run, &apiserver, &script, &listener_metrics, clock, &config));
+        let launcher = families.scale_set.is_some().then(|| {
+            let inputs =
+                seam::inputs(apiserver.client_as("listener"), clock, &listener_metrics, &script, &config);
+            seam::listener_launcher(inputs)
+        });
         let kubelet =
             Kubelet::start(seed, &apiserver, github.clone(), trace.clone(), config.kubelet.clone(), launcher);
         let changes = record_changes(&apiserver, clock);
         Ok(World {
             config,
-            plug,
+            families,
             clock,
             trace,
             apiserver,
@@ -235,17 +241,6 @@ impl World {
         &self.trace
     }
 
-    fn inputs(&self) -> ControllerInputs {
-        ControllerInputs {
-            client: self.apiserver.client_as("controller"),
-            metrics: self.metrics.clone(),
-            clock: Arc::new(self.clock) as SharedClock,
-            github: self.script.clone(),
-            fixes: self.config.fixes,
-            optimisations: self.config.optimisations,
-        }
-    }
-
     /// Starts (or restarts) the controller on a fresh manager.
     pub async fn start_controller(&mut self) {
         if let Some(mut old) = self.manager.take() {
@@ -261,11 +256,9 @@ impl World {
                 format!("#{} in-flight={in_flight}", self.restarts),
             );
         }
-        let inputs = self.inputs();
-        let mut manager = Manager::new(inputs.client.clone(), inputs.metrics.clone(), inputs.clock.clone());
-        (self.plug.start)(&mut manager, &inputs);
-        manager.start();
-        self.manager = Some(manager);
+        let client = self.apiserver.client_as("controller");
+        let inputs = seam::inputs(client, self.clock, &self.metrics, &self.script, &self.config);
+        self.manager = Some(arc_controller::start(&inputs, &self.families));
     }
 
     /// Creates the configured initial objects through the API, as actor `user`.
@@ -393,7 +386,7 @@ impl World {
         }
         RunRecord {
             seed: self.config.seed,
-            plug: self.plug.name,
+            plug: self.families.name(),
             settled_at_ms,
             end_ms: self.clock.elapsed_ms(),
             workload_end_ms,
@@ -446,27 +439,6 @@ fn record_changes(apiserver: &FakeApiServer, clock: SimClock) -> ChangeLog {
         }
     });
     kept
-}
-
-/// The kubelet's hook for listener pods: the plug's listener with clients of its own (actor
-/// `listener`), as a listener pod has.
-fn listener_launcher(
-    run: RunListener,
-    apiserver: &FakeApiServer,
-    github: &ScriptedGitHub,
-    metrics: &Metrics,
-    clock: SimClock,
-    config: &WorldConfig,
-) -> ListenerLauncher {
-    let inputs = ListenerInputs {
-        client: apiserver.client_as("listener"),
-        metrics: metrics.clone(),
-        clock: Arc::new(clock),
-        github: github.clone(),
-        fixes: config.fixes,
-        optimisations: config.optimisations,
-    };
-    Arc::new(move |config_file, cancel| run(inputs.clone(), config_file, cancel))
 }
 
 /// Creates one object; the error says whether retrying could help (5xx, 429) and what went wrong.

@@ -1,6 +1,6 @@
 //! A fake GitHub with an `ActionsClient` pointed at it, and shortcuts for the usual setup.
 
-use std::sync::Arc;
+use arc_sim::world::seam::controller_clock;
 
 use arc_controller::github::job_messages::JobMessage;
 use arc_controller::github::wire::{
@@ -34,7 +34,7 @@ pub fn rig_with_faults(seed: u64, config: GitHubConfig, faults: &FaultPlan) -> R
     let metrics = Metrics::new();
     let credentials = Credentials::Token("ghp_arcsim".into());
     let client =
-        ActionsClient::new(fake.service(), CONFIG_URL, credentials, Arc::new(clock), metrics.clone())
+        ActionsClient::new(fake.service(), CONFIG_URL, credentials, controller_clock(clock), metrics.clone())
             .expect("valid client");
     Rig { fake, client, metrics, clock, trace }
 }

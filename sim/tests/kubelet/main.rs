@@ -1,7 +1,6 @@
 //! The kubelet model against the fake API server and the fake GitHub: pods scheduled, started, run,
 //! restarted and killed; runner processes that register, take jobs and die; evictions and crashes.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use arc_controller::github::wire::JitRunnerSetting;
@@ -39,7 +38,7 @@ fn node() -> Node {
         github.service(),
         "https://github.com/arcsim/app",
         Credentials::Token("ghp_test".into()),
-        Arc::new(clock),
+        arc_sim::world::seam::controller_clock(clock),
         Metrics::new(),
     )
     .unwrap();

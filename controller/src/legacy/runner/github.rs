@@ -9,10 +9,10 @@
 use tokio::sync::OnceCell;
 
 use super::decision::Registration;
-use super::error::{Error, Result};
 use super::scope::RunnerScope;
 use crate::github::ActionsClient;
 use crate::github::wire::RegistrationToken;
+use crate::kit::error::{Error, Result};
 use crate::legacy::context::LegacyContext;
 
 /// What `unregister` found.

@@ -22,7 +22,6 @@
 //! timeout ends.
 
 pub mod decision;
-pub mod error;
 pub mod github;
 pub mod scope;
 
@@ -44,6 +43,7 @@ use super::context::LegacyContext;
 use super::pod_builder::{runner_pod, runner_pod_template_hash};
 use crate::crd::constants::{LABEL_POD_TEMPLATE_HASH, LEGACY_API_VERSION, RUNNER_FINALIZER};
 use crate::crd::{Runner, RunnerStatusRegistration};
+use crate::kit::meta::has_finalizer;
 use crate::runtime::api::{is_already_exists, is_not_found};
 use crate::runtime::controller::{Controller, Reconciler};
 use crate::runtime::lazy_copy::{CopyMode, LazyCopy};
@@ -53,7 +53,7 @@ use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::{Outcome, ReconcileError};
 use crate::runtime::store::Store;
 
-pub use self::error::{Error, Result};
+pub use crate::kit::error::{Error, Result};
 
 /// The controller's name: its queue, metric label and log field (ARC: `runner-controller`).
 pub const CONTROLLER_NAME: &str = "runner-controller";
@@ -117,7 +117,7 @@ impl Reconciler for RunnerReconciler {
         if runner.metadata.deletion_timestamp.is_some() {
             return self.process_runner_deletion(key, &runner, &github).await;
         }
-        if !has_finalizer(&runner) {
+        if !has_finalizer(&*runner, RUNNER_FINALIZER) {
             return self.add_finalizer(key, &runner).await;
         }
         let Some(pod) = self.pods.get(key) else {
@@ -165,7 +165,7 @@ impl RunnerReconciler {
         runner: &Arc<Runner>,
         github: &RunnerGitHub<'_>,
     ) -> Result<Outcome> {
-        if !has_finalizer(runner) {
+        if !has_finalizer(&**runner, RUNNER_FINALIZER) {
             return Ok(Outcome::Done);
         }
         if runner.registration_token().is_empty() {
@@ -431,10 +431,6 @@ impl RunnerReconciler {
     fn copy(&self, runner: &Arc<Runner>) -> LazyCopy<Runner> {
         LazyCopy::new(Arc::clone(runner), CopyMode::Lazy, &self.ctx.metrics)
     }
-}
-
-fn has_finalizer(runner: &Runner) -> bool {
-    runner.metadata.finalizers.iter().flatten().any(|f| f == RUNNER_FINALIZER)
 }
 
 /// `at + by`, saturating at the end of time.

@@ -12,14 +12,13 @@ use k8s_openapi::api::core::v1::Secret;
 use super::AutoscalingListenerReconciler;
 use crate::crd::AutoscalingListener;
 use crate::crd::constants::AUTOSCALING_LISTENER_FINALIZER;
+use crate::kit::error::{Error, Result};
+use crate::kit::meta::{has_finalizer, namespace_and_name, remove_finalizer};
+use crate::kit::patch::patch_object;
 use crate::runtime::api::{ApiResource, is_not_found};
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::autoscaling_runner_set::{
-    has_finalizer, namespace_and_name, patch_object, remove_finalizer,
-};
-use crate::scaleset::error::{Error, Result};
 use crate::scaleset::resource_builder::listener::{listener_config_secret_name, listener_proxy_secret_name};
 
 /// Wait between checks while the listener's resources are going away (ARC: 1 s).

@@ -35,6 +35,10 @@ use crate::crd::constants::{
     AUTOSCALING_LISTENER_FINALIZER, LABEL_LISTENER_NAME, LABEL_LISTENER_NAMESPACE, SCALESET_API_VERSION,
 };
 use crate::crd::{AutoscalingListener, AutoscalingRunnerSet};
+use crate::kit::error::{Error, Result};
+use crate::kit::meta::{has_finalizer, namespace_and_name};
+use crate::kit::patch::patch_object;
+use crate::kit::step::{Step, proceed};
 use crate::runtime::controller::{Controller, Reconciler};
 use crate::runtime::informer::Informer;
 use crate::runtime::lazy_copy::LazyCopy;
@@ -42,26 +46,11 @@ use crate::runtime::manager::Manager;
 use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
 use crate::runtime::store::Store;
-use crate::scaleset::autoscaling_runner_set::{has_finalizer, namespace_and_name, patch_object};
 use crate::scaleset::context::ScaleSetContext;
-use crate::scaleset::error::{Error, Result};
 use crate::scaleset::resource_builder::ListenerPodInputs;
 
 /// The controller's name: its workqueue and the `controller` label of its metrics.
 pub const CONTROLLER_NAME: &str = "autoscalinglistener";
-
-/// A step of the reconcile: `Break` ends the reconcile with that outcome, `Continue` hands on a value.
-type Step<T = ()> = Result<ControlFlow<Outcome, T>>;
-
-/// Unwraps a [`Step`]: returns its outcome from the reconcile, or evaluates to its value.
-macro_rules! proceed {
-    ($step:expr) => {
-        match $step? {
-            ControlFlow::Continue(value) => value,
-            ControlFlow::Break(outcome) => return Ok(outcome),
-        }
-    };
-}
 
 /// Reconciles AutoscalingListeners (ARC's `AutoscalingListenerReconciler`).
 pub struct AutoscalingListenerReconciler {
@@ -81,23 +70,6 @@ impl std::fmt::Debug for AutoscalingListenerReconciler {
     }
 }
 
-/// An `Api` over where listeners and their pods, ServiceAccounts and secrets live: the controller
-/// namespace when it is also the one watched namespace, all namespaces otherwise (ARC's cache
-/// covers the controller namespace besides the watched one; one informer per type cannot).
-pub fn controller_namespace_api<K>(ctx: &ScaleSetContext) -> kube::Api<K>
-where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
-    K::DynamicType: Default,
-{
-    let client = ctx.api.client().clone();
-    match &ctx.settings.watch_namespace {
-        Some(watched) if *watched == ctx.settings.controller_namespace => {
-            kube::Api::namespaced(client, watched)
-        }
-        _ => kube::Api::all(client),
-    }
-}
-
 /// The AL controller on `manager`'s shared informers: `For(AL)`, `Owns(Pod)` and
 /// `Owns(ServiceAccount)` (owner kind AutoscalingListener), and Roles and RoleBindings mapped
 /// through their `auto-scaling-listener-{namespace,name}` labels; one worker.
@@ -106,9 +78,9 @@ pub fn autoscaling_listener_controller(
     ctx: Arc<ScaleSetContext>,
 ) -> Controller<AutoscalingListenerReconciler> {
     let config = watcher::Config::default;
-    let listeners = manager.informer(controller_namespace_api::<AutoscalingListener>(&ctx), config());
-    let pods = manager.informer(controller_namespace_api::<Pod>(&ctx), config());
-    let service_accounts = manager.informer(controller_namespace_api::<ServiceAccount>(&ctx), config());
+    let listeners = manager.informer(ctx.controller_namespace_api::<AutoscalingListener>(), config());
+    let pods = manager.informer(ctx.controller_namespace_api::<Pod>(), config());
+    let service_accounts = manager.informer(ctx.controller_namespace_api::<ServiceAccount>(), config());
     let roles = manager.informer(ctx.watched::<Role>(), config());
     let role_bindings = manager.informer(ctx.watched::<RoleBinding>(), config());
     let runner_sets = manager.informer(ctx.watched::<AutoscalingRunnerSet>(), config());

@@ -14,11 +14,11 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::{AutoscalingListenerReconciler, Step, with_merged_metadata};
 use crate::crd::constants::{ANNOTATION_INTEGRITY_HASH, LISTENER_CONTAINER_NAME};
+use crate::kit::error::Result;
+use crate::kit::meta::namespace_and_name;
 use crate::runtime::api::is_not_found;
 use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::autoscaling_runner_set::namespace_and_name;
-use crate::scaleset::error::Result;
 use crate::scaleset::resource_builder::ListenerPodInputs;
 
 /// `status.reason` of a pod the kubelet evicted.

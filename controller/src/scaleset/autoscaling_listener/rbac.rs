@@ -13,11 +13,11 @@ use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 
 use super::{AutoscalingListenerReconciler, Step, with_merged_metadata};
 use crate::crd::AutoscalingListener;
+use crate::kit::error::Result;
+use crate::kit::meta::namespace_and_name;
 use crate::runtime::api::ApiResource;
 use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::autoscaling_runner_set::namespace_and_name;
-use crate::scaleset::error::Result;
 
 impl AutoscalingListenerReconciler {
     /// The listener's ServiceAccount, as cached once it is as wanted.

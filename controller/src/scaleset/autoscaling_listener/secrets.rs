@@ -18,9 +18,9 @@ use k8s_openapi::api::core::v1::Secret;
 use super::proxy::{ProxyCredentials, proxy_secret_data};
 use super::{AutoscalingListenerReconciler, Step, with_merged_metadata};
 use crate::crd::{AutoscalingListener, AutoscalingRunnerSet, ProxyConfig, ProxyServerConfig};
+use crate::kit::error::{Error, Result};
+use crate::kit::meta::namespace_and_name;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::autoscaling_runner_set::namespace_and_name;
-use crate::scaleset::error::{Error, Result};
 use crate::scaleset::resource_builder::GitHubCredentials;
 use crate::scaleset::resource_builder::listener::{listener_config_secret_name, listener_proxy_secret_name};
 
@@ -72,7 +72,7 @@ impl AutoscalingListenerReconciler {
         let secret_name = &runner_set.spec.github_config_secret;
         let secret = self.read_secret(namespace, secret_name).await?;
         GitHubCredentials::from_secret_data(&secret.data.unwrap_or_default())
-            .map_err(|error| Error::Credentials { secret: secret_name.clone(), message: error.to_string() })
+            .map_err(|source| Error::Credentials { secret: secret_name.clone(), source })
     }
 
     /// The proxy secret's data, with each server's credentials read from `namespace`.

@@ -23,11 +23,11 @@ use crate::crd::constants::{
 };
 use crate::crd::{AutoscalingListener, AutoscalingRunnerSet, EphemeralRunnerSet};
 use crate::hash::listener_name;
+use crate::kit::error::Result;
 use crate::runtime::api::{ApiResource, is_forbidden, is_not_found};
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::Result;
 
 /// Which helm-made dependents may carry `cleanup-protection`, by the annotation naming each, in
 /// ARC's order.
@@ -66,7 +66,7 @@ impl AutoscalingRunnerSetReconciler {
         self.strip_cleanup_protection(ars.get()).await?;
         remove_finalizer(ars, AUTOSCALING_RUNNER_SET_FINALIZER);
         match patch_object(&self.ctx.api, ars).await {
-            Err(crate::scaleset::error::Error::Kube(error)) if is_not_found(&error) => Ok(Outcome::Done),
+            Err(crate::kit::error::Error::Kube(error)) if is_not_found(&error) => Ok(Outcome::Done),
             result => result.map(|()| Outcome::Done),
         }
     }

@@ -10,10 +10,10 @@ use k8s_openapi::api::core::v1::LocalObjectReference;
 
 use super::{AutoscalingRunnerSetReconciler, Step, namespace_and_name, patch_object_status};
 use crate::crd::{AutoscalingListener, AutoscalingRunnerSet, AutoscalingRunnerSetPhase, EphemeralRunnerSet};
+use crate::kit::error::Result;
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::Result;
 
 impl AutoscalingRunnerSetReconciler {
     /// Step 10: the listener as the ARS wants it.

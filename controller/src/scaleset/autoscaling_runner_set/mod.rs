@@ -31,13 +31,17 @@ use std::time::Duration;
 
 use kube::Resource;
 use kube::runtime::watcher;
-use serde_json::json;
 
 use crate::crd::constants::{
     ANNOTATION_INTEGRITY_HASH, AUTOSCALING_RUNNER_SET_FINALIZER, LABEL_VERSION, SCALESET_API_VERSION,
 };
 use crate::crd::{AutoscalingListener, AutoscalingRunnerSet, AutoscalingRunnerSetPhase, EphemeralRunnerSet};
-use crate::runtime::api::{ApiResource, KubeApi};
+
+use crate::kit::error::{Error, Result};
+pub(crate) use crate::kit::meta::remove_finalizer;
+use crate::kit::meta::{has_finalizer, namespace_and_name};
+pub(crate) use crate::kit::patch::{patch_object, patch_object_status};
+use crate::kit::step::{Step, proceed};
 use crate::runtime::controller::{Controller, Reconciler};
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::manager::Manager;
@@ -45,9 +49,7 @@ use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
 use crate::runtime::predicate::UpdatePredicate;
 use crate::runtime::store::Store;
-use crate::scaleset::autoscaling_listener::controller_namespace_api;
 use crate::scaleset::context::ScaleSetContext;
-use crate::scaleset::error::{Error, Result};
 use crate::scaleset::predicates::{ARS_FROM_ERS, ars_ers_predicate};
 use crate::scaleset::resource_builder::BuildError;
 
@@ -60,19 +62,6 @@ pub const CONTROLLER_NAME: &str = "autoscalingrunnerset";
 const CLEANUP_REQUEUE: Duration = Duration::from_secs(5);
 /// Wait between checks while busy runners drain before a runner-spec update (ARC: 1 s).
 const DRAIN_REQUEUE: Duration = Duration::from_secs(1);
-
-/// A step of the reconcile: `Break` ends the reconcile with that outcome, `Continue` hands on a value.
-type Step<T = ()> = Result<ControlFlow<Outcome, T>>;
-
-/// Unwraps a [`Step`]: returns its outcome from the reconcile, or evaluates to its value.
-macro_rules! proceed {
-    ($step:expr) => {
-        match $step? {
-            ControlFlow::Continue(value) => value,
-            ControlFlow::Break(outcome) => return Ok(outcome),
-        }
-    };
-}
 
 /// Reconciles AutoscalingRunnerSets (ARC's `AutoscalingRunnerSetReconciler`).
 pub struct AutoscalingRunnerSetReconciler {
@@ -99,7 +88,7 @@ pub fn autoscaling_runner_set_controller(
     let ephemeral_runner_sets =
         manager.informer(ctx.watched::<EphemeralRunnerSet>(), watcher::Config::default());
     let listeners =
-        manager.informer(controller_namespace_api::<AutoscalingListener>(&ctx), watcher::Config::default());
+        manager.informer(ctx.controller_namespace_api::<AutoscalingListener>(), watcher::Config::default());
     let predicate = ctx
         .optimisations
         .predicates
@@ -212,48 +201,4 @@ impl AutoscalingRunnerSetReconciler {
 /// The ARS status phase, if any.
 fn phase_of(ars: &AutoscalingRunnerSet) -> Option<AutoscalingRunnerSetPhase> {
     ars.status.as_ref().and_then(|status| status.phase)
-}
-
-/// Whether `object` carries `finalizer`.
-pub(crate) fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
-    object.meta().finalizers.as_ref().is_some_and(|all| all.iter().any(|f| f == finalizer))
-}
-
-/// Removes `finalizer` from the live copy of `object`; true when it was there.
-pub(crate) fn remove_finalizer<K: ApiResource>(object: &mut LazyCopy<K>, finalizer: &str) -> bool {
-    if !has_finalizer(object.get(), finalizer) {
-        return false;
-    }
-    if let Some(finalizers) = object.mutate().meta_mut().finalizers.as_mut() {
-        finalizers.retain(|f| f != finalizer);
-    }
-    true
-}
-
-/// `object`'s namespace and name (empty when unset).
-pub(crate) fn namespace_and_name<K: Resource>(object: &K) -> (&str, &str) {
-    let meta = object.meta();
-    (meta.namespace.as_deref().unwrap_or_default(), meta.name.as_deref().unwrap_or_default())
-}
-
-/// Sends the main-resource merge patch of `object` (`client.MergeFrom(original)`), unless its
-/// mutations changed nothing.
-pub(crate) async fn patch_object<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
-    let patch = object.merge_patch()?;
-    if patch.as_object().is_some_and(serde_json::Map::is_empty) {
-        return Ok(());
-    }
-    let (namespace, name) = namespace_and_name(object.get());
-    api.patch_merge::<K>(namespace, name, &patch).await?;
-    Ok(())
-}
-
-/// Sends the status part of `object`'s merge patch to the status subresource, unless the status did
-/// not change.
-pub(crate) async fn patch_object_status<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
-    let patch = object.merge_patch()?;
-    let Some(status) = patch.get("status") else { return Ok(()) };
-    let (namespace, name) = namespace_and_name(object.get());
-    api.patch_merge_status::<K>(namespace, name, &json!({ "status": status })).await?;
-    Ok(())
 }

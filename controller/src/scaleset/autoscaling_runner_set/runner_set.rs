@@ -13,9 +13,9 @@ use crate::crd::constants::ANNOTATION_INTEGRITY_HASH;
 use crate::crd::{
     AutoscalingRunnerSet, AutoscalingRunnerSetPhase, EphemeralRunnerSet, EphemeralRunnerSetPhase,
 };
+use crate::kit::error::Result;
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::Result;
 use crate::scaleset::resource_builder::{annotations_of, labels_of, merge_annotations};
 
 impl AutoscalingRunnerSetReconciler {

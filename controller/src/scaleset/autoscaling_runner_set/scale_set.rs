@@ -13,9 +13,9 @@ use crate::crd::constants::{
 };
 use crate::github::ActionsClient;
 use crate::github::wire::{Label, RunnerScaleSet, RunnerSetting};
+use crate::kit::error::Result;
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::Result;
 use crate::scaleset::resource_builder::github_url::apply_github_url_labels;
 
 /// Id of GitHub's default runner group, used when the ARS names none.

@@ -13,15 +13,15 @@ use kube::ResourceExt;
 use kube::api::ListParams;
 
 use super::draft::RunnerDraft;
-use super::{EphemeralRunnerReconciler, has_finalizer, key_of};
+use super::{EphemeralRunnerReconciler, has_finalizer, namespace_and_name};
 use crate::crd::EphemeralRunner;
 use crate::crd::constants::{
     EPHEMERAL_RUNNER_FINALIZER, EPHEMERAL_RUNNER_REGISTRATION_FINALIZER, LABEL_RUNNER_POD,
 };
+use crate::kit::error::{Error, Result};
 use crate::runtime::api::is_not_found;
 use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::{Error, Result};
 
 /// How long a deleting runner whose job still runs waits before RemoveRunner is tried again.
 pub const JOB_STILL_RUNNING_RETRY: Duration = Duration::from_secs(30);
@@ -68,7 +68,7 @@ impl EphemeralRunnerReconciler {
     /// ARC's `cleanupResources`: deletes the runner's pod (from the cache) and its JIT secret unless
     /// they are already deleting. It does not wait for them to disappear.
     pub(super) async fn cleanup_resources(&self, runner: &EphemeralRunner) -> Result<()> {
-        let (namespace, name) = key_of(runner);
+        let (namespace, name) = namespace_and_name(runner);
         let pod = self.pods.get(&ObjectKey::new(namespace, name));
         if pod.is_some_and(|pod| pod.metadata.deletion_timestamp.is_none()) {
             tracing::info!("Deleting the runner pod");
@@ -86,7 +86,7 @@ impl EphemeralRunnerReconciler {
     /// from the API server) labelled `runner-pod=<runner>`. Every deletion is tried; the first error is
     /// returned.
     async fn cleanup_container_hook_resources(&self, runner: &EphemeralRunner) -> Result<()> {
-        let (namespace, name) = key_of(runner);
+        let (namespace, name) = namespace_and_name(runner);
         let linked = |labels: &std::collections::BTreeMap<String, String>| {
             labels.get(LABEL_RUNNER_POD).is_some_and(|value| value == name)
         };

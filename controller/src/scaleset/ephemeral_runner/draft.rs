@@ -8,16 +8,17 @@
 //! like ARC's `client.MergeFrom(original)` with a fresh `original` after each write. Nothing is sent when
 //! nothing was mutated or the mutations changed nothing.
 
+use crate::kit::meta::namespace_and_name;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::crd::{EphemeralRunner, EphemeralRunnerStatus};
+use crate::kit::error::Result;
 use crate::runtime::api::KubeApi;
 use crate::runtime::lazy_copy::{CopyMode, LazyCopy, LazyCopyError};
 use crate::runtime::merge_patch;
 use crate::runtime::metrics::Metrics;
-use crate::scaleset::error::Result;
 
 /// The member of a serialised object that the status subresource holds.
 const STATUS: &str = "status";
@@ -64,7 +65,7 @@ impl RunnerDraft {
         if is_empty(&patch) {
             return Ok(false);
         }
-        let (namespace, name) = super::key_of(self.get());
+        let (namespace, name) = namespace_and_name(self.get());
         api.patch_merge::<EphemeralRunner>(namespace, name, &patch).await?;
         self.written = Some(with_status_of(live, &baseline));
         Ok(true)
@@ -79,7 +80,7 @@ impl RunnerDraft {
             return Ok(false);
         };
         let patch = Value::Object(Map::from_iter([(STATUS.to_string(), status)]));
-        let (namespace, name) = super::key_of(self.get());
+        let (namespace, name) = namespace_and_name(self.get());
         api.patch_merge_status::<EphemeralRunner>(namespace, name, &patch).await?;
         self.written = Some(with_status_of(baseline, &live));
         Ok(true)

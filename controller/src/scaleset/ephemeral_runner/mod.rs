@@ -4,7 +4,7 @@
 //! A reconcile reads the runner and its pod from the informer caches and the JIT secret straight from
 //! the API server (or, in the §8.1 ablation `fixes.secrets_read_uncached = false`, from a cache), then
 //! walks §3.1's steps in order, each a short named function that either carries on or ends the
-//! reconcile with an [`Outcome`]:
+//! reconcile with an `Outcome`:
 //!
 //! 1. deleting → RemoveRunner for the registration finalizer, clean up the children, drop the finalizer;
 //! 2. done (Succeeded, Failed, Outdated) → clean up the pod and the secret, nothing more;
@@ -12,7 +12,7 @@
 //! 7. no pod in the cache → create it (the create-result table); a pod → the pod-state table a–j.
 //!
 //! Every write is built from one [`LazyCopy`](crate::runtime::lazy_copy::LazyCopy) of the cached runner
-//! (`draft`) and sent through the counted [`KubeApi`](crate::runtime::api::KubeApi). Map of the steps:
+//! (`draft`) and sent through the counted `KubeApi`. Map of the steps:
 //! `cleanup` (deletion and cleanup of children), `registration` (finalizers, JIT secret, runner id),
 //! `pod_create` (failure limit, backoff, pod creation), `pod_state` (what a pod's state means).
 
@@ -22,7 +22,6 @@ mod pod_create;
 mod pod_state;
 mod registration;
 
-use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -31,11 +30,13 @@ use kube::runtime::watcher;
 
 use self::draft::RunnerDraft;
 use super::context::ScaleSetContext;
-use super::error::{Error, Result};
 use super::predicates::{EPHEMERAL_RUNNER_FROM_POD, ephemeral_runner_needs_pod_update};
 use crate::ActionsClient;
 use crate::crd::EphemeralRunner;
 use crate::crd::constants::SCALESET_API_VERSION;
+use crate::kit::error::{Error, Result};
+use crate::kit::meta::{has_finalizer, namespace_and_name};
+use crate::kit::step::{Step, proceed};
 use crate::runtime::api::{ApiResource, is_not_found};
 use crate::runtime::controller::{Controller, Reconciler};
 use crate::runtime::manager::Manager;
@@ -53,19 +54,6 @@ pub use pod_state::{OUTDATED_EXIT_CODE, PodVerdict, RunStatus, classify_pod, run
 
 /// The controller's name: its queue name and the `controller` label of its metrics.
 pub const CONTROLLER_NAME: &str = "ephemeralrunner";
-
-/// What a step tells the reconcile: carry on (with a value), or return this outcome now.
-type Step<T = ()> = ControlFlow<Outcome, T>;
-
-/// Unwraps a step's value, or returns the step's outcome from the enclosing reconcile.
-macro_rules! proceed {
-    ($step:expr) => {
-        match $step {
-            ::std::ops::ControlFlow::Continue(value) => value,
-            ::std::ops::ControlFlow::Break(outcome) => return Ok(outcome),
-        }
-    };
-}
 
 /// Reconciles EphemeralRunners: the shared context and the caches it reads.
 pub struct EphemeralRunnerReconciler {
@@ -139,10 +127,10 @@ impl Reconciler for EphemeralRunnerReconciler {
             self.cleanup_resources(runner.get()).await?;
             return Ok(Outcome::Done);
         }
-        proceed!(self.ensure_finalizers(&mut runner).await?);
-        let secret = proceed!(self.ensure_jit_secret(&runner).await?);
-        proceed!(self.record_registration(&mut runner, &secret).await?);
-        proceed!(self.check_failures(&runner).await?);
+        proceed!(self.ensure_finalizers(&mut runner).await);
+        let secret = proceed!(self.ensure_jit_secret(&runner).await);
+        proceed!(self.record_registration(&mut runner, &secret).await);
+        proceed!(self.check_failures(&runner).await);
         match self.pods.get(key) {
             None => self.create_pod(&mut runner, &secret).await,
             Some(pod) => self.reconcile_pod(&mut runner, &pod).await,
@@ -169,7 +157,7 @@ impl EphemeralRunnerReconciler {
 
     /// Deletes the EphemeralRunner itself; its owner (the ERS) decides what replaces it.
     async fn delete_runner(&self, runner: &EphemeralRunner) -> Result<()> {
-        let (namespace, name) = key_of(runner);
+        let (namespace, name) = namespace_and_name(runner);
         self.ctx.api.delete::<EphemeralRunner>(namespace, name, &DeleteParams::default()).await?;
         tracing::info!("Request to delete ephemeral runner has been issued");
         Ok(())
@@ -191,15 +179,4 @@ impl EphemeralRunnerReconciler {
         let secret: Option<Secret> = self.ctx.api.get(namespace, name).await?;
         Ok(secret.map(Arc::new))
     }
-}
-
-/// The namespace and name of `runner` (its pod and JIT secret share them).
-fn key_of(runner: &EphemeralRunner) -> (&str, &str) {
-    let meta = &runner.metadata;
-    (meta.namespace.as_deref().unwrap_or_default(), meta.name.as_deref().unwrap_or_default())
-}
-
-/// Whether `runner` carries `finalizer`.
-fn has_finalizer(runner: &EphemeralRunner, finalizer: &str) -> bool {
-    runner.metadata.finalizers.as_deref().unwrap_or_default().iter().any(|f| f == finalizer)
 }

@@ -18,11 +18,11 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 
 use super::draft::RunnerDraft;
-use super::{EphemeralRunnerReconciler, Step, key_of};
+use super::{EphemeralRunnerReconciler, Step, namespace_and_name};
 use crate::crd::constants::REASON_INVALID_POD;
+use crate::kit::error::{Error, Result};
 use crate::runtime::api::{is_already_exists, is_forbidden, is_invalid, status_message};
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::{Error, Result};
 
 /// How long to wait for the pod's watch event after a create answered AlreadyExists (#4201).
 pub const POD_EVENT_WAIT: Duration = Duration::from_secs(5);
@@ -87,7 +87,7 @@ pub fn backoff_remaining(
 impl EphemeralRunnerReconciler {
     /// Step 6: too many failed pods → delete the runner (the ERS makes a new one); otherwise wait out
     /// the backoff of the latest failure.
-    pub(super) async fn check_failures(&self, runner: &RunnerDraft) -> Result<Step> {
+    pub(super) async fn check_failures(&self, runner: &RunnerDraft) -> Step {
         let failures = runner.get().failure_count();
         let max_failures = self.ctx.settings.max_runner_failures;
         if failures > max_failures {
@@ -110,7 +110,7 @@ impl EphemeralRunnerReconciler {
     pub(super) async fn create_pod(&self, runner: &mut RunnerDraft, secret: &Secret) -> Result<Outcome> {
         tracing::info!("Ephemeral runner pod does not exist. Creating new ephemeral runner pod");
         let pod = self.ctx.builder.runner_pod(runner.get(), secret)?;
-        let (namespace, _) = key_of(runner.get());
+        let (namespace, _) = namespace_and_name(runner.get());
         let error = match self.ctx.api.create(namespace, &pod).await {
             Ok(_) => {
                 tracing::info!(runner_id = runner.get().runner_id(), "Created ephemeral runner pod");

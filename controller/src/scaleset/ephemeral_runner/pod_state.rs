@@ -18,6 +18,7 @@
 //! (#4260); without a job only its pod is deleted, and the failure is recorded under the pod's UID, so
 //! seeing the same dead pod twice (a stale cache) records it once.
 
+use crate::kit::meta::namespace_and_name;
 use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -25,8 +26,8 @@ use super::EphemeralRunnerReconciler;
 use super::draft::RunnerDraft;
 use crate::crd::constants::{REASON_OUTDATED, RUNNER_CONTAINER_NAME};
 use crate::crd::{EphemeralRunnerPhase, EphemeralRunnerStatus};
+use crate::kit::error::Result;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::Result;
 use crate::scaleset::predicates::pod_ready;
 
 /// The runner's exit code when its version is deprecated (`ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE`).
@@ -195,7 +196,7 @@ impl EphemeralRunnerReconciler {
     /// ARC's `deletePodAsFailed`: deletes the pod unless it is deleting, then records the failure under
     /// the pod's UID (a UID already recorded keeps its first timestamp) with the pod's reason and message.
     async fn delete_pod_as_failed(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<()> {
-        let (namespace, name) = super::key_of(runner.get());
+        let (namespace, name) = namespace_and_name(runner.get());
         if pod.metadata.deletion_timestamp.is_none() {
             tracing::info!(pod_uid = pod.metadata.uid.as_deref(), "Deleting the ephemeral runner pod");
             self.delete_ignoring_not_found::<Pod>(namespace, name).await?;

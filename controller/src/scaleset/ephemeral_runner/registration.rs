@@ -13,7 +13,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Secret;
 
 use super::draft::RunnerDraft;
-use super::{EphemeralRunnerReconciler, Step, key_of};
+use super::{EphemeralRunnerReconciler, Step, namespace_and_name};
 use crate::ActionsClient;
 use crate::crd::EphemeralRunner;
 use crate::crd::constants::{
@@ -21,8 +21,8 @@ use crate::crd::constants::{
     JIT_SECRET_KEY_RUNNER_NAME, RUNNER_CONTAINER_NAME,
 };
 use crate::github::wire::{JitRunnerConfig, JitRunnerSetting};
+use crate::kit::error::Result;
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::Result;
 use crate::scaleset::resource_builder::JitConfig;
 
 /// Both finalizers, in the order ARC adds them.
@@ -64,7 +64,7 @@ fn work_folder(runner: &EphemeralRunner) -> String {
 impl EphemeralRunnerReconciler {
     /// Step 3: adds the missing finalizers in one patch and carries on. With the #4580 bug
     /// (`fixes.add_both_finalizers_at_once` off) it adds one per reconcile and returns.
-    pub(super) async fn ensure_finalizers(&self, runner: &mut RunnerDraft) -> Result<Step> {
+    pub(super) async fn ensure_finalizers(&self, runner: &mut RunnerDraft) -> Step {
         let present = runner.get().metadata.finalizers.as_deref().unwrap_or_default();
         let all_at_once = self.ctx.fixes.add_both_finalizers_at_once;
         let adding = finalizers_to_add(present, all_at_once);
@@ -80,8 +80,8 @@ impl EphemeralRunnerReconciler {
     }
 
     /// Step 4: the JIT secret, registering the runner and creating the secret when there is none.
-    pub(super) async fn ensure_jit_secret(&self, runner: &RunnerDraft) -> Result<Step<Arc<Secret>>> {
-        let (namespace, name) = key_of(runner.get());
+    pub(super) async fn ensure_jit_secret(&self, runner: &RunnerDraft) -> Step<Arc<Secret>> {
+        let (namespace, name) = namespace_and_name(runner.get());
         if let Some(secret) = self.read_jit_secret(namespace, name).await? {
             return Ok(ControlFlow::Continue(secret));
         }
@@ -104,7 +104,7 @@ impl EphemeralRunnerReconciler {
 
     /// ARC's `createRunnerJitConfig`: GenerateJitRunnerConfig, resolving a taken name.
     async fn create_runner_jit_config(&self, runner: &EphemeralRunner) -> Result<JitOutcome> {
-        let (_, name) = key_of(runner);
+        let (_, name) = namespace_and_name(runner);
         tracing::info!("Creating ephemeral runner JIT config");
         let client = self.actions_client(runner).await?;
         let setting = JitRunnerSetting { name: name.to_string(), work_folder: work_folder(runner) };
@@ -124,7 +124,7 @@ impl EphemeralRunnerReconciler {
         client: &ActionsClient,
         runner: &EphemeralRunner,
     ) -> Result<JitOutcome> {
-        let (_, name) = key_of(runner);
+        let (_, name) = namespace_and_name(runner);
         tracing::info!(runner_name = name, "Runner name already registered, looking the runner up by name");
         let Some(existing) = client.get_runner_by_name(name).await? else {
             tracing::info!("Runner with the same name does not exist anymore");
@@ -149,7 +149,7 @@ impl EphemeralRunnerReconciler {
             runner_scale_set_id: config.runner.runner_scale_set_id,
         };
         let secret = self.ctx.builder.jit_secret(runner, &jit)?;
-        let (namespace, _) = key_of(runner);
+        let (namespace, _) = namespace_and_name(runner);
         let created = self.ctx.api.create(namespace, &secret).await?;
         tracing::info!("Created ephemeral runner secret for jitconfig");
         Ok(created)
@@ -157,17 +157,13 @@ impl EphemeralRunnerReconciler {
 
     /// Step 5: records the runner id and name from the secret when the status has none yet. A secret
     /// whose id does not parse is deleted, and the reconcile retried to register afresh.
-    pub(super) async fn record_registration(
-        &self,
-        runner: &mut RunnerDraft,
-        secret: &Secret,
-    ) -> Result<Step> {
+    pub(super) async fn record_registration(&self, runner: &mut RunnerDraft, secret: &Secret) -> Step {
         if runner.get().runner_id() != 0 {
             return Ok(ControlFlow::Continue(()));
         }
         let Some((runner_id, runner_name)) = registration_of(secret) else {
             tracing::error!("Runner config secret is corrupted: missing runnerId; deleting it");
-            let (namespace, name) = key_of(runner.get());
+            let (namespace, name) = namespace_and_name(runner.get());
             self.ctx.api.delete::<Secret>(namespace, name, &Default::default()).await?;
             return Ok(ControlFlow::Break(Outcome::Requeue));
         };

@@ -18,8 +18,8 @@ use super::EphemeralRunnerSetReconciler;
 use super::buckets::RunnerBuckets;
 use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
 use crate::github::ActionsClient;
+use crate::kit::error::{Error, Result};
 use crate::runtime::api::{is_conflict, is_not_found};
-use crate::scaleset::error::{Error, Result};
 
 /// A runner picked for removal, as read again just before removing it.
 enum Fresh {

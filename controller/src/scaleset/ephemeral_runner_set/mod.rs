@@ -27,12 +27,12 @@ use kube::runtime::watcher;
 use self::buckets::RunnerBuckets;
 use self::proxy_secret::ProxySecretChange;
 use self::scaling::{ScalingDecision, decide};
-use self::status::key_of;
 use super::context::ScaleSetContext;
-use super::error::Result;
 use super::predicates::{ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate};
 use crate::crd::constants::{EPHEMERAL_RUNNER_SET_FINALIZER, SCALESET_API_VERSION};
 use crate::crd::{EphemeralRunner, EphemeralRunnerSet, EphemeralRunnerSetPhase};
+use crate::kit::error::Result;
+use crate::kit::meta::{has_finalizer, namespace_and_name};
 use crate::runtime::controller::{Controller, Reconciler};
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::manager::Manager;
@@ -87,7 +87,7 @@ pub fn ephemeral_runner_set_controller(
 }
 
 impl Reconciler for EphemeralRunnerSetReconciler {
-    type Error = super::error::Error;
+    type Error = crate::kit::Error;
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Outcome> {
         let Some(cached) = self.runner_sets.get(key) else {
@@ -97,7 +97,7 @@ impl Reconciler for EphemeralRunnerSetReconciler {
         if ers.get().metadata.deletion_timestamp.is_some() {
             return self.finalize(&mut ers).await;
         }
-        if !has_finalizer(ers.get()) {
+        if !has_finalizer(ers.get(), EPHEMERAL_RUNNER_SET_FINALIZER) {
             return self.add_finalizer(&mut ers).await;
         }
         if ers.get().spec.actionable_revision > ers.get().applied_actionable_revision() {
@@ -156,7 +156,7 @@ impl EphemeralRunnerSetReconciler {
     /// The deleting path: every runner must be gone (child events drive this, so no requeue), then
     /// the proxy secret (checked every second), then the finalizer comes off.
     async fn finalize(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Outcome> {
-        if !has_finalizer(ers.get()) {
+        if !has_finalizer(ers.get(), EPHEMERAL_RUNNER_SET_FINALIZER) {
             return Ok(Outcome::Done);
         }
         tracing::info!("Deleting resources");
@@ -186,20 +186,16 @@ impl EphemeralRunnerSetReconciler {
     /// Sends the merge patch of the main resource built from the lazy copy.
     async fn patch_metadata(&self, ers: &LazyCopy<EphemeralRunnerSet>) -> Result<()> {
         let patch = ers.merge_patch()?;
-        let (namespace, name) = key_of(ers.get());
+        let (namespace, name) = namespace_and_name(ers.get());
         self.ctx.api.patch_merge::<EphemeralRunnerSet>(namespace, name, &patch).await?;
         Ok(())
     }
 
     /// The set's runners from the cache, through the `.metadata.controller` index.
     fn owned_runners(&self, ers: &EphemeralRunnerSet) -> Vec<Arc<EphemeralRunner>> {
-        let (namespace, name) = key_of(ers);
+        let (namespace, name) = namespace_and_name(ers);
         self.runners.list_controlled_by(namespace, SCALESET_API_VERSION, OWNER_KIND, name)
     }
-}
-
-fn has_finalizer(ers: &EphemeralRunnerSet) -> bool {
-    ers.metadata.finalizers.as_deref().unwrap_or_default().iter().any(|f| f == EPHEMERAL_RUNNER_SET_FINALIZER)
 }
 
 fn is_outdated(ers: &EphemeralRunnerSet) -> bool {

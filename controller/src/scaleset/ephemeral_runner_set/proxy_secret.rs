@@ -15,8 +15,8 @@ use kube::api::DeleteParams;
 use super::EphemeralRunnerSetReconciler;
 use crate::crd::constants::{ENV_HTTP_PROXY, ENV_HTTPS_PROXY, ENV_NO_PROXY};
 use crate::crd::{EphemeralRunnerSet, ProxyConfig, ProxyServerConfig};
+use crate::kit::error::{Error, Result};
 use crate::runtime::api::is_not_found;
-use crate::scaleset::error::{Error, Result};
 use crate::scaleset::resource_builder::merge_annotations;
 use crate::scaleset::resource_builder::runner_set::ephemeral_runner_set_proxy_secret_name;
 

@@ -15,12 +15,13 @@ use kube::api::ListParams;
 
 use super::EphemeralRunnerSetReconciler;
 use super::buckets::revision_of;
-use super::status::{key_of, retry_on_conflict};
+use super::status::retry_on_conflict;
 use crate::crd::constants::SCALESET_API_VERSION;
 use crate::crd::{EphemeralRunner, EphemeralRunnerPhase, EphemeralRunnerSet, EphemeralRunnerSetPhase};
+use crate::kit::error::Result;
+use crate::kit::meta::namespace_and_name;
 use crate::runtime::controller_ref::{controller_of, refers_to};
 use crate::runtime::outcome::Outcome;
-use crate::scaleset::error::Result;
 
 impl EphemeralRunnerSetReconciler {
     /// Cleans up for the revision in `ers.spec`, then records it as applied. The status write wakes
@@ -37,7 +38,7 @@ impl EphemeralRunnerSetReconciler {
     /// One attempt of `patchAppliedActionableRevisionStatus`. `target` is the revision this reconcile
     /// cleaned up for; a newer one seen in the fresh read is left to the next reconcile.
     async fn patch_applied_actionable_revision(&self, ers: &EphemeralRunnerSet, target: i64) -> Result<()> {
-        let (namespace, name) = key_of(ers);
+        let (namespace, name) = namespace_and_name(ers);
         let Some(latest) = self.ctx.api.get::<EphemeralRunnerSet>(namespace, name).await? else {
             return Ok(());
         };

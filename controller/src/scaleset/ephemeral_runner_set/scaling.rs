@@ -18,8 +18,8 @@ use super::EphemeralRunnerSetReconciler;
 use super::buckets::RunnerBuckets;
 use super::cleanup::combine;
 use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
+use crate::kit::error::Result;
 use crate::runtime::lazy_copy::LazyCopy;
-use crate::scaleset::error::Result;
 
 /// What the gate lets through for one reconcile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

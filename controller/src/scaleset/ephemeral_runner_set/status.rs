@@ -9,6 +9,7 @@
 //! merge patch of the changed fields only, so they never overwrite the marker or the applied
 //! revision that were written from a fresher read.
 
+use crate::kit::meta::namespace_and_name;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,10 +17,10 @@ use std::time::Duration;
 use super::EphemeralRunnerSetReconciler;
 use super::buckets::RunnerBuckets;
 use crate::crd::{EphemeralRunnerSet, EphemeralRunnerSetPhase, EphemeralRunnerSetStatus};
+use crate::kit::error::{Error, Result};
 use crate::runtime::api::is_conflict;
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::metrics::ERS_SCALE_UP_SUPPRESSED_TOTAL;
-use crate::scaleset::error::{Error, Result};
 
 /// Attempts of [`retry_on_conflict`] (client-go's `retry.DefaultRetry`: 5 steps).
 const CONFLICT_RETRY_ATTEMPTS: u32 = 5;
@@ -40,7 +41,7 @@ impl EphemeralRunnerSetReconciler {
         }
         ers.mutate().status = Some(desired);
         let patch = ers.merge_patch()?;
-        let (namespace, name) = key_of(ers.get());
+        let (namespace, name) = namespace_and_name(ers.get());
         self.ctx.api.patch_merge_status::<EphemeralRunnerSet>(namespace, name, &patch).await?;
         Ok(())
     }
@@ -53,7 +54,7 @@ impl EphemeralRunnerSetReconciler {
         ers: &EphemeralRunnerSet,
         patch_id: i64,
     ) -> Result<()> {
-        let (namespace, name) = key_of(ers);
+        let (namespace, name) = namespace_and_name(ers);
         retry_on_conflict(|| async move {
             let Some(latest) = self.ctx.api.get::<EphemeralRunnerSet>(namespace, name).await? else {
                 return Ok(());
@@ -69,7 +70,7 @@ impl EphemeralRunnerSetReconciler {
     /// runners were cleaned up under this same non-zero patch, so the gap is not new demand. A set
     /// that is gone suppresses everything.
     pub(crate) async fn scale_up_suppressed(&self, ers: &EphemeralRunnerSet, patch_id: i64) -> Result<bool> {
-        let (namespace, name) = key_of(ers);
+        let (namespace, name) = namespace_and_name(ers);
         let Some(latest) = self.ctx.api.get::<EphemeralRunnerSet>(namespace, name).await? else {
             return Ok(true);
         };
@@ -96,7 +97,7 @@ impl EphemeralRunnerSetReconciler {
         let mut copy = LazyCopy::new(Arc::new(latest), self.ctx.copy_mode(), &self.ctx.metrics);
         copy.mutate().status = Some(status);
         let patch = copy.merge_patch_with_optimistic_lock()?;
-        let (namespace, name) = key_of(copy.get());
+        let (namespace, name) = namespace_and_name(copy.get());
         self.ctx.api.patch_merge_status::<EphemeralRunnerSet>(namespace, name, &patch).await?;
         Ok(())
     }
@@ -142,11 +143,6 @@ where
             result => return result,
         }
     }
-}
-
-/// The namespace and name of a stored set.
-pub(crate) fn key_of(ers: &EphemeralRunnerSet) -> (&str, &str) {
-    (ers.metadata.namespace.as_deref().unwrap_or_default(), ers.metadata.name.as_deref().unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@ pub enum ListenerError {
     /// The listener config is unusable.
     #[error("invalid listener config: {0}")]
     Config(#[from] ListenerConfigError),
+    /// The GitHub client could not be built from the config (bad URL, unsupported credentials).
+    #[error("cannot build the GitHub client: {0}")]
+    GitHubClient(#[source] ActionsError),
     /// `minRunners` or `maxRunners` is negative.
     #[error("invalid listener config: minRunners {min} and maxRunners {max} must not be negative")]
     NegativeRunners {

@@ -2,9 +2,11 @@
 //! Actions service and turns its messages into Kubernetes writes. It is ARC's `ghalistener` on
 //! `actions/scaleset`'s listener: one per AutoscalingRunnerSet, in its own pod.
 //!
-//! [`Listener::run`] is the whole lifecycle: create the session, scale from its statistics, run the
+//! [`run`] is a listener pod's process, the one entry point the binary and anything else that runs a
+//! listener pod share: it builds the GitHub client from the config's credentials on the process's
+//! [`Inputs`] and runs a [`Listener`]. [`Listener::run`] is the whole lifecycle: create the session, scale from its statistics, run the
 //! message loop until cancelled or until a step fails, and delete the session (best effort, 30 s).
-//! Kubernetes writes use a plain client through [`KubeApi`] (counted, never cached): the
+//! Kubernetes writes use a plain client through `KubeApi` (counted, never cached): the
 //! EphemeralRunnerSet's `replicas`/`patchID` and the EphemeralRunners' job fields.
 //!
 //! - [`session`]: the session lifecycle (state machine) and the queue calls with refresh-on-401.
@@ -34,6 +36,7 @@ use self::message_loop::MessageLoop;
 use self::scaler::Scaler;
 use self::session::{MessageSession, Opening};
 use crate::github::ActionsClient;
+use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::metrics::Metrics;
 use crate::scaleset::resource_builder::ListenerConfig;
@@ -41,6 +44,35 @@ use crate::{Fixes, Optimisations, SharedClock};
 
 /// How long the final DeleteMessageSession may take (ARC: 30 s).
 pub const SESSION_DELETE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A listener pod's process: the listener for `config` on `inputs`, until `cancel` fires (`Ok`) or a
+/// step fails (`Err`; the pod's process then exits non-zero). `session_owner` is the pod's hostname,
+/// as ARC names the session's owner; without one, the scale set's name is used.
+pub async fn run(
+    config: ListenerConfig,
+    inputs: &Inputs,
+    session_owner: Option<&str>,
+    cancel: CancellationToken,
+) -> Result<(), ListenerError> {
+    let credentials = config.credentials.client_credentials().map_err(ListenerError::GitHubClient)?;
+    let github = inputs
+        .github
+        .client(&config.configure_url, credentials, inputs.clock.clone(), inputs.metrics.clone())
+        .map_err(ListenerError::GitHubClient)?;
+    let mut listener = Listener::new(
+        config,
+        inputs.client.clone(),
+        github,
+        inputs.clock.clone(),
+        inputs.metrics.clone(),
+        inputs.fixes,
+        inputs.optimisations,
+    )?;
+    if let Some(owner) = session_owner {
+        listener = listener.with_session_owner(owner);
+    }
+    listener.run(cancel).await
+}
 
 /// One scale set's listener. Build it with [`Listener::new`], adjust it with the `with_*` methods,
 /// and [`Listener::run`] it.
@@ -188,8 +220,9 @@ mod tests {
     use super::*;
     use crate::SystemClock;
     use crate::github::Credentials;
+    use crate::github::GitHubCredentials;
     use crate::runtime::testing::ScriptedApi;
-    use crate::scaleset::resource_builder::{GitHubCredentials, ListenerConfigError};
+    use crate::scaleset::resource_builder::ListenerConfigError;
 
     fn config() -> ListenerConfig {
         ListenerConfig {

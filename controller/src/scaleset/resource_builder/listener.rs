@@ -10,7 +10,7 @@ use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::github_url::apply_github_url_labels;
-use super::listener_config::{GitHubCredentials, ListenerConfig};
+use super::listener_config::ListenerConfig;
 use super::runner::{byte_map, secret_data_hash};
 use super::{
     BuildError, BuildResult, ResourceBuilder, controller_reference, labels_of, merge_annotations, name_of,
@@ -22,6 +22,7 @@ use crate::crd::constants::{
     LABEL_VALUE_PART_OF, LABEL_VERSION, LISTENER_CONFIG_SECRET_KEY, SCALESET_GROUP,
 };
 use crate::crd::{AutoscalingListener, AutoscalingListenerSpec, AutoscalingRunnerSet, EphemeralRunnerSet};
+use crate::github::GitHubCredentials;
 use crate::hash::{listener_name, template_hash};
 
 /// The RBAC API group, for the RoleBinding's `roleRef`.
@@ -204,7 +205,7 @@ impl ResourceBuilder {
             log_level: self.listener_log_level.clone(),
             log_format: self.listener_log_format.clone(),
         };
-        config.validate()?;
+        config.validate().map_err(|e| BuildError::ListenerConfig(e.to_string()))?;
         Ok(config)
     }
 

@@ -6,31 +6,9 @@
 //! GitHub App's id, installation id and private key). `github_config_secret` records which secret
 //! they came from, so the listener can name it in its errors.
 
-use std::collections::BTreeMap;
-
-use k8s_openapi::ByteString;
 use serde::{Deserialize, Serialize};
 
-/// GitHub credentials: either a personal access token or a GitHub App (ARC's `AppConfig`).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-pub struct GitHubCredentials {
-    /// GitHub App id.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub github_app_id: String,
-    /// GitHub App installation id.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub github_app_installation_id: i64,
-    /// GitHub App private key (PEM).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub github_app_private_key: String,
-    /// Personal access token.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub github_token: String,
-}
-
-fn is_zero(value: &i64) -> bool {
-    *value == 0
-}
+use crate::github::{CredentialsError, GitHubCredentials};
 
 /// Why a listener config (or the credentials for it) is unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,58 +35,12 @@ pub enum ListenerConfigError {
         /// maxRunners.
         max: i32,
     },
-    /// Both a PAT and GitHub App credentials.
-    #[error("both PAT and GitHub App credentials provided; provide only one")]
-    AmbiguousCredentials,
-    /// Neither a PAT nor complete GitHub App credentials.
-    #[error("no credentials provided: either a PAT or GitHub App credentials should be provided")]
-    MissingCredentials,
-    /// A secret value that must be a number is not one.
-    #[error("secret key {key:?} is not an integer")]
-    NotAnInteger {
-        /// The offending key.
-        key: String,
-    },
+    /// The credentials are unusable.
+    #[error(transparent)]
+    Credentials(#[from] CredentialsError),
     /// The file is not a listener config.
     #[error("cannot decode the listener config: {0}")]
     Decode(String),
-}
-
-impl GitHubCredentials {
-    /// Reads the credentials from a GitHub config secret's data (keys `github_token`, or
-    /// `github_app_id`, `github_app_installation_id` and `github_app_private_key`).
-    pub fn from_secret_data(data: &BTreeMap<String, ByteString>) -> Result<Self, ListenerConfigError> {
-        let text =
-            |key: &str| data.get(key).map(|v| String::from_utf8_lossy(&v.0).into_owned()).unwrap_or_default();
-        let installation = text("github_app_installation_id");
-        let github_app_installation_id = match installation.as_str() {
-            "" => 0,
-            digits => digits.parse().map_err(|_| ListenerConfigError::NotAnInteger {
-                key: "github_app_installation_id".into(),
-            })?,
-        };
-        let credentials = GitHubCredentials {
-            github_app_id: text("github_app_id"),
-            github_app_installation_id,
-            github_app_private_key: text("github_app_private_key"),
-            github_token: text("github_token"),
-        };
-        credentials.validate()?;
-        Ok(credentials)
-    }
-
-    /// Exactly one of a PAT or complete GitHub App credentials.
-    pub fn validate(&self) -> Result<(), ListenerConfigError> {
-        let has_token = !self.github_token.is_empty();
-        let has_app = !self.github_app_id.is_empty()
-            && self.github_app_installation_id > 0
-            && !self.github_app_private_key.is_empty();
-        match (has_token, has_app) {
-            (true, true) => Err(ListenerConfigError::AmbiguousCredentials),
-            (false, false) => Err(ListenerConfigError::MissingCredentials),
-            _ => Ok(()),
-        }
-    }
 }
 
 /// The listener's configuration file.
@@ -161,7 +93,7 @@ impl ListenerConfig {
         if self.max_runners < self.min_runners {
             return Err(ListenerConfigError::MinAboveMax { min: self.min_runners, max: self.max_runners });
         }
-        self.credentials.validate()
+        Ok(self.credentials.validate()?)
     }
 
     /// Parses and validates a config file.
@@ -230,42 +162,14 @@ mod tests {
         ));
         assert_eq!(with(|c| c.runner_scale_set_id = 0), ListenerConfigError::MissingScaleSetId);
         assert_eq!(with(|c| c.min_runners = 9), ListenerConfigError::MinAboveMax { min: 9, max: 5 });
-        assert_eq!(with(|c| c.credentials.github_token.clear()), ListenerConfigError::MissingCredentials);
+        assert_eq!(
+            with(|c| c.credentials.github_token.clear()),
+            ListenerConfigError::Credentials(CredentialsError::MissingCredentials)
+        );
     }
 
     #[test]
     fn garbage_is_a_decode_error() {
         assert!(matches!(ListenerConfig::from_json(b"{"), Err(ListenerConfigError::Decode(_))));
-    }
-
-    #[test]
-    fn credentials_come_from_the_secret_keys() {
-        let data = |pairs: &[(&str, &str)]| -> BTreeMap<String, ByteString> {
-            pairs.iter().map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec()))).collect()
-        };
-        let pat = GitHubCredentials::from_secret_data(&data(&[("github_token", "t")])).unwrap();
-        assert_eq!(pat.github_token, "t");
-        let app = GitHubCredentials::from_secret_data(&data(&[
-            ("github_app_id", "1"),
-            ("github_app_installation_id", "2"),
-            ("github_app_private_key", "pem"),
-        ]))
-        .unwrap();
-        assert_eq!(app.github_app_installation_id, 2);
-        let both = data(&[
-            ("github_token", "t"),
-            ("github_app_id", "1"),
-            ("github_app_installation_id", "2"),
-            ("github_app_private_key", "pem"),
-        ]);
-        assert_eq!(
-            GitHubCredentials::from_secret_data(&both),
-            Err(ListenerConfigError::AmbiguousCredentials)
-        );
-        let bad = data(&[("github_app_installation_id", "two")]);
-        assert!(matches!(
-            GitHubCredentials::from_secret_data(&bad),
-            Err(ListenerConfigError::NotAnInteger { .. })
-        ));
     }
 }

@@ -1,15 +1,15 @@
-//! The error a legacy Runner reconcile returns, with the reason label the error counter carries
-//! (`controller_runtime_reconcile_errors_total{controller="runner-controller", reason}`): the kube
-//! `Status` reason for API errors, the [`ActionsError::kind`] for GitHub errors (a runner listed busy
-//! shares `runner_busy` with GitHub's 422).
+//! The error every reconcile returns, scale-set and legacy alike, with the reason label metrics and
+//! oracles read (`controller_runtime_reconcile_errors_total{controller, reason}`): for a Kubernetes
+//! error, the `Status` reason kube-apiserver gave (`AlreadyExists`, `Conflict`, …); for a GitHub
+//! error, its [`ActionsError::kind`].
 
-use crate::github::ActionsError;
+use super::build::BuildError;
+use crate::github::{ActionsError, CredentialsError};
 use crate::runtime::api::error_reason;
 use crate::runtime::lazy_copy::LazyCopyError;
 use crate::runtime::outcome::ReconcileError;
-use crate::scaleset::resource_builder::BuildError;
 
-/// Why a Runner reconcile failed.
+/// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A Kubernetes API call failed.
@@ -18,19 +18,20 @@ pub enum Error {
     /// A GitHub call failed.
     #[error("GitHub: {0}")]
     GitHub(#[source] ActionsError),
-    /// The runner could not be unregistered because GitHub lists it as busy (ARC: "runner is busy").
+    /// The runner could not be unregistered because GitHub lists it as busy (legacy ARC: "runner is
+    /// busy").
     #[error("runner {name:?} is busy")]
     RunnerBusy {
         /// The runner's name.
         name: String,
     },
-    /// The pod could not be built from the Runner.
-    #[error("building the runner pod: {0}")]
+    /// An object could not be built from its owner.
+    #[error("building an object: {0}")]
     Build(#[from] BuildError),
     /// A merge patch could not be computed.
     #[error("computing a patch: {0}")]
     Patch(#[from] LazyCopyError),
-    /// The controller's GitHub secret is missing.
+    /// The secret holding the GitHub credentials is missing.
     #[error("GitHub secret {namespace}/{name} not found")]
     MissingSecret {
         /// Its namespace.
@@ -38,14 +39,18 @@ pub enum Error {
         /// Its name.
         name: String,
     },
-    /// The controller's GitHub secret holds no usable credentials.
-    #[error("GitHub secret {secret}: {message}")]
+    /// The secret holding the GitHub credentials holds no usable credentials.
+    #[error("GitHub secret {secret}: {source}")]
     Credentials {
         /// The secret's name.
         secret: String,
         /// What is wrong.
-        message: String,
+        #[source]
+        source: CredentialsError,
     },
+    /// Anything else that stops a reconcile, described.
+    #[error("{0}")]
+    Other(String),
 }
 
 impl From<kube::Error> for Error {
@@ -78,11 +83,12 @@ impl ReconcileError for Error {
             Error::Build(_) => "Build",
             Error::Patch(_) => "Patch",
             Error::MissingSecret { .. } | Error::Credentials { .. } => "Credentials",
+            Error::Other(_) => "Other",
         }
     }
 }
 
-/// The result of a Runner reconcile step.
+/// The result of a reconcile step.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
@@ -115,5 +121,6 @@ mod tests {
         let missing = Error::MissingSecret { namespace: "n".into(), name: "s".into() };
         assert_eq!(missing.reason(), "Credentials");
         assert!(missing.to_string().contains("n/s"));
+        assert_eq!(Error::Other("x".into()).reason(), "Other");
     }
 }

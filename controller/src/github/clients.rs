@@ -1,0 +1,146 @@
+//! How the controller reaches GitHub, and its clients once built.
+//!
+//! [`GitHubTransport`] is the seam, as a `kube::Client` is for Kubernetes: HTTPS to the real GitHub in
+//! production, or any `tower::Service` over `http` requests. [`ActionsClients`] builds one
+//! [`ActionsClient`] per (config URL, credentials) on that transport and caches it, as ARC's
+//! multiclient does, so a reconcile reuses the admin token of the last one.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use super::client::{ActionsClient, Credentials};
+use super::credentials::GitHubCredentials;
+use super::error::{ActionsError, BoxError};
+use super::transport::{BoxedService, HttpRequest, boxed};
+use crate::SharedClock;
+use crate::runtime::metrics::Metrics;
+
+/// How a process reaches GitHub.
+#[derive(Clone)]
+pub enum GitHubTransport {
+    /// HTTPS to GitHub (or GitHub Enterprise Server) with the platform's root certificates.
+    Https,
+    /// Any service over `http` requests with absolute URIs (a proxy, a recorder, a fake).
+    Service(BoxedService),
+}
+
+impl std::fmt::Debug for GitHubTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GitHubTransport::Https => "GitHubTransport::Https",
+            GitHubTransport::Service(_) => "GitHubTransport::Service",
+        })
+    }
+}
+
+impl GitHubTransport {
+    /// A transport over `service`.
+    pub fn service<S, B>(service: S) -> Self
+    where
+        S: tower::Service<HttpRequest, Response = http::Response<B>> + Clone + Send + Sync + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        GitHubTransport::Service(boxed(service))
+    }
+
+    /// A client for `github_config_url` with `credentials` on this transport. HTTPS clients must be
+    /// built inside a tokio runtime (their connection pool spawns tasks).
+    pub fn client(
+        &self,
+        github_config_url: &str,
+        credentials: Credentials,
+        clock: SharedClock,
+        metrics: Metrics,
+    ) -> Result<ActionsClient, ActionsError> {
+        match self {
+            GitHubTransport::Https => ActionsClient::https(github_config_url, credentials, clock, metrics),
+            GitHubTransport::Service(service) => {
+                ActionsClient::over(service.clone(), github_config_url, credentials, clock, metrics)
+            }
+        }
+    }
+}
+
+/// The GitHub clients of one process, built on first use and cached by URL and credentials.
+pub struct ActionsClients {
+    transport: GitHubTransport,
+    clock: SharedClock,
+    metrics: Metrics,
+    cache: Mutex<BTreeMap<(String, u64), ActionsClient>>,
+}
+
+impl std::fmt::Debug for ActionsClients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cached = self.cache.lock().map(|c| c.len()).unwrap_or(0);
+        f.debug_struct("ActionsClients")
+            .field("transport", &self.transport)
+            .field("cached", &cached)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ActionsClients {
+    /// Clients on `transport`.
+    pub fn new(transport: GitHubTransport, clock: SharedClock, metrics: Metrics) -> Self {
+        ActionsClients { transport, clock, metrics, cache: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// The client for `github_config_url` with `credentials`, built once per distinct pair (a
+    /// failed build is not cached).
+    pub fn get(
+        &self,
+        github_config_url: &str,
+        credentials: &GitHubCredentials,
+    ) -> Result<ActionsClient, ActionsError> {
+        let key = (github_config_url.to_string(), credentials.fingerprint());
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(client) = cache.get(&key) {
+            return Ok(client.clone());
+        }
+        let client = self.transport.client(
+            github_config_url,
+            credentials.client_credentials()?,
+            self.clock.clone(),
+            self.metrics.clone(),
+        )?;
+        cache.insert(key, client.clone());
+        Ok(client)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use http_body_util::Full;
+
+    use super::*;
+    use crate::SystemClock;
+
+    fn never_called() -> GitHubTransport {
+        GitHubTransport::service(tower::service_fn(|_: HttpRequest| async {
+            Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::new())))
+        }))
+    }
+
+    #[test]
+    fn clients_are_built_once_per_url_and_credentials() {
+        let clients = ActionsClients::new(never_called(), Arc::new(SystemClock), Metrics::new());
+        let creds = GitHubCredentials { github_token: "t".into(), ..Default::default() };
+        let a = clients.get("https://github.com/o", &creds).unwrap();
+        let b = clients.get("https://github.com/o", &creds).unwrap();
+        assert!(Arc::ptr_eq(&a.inner, &b.inner), "the second get reuses the first client");
+        let other = GitHubCredentials { github_token: "u".into(), ..Default::default() };
+        let c = clients.get("https://github.com/o", &other).unwrap();
+        assert!(!Arc::ptr_eq(&a.inner, &c.inner));
+        assert!(clients.get("not a url", &creds).is_err(), "a failed build is reported");
+        let app = GitHubCredentials { github_app_id: "1".into(), ..Default::default() };
+        assert!(clients.get("https://github.com/o", &app).is_err());
+    }
+}

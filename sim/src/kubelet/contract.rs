@@ -1,0 +1,19 @@
+//! The contract between the images the kubelet runs and their pod specs: what each process reads
+//! from its environment and mounts. These are facts about the images (the actions runner image, the
+//! summerwind runner image, the scale-set listener image), not about any controller; a controller
+//! that writes pods for them must follow them, and the kubelet reads nothing else.
+
+/// The actions runner image (`ghcr.io/actions/actions-runner`): the base64 JIT config it starts with
+/// (`run.sh --jitconfig`), usually from a secret key.
+pub const RUNNER_JIT_CONFIG_ENV: &str = "ACTIONS_RUNNER_INPUT_JITCONFIG";
+/// The summerwind runner image: the registration token `config.sh` registers with.
+pub const RUNNER_TOKEN_ENV: &str = "RUNNER_TOKEN";
+/// The summerwind runner image: the runner's name (the pod's name when absent).
+pub const RUNNER_NAME_ENV: &str = "RUNNER_NAME";
+/// The summerwind runner image: comma-separated extra labels.
+pub const RUNNER_LABELS_ENV: &str = "RUNNER_LABELS";
+/// The summerwind runner image: `true` for a runner that takes one job and exits.
+pub const RUNNER_EPHEMERAL_ENV: &str = "RUNNER_EPHEMERAL";
+/// The scale-set listener image (`ghalistener`): the path of its JSON config file, a file of a
+/// mounted secret volume.
+pub const LISTENER_CONFIG_PATH_ENV: &str = "LISTENER_CONFIG_PATH";

@@ -1,0 +1,43 @@
+//! When a world counts as settled, for each controller family: read from the fake API server's
+//! objects (what a user would see with kubectl), never from the controller.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Settled;
+use crate::apiserver::FakeApiServer;
+use crate::github::FakeGitHub;
+
+/// Settled, for the scale-set family: in `namespace`, no EphemeralRunner is deleting and exactly
+/// `min_runners` are live; every pod left there belongs to one of them.
+pub fn scale_set_settled(namespace: &str, min_runners: usize) -> Settled {
+    let namespace = namespace.to_string();
+    Arc::new(move |apiserver: &FakeApiServer, _github: &FakeGitHub| {
+        let in_ns =
+            |v: &Value| v.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
+        let runners: Vec<Value> =
+            apiserver.objects("ephemeralrunners").into_iter().filter(|v| in_ns(v)).collect();
+        let deleting = runners.iter().any(|r| r.pointer("/metadata/deletionTimestamp").is_some());
+        let pods = apiserver.objects("pods").into_iter().filter(|v| in_ns(v)).count();
+        !deleting && runners.len() == min_runners && pods <= runners.len()
+    })
+}
+
+/// Settled, for the legacy controller: every Runner in `namespace` has exactly one pod, running, and
+/// none is deleting.
+pub fn legacy_settled(namespace: &str) -> Settled {
+    let namespace = namespace.to_string();
+    Arc::new(move |apiserver: &FakeApiServer, _github: &FakeGitHub| {
+        let in_ns =
+            |v: &Value| v.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
+        let runners = apiserver.objects("runners").into_iter().filter(|v| in_ns(v)).count();
+        let pods: Vec<Value> = apiserver.objects("pods").into_iter().filter(|v| in_ns(v)).collect();
+        let running = pods
+            .iter()
+            .filter(|p| p.pointer("/status/phase").and_then(Value::as_str) == Some("Running"))
+            .count();
+        let deleting = pods.iter().any(|p| p.pointer("/metadata/deletionTimestamp").is_some());
+        !deleting && running == runners && pods.len() == runners
+    })
+}

@@ -13,7 +13,8 @@
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
 //!   API, served over the real wire format.
 //! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
-//! - [`world`]: one run: every component, the controller under test plugged in, disruptions, the record.
+//! - [`world`]: one run: every component, the controller under test plugged in (with its GitHub
+//!   clients over the fake's service, [`world::actions_clients`]), disruptions, the record.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 

@@ -24,8 +24,9 @@ use arc_controller::scaleset::resource_builder::GitHubCredentials;
 use arc_sim::SimClock;
 use arc_sim::apiserver::{Change, EventType};
 use arc_sim::github::{
-    EndReason, FakeGitHub, JobResult, JobSpec, JobState, RegistrationFailed, RunnerSession, actions_clients,
+    EndReason, FakeGitHub, JobResult, JobSpec, JobState, RegistrationFailed, RunnerSession,
 };
+use arc_sim::world::actions_clients;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use jiff::{SignedDuration, Timestamp};

@@ -15,7 +15,8 @@ use arc_controller::scaleset::resource_builder::ResourceBuilder;
 use arc_controller::{Fixes, Optimisations, SharedClock};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::faults::FaultPlan;
-use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub, actions_clients};
+use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
+use arc_sim::world::actions_clients;
 use arc_sim::{Seed, SimClock, Trace, TraceMode};
 use kube::Api;
 

@@ -14,8 +14,7 @@
 //! RemoveRunner, serialised), `sessions` (sessions, queue, long poll), `auth` (tokens), `legacy` (REST
 //! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
 //! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`, `scripted`
-//! (canned answers layered over the service, for tests), `clients` (the controller's GitHub clients
-//! over the fake's service).
+//! (canned answers layered over the service, for tests).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
 //! request is counted by operation and status ([`FakeGitHub::request_count`]). Randomness comes only
@@ -24,7 +23,6 @@
 
 mod assign;
 mod auth;
-mod clients;
 mod config;
 mod events;
 mod faults;
@@ -52,7 +50,6 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 pub use assign::SessionEnded;
-pub use clients::actions_clients;
 pub use config::{GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
 pub use events::{ConnectRefused, EventKind, GitHubEvent, RemoveOutcome};
 pub use jobs::CancelError;

@@ -7,6 +7,7 @@
 //! when the workload is over, every job has ended and the plug says the world has settled, or at the
 //! horizon. It returns a [`RunRecord`].
 
+mod github_clients;
 pub mod plug;
 pub mod plugs;
 pub mod record;
@@ -30,6 +31,7 @@ use crate::kubelet::{Kubelet, KubeletConfig, ListenerLauncher};
 use crate::seed::Seed;
 use crate::trace::{Trace, TraceMode};
 use crate::workload::{Workload, WorkloadConfig};
+pub use github_clients::actions_clients;
 pub use plug::{ControllerInputs, ControllerPlug, ListenerInputs, RunListener, StartControllers};
 pub use record::RunRecord;
 

@@ -16,9 +16,10 @@ use arc_controller::scaleset::resource_builder::ResourceBuilder;
 use serde_json::Value;
 
 use super::Settled;
+use super::github_clients::actions_clients;
 use super::plug::{ControllerPlug, ListenerInputs, RunListener, StartControllers};
 use crate::apiserver::FakeApiServer;
-use crate::github::{FakeGitHub, actions_clients};
+use crate::github::FakeGitHub;
 
 /// Runs the controller's real listener in a listener pod: its config file, its own API client and
 /// GitHub client. Exit 0 when it stops cleanly (cancelled), 1 on any error, as the binary does.

@@ -1,5 +1,6 @@
 //! GitHub clients for the controller inside the world: the production [`ActionsClient`] over the fake's
-//! service instead of HTTPS, cached exactly as in production.
+//! service instead of HTTPS, cached exactly as in production. This is world wiring, not fake code: the
+//! fake GitHub itself (`crate::github`) knows nothing of the controller.
 
 use arc_controller::SharedClock;
 use arc_controller::github::ActionsClient;

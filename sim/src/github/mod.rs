@@ -14,7 +14,7 @@
 //! RemoveRunner, serialised), `sessions` (sessions, queue, long poll), `auth` (tokens), `legacy` (REST
 //! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
 //! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`, `scripted`
-//! (canned answers layered over the service, for tests).
+//! (canned answers layered over the service, for tests), `operation` (the names of what it serves).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
 //! request is counted by operation and status ([`FakeGitHub::request_count`]). Randomness comes only
@@ -29,6 +29,7 @@ mod faults;
 mod jobs;
 mod legacy;
 mod model;
+mod operation;
 mod process;
 mod reply;
 mod route;
@@ -44,7 +45,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use arc_controller::github::Operation;
 use arc_controller::github::wire::{Label, RegistrationToken, RunnerScaleSetStatistic, RunnerSetting};
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -57,6 +57,7 @@ pub use legacy::{LegacyRegistration, RegistrationFailed};
 pub use model::{
     EndReason, Job, JobResult, JobSpec, JobState, RemovalReason, Runner, RunnerState, ScaleSet, Session,
 };
+pub use operation::Operation;
 pub use process::{AssignedJob, RunnerSession};
 pub use scripted::{CannedAnswer, ScriptedGitHub};
 pub use service::GitHubService;

@@ -11,8 +11,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use arc_controller::github::Operation;
-use arc_controller::github::error::BoxError;
 use arc_controller::github::wire::{Int64List, RunnerScaleSetSession};
 use bytes::Bytes;
 use http::request::Parts;
@@ -25,11 +23,15 @@ use super::assign::RemovalApi;
 use super::auth::Authorized;
 use super::events::RemoveOutcome;
 use super::faults::FaultDecision;
+use super::operation::Operation;
 use super::reply::Reply;
 use super::route::Route;
 use super::sessions;
 use super::state::World;
 use super::tokens;
+
+/// An error of a request body's stream.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The fake GitHub as a cloneable `tower::Service`. Clones share the fake.
 #[derive(Clone)]

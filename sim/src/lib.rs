@@ -11,7 +11,7 @@
 //! - [`faults`]: the serde [`faults::FaultPlan`] both fakes inject from.
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
-//!   API, served over the real wire format.
+//!   API, served over the real wire format in its own types (golden cases: `fixtures/github/`).
 //! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
 //! - [`world`]: one run: every component, the controller under test plugged in (with its GitHub
 //!   clients over the fake's service, [`world::actions_clients`]), disruptions, the record.

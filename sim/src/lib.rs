@@ -11,9 +11,10 @@
 //! - [`faults`]: the serde [`faults::FaultPlan`] both fakes inject from.
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
-//!   API, served over the real wire format.
+//!   API, served over the real wire format in its own types (golden cases: `fixtures/github/`).
 //! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
-//! - [`world`]: one run: every component, the controller under test plugged in, disruptions, the record.
+//! - [`world`]: one run: every component, the controller under test started through its own entry
+//!   points ([`world::seam`]), disruptions, the record.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 

@@ -2,7 +2,8 @@
 //! (`github/actions/types.go`, gha-runner-scale-set-0.13.1; `actions/scaleset` `types.go`) and
 //! go-github speak them.
 //!
-//! These types are `pub` so that a fake service can answer with exactly what the client decodes.
+//! These types are `pub` for the client's callers. The wire format itself is pinned by the golden
+//! cases in the workspace's `fixtures/github/`, which `tests/github_wire` plays against this client.
 //! Job messages, which travel as a JSON string inside a message, are in [`super::job_messages`].
 //! Go's `omitempty` is mirrored with `skip_serializing_if`, and missing fields decode to defaults as
 //! Go's decoder leaves them zero.

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use arc_controller::Optimisations;
 use arc_controller::crd::{AutoscalingListener, AutoscalingRunnerSet, EphemeralRunnerSet};
-use arc_controller::github::Operation;
 use arc_controller::hash::listener_name;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{
     API_CALLS_TOTAL, DEEP_COPIES_TOTAL, PREDICATE_DROPPED_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL,
 };
 use arc_controller::scaleset::predicates::ARS_FROM_ERS;
+use arc_sim::github::Operation;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{DeleteParams, Patch, PatchParams};

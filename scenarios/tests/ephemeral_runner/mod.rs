@@ -15,7 +15,6 @@ use arc_controller::crd::constants::{
     JIT_SECRET_KEY_TOKEN, REASON_INVALID_POD,
 };
 use arc_controller::crd::{EphemeralRunner, EphemeralRunnerPhase, EphemeralRunnerSpec};
-use arc_controller::github::Operation;
 use arc_controller::github::wire::JitRunnerSetting;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{
@@ -23,6 +22,7 @@ use arc_controller::runtime::metrics::{
 };
 use arc_controller::scaleset::ephemeral_runner::CONTROLLER_NAME;
 use arc_sim::apiserver::LagRange;
+use arc_sim::github::Operation;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};

@@ -17,7 +17,6 @@ use arc_controller::crd::{
     EphemeralRunner, EphemeralRunnerSet, EphemeralRunnerSetPhase, EphemeralRunnerSetSpec,
     EphemeralRunnerSetStatus, EphemeralRunnerSpec,
 };
-use arc_controller::github::Operation;
 use arc_controller::github::wire::JitRunnerSetting;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{
@@ -26,6 +25,7 @@ use arc_controller::runtime::metrics::{
 };
 use arc_controller::scaleset::ephemeral_runner_set::CONTROLLER_NAME;
 use arc_controller::scaleset::predicates::ERS_FROM_EPHEMERAL_RUNNER;
+use arc_sim::github::Operation;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};

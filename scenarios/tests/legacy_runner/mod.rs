@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use arc_controller::Fixes;
 use arc_controller::crd::{Runner, RunnerSpec};
-use arc_controller::github::Operation;
 use arc_controller::github::wire::LegacyRunner;
 use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::manager::Manager;
@@ -21,6 +20,7 @@ use arc_controller::runtime::metrics::{LEGACY_POD_RECREATIONS_TOTAL, LEGACY_RECR
 use arc_controller::scaleset::resource_builder::GitHubCredentials;
 use arc_sim::SimClock;
 use arc_sim::apiserver::{Change, EventType};
+use arc_sim::github::Operation;
 use arc_sim::github::{
     EndReason, FakeGitHub, JobResult, JobSpec, JobState, RegistrationFailed, RunnerSession,
 };

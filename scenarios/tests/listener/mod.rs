@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use arc_controller::crd::{EphemeralRunner, EphemeralRunnerSet};
 use arc_controller::github::wire::JitRunnerSetting;
-use arc_controller::github::{ActionsClient, ActionsError, Credentials, Operation};
+use arc_controller::github::{ActionsClient, ActionsError, Credentials};
 use arc_controller::runtime::metrics::API_CALLS_TOTAL;
 use arc_controller::scaleset::listener::{CancellationToken, Listener, ListenerError, SessionConflictPolicy};
 use arc_controller::scaleset::resource_builder::{GitHubCredentials, ListenerConfig};
 use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb};
+use arc_sim::github::Operation;
 use arc_sim::github::{JobSpec, JobState, RunnerSession};
 use futures::{FutureExt, StreamExt};
 use kube::api::{DeleteParams, PostParams};

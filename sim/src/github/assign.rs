@@ -11,11 +11,11 @@
 
 use std::time::Duration;
 
-use arc_controller::github::job_messages::{JOB_STARTED, JobMessage, JobStarted};
 use rand::Rng as _;
 
 use super::config::UnknownRunnerAnswer;
 use super::events::{EventKind, RemoveOutcome};
+use super::messages::JobMessage;
 use super::model::{EndReason, Job, JobResult, JobState, RemovalReason, Runner, RunnerState};
 use super::state::World;
 
@@ -95,12 +95,8 @@ impl World {
         self.record(EventKind::JobAssigned { request_id, runner_id });
         if let Some(scale_set_id) = scale_set {
             let runner_name = self.runners[&runner_id].name.clone();
-            let base = self.job_message_base(request_id, JOB_STARTED);
-            self.queue(scale_set_id).pending.push(JobMessage::Started(JobStarted {
-                runner_id,
-                runner_name,
-                base,
-            }));
+            let job = self.job_fields(request_id);
+            self.queue(scale_set_id).pending.push(JobMessage::Started { runner_id, runner_name, job });
         }
         Some((request_id, runner_id))
     }

@@ -6,13 +6,13 @@
 //! needs `RemoteAuth <unexpired registration token>`; Actions service calls need `Bearer <unexpired
 //! admin token>`; queue calls need `Bearer <unexpired queue token of a session of that scale set>`.
 
-use arc_controller::github::wire::{AdminConnection, RegistrationToken, RunnerRegistrationRequest};
 use http::HeaderMap;
 
 use super::reply::Reply;
 use super::route::Auth;
 use super::state::{RegistrationTokenRec, World};
 use super::tokens;
+use super::wire::{AdminConnection, RegistrationToken, RunnerRegistrationRequest};
 
 /// The credential a request presented, once checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +74,6 @@ impl World {
         let exp_seconds = self.timestamp(expires_ms).as_second();
         let token = tokens::admin_jwt(self.seed, self.next_number(), exp_seconds);
         self.admin_tokens.insert(token.clone(), expires_ms);
-        Reply::json(200, &AdminConnection { url: Some(self.cfg.service_url.clone()), token: Some(token) })
+        Reply::json(200, &AdminConnection { url: self.cfg.service_url.clone(), token })
     }
 }

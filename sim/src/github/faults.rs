@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use arc_controller::github::Operation;
 use rand::Rng as _;
 use rand_chacha::ChaCha8Rng;
 
+use super::operation::Operation;
 use super::reply::Reply;
 use crate::faults::{FaultPlan, GitHubFault, GitHubFaultAction};
 use crate::seed::{Component, Seed};
@@ -86,12 +86,6 @@ mod tests {
             window: None,
             action,
         }
-    }
-
-    #[test]
-    fn fault_rules_can_name_every_operation_the_client_makes() {
-        let names: Vec<&str> = Operation::ALL.iter().map(|op| op.as_str()).collect();
-        assert_eq!(names, crate::faults::GITHUB_OPERATIONS);
     }
 
     #[test]

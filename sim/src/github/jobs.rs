@@ -3,12 +3,8 @@
 //! (JobCompleted: succeeded, failed or canceled). Job messages go to the acquiring scale set's queue;
 //! a job nobody acquired ends without a message.
 
-use arc_controller::github::job_messages::{
-    JOB_ASSIGNED, JOB_AVAILABLE, JOB_COMPLETED, JobAssigned, JobAvailable, JobCompleted, JobMessage,
-    JobMessageBase,
-};
-
 use super::events::EventKind;
+use super::messages::{JobFields, JobMessage};
 use super::model::{EndReason, Job, JobResult, JobSpec, JobState};
 use super::state::World;
 use super::tokens;
@@ -77,9 +73,9 @@ impl World {
     fn offer(&mut self, request_id: i64, scale_set_id: i64) {
         let acquire_job_url =
             format!("{}_apis/runtime/runnerscalesets/{scale_set_id}/acquirejobs", self.cfg.service_url);
-        let base = self.job_message_base(request_id, JOB_AVAILABLE);
+        let job = self.job_fields(request_id);
         self.jobs.get_mut(&request_id).expect("offered job exists").offered_to.insert(scale_set_id);
-        self.queue(scale_set_id).pending.push(JobMessage::Available(JobAvailable { acquire_job_url, base }));
+        self.queue(scale_set_id).pending.push(JobMessage::Available { acquire_job_url, job });
     }
 
     /// Puts the jobs scale set `scale_set_id` acquired but never started back in the queue, offered
@@ -127,8 +123,8 @@ impl World {
             job.acquired_ms = Some(now);
             acquired.push(request_id);
             self.record(EventKind::JobAcquired { request_id, scale_set_id });
-            let base = self.job_message_base(request_id, JOB_ASSIGNED);
-            self.queue(scale_set_id).pending.push(JobMessage::Assigned(JobAssigned { base }));
+            let job = self.job_fields(request_id);
+            self.queue(scale_set_id).pending.push(JobMessage::Assigned { job });
         }
         acquired
     }
@@ -155,22 +151,20 @@ impl World {
         let Some(scale_set_id) = scale_set.filter(|id| self.scale_sets.contains_key(id)) else { return };
         let runner_name =
             runner_id.and_then(|id| self.runners.get(&id)).map(|r| r.name.clone()).unwrap_or_default();
-        let base = self.job_message_base(request_id, JOB_COMPLETED);
-        let completed = JobCompleted {
+        let completed = JobMessage::Completed {
             result: result.as_str().into(),
             runner_id: runner_id.unwrap_or(0),
             runner_name,
-            base,
+            job: self.job_fields(request_id),
         };
-        self.queue(scale_set_id).pending.push(JobMessage::Completed(completed));
+        self.queue(scale_set_id).pending.push(completed);
     }
 
     /// The common job-message fields of job `request_id` as of now.
-    pub fn job_message_base(&self, request_id: i64, message_type: &str) -> JobMessageBase {
+    pub fn job_fields(&self, request_id: i64) -> JobFields {
         let job = &self.jobs[&request_id];
-        let at = |ms: Option<u64>| ms.map(|ms| self.timestamp(ms));
-        JobMessageBase {
-            message_type: message_type.to_string(),
+        let at = |ms: Option<u64>| JobFields::time(ms.map(|ms| self.timestamp(ms)));
+        JobFields {
             runner_request_id: request_id,
             repository_name: job.spec.repository.clone(),
             owner_name: job.spec.owner.clone(),

@@ -6,14 +6,15 @@
 //! `GET …/actions/runners` serves a snapshot up to `list_runners_staleness_ms` old, so `busy` can lag
 //! the service; `DELETE …/actions/runners/{id}` answers 422 for a runner holding a job.
 
-use arc_controller::github::RUNNERS_PER_PAGE;
-use arc_controller::github::wire::{LegacyRunner, LegacyRunnerLabel, LegacyRunnerList};
-
 use super::assign::RemovalApi;
 use super::events::{EventKind, RemoveOutcome};
 use super::model::{RemovalReason, Runner, RunnerState};
 use super::reply::Reply;
 use super::state::{CachedRunnerList, World};
+use super::wire::{RestRunner, RestRunnerLabel, RestRunnerList};
+
+/// The most runners one page holds (GitHub's REST API: `per_page`, max 100).
+const MAX_PER_PAGE: u32 = 100;
 
 /// Why `config.sh` failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,12 +88,12 @@ impl World {
             self.legacy_lists.insert(scope.to_string(), CachedRunnerList { taken_ms: now, runners });
         }
         let all = &self.legacy_lists[scope].runners;
-        let per_page = per_page.clamp(1, RUNNERS_PER_PAGE) as usize;
+        let per_page = per_page.clamp(1, MAX_PER_PAGE) as usize;
         let page = page.max(1) as usize;
-        let runners: Vec<LegacyRunner> =
+        let runners: Vec<RestRunner> =
             all.iter().skip((page - 1) * per_page).take(per_page).cloned().collect();
         let total_count = i64::try_from(all.len()).unwrap_or(i64::MAX);
-        let reply = Reply::json(200, &LegacyRunnerList { total_count, runners });
+        let reply = Reply::json(200, &RestRunnerList { total_count, runners });
         if page * per_page >= all.len() {
             return reply;
         }
@@ -123,19 +124,19 @@ impl World {
     }
 }
 
-fn rest_view(runner: &Runner) -> LegacyRunner {
+fn rest_view(runner: &Runner) -> RestRunner {
     let online = matches!(runner.state, RunnerState::Idle | RunnerState::Busy { .. });
     let labels = runner
         .labels
         .iter()
         .zip(1..)
-        .map(|(name, id)| LegacyRunnerLabel {
+        .map(|(name, id)| RestRunnerLabel {
             id,
             name: name.clone(),
             kind: if id <= 3 { "read-only" } else { "custom" }.into(),
         })
         .collect();
-    LegacyRunner {
+    RestRunner {
         id: runner.id,
         name: runner.name.clone(),
         os: "linux".into(),

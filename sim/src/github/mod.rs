@@ -14,7 +14,8 @@
 //! RemoveRunner, serialised), `sessions` (sessions, queue, long poll), `auth` (tokens), `legacy` (REST
 //! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
 //! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`, `scripted`
-//! (canned answers layered over the service, for tests).
+//! (canned answers layered over the service, for tests), `wire` + `messages` (the bodies, in the
+//! fake's own types), `operation` (the names of what it serves).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
 //! request is counted by operation and status ([`FakeGitHub::request_count`]). Randomness comes only
@@ -28,7 +29,9 @@ mod events;
 mod faults;
 mod jobs;
 mod legacy;
+mod messages;
 mod model;
+mod operation;
 mod process;
 mod reply;
 mod route;
@@ -39,13 +42,12 @@ mod service;
 mod sessions;
 mod state;
 mod tokens;
+mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use arc_controller::github::Operation;
-use arc_controller::github::wire::{Label, RegistrationToken, RunnerScaleSetStatistic, RunnerSetting};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -57,9 +59,11 @@ pub use legacy::{LegacyRegistration, RegistrationFailed};
 pub use model::{
     EndReason, Job, JobResult, JobSpec, JobState, RemovalReason, Runner, RunnerState, ScaleSet, Session,
 };
+pub use operation::Operation;
 pub use process::{AssignedJob, RunnerSession};
 pub use scripted::{CannedAnswer, ScriptedGitHub};
 pub use service::GitHubService;
+pub use wire::{Label, RegistrationToken, RunnerSetting, Statistics};
 
 use crate::clock::SimClock;
 use crate::faults::{FaultPlan, FaultPlanError};
@@ -284,7 +288,7 @@ impl FakeGitHub {
     }
 
     /// The statistics of a scale set now.
-    pub fn statistics(&self, scale_set_id: i64) -> Option<RunnerScaleSetStatistic> {
+    pub fn statistics(&self, scale_set_id: i64) -> Option<Statistics> {
         let world = self.shared.lock();
         world.scale_sets.contains_key(&scale_set_id).then(|| world.statistics(scale_set_id))
     }

@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use arc_controller::github::wire::{Label, RunnerSetting};
 use serde::{Deserialize, Serialize};
+
+use super::wire::{Label, RunnerSetting};
 
 /// The outcome a job ends with, as JobCompleted's `result` spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

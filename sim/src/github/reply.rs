@@ -1,11 +1,14 @@
 //! Answers as the real services shape them: Actions service errors are .NET exception bodies
-//! (`{"typeName": "...AgentExistsException, ...", "message": ...}`), REST errors are GitHub's
+//! (`{"typeName": "...AgentExistsException, ...", "message": ...}`; simplification: only the two
+//! fields the Go clients read, not the rest of the .NET wrapper), REST errors are GitHub's
 //! `{"message", "documentation_url"}`, and every answer carries an `ActivityId` header.
 
 use bytes::Bytes;
 use http::Response;
 use http_body_util::Full;
 use serde::Serialize;
+
+use super::wire::{ExceptionBody, RestErrorBody};
 
 /// The namespace of the Actions service's exception type names.
 const EXCEPTION_NAMESPACE: &str = "GitHub.DistributedTask.WebApi";
@@ -44,25 +47,14 @@ impl Reply {
 
     /// An Actions service exception, e.g. `exception(409, "AgentExistsException", "...")`.
     pub fn exception(status: u16, name: &str, message: impl Into<String>) -> Reply {
-        let body = serde_json::json!({
-            "$id": "1",
-            "innerException": null,
-            "message": message.into(),
-            "typeName": format!("{EXCEPTION_NAMESPACE}.{name}, {EXCEPTION_NAMESPACE}"),
-            "typeKey": name,
-            "errorCode": 0,
-            "eventId": 3000,
-        });
-        Reply::json(status, &body)
+        let type_name = format!("{EXCEPTION_NAMESPACE}.{name}, {EXCEPTION_NAMESPACE}");
+        Reply::json(status, &ExceptionBody { type_name, message: message.into() })
     }
 
     /// A GitHub REST error.
     pub fn rest_error(status: u16, message: impl Into<String>) -> Reply {
-        let body = serde_json::json!({
-            "message": message.into(),
-            "documentation_url": "https://docs.github.com/rest/actions/self-hosted-runners",
-        });
-        Reply::json(status, &body)
+        let documentation_url = "https://docs.github.com/rest/actions/self-hosted-runners".to_string();
+        Reply::json(status, &RestErrorBody { message: message.into(), documentation_url })
     }
 
     /// A 400 for a body or query the service cannot read.

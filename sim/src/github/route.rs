@@ -4,8 +4,9 @@
 //! prefix (the service URL and the broker URL both end up here); everything else is GitHub's REST API,
 //! with GitHub Enterprise Server's `/api/v3` prefix stripped.
 
-use arc_controller::github::Operation;
 use http::Method;
+
+use super::operation::Operation;
 
 /// A recognised request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,13 +7,12 @@
 //! dies while busy leaves it **lost** until the lost-runner timeout. A removed runner's process is
 //! refused.
 
-use arc_controller::github::wire::{JitRunnerConfig, JitRunnerSetting, ListResponse, RunnerReference};
-
 use super::events::{ConnectRefused, EventKind};
 use super::model::{RemovalReason, Runner, RunnerState};
 use super::reply::Reply;
 use super::state::World;
 use super::tokens::{self, RunnerCredential};
+use super::wire::{ItemList, JitConfig, JitRequest, RunnerReference};
 
 /// A job whose runner's process died: it fails "runner lost" at `due_ms` unless something ends it
 /// first.
@@ -32,7 +31,7 @@ pub(crate) struct Registered {
 
 impl World {
     /// `POST runnerscalesets/{id}/generatejitconfig`: 409 `AgentExistsException` for a taken name.
-    pub fn http_generate_jit_config(&mut self, scale_set_id: i64, setting: &JitRunnerSetting) -> Reply {
+    pub fn http_generate_jit_config(&mut self, scale_set_id: i64, setting: &JitRequest) -> Reply {
         let Some(set) = self.scale_sets.get(&scale_set_id) else {
             let message = format!("runner scale set {scale_set_id} not found");
             return Reply::exception(404, "RunnerScaleSetNotFoundException", message);
@@ -46,10 +45,7 @@ impl World {
         }
         let labels = set.labels.iter().map(|l| l.name.clone()).collect();
         let registered = self.register_runner(&setting.name, Some(scale_set_id), None, labels, true);
-        Reply::json(
-            200,
-            &JitRunnerConfig { runner: registered.runner, encoded_jit_config: registered.config },
-        )
+        Reply::json(200, &JitConfig { runner: registered.runner, encoded_jit_config: registered.config })
     }
 
     /// Registers an offline runner and mints the config its process connects with.
@@ -110,7 +106,7 @@ impl World {
     /// `GET agents?agentName=`: 0 or 1 runners.
     pub fn http_get_runner_by_name(&self, name: &str) -> Reply {
         let found: Vec<RunnerReference> = self.live_runner_named(name).map(reference).into_iter().collect();
-        Reply::json(200, &ListResponse::of(found))
+        Reply::json(200, &ItemList::of(found))
     }
 
     /// A runner process starts with `config`. Returns the runner id and the connection number.

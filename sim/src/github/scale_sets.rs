@@ -5,12 +5,11 @@
 //! unassigned jobs go back to the queue, its idle and offline runners are removed and its session is
 //! closed.
 
-use arc_controller::github::wire::{ListResponse, RunnerGroup, RunnerScaleSet, RunnerScaleSetStatistic};
-
 use super::events::EventKind;
 use super::model::{JobState, RemovalReason, RunnerState, ScaleSet};
 use super::reply::Reply;
 use super::state::World;
+use super::wire::{ItemList, Label, RunnerGroup, RunnerSetting, ScaleSetAnswer, ScaleSetRequest, Statistics};
 
 fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -30,7 +29,7 @@ impl World {
                 is_default: *id == 1,
             })
             .collect();
-        Reply::json(200, &ListResponse::of(groups))
+        Reply::json(200, &ItemList::of(groups))
     }
 
     fn group_size(&self, group_id: i64) -> i64 {
@@ -46,13 +45,13 @@ impl World {
 
     /// `GET runnerscalesets?runnerGroupId=&name=`.
     pub fn http_find_scale_set(&self, group_id: i64, name: &str) -> Reply {
-        let found: Vec<RunnerScaleSet> = self
+        let found: Vec<ScaleSetAnswer> = self
             .scale_sets
             .values()
             .filter(|s| s.runner_group_id == group_id && s.name == name)
             .map(|s| self.scale_set_wire(s))
             .collect();
-        Reply::json(200, &ListResponse::of(found))
+        Reply::json(200, &ItemList::of(found))
     }
 
     /// `GET runnerscalesets/{id}`.
@@ -64,7 +63,7 @@ impl World {
     }
 
     /// `POST runnerscalesets`.
-    pub fn http_create_scale_set(&mut self, body: RunnerScaleSet) -> Reply {
+    pub fn http_create_scale_set(&mut self, body: ScaleSetRequest) -> Reply {
         if body.name.trim().is_empty() {
             return Reply::bad_request("a runner scale set needs a name");
         }
@@ -89,8 +88,8 @@ impl World {
         &mut self,
         name: &str,
         runner_group_id: i64,
-        labels: Vec<arc_controller::github::wire::Label>,
-        runner_setting: arc_controller::github::wire::RunnerSetting,
+        labels: Vec<Label>,
+        runner_setting: RunnerSetting,
     ) -> i64 {
         let id = self.next_id();
         let created_ms = self.now_ms();
@@ -110,8 +109,10 @@ impl World {
         id
     }
 
-    /// `PATCH runnerscalesets/{id}`: non-empty fields replace the stored ones.
-    pub fn http_update_scale_set(&mut self, id: i64, body: RunnerScaleSet) -> Reply {
+    /// `PATCH runnerscalesets/{id}`: non-empty fields replace the stored ones. The runner setting is
+    /// always replaced (simplification: the Go clients always send it, and the service's merge of it
+    /// is not observed).
+    pub fn http_update_scale_set(&mut self, id: i64, body: ScaleSetRequest) -> Reply {
         if body.runner_group_id != 0 && !self.groups.contains_key(&body.runner_group_id) {
             let message = format!("runner group {} not found", body.runner_group_id);
             return Reply::exception(404, "RunnerGroupNotFoundException", message);
@@ -167,29 +168,29 @@ impl World {
     }
 
     /// The scale set as the wire describes it, with current statistics.
-    pub fn scale_set_wire(&self, set: &ScaleSet) -> RunnerScaleSet {
-        RunnerScaleSet {
+    pub fn scale_set_wire(&self, set: &ScaleSet) -> ScaleSetAnswer {
+        ScaleSetAnswer {
             id: set.id,
             name: set.name.clone(),
             runner_group_id: set.runner_group_id,
             runner_group_name: self.groups.get(&set.runner_group_id).cloned().unwrap_or_default(),
             labels: set.labels.clone(),
             runner_setting: set.runner_setting.clone(),
-            created_on: Some(self.timestamp(set.created_ms)),
+            created_on: self.timestamp(set.created_ms),
             runner_jit_config_url: format!(
                 "{}_apis/runtime/runnerscalesets/{}/generatejitconfig",
                 self.cfg.service_url, set.id
             ),
-            statistics: Some(self.statistics(set.id)),
+            statistics: self.statistics(set.id),
         }
     }
 
     /// The statistics of scale set `id` now (§4.1 field names; zeros for an unknown id).
-    pub fn statistics(&self, id: i64) -> RunnerScaleSetStatistic {
+    pub fn statistics(&self, id: i64) -> Statistics {
         let jobs = || self.jobs.values().filter(|j| !j.is_completed());
         let acquired = || jobs().filter(|j| j.acquired_by == Some(id));
         let runners = || self.runners.values().filter(|r| r.scale_set_id == Some(id) && !r.is_removed());
-        RunnerScaleSetStatistic {
+        Statistics {
             total_available_jobs: count(
                 jobs().filter(|j| j.state == JobState::Queued && j.offered_to.contains(&id)).count(),
             ),

@@ -12,14 +12,14 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use arc_controller::github::Operation;
-use arc_controller::github::error::BoxError;
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::Full;
 
 use super::GitHubService;
+use super::operation::Operation;
 use super::route::Route;
+use super::service::BoxError;
 
 /// A canned reply.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,9 +11,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use arc_controller::github::Operation;
-use arc_controller::github::error::BoxError;
-use arc_controller::github::wire::{Int64List, RunnerScaleSetSession};
 use bytes::Bytes;
 use http::request::Parts;
 use http::{Request, Response};
@@ -25,11 +22,16 @@ use super::assign::RemovalApi;
 use super::auth::Authorized;
 use super::events::RemoveOutcome;
 use super::faults::FaultDecision;
+use super::operation::Operation;
 use super::reply::Reply;
 use super::route::Route;
 use super::sessions;
 use super::state::World;
 use super::tokens;
+use super::wire::{ItemList, SessionRequest};
+
+/// An error of a request body's stream.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The fake GitHub as a cloneable `tower::Service`. Clones share the fake.
 #[derive(Clone)]
@@ -122,16 +124,15 @@ fn dispatch(w: &mut World, route: &Route, parts: &Parts, body: &Bytes) -> Reply 
         Route::UpdateScaleSet { id } => with_json(body, |set| w.http_update_scale_set(*id, set)),
         Route::DeleteScaleSet { id } => w.http_delete_scale_set(*id),
         Route::CreateSession { id } => {
-            with_json(body, |session: RunnerScaleSetSession| w.http_create_session(*id, &session.owner_name))
+            with_json(body, |session: SessionRequest| w.http_create_session(*id, &session.owner_name))
         }
         Route::RefreshSession { id, session } => w.http_refresh_session(*id, session),
         Route::DeleteSession { id, session } => w.http_delete_session(*id, session),
         Route::GetMessage { .. } => unreachable!("GetMessage is long-polled by serve()"),
         Route::DeleteMessage { id, message_id } => w.http_delete_message(*id, *message_id),
-        Route::AcquireJobs { id } => with_json(body, |ids: Vec<i64>| {
-            let value = w.acquire_jobs(*id, &ids);
-            Reply::json(200, &Int64List { count: i64::try_from(value.len()).unwrap_or(i64::MAX), value })
-        }),
+        Route::AcquireJobs { id } => {
+            with_json(body, |ids: Vec<i64>| Reply::json(200, &ItemList::of(w.acquire_jobs(*id, &ids))))
+        }
         Route::GenerateJitConfig { id } => {
             with_json(body, |setting| w.http_generate_jit_config(*id, &setting))
         }

@@ -10,16 +10,19 @@
 
 use std::time::Duration;
 
-use arc_controller::github::job_messages::JobMessage;
-use arc_controller::github::wire::{MESSAGE_TYPE_JOB_MESSAGES, RunnerScaleSetMessage, RunnerScaleSetSession};
 use http::HeaderMap;
 
 use super::Shared;
 use super::events::EventKind;
+use super::messages::JobMessage;
 use super::model::Session;
 use super::reply::Reply;
 use super::state::World;
 use super::tokens;
+use super::wire::{MESSAGE_TYPE_JOB_MESSAGES, Message, SessionAnswer};
+
+/// The request header in which a listener tells the service how many jobs it may run at once.
+const HEADER_SCALE_SET_MAX_CAPACITY: &str = "X-ScaleSetMaxCapacity";
 
 impl World {
     /// `POST runnerscalesets/{id}/sessions`.
@@ -106,10 +109,10 @@ impl World {
         }
     }
 
-    fn session_wire(&self, session_id: &str) -> RunnerScaleSetSession {
+    fn session_wire(&self, session_id: &str) -> SessionAnswer {
         let session = &self.sessions[session_id];
         let set = self.scale_sets.get(&session.scale_set_id);
-        RunnerScaleSetSession {
+        SessionAnswer {
             session_id: session.id.clone(),
             owner_name: session.owner.clone(),
             runner_scale_set: set.map(|s| self.scale_set_wire(s)),
@@ -118,7 +121,7 @@ impl World {
                 self.cfg.broker_url, session.scale_set_id, session.id
             ),
             message_queue_access_token: session.queue_token.clone(),
-            statistics: Some(self.statistics(session.scale_set_id)),
+            statistics: self.statistics(session.scale_set_id),
         }
     }
 
@@ -133,7 +136,7 @@ impl World {
 
     /// The next message for a poll after `last_id`: the oldest unacknowledged one above it, else the
     /// pending job messages sealed into a new one, else `None`.
-    pub fn next_message(&mut self, scale_set_id: i64, last_id: i64) -> Option<RunnerScaleSetMessage> {
+    pub fn next_message(&mut self, scale_set_id: i64, last_id: i64) -> Option<Message> {
         let statistics = self.statistics(scale_set_id);
         let queue = self.queue(scale_set_id);
         if let Some((_, message)) = queue.sealed.range(last_id.saturating_add(1)..).next() {
@@ -145,11 +148,11 @@ impl World {
         let batch = std::mem::take(&mut queue.pending);
         queue.last_id += 1;
         let message_id = queue.last_id;
-        let message = RunnerScaleSetMessage {
+        let message = Message {
             message_id,
             message_type: MESSAGE_TYPE_JOB_MESSAGES.into(),
             body: JobMessage::encode_batch(&batch),
-            statistics: Some(statistics),
+            statistics,
         };
         queue.sealed.insert(message_id, message.clone());
         self.record(EventKind::MessageSealed { scale_set_id, message_id, jobs: batch.len() });
@@ -197,7 +200,7 @@ impl Drop for PollGuard<'_> {
 
 /// What a long poll ended with.
 enum Polled {
-    Message(RunnerScaleSetMessage),
+    Message(Message),
     SessionGone,
 }
 
@@ -250,10 +253,10 @@ fn last_message_id(query: &str) -> Result<i64, Reply> {
 }
 
 fn max_capacity(headers: &HeaderMap) -> Result<Option<u32>, Reply> {
-    let Some(value) = headers.get("X-ScaleSetMaxCapacity") else { return Ok(None) };
+    let Some(value) = headers.get(HEADER_SCALE_SET_MAX_CAPACITY) else { return Ok(None) };
     let text = value.to_str().unwrap_or_default();
     text.trim().parse().map(Some).map_err(|_| {
-        Reply::bad_request(format!("X-ScaleSetMaxCapacity {text:?} is not a non-negative number"))
+        Reply::bad_request(format!("{HEADER_SCALE_SET_MAX_CAPACITY} {text:?} is not a non-negative number"))
     })
 }
 

@@ -6,14 +6,14 @@
 
 use std::collections::BTreeMap;
 
-use arc_controller::github::job_messages::JobMessage;
-use arc_controller::github::wire::{LegacyRunner, RunnerScaleSetMessage};
 use jiff::{SignedDuration, Timestamp};
 use rand_chacha::ChaCha8Rng;
 
 use super::config::GitHubConfig;
 use super::events::{EventKind, GitHubEvent};
+use super::messages::JobMessage;
 use super::model::{Job, Runner, ScaleSet, Session};
+use super::wire::{Message, RestRunner};
 use crate::clock::SimClock;
 use crate::seed::{Component, Seed};
 use crate::trace::Trace;
@@ -24,7 +24,7 @@ pub(crate) struct Queue {
     /// Job messages not yet sealed into a message.
     pub pending: Vec<JobMessage>,
     /// Sealed, unacknowledged messages by id.
-    pub sealed: BTreeMap<i64, RunnerScaleSetMessage>,
+    pub sealed: BTreeMap<i64, Message>,
     /// The last message id handed out.
     pub last_id: i64,
 }
@@ -42,7 +42,7 @@ pub(crate) struct RegistrationTokenRec {
 #[derive(Debug, Clone)]
 pub(crate) struct CachedRunnerList {
     pub taken_ms: u64,
-    pub runners: Vec<LegacyRunner>,
+    pub runners: Vec<RestRunner>,
 }
 
 /// The fake service's whole state.

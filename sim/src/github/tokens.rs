@@ -74,10 +74,13 @@ mod tests {
     }
 
     #[test]
-    fn admin_tokens_carry_their_expiry_for_the_real_client_to_read() {
+    fn admin_tokens_are_jwts_carrying_their_expiry_in_the_exp_claim() {
         let token = admin_jwt(Seed(5), 1, 1_767_229_200);
-        let exp = arc_controller::github::jwt_expiry(&token).unwrap();
-        assert_eq!(exp.as_second(), 1_767_229_200);
+        let parts: Vec<&str> = token.split('.').collect();
+        assert_eq!(parts.len(), 3, "header.payload.signature");
+        let claims: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
+        assert_eq!(claims["exp"], 1_767_229_200);
     }
 
     #[test]

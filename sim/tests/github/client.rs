@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use arc_controller::github::Operation;
 use arc_controller::runtime::metrics::{GITHUB_CALLS_TOTAL, GITHUB_HTTP_REQUESTS_TOTAL};
 use arc_sim::faults::{FaultPlan, GitHubFault, GitHubFaultAction, Window};
+use arc_sim::github::Operation;
 use arc_sim::github::{GitHubConfig, UnknownRunnerAnswer};
 
 use crate::rig::{rig, rig_with_faults};

@@ -72,7 +72,7 @@ async fn the_rest_runner_list_pages_by_one_hundred() {
     let listed = rig.client.list_runners().await.unwrap();
     assert_eq!(listed.len(), 150);
     assert_eq!(listed.iter().filter(|r| r.status == "offline").count(), 150);
-    assert_eq!(rig.fake.request_count(arc_controller::github::Operation::ListRunners, 200), 2);
+    assert_eq!(rig.fake.request_count(arc_sim::github::Operation::ListRunners, 200), 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,6 +6,7 @@
 //! - `runners`: JIT registration, the runner process life cycle, lost runners, cancellation.
 //! - `legacy`: registration tokens, `config.sh`, the stale REST runner list, REST delete.
 //! - `client`: retries under injected faults, typed errors, the admin token's refresh.
+//! - `wire`: the golden wire cases of `fixtures/github/`, answered by the fake.
 
 mod client;
 mod legacy;
@@ -13,3 +14,4 @@ mod queue;
 mod race;
 mod rig;
 mod runners;
+mod wire;

@@ -1,0 +1,24 @@
+//! The registration token and its exchange for the Actions service's admin token.
+
+use crate::fixture::{Case, Stub};
+
+#[tokio::test]
+async fn a_registration_token_is_created_with_the_pat_and_its_expiry_decoded_with_its_offset() {
+    let stub = Stub::new(&["registration-token"]);
+    let token = stub.client().create_registration_token().await.unwrap();
+    stub.assert_done();
+    assert_eq!(token.token, "LLBF3JGZDX3P5PMEXLND6TS6FCWO6");
+    assert_eq!(token.expires_at.to_string(), "2020-01-22T20:13:35.123Z");
+}
+
+#[tokio::test]
+async fn the_admin_token_exchange_yields_the_service_url_and_bearer_token_of_later_calls() {
+    // The get-runner case's request can only match if the client took its host, tenant path and
+    // `Authorization: Bearer <admin token>` from the admin-token answer.
+    let stub = Stub::via_admin(&["get-runner"]);
+    stub.client().get_runner(12).await.unwrap();
+    stub.assert_done();
+    let admin = Case::load("admin-token");
+    let bearer = Case::load("get-runner").text("/request/headers/Authorization");
+    assert_eq!(bearer, format!("Bearer {}", admin.text("/response/body/token")));
+}

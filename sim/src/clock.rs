@@ -51,12 +51,17 @@ impl SimClock {
     pub fn instant_at(&self, elapsed: Duration) -> Instant {
         self.start + elapsed
     }
+
+    /// The simulated wall-clock time: the epoch plus the elapsed simulated time.
+    pub fn now(&self) -> Timestamp {
+        let elapsed = SignedDuration::try_from(self.elapsed()).unwrap_or(SignedDuration::MAX);
+        self.epoch.saturating_add(elapsed).expect("saturating add of a non-calendar span")
+    }
 }
 
 impl Clock for SimClock {
     fn now(&self) -> Timestamp {
-        let elapsed = SignedDuration::try_from(self.elapsed()).unwrap_or(SignedDuration::MAX);
-        self.epoch.saturating_add(elapsed).expect("saturating add of a non-calendar span")
+        SimClock::now(self)
     }
 }
 

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use arc_controller::Clock;
 use rand::RngCore;
 use serde_json::Value;
 

@@ -7,7 +7,9 @@
 //! seeded per-watch delivery lag. It is a `tower::Service`, so `kube::Client::new(service, "default")`
 //! drives it exactly as it drives a real cluster, and [`tcp`] serves it over loopback for kubectl.
 //!
-//! Map of the code: [`registry`] (served kinds), [`store`] (objects, resourceVersions, history),
+//! Map of the code: [`registry`] (served kinds), [`crd`] (CRD manifests), [`schema`] (structural
+//! schemas), [`validate`] (schema validation), [`prune`] (unknown fields), [`gofmt`] (Go's value
+//! formatting in messages), [`store`] (objects, resourceVersions, history),
 //! [`admission`] (validation, defaulting, status/spec split), [`lifecycle`] (deletion), [`patch`],
 //! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
@@ -16,20 +18,25 @@
 
 pub mod actor;
 pub mod admission;
+pub mod crd;
 pub mod discovery;
 pub mod engine;
 pub mod faults;
 pub mod gc;
+pub mod gofmt;
 pub mod http;
 pub mod lifecycle;
 pub mod list;
 pub mod patch;
+pub mod prune;
 pub mod reads;
 pub mod registry;
+pub mod schema;
 pub mod selector;
 pub mod status;
 pub mod store;
 pub mod tcp;
+pub mod validate;
 pub mod watch;
 
 use std::collections::BTreeMap;

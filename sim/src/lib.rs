@@ -3,7 +3,8 @@
 //! Everything arcsim runs the real controller against, driven by one [`Seed`] and one simulated
 //! clock. Map of the code:
 //!
-//! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]).
+//! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]); it learns custom
+//!   resources from CRD manifests ([`apiserver::CrdSet`]), never from the controller's types.
 //! - [`seed`]: the run's seed and the named ChaCha8 stream of each component.
 //! - [`clock`]: [`SimClock`], a fixed epoch plus tokio's paused elapsed time; it implements the
 //!   controller's [`arc_controller::Clock`].
@@ -13,7 +14,8 @@
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
 //!   API, served over the real wire format.
 //! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
-//! - [`world`]: one run: every component, the controller under test plugged in, disruptions, the record.
+//! - [`world`]: one run: every component, the controller under test plugged in, disruptions, the record;
+//!   [`world::arc_crds`] turns the controller's CRDs into the API server's data.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 

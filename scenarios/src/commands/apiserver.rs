@@ -1,14 +1,15 @@
 //! `arcsim apiserver`: the fake API server over real TCP, for kubectl and other clients.
 //!
-//! It serves an empty world (the configured namespaces, every arcsim kind registered) in real time:
-//! the simulated clock starts at the wall-clock time of launch and runs at wall speed, so ages read
-//! sensibly in kubectl. Each request is printed to stderr as a trace line.
+//! It serves an empty world (the configured namespaces, the built-in kinds and ARC's custom resources)
+//! in real time: the simulated clock starts at the wall-clock time of launch and runs at wall speed, so
+//! ages read sensibly in kubectl. Each request is printed to stderr as a trace line.
 
 use std::net::SocketAddr;
 
 use arc_controller::{Clock, SystemClock};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, tcp};
 use arc_sim::faults::FaultPlan;
+use arc_sim::world::arc_crds;
 use arc_sim::{Seed, SimClock, Trace, TraceMode};
 
 /// Options of `arcsim apiserver`.
@@ -35,7 +36,7 @@ async fn serve(args: ApiServerArgs) -> anyhow::Result<()> {
     let clock = SimClock::start_at(SystemClock.now());
     let trace = Trace::new(clock, TraceMode::Stderr);
     let faults = args.faults.unwrap_or_default();
-    let server = FakeApiServer::new(args.seed, clock, trace, ApiServerConfig::default(), &faults);
+    let server = FakeApiServer::new(args.seed, clock, trace, ApiServerConfig::default(), &faults, arc_crds());
     let (listener, addr) =
         tcp::bind(args.listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
     println!("arcsim fake API server listening on http://{addr} (seed {})", args.seed);

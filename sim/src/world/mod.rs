@@ -7,6 +7,7 @@
 //! when the workload is over, every job has ended and the plug says the world has settled, or at the
 //! horizon. It returns a [`RunRecord`].
 
+pub mod crds;
 pub mod plug;
 pub mod plugs;
 pub mod record;
@@ -30,6 +31,7 @@ use crate::kubelet::{Kubelet, KubeletConfig, ListenerLauncher};
 use crate::seed::Seed;
 use crate::trace::{Trace, TraceMode};
 use crate::workload::{Workload, WorkloadConfig};
+pub use crds::arc_crds;
 pub use plug::{ControllerInputs, ControllerPlug, ListenerInputs, RunListener, StartControllers};
 pub use record::RunRecord;
 
@@ -177,8 +179,14 @@ impl World {
         let trace = Trace::new(clock, trace_mode);
         trace.record("world", "config", serde_json::to_string(&config).unwrap_or_default());
         let seed = config.seed;
-        let apiserver =
-            FakeApiServer::new(seed, clock, trace.clone(), config.apiserver.clone(), &config.faults);
+        let apiserver = FakeApiServer::new(
+            seed,
+            clock,
+            trace.clone(),
+            config.apiserver.clone(),
+            &config.faults,
+            arc_crds(),
+        );
         apiserver.log_reads_of(READ_LOGGED);
         let github = FakeGitHub::new(seed, clock, trace.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
@@ -367,8 +375,8 @@ impl World {
         let rt =
             self.apiserver.registry().find_plural(plural).map(|id| self.apiserver.registry().get(id).clone());
         let rt = rt.ok_or_else(|| format!("unknown resource {plural}"))?;
-        let gvk = GroupVersionKind::gvk(rt.group, rt.version, rt.kind);
-        let resource = ApiResource::from_gvk_with_plural(&gvk, rt.plural);
+        let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, &rt.plural);
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.apiserver.client_as("user"), namespace, &resource);
         api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch))
@@ -389,7 +397,7 @@ impl World {
     fn record(self, settled_at_ms: Option<u64>, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
         let mut objects = BTreeMap::new();
         for rt in self.apiserver.registry().types() {
-            objects.insert(rt.plural.to_string(), self.apiserver.objects(rt.plural));
+            objects.insert(rt.plural.clone(), self.apiserver.objects(&rt.plural));
         }
         RunRecord {
             seed: self.config.seed,
@@ -485,8 +493,8 @@ async fn create_object(
         .iter()
         .find(|t| t.api_version() == api_version && t.kind == kind)
         .ok_or_else(|| permanent(format!("the fake API server does not serve {api_version} {kind}")))?;
-    let gvk = GroupVersionKind::gvk(rt.group, rt.version, rt.kind);
-    let resource = ApiResource::from_gvk_with_plural(&gvk, rt.plural);
+    let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &rt.plural);
     let obj: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| permanent(e.to_string()))?;
     let api: Api<DynamicObject> = match (rt.namespaced, obj.metadata.namespace.as_deref()) {
         (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, &resource),

@@ -6,6 +6,7 @@ use std::hint::black_box;
 
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, LagRange, WatchLag};
 use arc_sim::faults::FaultPlan;
+use arc_sim::world::arc_crds;
 use arc_sim::{Seed, SimClock, Trace, TraceMode};
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt;
@@ -26,7 +27,8 @@ fn pods(rt: &Runtime) -> (FakeApiServer, Api<Pod>) {
             ..Default::default()
         };
         let trace = Trace::new(SimClock::start(), TraceMode::HashOnly);
-        let server = FakeApiServer::new(Seed(1), trace.clock(), trace, config, &FaultPlan::none());
+        let server =
+            FakeApiServer::new(Seed(1), trace.clock(), trace, config, &FaultPlan::none(), arc_crds());
         let api = Api::namespaced(server.client(), "default");
         (server, api)
     })

@@ -3,7 +3,8 @@
 //! Everything arcsim runs the real controller against, driven by one [`Seed`] and one simulated
 //! clock. Map of the code:
 //!
-//! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]).
+//! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]); it learns custom
+//!   resources from CRD manifests ([`apiserver::CrdSet`]), never from the controller's types.
 //! - [`seed`]: the run's seed and the named ChaCha8 stream of each component.
 //! - [`clock`]: [`SimClock`], a fixed epoch plus tokio's paused elapsed time (the world hands it to
 //!   the controller as its clock seam).
@@ -14,7 +15,8 @@
 //!   API, served over the real wire format in its own types (golden cases: `fixtures/github/`).
 //! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
 //! - [`world`]: one run: every component, the controller under test started through its own entry
-//!   points ([`world::seam`]), disruptions, the record.
+//!   points ([`world::seam`]), disruptions, the record; [`world::arc_crds`] turns the controller's
+//!   CRDs into the API server's data.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
 #![deny(missing_docs)]
 

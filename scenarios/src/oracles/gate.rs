@@ -210,20 +210,20 @@ impl<'a> SetHistory<'a> {
 /// What the controller's informers were handed: watch events and list items (its gets bypass the
 /// cache, so they do not count), per (resource, object key), in order.
 struct CacheReads<'a> {
-    by_key: BTreeMap<(&'static str, &'a str), Vec<&'a ReadEntry>>,
+    by_key: BTreeMap<(&'a str, &'a str), Vec<&'a ReadEntry>>,
 }
 
 impl<'a> CacheReads<'a> {
     fn of(run: &'a RunRecord) -> Self {
-        let mut by_key: BTreeMap<(&'static str, &'a str), Vec<&'a ReadEntry>> = BTreeMap::new();
+        let mut by_key: BTreeMap<(&'a str, &'a str), Vec<&'a ReadEntry>> = BTreeMap::new();
         for read in run.reads.iter().filter(|r| r.actor == "controller" && r.via != ReadVia::Get) {
-            by_key.entry((read.resource, read.key.as_str())).or_default().push(read);
+            by_key.entry((read.resource.as_str(), read.key.as_str())).or_default().push(read);
         }
         CacheReads { by_key }
     }
 
     /// The sim ms of the first read of `key`.
-    fn first_read(&self, resource: &'static str, key: &str) -> Option<u64> {
+    fn first_read(&self, resource: &str, key: &str) -> Option<u64> {
         self.by_key.get(&(resource, key))?.first().map(|r| r.ms)
     }
 

@@ -16,6 +16,7 @@ use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
+use arc_sim::world::arc_crds;
 use arc_sim::world::seam::controller_clock;
 use arc_sim::{Seed, SimClock, Trace, TraceMode};
 use kube::Api;
@@ -79,7 +80,8 @@ impl HarnessBuilder {
     pub fn build(self) -> Harness {
         let clock = SimClock::start();
         let trace = Trace::new(clock, TraceMode::Full);
-        let apiserver = FakeApiServer::new(self.seed, clock, trace.clone(), self.apiserver, &self.faults);
+        let apiserver =
+            FakeApiServer::new(self.seed, clock, trace.clone(), self.apiserver, &self.faults, arc_crds());
         let github = FakeGitHub::new(self.seed, clock, trace.clone(), self.github, &self.faults)
             .expect("a valid GitHub config inside a runtime");
         let script = ScriptedGitHub::new(github.service());

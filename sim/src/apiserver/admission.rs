@@ -1,15 +1,18 @@
 //! Admission: what a create or update becomes before it is stored.
 //!
-//! Decoding and kind checks, name validation, kind-specific validation and defaulting (pods, secrets,
-//! namespaces), server-managed metadata, the status/spec split of kinds with a status subresource,
-//! generation bumps, and the rule that no finalizer may be added once deletion has begun. Every check
-//! runs before the store is touched, so a rejected write changes nothing.
+//! Decoding and kind checks, pruning of custom resources, name validation, validation (built-in kinds
+//! through their k8s-openapi types and pod rules, custom resources against their CRD's structural
+//! schema), defaulting (pods, secrets, namespaces), server-managed metadata, the status/spec split of
+//! kinds with a status subresource, generation bumps, and the rule that no finalizer may be added once
+//! deletion has begun. Every check runs before the store is touched, so a rejected write changes
+//! nothing.
 
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::registry::ResourceType;
 use super::status::{self, ApiError, Cause};
+use super::{prune, validate};
 
 /// Decodes a request body into a JSON object and checks its `apiVersion` and `kind` against the path.
 pub fn decode_object(rt: &ResourceType, body: &[u8]) -> Result<Value, ApiError> {
@@ -38,7 +41,7 @@ fn check_type_meta(rt: &ResourceType, value: &Value) -> Result<(), ApiError> {
             rt.api_version()
         )));
     }
-    if kind != rt.kind {
+    if kind != rt.kind.as_str() {
         return Err(status::bad_request(format!(
             "{kind} in version \"{}\" cannot be handled as a {}: the kind in the data does not match the kind of the requested resource",
             rt.version, rt.kind
@@ -115,8 +118,34 @@ pub fn name_required(rt: &ResourceType) -> ApiError {
     )
 }
 
-/// Kind-specific validation of a whole object (after defaulting).
-pub fn validate_object(rt: &ResourceType, name: &str, object: &Value) -> Result<(), ApiError> {
+/// Prunes a custom resource as its structural schema does (see [`prune`](super::prune)) and returns
+/// the unknown field paths dropped; built-in kinds are left as they are.
+pub fn prune_unknown(rt: &ResourceType, object: &mut Value) -> Vec<String> {
+    match &rt.schema {
+        Some(schema) => prune::prune(schema, object),
+        None => Vec::new(),
+    }
+}
+
+/// Validation of a whole object (after defaulting), or of its status alone for a `/status` write of a
+/// custom resource, as kube-apiserver's status strategy validates it.
+pub fn validate_object(
+    rt: &ResourceType,
+    name: &str,
+    object: &Value,
+    sub: Subresource,
+) -> Result<(), ApiError> {
+    if let Some(schema) = &rt.schema {
+        let causes = match (sub, object.get("status")) {
+            (Subresource::Status, None) => Vec::new(),
+            (Subresource::Status, Some(status)) => match schema.properties.get("status") {
+                Some(status_schema) => validate::validate(status_schema, status, Some("status")),
+                None => Vec::new(),
+            },
+            (Subresource::Main, _) => validate::validate(schema, object, None),
+        };
+        return if causes.is_empty() { Ok(()) } else { Err(status::invalid(rt, name, &causes)) };
+    }
     typed_decode(rt, object)?;
     if rt.is_pod() {
         return validate_pod(rt, name, object);
@@ -124,11 +153,9 @@ pub fn validate_object(rt: &ResourceType, name: &str, object: &Value) -> Result<
     Ok(())
 }
 
-/// Objects must decode into their Rust type: k8s-openapi's for built-in kinds (a wrong field type is the
-/// strict decoder's 400), arc-controller's CRD types for custom resources (standing in for the CRD's
-/// OpenAPI schema: a 422 Invalid). Unknown fields are kept, not pruned as a structural schema would.
+/// Built-in objects must decode into their k8s-openapi type: a wrong field type is the strict
+/// decoder's 400. Simplification: unknown fields of built-in kinds are kept, not dropped.
 fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
-    use arc_controller::crd;
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::rbac::v1 as rbac;
     fn builtin<T: serde::de::DeserializeOwned>(object: &Value) -> Result<(), ApiError> {
@@ -136,18 +163,7 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
             .map(|_| ())
             .map_err(|e| status::bad_request(format!("error decoding object: {e}")))
     }
-    fn custom<T: serde::de::DeserializeOwned>(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
-        T::deserialize(object).map(|_| ()).map_err(|e| {
-            let name = meta_str(object, "name").unwrap_or_default();
-            let cause = Cause {
-                reason: "FieldValueInvalid",
-                field: "<root>".into(),
-                message: format!("Invalid value: {e}"),
-            };
-            status::invalid(rt, name, &[cause])
-        })
-    }
-    match (rt.group, rt.kind) {
+    match (rt.group.as_str(), rt.kind.as_str()) {
         ("", "Pod") => builtin::<core::Pod>(object),
         ("", "Secret") => builtin::<core::Secret>(object),
         ("", "ConfigMap") => builtin::<core::ConfigMap>(object),
@@ -155,11 +171,6 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
         ("", "Namespace") => builtin::<core::Namespace>(object),
         ("rbac.authorization.k8s.io", "Role") => builtin::<rbac::Role>(object),
         ("rbac.authorization.k8s.io", "RoleBinding") => builtin::<rbac::RoleBinding>(object),
-        ("actions.github.com", "AutoscalingRunnerSet") => custom::<crd::AutoscalingRunnerSet>(rt, object),
-        ("actions.github.com", "EphemeralRunnerSet") => custom::<crd::EphemeralRunnerSet>(rt, object),
-        ("actions.github.com", "EphemeralRunner") => custom::<crd::EphemeralRunner>(rt, object),
-        ("actions.github.com", "AutoscalingListener") => custom::<crd::AutoscalingListener>(rt, object),
-        ("actions.summerwind.dev", "Runner") => custom::<crd::Runner>(rt, object),
         _ => Ok(()),
     }
 }
@@ -239,7 +250,7 @@ fn default_kind(rt: &ResourceType, object: &mut Value) {
     } else if rt.is_namespace() {
         object["spec"] = json!({"finalizers": ["kubernetes"]});
         object["status"] = json!({"phase": "Active"});
-    } else if rt.group.is_empty() && rt.kind == "Secret" {
+    } else if rt.is_core("secrets") {
         fold_string_data(object);
         if object.get("type").is_none() {
             object["type"] = json!("Opaque");
@@ -319,10 +330,9 @@ pub fn prepare_update(
     if rt.is_pod() && sub == Subresource::Main {
         check_pod_spec_update(rt, &name, old, &next)?;
     }
-    if rt.group.is_empty() && rt.kind == "Secret" {
+    if rt.is_core("secrets") {
         fold_string_data(&mut next);
     }
-    typed_decode(rt, &next)?;
     if spec_changed(rt, old, &next) {
         let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1) + 1;
         meta_mut(&mut next).insert("generation".into(), json!(generation));
@@ -465,11 +475,10 @@ fn spec_changed(rt: &ResourceType, old: &Value, next: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::registry::Registry;
+    use crate::apiserver::fixtures;
 
     fn rt(plural: &str) -> ResourceType {
-        let r = Registry::arc_default();
-        r.get(r.find_plural(plural).unwrap()).clone()
+        fixtures::resource(plural)
     }
 
     #[test]
@@ -487,14 +496,29 @@ mod tests {
 
     #[test]
     fn custom_resources_must_fit_their_schema() {
-        let er = rt("ephemeralrunners");
-        let good = json!({"apiVersion": "actions.github.com/v1alpha1", "kind": "EphemeralRunner",
-            "metadata": {"name": "x"}, "spec": {"runnerScaleSetId": 3}});
-        assert!(validate_object(&er, "x", &good).is_ok());
-        let bad = json!({"apiVersion": "actions.github.com/v1alpha1", "kind": "EphemeralRunner",
-            "metadata": {"name": "x"}, "spec": {"runnerScaleSetId": "three"}});
-        let err = validate_object(&er, "x", &bad).unwrap_err();
+        let widgets = rt("widgets");
+        let good = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w"}, "spec": {"color": "red", "size": 3}});
+        assert!(validate_object(&widgets, "w", &good, Subresource::Main).is_ok());
+        let bad = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w"}, "spec": {"color": "red", "size": "three"}});
+        let err = validate_object(&widgets, "w", &bad, Subresource::Main).unwrap_err();
         assert_eq!((err.code, err.reason()), (422, "Invalid"));
+        assert_eq!(
+            err.message(),
+            "Widget.example.com \"w\" is invalid: spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+        );
+    }
+
+    #[test]
+    fn unknown_fields_of_custom_resources_are_pruned_built_ins_kept() {
+        let mut widget =
+            json!({"metadata": {"name": "w", "x": 1}, "spec": {"color": "red", "size": 1, "foo": 2}});
+        assert_eq!(prune_unknown(&rt("widgets"), &mut widget), ["spec.foo"]);
+        assert!(widget["spec"].get("foo").is_none() && widget["metadata"]["x"] == 1);
+        let mut pod = json!({"metadata": {"name": "p"}, "spec": {"foo": 1}});
+        assert!(prune_unknown(&rt("pods"), &mut pod).is_empty());
+        assert_eq!(pod["spec"]["foo"], 1);
     }
 
     #[test]
@@ -512,11 +536,11 @@ mod tests {
         let pods = rt("pods");
         let pod =
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}});
-        let err = validate_object(&pods, "p", &pod).unwrap_err();
+        let err = validate_object(&pods, "p", &pod, Subresource::Main).unwrap_err();
         assert_eq!(err.body["details"]["causes"][0]["field"], "spec.containers");
         let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
             "spec": {"containers": [{"name": "a"}, {"name": "a", "image": "x"}]}});
-        let err = validate_object(&pods, "p", &pod).unwrap_err();
+        let err = validate_object(&pods, "p", &pod, Subresource::Main).unwrap_err();
         assert_eq!(err.body["details"]["causes"].as_array().unwrap().len(), 2);
     }
 

@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn documents_list_every_served_resource_and_status_subresources() {
-        let r = Registry::arc_default();
+        let r = crate::apiserver::fixtures::registry();
         let core = resource_list(&r, "", "v1").unwrap();
         let names: Vec<&str> =
             core["resources"].as_array().unwrap().iter().map(|x| x["name"].as_str().unwrap()).collect();
@@ -115,6 +115,9 @@ mod tests {
         let arc = resource_list(&r, "actions.github.com", "v1alpha1").unwrap();
         assert_eq!(arc["groupVersion"], "actions.github.com/v1alpha1");
         assert_eq!(groups(&r)["groups"].as_array().unwrap().len(), 3);
+        let widgets = resource_list(&r, "example.com", "v1").unwrap();
+        assert_eq!(widgets["resources"][0]["shortNames"], json!(["wdg"]));
+        assert_eq!(widgets["resources"].as_array().unwrap().len(), 1, "no status subresource");
         assert!(group(&r, "nope").is_none() && resource_list(&r, "nope", "v1").is_none());
     }
 }

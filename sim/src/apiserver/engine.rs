@@ -8,6 +8,7 @@ use rand::RngCore;
 use serde_json::Value;
 
 use super::admission::{self, CreateContext, Subresource, meta_str};
+use super::field_validation::FieldValidation;
 use super::lifecycle::{self, DeleteOptions, DeletePlan};
 use super::patch::{self, PatchType};
 use super::registry::{ResourceId, ResourceType};
@@ -39,7 +40,7 @@ pub fn create(
     let uid = new_uid(st);
     let ctx = CreateContext { name: &key.name, namespace: &key.namespace, uid: &uid, now: sh.clock.now() };
     let object = admission::prepare_create(rt, object, &ctx);
-    admission::validate_object(rt, &key.name, &object)?;
+    admission::validate_object(rt, &key.name, &object, Subresource::Main)?;
     Ok(st.store.create(key, object))
 }
 
@@ -61,27 +62,51 @@ pub fn update(
     let old = get(sh, st, key)?;
     check_resource_version(rt, key, &old, &body)?;
     let next = admission::prepare_update(rt, &old, body, sub)?;
-    admission::validate_object(rt, &key.name, &next)?;
+    admission::validate_object(rt, &key.name, &next, sub)?;
     Ok(commit(st, key, &old, next))
 }
 
-/// PATCH of the main resource or `/status`.
+/// What a patch asks for beyond the patch itself.
+#[derive(Debug, Clone, Copy)]
+pub struct PatchRequest<'a> {
+    /// The patch's content type.
+    pub patch_type: PatchType,
+    /// The raw patch body.
+    pub body: &'a [u8],
+    /// The main resource or `/status`.
+    pub sub: Subresource,
+    /// What unknown fields in the patched object get.
+    pub fields: FieldValidation,
+}
+
+/// PATCH of the main resource or `/status`; returns the stored object and the warnings to send.
 pub fn patch(
     sh: &Shared,
     st: &mut State,
     key: &StoreKey,
-    patch_type: PatchType,
-    body: &[u8],
-    sub: Subresource,
-) -> Result<Arc<Value>, ApiError> {
+    req: PatchRequest<'_>,
+) -> Result<(Arc<Value>, Vec<String>), ApiError> {
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
-    let patched = patch::apply(patch_type, &old, body)?;
+    let mut patched = patch::apply(req.patch_type, &old, req.body)?;
+    let warnings = prune_patched(rt, &mut patched, req.fields)?;
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;
-    let next = admission::prepare_update(rt, &old, patched, sub)?;
-    admission::validate_object(rt, &key.name, &next)?;
-    Ok(commit(st, key, &old, next))
+    let next = admission::prepare_update(rt, &old, patched, req.sub)?;
+    admission::validate_object(rt, &key.name, &next, req.sub)?;
+    Ok((commit(st, key, &old, next), warnings))
+}
+
+/// The decoder's pass over a patched custom resource: unknown fields pruned, then warned about or
+/// refused as `fields` says.
+fn prune_patched(
+    rt: &ResourceType,
+    patched: &mut Value,
+    fields: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    let unpruned = (fields == FieldValidation::Strict && rt.is_custom()).then(|| patched.clone());
+    let unknown = admission::prune_unknown(rt, patched);
+    fields.on_patch(unpruned.as_ref().unwrap_or(patched), &unknown)
 }
 
 /// DELETE of one object: removed, marked for deletion, or unchanged (see [`lifecycle`]).

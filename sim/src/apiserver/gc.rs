@@ -153,7 +153,7 @@ impl Collector {
 }
 
 fn trace(shared: &Shared, event: &str, key: &StoreKey) {
-    let plural = shared.registry.get(key.resource).plural;
+    let plural = &shared.registry.get(key.resource).plural;
     shared.trace.record("apiserver gc", event, format!("{plural} {}", key.display()));
 }
 

@@ -20,8 +20,9 @@ use rand::Rng;
 use serde_json::Value;
 
 use super::admission::{self, Subresource};
-use super::engine;
+use super::engine::{self, PatchRequest};
 use super::faults::Injection;
+use super::field_validation::{self, FieldValidation, WriteKind};
 use super::lifecycle::{DeleteOptions, Propagation};
 use super::list::{self, ListRequest};
 use super::patch::PatchType;
@@ -86,6 +87,31 @@ pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
 #[derive(Clone)]
 pub struct ApiService {
     shared: Arc<Shared>,
+}
+
+/// A successful answer: status code, JSON body, and `Warning` header texts. Simplification: warnings
+/// are sent with successful answers only (kube-apiserver also sends them with errors).
+struct Answer {
+    code: StatusCode,
+    body: Value,
+    warnings: Vec<String>,
+}
+
+impl Answer {
+    fn ok(body: Value) -> Self {
+        Answer { code: StatusCode::OK, body, warnings: Vec::new() }
+    }
+
+    fn response(&self) -> Response<ResponseBody> {
+        let mut response = json_response(self.code, &self.body);
+        for text in &self.warnings {
+            let value = field_validation::warning_header(text);
+            if let Ok(value) = http::HeaderValue::from_bytes(value.as_bytes()) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        response
+    }
 }
 
 /// A resolved resource path.
@@ -160,7 +186,9 @@ impl ApiService {
         let (name, status) = match tail {
             [] => (None, false),
             [name] => (Some((*name).to_string()), false),
-            [name, "status"] => (Some((*name).to_string()), true),
+            [name, "status"] if registry.get(resource).status_subresource => {
+                (Some((*name).to_string()), true)
+            }
             _ => return Route::Unknown,
         };
         if name.is_some() && namespace.is_none() && registry.get(resource).namespaced {
@@ -217,7 +245,7 @@ impl ApiService {
             requested_name: (verb == ApiVerb::Create).then(|| requested_name(&body)).flatten(),
         };
         let route = &route;
-        let plural = self.shared.registry.get(route.resource).plural;
+        let plural = &self.shared.registry.get(route.resource).plural;
         let (serving, injection) = {
             let now_ms = self.shared.clock.elapsed_ms();
             let mut st = self.shared.lock();
@@ -259,6 +287,25 @@ impl ApiService {
         self.finish(&who, route, result)
     }
 
+    /// Decodes a create or update body: type meta checked, unknown fields of a custom resource pruned
+    /// and answered as the `fieldValidation` parameter says. Returns the object and the warnings.
+    fn decode_write(
+        &self,
+        route: &ResourceRoute,
+        query: &Query,
+        content_type: &str,
+        body: &[u8],
+        write: WriteKind,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let rt = self.shared.registry.get(route.resource);
+        let fields = directive(query, write)?;
+        check_json_body(content_type)?;
+        let mut object = admission::decode_object(rt, body)?;
+        let unknown = admission::prune_unknown(rt, &mut object);
+        let warnings = fields.on_decode(rt, &unknown)?;
+        Ok((object, warnings))
+    }
+
     /// The answer an injected fault gives instead of serving the request, if any.
     fn injected_answer(
         &self,
@@ -285,7 +332,7 @@ impl ApiService {
         query: &Query,
         content_type: &str,
         body: &[u8],
-    ) -> Result<(StatusCode, Value), ApiError> {
+    ) -> Result<Answer, ApiError> {
         let sh = &*self.shared;
         let rt = sh.registry.get(route.resource);
         let sub = if route.status { Subresource::Status } else { Subresource::Main };
@@ -297,30 +344,31 @@ impl ApiService {
         match verb {
             ApiVerb::Get => {
                 let st = sh.lock();
-                Ok((StatusCode::OK, (*engine::get(sh, &st, key.as_ref().expect("named"))?).clone()))
+                Ok(Answer::ok((*engine::get(sh, &st, key.as_ref().expect("named"))?).clone()))
             }
             ApiVerb::List => {
                 let req = list_request(sh, route, query)?;
-                Ok((StatusCode::OK, list::list(sh, &mut sh.lock(), &req)?))
+                Ok(Answer::ok(list::list(sh, &mut sh.lock(), &req)?))
             }
             ApiVerb::Create => {
-                check_json_body(content_type)?;
-                let object = admission::decode_object(rt, body)?;
+                let (object, warnings) =
+                    self.decode_write(route, query, content_type, body, WriteKind::Create)?;
                 let created =
                     engine::create(sh, &mut sh.lock(), route.resource, route.namespace.as_deref(), object)?;
-                Ok((StatusCode::CREATED, (*created).clone()))
+                Ok(Answer { code: StatusCode::CREATED, body: (*created).clone(), warnings })
             }
             ApiVerb::Update => {
-                check_json_body(content_type)?;
-                let object = admission::decode_object(rt, body)?;
+                let (object, warnings) =
+                    self.decode_write(route, query, content_type, body, WriteKind::Update)?;
                 let updated = engine::update(sh, &mut sh.lock(), key.as_ref().expect("named"), object, sub)?;
-                Ok((StatusCode::OK, (*updated).clone()))
+                Ok(Answer { warnings, ..Answer::ok((*updated).clone()) })
             }
             ApiVerb::Patch => {
                 let patch_type = PatchType::from_content_type(content_type, rt)?;
-                let patched =
-                    engine::patch(sh, &mut sh.lock(), key.as_ref().expect("named"), patch_type, body, sub)?;
-                Ok((StatusCode::OK, (*patched).clone()))
+                let req = PatchRequest { patch_type, body, sub, fields: directive(query, WriteKind::Patch)? };
+                let (patched, warnings) =
+                    engine::patch(sh, &mut sh.lock(), key.as_ref().expect("named"), req)?;
+                Ok(Answer { warnings, ..Answer::ok((*patched).clone()) })
             }
             ApiVerb::Delete => {
                 let opts = delete_options(query, body)?;
@@ -328,7 +376,7 @@ impl ApiService {
                 let mut st = sh.lock();
                 let result = engine::delete(sh, &mut st, &key, &opts)?;
                 let code = if st.store.get(&key).is_some() { StatusCode::ACCEPTED } else { StatusCode::OK };
-                Ok((code, (*result).clone()))
+                Ok(Answer { code, ..Answer::ok((*result).clone()) })
             }
             ApiVerb::Deletecollection => self.delete_collection(route, query, body),
             ApiVerb::Watch => unreachable!("watches are served by serve_watch"),
@@ -340,7 +388,7 @@ impl ApiService {
         route: &ResourceRoute,
         query: &Query,
         body: &[u8],
-    ) -> Result<(StatusCode, Value), ApiError> {
+    ) -> Result<Answer, ApiError> {
         let sh = &*self.shared;
         let opts = delete_options(query, body)?;
         let selectors = selectors(sh, route.resource, query)?;
@@ -358,8 +406,8 @@ impl ApiService {
         }
         let rt = sh.registry.get(route.resource);
         let rv = st.store.current_rv().to_string();
-        let list = serde_json::json!({"kind": rt.list_kind(), "apiVersion": rt.api_version(), "metadata": {"resourceVersion": rv}, "items": items});
-        Ok((StatusCode::OK, list))
+        let list = serde_json::json!({"kind": rt.list_kind, "apiVersion": rt.api_version(), "metadata": {"resourceVersion": rv}, "items": items});
+        Ok(Answer::ok(list))
     }
 
     fn serve_watch(
@@ -376,7 +424,7 @@ impl ApiService {
         let from = request.resource_version.map_or_else(|| "now".to_string(), |rv| rv.to_string());
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let id = watch::start(&self.shared, request, fault, tx);
-        let plural = self.shared.registry.get(route.resource).plural;
+        let plural = &self.shared.registry.get(route.resource).plural;
         self.count(ApiVerb::Watch, plural, 200);
         let details =
             format!("{plural} {} -> 200 watch#{id} from rv={from}{}", target_of(route), who.suffix());
@@ -389,22 +437,23 @@ impl ApiService {
         &self,
         who: &Requester,
         route: &ResourceRoute,
-        result: Result<(StatusCode, Value), ApiError>,
+        result: Result<Answer, ApiError>,
     ) -> Response<ResponseBody> {
-        let plural = self.shared.registry.get(route.resource).plural;
+        let plural = &self.shared.registry.get(route.resource).plural;
         let (code, rv, response) = match &result {
-            Ok((code, value)) => {
-                let rv = value.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
-                (code.as_u16(), rv.to_string(), json_response(*code, value))
+            Ok(answer) => {
+                let rv =
+                    answer.body.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+                (answer.code.as_u16(), rv.to_string(), answer.response())
             }
             Err(e) => (e.code, String::new(), error_response(e)),
         };
         self.count(who.verb, plural, code);
-        if let Ok((_, value)) = &result {
-            self.log_read(who, route, value);
+        if let Ok(answer) = &result {
+            self.log_read(who, route, &answer.body);
         }
         if who.verb.is_mutating() {
-            self.audit(who, route, code, &rv, result.as_ref().ok().map(|(_, v)| v));
+            self.audit(who, route, code, &rv, result.as_ref().ok().map(|a| &a.body));
         }
         let mut details = format!("{plural} {} -> {code}", target_of(route));
         if !rv.is_empty() {
@@ -412,6 +461,9 @@ impl ApiService {
         }
         if let Err(e) = &result {
             details.push_str(&format!(" {}", e.reason()));
+        }
+        if let Some(n) = result.as_ref().ok().map(|a| a.warnings.len()).filter(|n| *n > 0) {
+            details.push_str(&format!(" warnings={n}"));
         }
         details.push_str(&who.suffix());
         self.shared.trace.record("apiserver", who.verb.as_str(), details);
@@ -525,6 +577,11 @@ fn verb_of(method: &Method, route: &ResourceRoute, query: &Query) -> Option<ApiV
     }
 }
 
+/// The `fieldValidation` directive of a write.
+fn directive(query: &Query, write: WriteKind) -> Result<FieldValidation, ApiError> {
+    FieldValidation::parse(query.get("fieldValidation").map(String::as_str), write)
+}
+
 /// Bodies of POST and PUT must be JSON (YAML and protobuf, which kube-apiserver also takes, are
 /// refused with 415 by this fake).
 fn check_json_body(content_type: &str) -> Result<(), ApiError> {
@@ -540,9 +597,11 @@ fn selectors(sh: &Shared, resource: ResourceId, query: &Query) -> Result<Selecto
     let rt = sh.registry.get(resource);
     let labels = LabelSelector::parse(query.get("labelSelector").map_or("", String::as_str))
         .map_err(|e| status::bad_request(e.0))?;
-    let fields =
-        FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str), rt.extra_field_selectors)
-            .map_err(|e| status::bad_request(e.0))?;
+    let fields = FieldSelector::parse(
+        query.get("fieldSelector").map_or("", String::as_str),
+        &rt.extra_field_selectors,
+    )
+    .map_err(|e| status::bad_request(e.0))?;
     Ok(Selectors { labels, fields })
 }
 

@@ -198,11 +198,9 @@ pub fn is_ready_for_removal(object: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::registry::Registry;
 
     fn rt(plural: &str) -> ResourceType {
-        let r = Registry::arc_default();
-        r.get(r.find_plural(plural).unwrap()).clone()
+        crate::apiserver::fixtures::resource(plural)
     }
 
     fn now() -> Timestamp {

@@ -90,7 +90,7 @@ pub fn list(sh: &Shared, st: &mut State, req: &ListRequest) -> Result<Value, Api
         metadata["continue"] = json!(encode_token(id, end, rv));
         metadata["remainingItemCount"] = json!(items.len() - end);
     }
-    Ok(json!({"kind": rt.list_kind(), "apiVersion": rt.api_version(), "metadata": metadata, "items": page}))
+    Ok(json!({"kind": rt.list_kind, "apiVersion": rt.api_version(), "metadata": metadata, "items": page}))
 }
 
 type Resumed = (Option<u64>, usize, u64, Vec<Arc<Value>>);

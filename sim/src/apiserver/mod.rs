@@ -7,8 +7,15 @@
 //! seeded per-watch delivery lag. It is a `tower::Service`, so `kube::Client::new(service, "default")`
 //! drives it exactly as it drives a real cluster, and [`tcp`] serves it over loopback for kubectl.
 //!
-//! Map of the code: [`registry`] (served kinds), [`store`] (objects, resourceVersions, history),
-//! [`admission`] (validation, defaulting, status/spec split), [`lifecycle`] (deletion), [`patch`],
+//! Custom resources are learnt from CRD manifests, as data ([`CrdSet`]): each is validated against its
+//! structural schema (422 with kube-apiserver's field errors) and pruned of unknown fields, which the
+//! `fieldValidation` parameter ignores, warns about or refuses.
+//!
+//! Map of the code: [`registry`] (served kinds), [`crd`] (CRD manifests), [`schema`] (structural
+//! schemas), [`validate`] (schema validation), [`prune`] (unknown fields), [`field_validation`] (the
+//! `fieldValidation` parameter), [`gofmt`] (Go's value formatting in messages), [`store`] (objects,
+//! resourceVersions, history), [`admission`] (validation, defaulting, status/spec split),
+//! [`lifecycle`] (deletion), [`patch`],
 //! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
 //! [`discovery`], [`selector`], [`http`] (routing, the tower service, the audit log), [`reads`] (who
@@ -16,20 +23,28 @@
 
 pub mod actor;
 pub mod admission;
+pub mod crd;
 pub mod discovery;
 pub mod engine;
 pub mod faults;
+pub mod field_validation;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod gc;
+pub mod gofmt;
 pub mod http;
 pub mod lifecycle;
 pub mod list;
 pub mod patch;
+pub mod prune;
 pub mod reads;
 pub mod registry;
+pub mod schema;
 pub mod selector;
 pub mod status;
 pub mod store;
 pub mod tcp;
+pub mod validate;
 pub mod watch;
 
 use std::collections::BTreeMap;
@@ -45,8 +60,9 @@ use crate::seed::{Component, Seed};
 use crate::trace::Trace;
 
 pub use actor::ActorService;
+pub use crd::{Crd, CrdError, CrdSet};
 pub use http::{ACTOR_HEADER, ApiService, AuditEntry, ResponseBody};
-pub use registry::{Registry, ResourceType};
+pub use registry::{Registry, ResourceId, ResourceType};
 pub use store::{Change, EventType};
 
 /// A uniform range of simulated milliseconds.
@@ -146,8 +162,8 @@ pub struct State {
     audit: Vec<http::AuditEntry>,
     /// Reads of the kinds in `read_log`, in order.
     reads: Vec<reads::ReadEntry>,
-    /// Resource plurals whose reads are logged.
-    read_log: Vec<&'static str>,
+    /// Resource types whose reads are logged.
+    read_log: Vec<ResourceId>,
     /// Next watch id (trace names watches `watch#N`).
     next_watch_id: u64,
     /// Paged-list snapshots.
@@ -189,14 +205,15 @@ impl std::fmt::Debug for FakeApiServer {
 }
 
 impl FakeApiServer {
-    /// Starts a server with the kinds arcsim uses, its configured namespaces, and its garbage collector.
-    /// Must be called inside the run's tokio runtime.
+    /// Starts a server with the built-in kinds and the custom resources of `crds`, its configured
+    /// namespaces, and its garbage collector. Must be called inside the run's tokio runtime.
     pub fn new(
         seed: Seed,
         clock: SimClock,
         trace: Trace,
         config: ApiServerConfig,
         faults: &FaultPlan,
+        crds: &CrdSet,
     ) -> Self {
         let state = State {
             store: store::Store::new(config.history_capacity),
@@ -211,7 +228,7 @@ impl FakeApiServer {
             snapshots: list::ListSnapshots::new(config.list_snapshots),
         };
         let shared = Arc::new(Shared {
-            registry: Registry::arc_default(),
+            registry: Registry::new(crds),
             clock,
             trace,
             config,
@@ -262,10 +279,8 @@ impl FakeApiServer {
 
     /// Starts logging reads of `plurals` (see [`reads`]); unknown plurals are ignored.
     pub fn log_reads_of(&self, plurals: &[&str]) {
-        let known: Vec<&'static str> = plurals
-            .iter()
-            .filter_map(|p| self.shared.registry.find_plural(p).map(|id| self.shared.registry.get(id).plural))
-            .collect();
+        let known: Vec<ResourceId> =
+            plurals.iter().filter_map(|p| self.shared.registry.find_plural(p)).collect();
         self.shared.lock().read_log.extend(known);
     }
 

@@ -85,11 +85,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::apiserver::registry::Registry;
+    use crate::apiserver::fixtures;
 
     #[test]
     fn content_types_map_to_patch_kinds_or_refusals() {
-        let r = Registry::arc_default();
+        let r = fixtures::registry();
         let pods = r.get(r.find_plural("pods").unwrap());
         let er = r.get(r.find_plural("ephemeralrunners").unwrap());
         assert_eq!(PatchType::from_content_type("application/merge-patch+json", er), Ok(PatchType::Merge));

@@ -28,7 +28,7 @@ pub struct ReadEntry {
     /// Who read it (the request's actor; `client` when unattributed).
     pub actor: String,
     /// Resource plural.
-    pub resource: &'static str,
+    pub resource: String,
     /// `namespace/name`.
     pub key: String,
     /// The version's resourceVersion.
@@ -45,17 +45,17 @@ pub(crate) fn record<'a>(
     via: ReadVia,
     objects: impl IntoIterator<Item = &'a Value>,
 ) {
-    let plural = shared.registry.get(resource).plural;
     let mut st = shared.lock();
-    if !st.read_log.contains(&plural) {
+    if !st.read_log.contains(&resource) {
         return;
     }
+    let plural = &shared.registry.get(resource).plural;
     let ms = shared.clock.elapsed_ms();
     let actor = actor.unwrap_or("client");
     let entries = objects.into_iter().map(|o| ReadEntry {
         ms,
         actor: actor.to_string(),
-        resource: plural,
+        resource: plural.clone(),
         key: key_of(o),
         rv: rv_of(o),
         via,

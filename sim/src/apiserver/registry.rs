@@ -1,69 +1,99 @@
 //! The resource registry: which kinds the fake API server serves, and how (group, version, kind,
-//! plural, scope, status subresource, the field selectors each kind supports).
+//! plural, scope, status subresource, the field selectors each kind supports, and for custom resources
+//! the structural schema).
 //!
-//! Lookups go by `(group, version, plural)`, as request paths name resources. The registry is fixed at
-//! construction; an unknown path gets the 404 kube-apiserver gives for it.
+//! Built-in kinds (core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role, RoleBinding) are
+//! built in; every custom resource comes from a [`CrdSet`] read from CRD manifests. Lookups go by
+//! `(group, version, plural)`, as request paths name resources. The registry is fixed at construction;
+//! an unknown path gets the 404 kube-apiserver gives for it.
+
+use std::sync::Arc;
+
+use super::crd::{Crd, CrdSet};
+use super::schema::Schema;
 
 /// One served resource type.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceType {
     /// API group; empty for the core group.
-    pub group: &'static str,
+    pub group: String,
     /// API version, e.g. `v1`, `v1alpha1`.
-    pub version: &'static str,
+    pub version: String,
     /// Kind, e.g. `Pod`.
-    pub kind: &'static str,
+    pub kind: String,
     /// Plural resource name as in paths, e.g. `pods`.
-    pub plural: &'static str,
+    pub plural: String,
     /// Singular name for discovery.
-    pub singular: &'static str,
+    pub singular: String,
+    /// The list kind, e.g. `PodList`.
+    pub list_kind: String,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
     /// Whether `status` is a subresource (ignored by main-resource writes, written through `/status`).
     pub status_subresource: bool,
     /// Short names for discovery (kubectl uses them).
-    pub short_names: &'static [&'static str],
+    pub short_names: Vec<String>,
     /// Field-selector paths beyond `metadata.name` and `metadata.namespace`.
-    pub extra_field_selectors: &'static [&'static str],
+    pub extra_field_selectors: Vec<String>,
+    /// The structural schema of a custom resource; `None` for built-in kinds.
+    pub schema: Option<Arc<Schema>>,
 }
 
 impl ResourceType {
     /// `apiVersion` as objects carry it: `v1` or `group/version`.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.to_string()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
     }
 
     /// The resource name as kube-apiserver's messages print it: `pods`, or `plural.group` for other groups.
     pub fn qualified_plural(&self) -> String {
-        if self.group.is_empty() {
-            self.plural.to_string()
-        } else {
-            format!("{}.{}", self.plural, self.group)
-        }
+        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
     }
 
-    /// The list kind, e.g. `PodList`.
-    pub fn list_kind(&self) -> String {
-        format!("{}List", self.kind)
+    /// The kind as kube-apiserver's 422 messages print it: `Pod`, or `Kind.group` for other groups.
+    pub fn qualified_kind(&self) -> String {
+        if self.group.is_empty() { self.kind.clone() } else { format!("{}.{}", self.kind, self.group) }
+    }
+
+    /// Whether this is a custom resource (defined by a CRD) rather than a built-in kind.
+    pub fn is_custom(&self) -> bool {
+        self.schema.is_some()
     }
 
     /// Whether this is a built-in (non-CRD) kind: strategic merge patch is accepted only for these.
     pub fn is_builtin(&self) -> bool {
-        self.group.is_empty() || self.group.ends_with(".k8s.io")
+        !self.is_custom()
     }
 
     /// Whether deleting an object of this kind is graceful (pods only).
     pub fn is_pod(&self) -> bool {
-        self.group.is_empty() && self.plural == "pods"
+        self.is_core("pods")
     }
 
     /// Whether this is the core Namespace kind.
     pub fn is_namespace(&self) -> bool {
-        self.group.is_empty() && self.plural == "namespaces"
+        self.is_core("namespaces")
+    }
+
+    /// Whether this is the core kind served as `plural`.
+    pub fn is_core(&self, plural: &str) -> bool {
+        self.group.is_empty() && self.plural == plural
+    }
+
+    fn from_crd(crd: &Crd) -> Self {
+        ResourceType {
+            group: crd.group.clone(),
+            version: crd.version.clone(),
+            kind: crd.kind.clone(),
+            plural: crd.plural.clone(),
+            singular: crd.singular.clone(),
+            list_kind: crd.list_kind.clone(),
+            namespaced: crd.namespaced,
+            status_subresource: crd.status_subresource,
+            short_names: crd.short_names.clone(),
+            extra_field_selectors: crd.selectable_fields.clone(),
+            schema: Some(crd.schema.clone()),
+        }
     }
 }
 
@@ -86,95 +116,61 @@ const POD_FIELDS: &[&str] = &[
     "status.nominatedNodeName",
 ];
 
-const fn core(kind: &'static str, plural: &'static str, singular: &'static str) -> ResourceType {
+/// A built-in kind of `group`/`version`, namespaced, without status subresource or short names.
+fn builtin(group: &str, version: &str, kind: &str, plural: &str) -> ResourceType {
     ResourceType {
-        group: "",
-        version: "v1",
-        kind,
-        plural,
-        singular,
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        singular: kind.to_lowercase(),
+        list_kind: format!("{kind}List"),
         namespaced: true,
         status_subresource: false,
-        short_names: &[],
-        extra_field_selectors: &[],
+        short_names: Vec::new(),
+        extra_field_selectors: Vec::new(),
+        schema: None,
     }
 }
 
-const fn custom(
-    group: &'static str,
-    kind: &'static str,
-    plural: &'static str,
-    singular: &'static str,
-    short_names: &'static [&'static str],
-) -> ResourceType {
-    ResourceType {
-        group,
-        version: "v1alpha1",
-        kind,
-        plural,
-        singular,
-        namespaced: true,
-        status_subresource: true,
-        short_names,
-        extra_field_selectors: &[],
-    }
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_string()).collect()
 }
 
 impl Registry {
-    /// The kinds arcsim's worlds use: core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role and
-    /// RoleBinding; ARC's four `actions.github.com` kinds; the legacy `actions.summerwind.dev` Runner.
-    pub fn arc_default() -> Self {
-        let rbac = |kind, plural, singular| ResourceType {
-            group: "rbac.authorization.k8s.io",
-            ..core(kind, plural, singular)
-        };
+    /// The built-in kinds: core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role and
+    /// RoleBinding.
+    pub fn builtin() -> Self {
+        let core = |kind, plural| builtin("", "v1", kind, plural);
+        let rbac = |kind, plural| builtin("rbac.authorization.k8s.io", "v1", kind, plural);
         let types = vec![
             ResourceType {
                 status_subresource: true,
-                short_names: &["po"],
-                extra_field_selectors: POD_FIELDS,
-                ..core("Pod", "pods", "pod")
+                short_names: strings(&["po"]),
+                extra_field_selectors: strings(POD_FIELDS),
+                ..core("Pod", "pods")
             },
-            ResourceType { extra_field_selectors: &["type"], ..core("Secret", "secrets", "secret") },
-            ResourceType { short_names: &["cm"], ..core("ConfigMap", "configmaps", "configmap") },
-            ResourceType {
-                short_names: &["sa"],
-                ..core("ServiceAccount", "serviceaccounts", "serviceaccount")
-            },
+            ResourceType { extra_field_selectors: strings(&["type"]), ..core("Secret", "secrets") },
+            ResourceType { short_names: strings(&["cm"]), ..core("ConfigMap", "configmaps") },
+            ResourceType { short_names: strings(&["sa"]), ..core("ServiceAccount", "serviceaccounts") },
             ResourceType {
                 namespaced: false,
                 status_subresource: true,
-                short_names: &["ns"],
-                extra_field_selectors: &["status.phase"],
-                ..core("Namespace", "namespaces", "namespace")
+                short_names: strings(&["ns"]),
+                extra_field_selectors: strings(&["status.phase"]),
+                ..core("Namespace", "namespaces")
             },
-            rbac("Role", "roles", "role"),
-            rbac("RoleBinding", "rolebindings", "rolebinding"),
-            custom(
-                "actions.github.com",
-                "AutoscalingRunnerSet",
-                "autoscalingrunnersets",
-                "autoscalingrunnerset",
-                &[],
-            ),
-            custom(
-                "actions.github.com",
-                "EphemeralRunnerSet",
-                "ephemeralrunnersets",
-                "ephemeralrunnerset",
-                &[],
-            ),
-            custom("actions.github.com", "EphemeralRunner", "ephemeralrunners", "ephemeralrunner", &[]),
-            custom(
-                "actions.github.com",
-                "AutoscalingListener",
-                "autoscalinglisteners",
-                "autoscalinglistener",
-                &[],
-            ),
-            custom("actions.summerwind.dev", "Runner", "runners", "runner", &[]),
+            rbac("Role", "roles"),
+            rbac("RoleBinding", "rolebindings"),
         ];
         Registry { types }
+    }
+
+    /// The built-in kinds plus every custom resource of `crds`, in the order given.
+    pub fn new(crds: &CrdSet) -> Self {
+        let mut registry = Registry::builtin();
+        registry.types.extend(crds.crds().iter().map(ResourceType::from_crd));
+        registry
     }
 
     /// Every type, in registration order.
@@ -203,11 +199,11 @@ impl Registry {
     }
 
     /// Distinct `(group, version)` pairs outside the core group, in registration order.
-    pub fn group_versions(&self) -> Vec<(&'static str, &'static str)> {
-        let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    pub fn group_versions(&self) -> Vec<(&str, &str)> {
+        let mut out: Vec<(&str, &str)> = Vec::new();
         for t in self.types.iter().filter(|t| !t.group.is_empty()) {
-            if !out.contains(&(t.group, t.version)) {
-                out.push((t.group, t.version));
+            if !out.contains(&(t.group.as_str(), t.version.as_str())) {
+                out.push((&t.group, &t.version));
             }
         }
         out
@@ -218,16 +214,27 @@ impl Registry {
 mod tests {
     use super::*;
 
+    use crate::apiserver::fixtures;
+
     #[test]
-    fn serves_the_kinds_arc_needs_with_their_scopes() {
-        let r = Registry::arc_default();
+    fn serves_the_built_in_kinds_and_the_custom_resources_of_its_crds() {
+        let r = fixtures::registry();
         let pods = r.get(r.find("", "v1", "pods").unwrap());
-        assert!(pods.namespaced && pods.status_subresource && pods.is_pod());
+        assert!(pods.namespaced && pods.status_subresource && pods.is_pod() && pods.is_builtin());
         let er = r.get(r.find("actions.github.com", "v1alpha1", "ephemeralrunners").unwrap());
         assert_eq!(er.qualified_plural(), "ephemeralrunners.actions.github.com");
+        assert_eq!(er.qualified_kind(), "EphemeralRunner.actions.github.com");
         assert_eq!(er.api_version(), "actions.github.com/v1alpha1");
+        assert!(er.is_custom() && er.status_subresource);
+        let widgets = r.get(r.find_plural("widgets").unwrap());
+        assert!(!widgets.namespaced && !widgets.status_subresource);
+        assert_eq!(widgets.extra_field_selectors, ["spec.color"]);
         assert!(!r.get(r.namespace_id()).namespaced);
         assert!(r.find("", "v1", "nodes").is_none());
-        assert_eq!(r.group_versions().len(), 3);
+        assert_eq!(
+            r.group_versions(),
+            [("rbac.authorization.k8s.io", "v1"), ("actions.github.com", "v1alpha1"), ("example.com", "v1")]
+        );
+        assert_eq!(Registry::builtin().types().len(), 7);
     }
 }

@@ -159,7 +159,7 @@ fn checked_value(value: &str) -> Result<String, SelectorError> {
 
 impl FieldSelector {
     /// Parses a `fieldSelector` query value, accepting only `supported` paths plus name and namespace.
-    pub fn parse(input: &str, supported: &[&str]) -> Result<Self, SelectorError> {
+    pub fn parse(input: &str, supported: &[String]) -> Result<Self, SelectorError> {
         let mut reqs = Vec::new();
         for term in split_terms(input)? {
             let (field, equal, value) = if let Some((f, v)) = term.split_once("!=") {
@@ -170,8 +170,9 @@ impl FieldSelector {
                 return Err(SelectorError(format!("invalid selector: '{term}'; can't understand '{term}'")));
             };
             let field = field.trim();
-            let known =
-                field == "metadata.name" || field == "metadata.namespace" || supported.contains(&field);
+            let known = field == "metadata.name"
+                || field == "metadata.namespace"
+                || supported.iter().any(|s| s == field);
             if !known {
                 return Err(SelectorError(format!("field label not supported: {field}")));
             }
@@ -260,7 +261,7 @@ mod tests {
     #[test]
     fn field_selectors_match_name_namespace_and_kind_paths() {
         let obj = pod(json!({}));
-        let supported = &["status.phase"];
+        let supported = &["status.phase".to_string()];
         assert!(FieldSelector::parse("metadata.name=p1", supported).unwrap().matches(&obj));
         assert!(FieldSelector::parse("metadata.namespace!=other", supported).unwrap().matches(&obj));
         assert!(!FieldSelector::parse("status.phase==Pending", supported).unwrap().matches(&obj));

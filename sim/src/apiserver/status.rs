@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use super::gofmt;
 use super::registry::ResourceType;
 
 /// An error answer: HTTP code plus its `Status` body.
@@ -45,9 +46,9 @@ impl ApiError {
 }
 
 fn details(rt: &ResourceType, name: &str) -> Value {
-    let mut d = json!({"name": name, "kind": rt.plural});
+    let mut d = json!({"name": name, "kind": rt.plural.as_str()});
     if !rt.group.is_empty() {
-        d["group"] = json!(rt.group);
+        d["group"] = json!(rt.group.as_str());
     }
     d
 }
@@ -102,16 +103,35 @@ pub struct Cause {
     pub message: String,
 }
 
-/// 422 Invalid with its causes.
+/// 422 Invalid with its causes, for an object of `rt`.
 pub fn invalid(rt: &ResourceType, name: &str, causes: &[Cause]) -> ApiError {
-    let summary: Vec<String> = causes.iter().map(|c| format!("{}: {}", c.field, c.message)).collect();
-    let summary = if summary.len() == 1 { summary[0].clone() } else { format!("[{}]", summary.join(", ")) };
-    let message = format!("{} \"{name}\" is invalid: {summary}", rt.kind);
+    invalid_of(&rt.group, &rt.kind, name, causes)
+}
+
+/// 422 Invalid as `errors.NewInvalid(GroupKind{group, kind}, name, causes)` builds it: the message
+/// names `Kind.group` and joins the distinct causes (`[a, b]` when more than one); details carry
+/// name, group and kind when not empty, and every cause.
+pub fn invalid_of(group: &str, kind: &str, name: &str, causes: &[Cause]) -> ApiError {
+    let qualified = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+    let mut distinct: Vec<String> = Vec::new();
+    for c in causes {
+        let line = format!("{}: {}", c.field, c.message);
+        if !distinct.contains(&line) {
+            distinct.push(line);
+        }
+    }
+    let message = match distinct.len() {
+        0 => format!("{qualified} {} is invalid", gofmt::quote(name)),
+        1 => format!("{qualified} {} is invalid: {}", gofmt::quote(name), distinct[0]),
+        _ => format!("{qualified} {} is invalid: [{}]", gofmt::quote(name), distinct.join(", ")),
+    };
     let causes: Vec<Value> =
         causes.iter().map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field})).collect();
-    let mut d = json!({"name": name, "kind": rt.kind, "causes": causes});
-    if !rt.group.is_empty() {
-        d["group"] = json!(rt.group);
+    let mut d = json!({"causes": causes});
+    for (key, value) in [("name", name), ("group", group), ("kind", kind)] {
+        if !value.is_empty() {
+            d[key] = json!(value);
+        }
     }
     ApiError::new(422, "Invalid", message, Some(d))
 }
@@ -203,37 +223,55 @@ pub fn expired(message: String) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::registry::Registry;
+    use crate::apiserver::fixtures;
 
     #[test]
     fn already_exists_is_group_qualified_for_custom_resources() {
-        let r = Registry::arc_default();
-        let er = r.get(r.find_plural("ephemeralrunners").unwrap());
-        let e = already_exists(er, "x");
+        let er = fixtures::resource("ephemeralrunners");
+        let e = already_exists(&er, "x");
         assert_eq!(e.message(), "ephemeralrunners.actions.github.com \"x\" already exists");
         assert_eq!(
             e.body["details"],
             json!({"name": "x", "kind": "ephemeralrunners", "group": "actions.github.com"})
         );
         assert_eq!(e.body["code"], 409);
-        let pods = r.get(r.find_plural("pods").unwrap());
-        assert_eq!(not_found(pods, "nope").message(), "pods \"nope\" not found");
+        assert_eq!(not_found(&fixtures::resource("pods"), "nope").message(), "pods \"nope\" not found");
     }
 
     #[test]
     fn invalid_lists_its_causes() {
-        let r = Registry::arc_default();
-        let pods = r.get(r.find_plural("pods").unwrap());
+        let pods = fixtures::resource("pods");
         let cause = Cause {
             reason: "FieldValueRequired",
             field: "metadata.name".into(),
             message: "Required value: name or generateName is required".into(),
         };
-        let e = invalid(pods, "", &[cause]);
+        let e = invalid(&pods, "", &[cause.clone(), cause]);
         assert_eq!(
             e.message(),
             "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"
         );
-        assert_eq!(e.body["details"]["causes"][0]["reason"], "FieldValueRequired");
+        assert_eq!(e.body["details"]["causes"].as_array().unwrap().len(), 2, "causes are not deduplicated");
+        assert_eq!(e.body["details"]["kind"], "Pod");
+        assert!(e.body["details"].get("name").is_none() && e.body["details"].get("group").is_none());
+    }
+
+    #[test]
+    fn invalid_custom_resources_name_kind_and_group() {
+        let widget = fixtures::resource("widgets");
+        let cause = |field: &str| Cause {
+            reason: "FieldValueRequired",
+            field: field.into(),
+            message: "Required value".into(),
+        };
+        let e = invalid(&widget, "w", &[cause("spec.color"), cause("spec.size")]);
+        assert_eq!(
+            e.message(),
+            "Widget.example.com \"w\" is invalid: [spec.color: Required value, spec.size: Required value]"
+        );
+        assert_eq!(
+            (&e.body["details"]["name"], &e.body["details"]["group"], &e.body["details"]["kind"]),
+            (&json!("w"), &json!("example.com"), &json!("Widget"))
+        );
     }
 }

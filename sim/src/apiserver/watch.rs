@@ -113,7 +113,7 @@ pub fn start(
     let bookmark_every = Duration::from_millis(shared.config.bookmark_interval_ms.max(1));
     let mut task = WatchTask {
         id,
-        lag: shared.config.watch_lag.for_resource(shared.registry.get(request.resource).plural),
+        lag: shared.config.watch_lag.for_resource(&shared.registry.get(request.resource).plural),
         next_bookmark: request.allow_bookmarks.then_some(now + bookmark_every),
         shared: shared.clone(),
         request,

@@ -12,6 +12,7 @@
 //! GitHub transport, starts the selected [`Families`] with `arc_controller::start`, and runs every
 //! listener pod through `arc_controller::scaleset::listener::run`.
 
+pub mod crds;
 pub mod record;
 pub mod seam;
 pub mod settled;
@@ -35,6 +36,7 @@ use crate::kubelet::{Kubelet, KubeletConfig};
 use crate::seed::Seed;
 use crate::trace::{Trace, TraceMode};
 use crate::workload::{Workload, WorkloadConfig};
+pub use crds::arc_crds;
 pub use record::RunRecord;
 pub use settled::{legacy_settled, scale_set_settled};
 
@@ -182,8 +184,14 @@ impl World {
         let trace = Trace::new(clock, trace_mode);
         trace.record("world", "config", serde_json::to_string(&config).unwrap_or_default());
         let seed = config.seed;
-        let apiserver =
-            FakeApiServer::new(seed, clock, trace.clone(), config.apiserver.clone(), &config.faults);
+        let apiserver = FakeApiServer::new(
+            seed,
+            clock,
+            trace.clone(),
+            config.apiserver.clone(),
+            &config.faults,
+            arc_crds(),
+        );
         apiserver.log_reads_of(READ_LOGGED);
         let github = FakeGitHub::new(seed, clock, trace.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
@@ -360,8 +368,8 @@ impl World {
         let rt =
             self.apiserver.registry().find_plural(plural).map(|id| self.apiserver.registry().get(id).clone());
         let rt = rt.ok_or_else(|| format!("unknown resource {plural}"))?;
-        let gvk = GroupVersionKind::gvk(rt.group, rt.version, rt.kind);
-        let resource = ApiResource::from_gvk_with_plural(&gvk, rt.plural);
+        let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, &rt.plural);
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.apiserver.client_as("user"), namespace, &resource);
         api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch))
@@ -382,7 +390,7 @@ impl World {
     fn record(self, settled_at_ms: Option<u64>, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
         let mut objects = BTreeMap::new();
         for rt in self.apiserver.registry().types() {
-            objects.insert(rt.plural.to_string(), self.apiserver.objects(rt.plural));
+            objects.insert(rt.plural.clone(), self.apiserver.objects(&rt.plural));
         }
         RunRecord {
             seed: self.config.seed,
@@ -457,8 +465,8 @@ async fn create_object(
         .iter()
         .find(|t| t.api_version() == api_version && t.kind == kind)
         .ok_or_else(|| permanent(format!("the fake API server does not serve {api_version} {kind}")))?;
-    let gvk = GroupVersionKind::gvk(rt.group, rt.version, rt.kind);
-    let resource = ApiResource::from_gvk_with_plural(&gvk, rt.plural);
+    let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &rt.plural);
     let obj: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| permanent(e.to_string()))?;
     let api: Api<DynamicObject> = match (rt.namespaced, obj.metadata.namespace.as_deref()) {
         (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, &resource),

@@ -51,6 +51,6 @@ async fn reads_of_logged_kinds_record_who_was_handed_which_version_and_how() {
     events.next().await.expect("the ADDED event").unwrap();
     let reads: Vec<_> =
         w.server.reads().into_iter().map(|r| (r.actor, r.resource, r.key, r.rv, r.via)).collect();
-    let read = |via| ("controller".to_string(), "pods", "default/a".to_string(), rv, via);
+    let read = |via| ("controller".to_string(), "pods".to_string(), "default/a".to_string(), rv, via);
     assert_eq!(reads, [read(ReadVia::Get), read(ReadVia::List), read(ReadVia::Watch)]);
 }

@@ -1,7 +1,8 @@
 //! Building a world around the fake API server, and object fixtures.
 
-use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
+use arc_sim::apiserver::{ApiServerConfig, CrdSet, FakeApiServer};
 use arc_sim::faults::FaultPlan;
+use arc_sim::world::arc_crds;
 use arc_sim::{Seed, SimClock, Trace, TraceMode};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
@@ -20,10 +21,20 @@ pub fn world() -> World {
 }
 
 pub fn world_with(seed: Seed, config: ApiServerConfig, faults: FaultPlan) -> World {
+    world_serving(seed, config, faults, arc_crds())
+}
+
+/// A world whose server serves the custom resources of `crds` (instead of ARC's).
+pub fn world_serving(seed: Seed, config: ApiServerConfig, faults: FaultPlan, crds: &CrdSet) -> World {
     let trace = Trace::new(SimClock::start(), TraceMode::Full);
-    let server = FakeApiServer::new(seed, trace.clock(), trace.clone(), config, &faults);
+    let server = FakeApiServer::new(seed, trace.clock(), trace.clone(), config, &faults, crds);
     let client = server.client();
     World { server, client, trace }
+}
+
+/// The Widget CRD of `fixtures/widgets.yaml`: another controller's custom resource.
+pub fn widget_crds() -> CrdSet {
+    CrdSet::from_manifests("widgets.yaml", include_str!("fixtures/widgets.yaml")).expect("a valid fixture")
 }
 
 /// A configuration whose requests take no simulated time, for tests that assert exact durations.

@@ -10,6 +10,7 @@ use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{EndReason, FakeGitHub, GitHubConfig, JobSpec};
 use arc_sim::kubelet::{Kubelet, KubeletConfig, KubeletEventKind, StopCause};
+use arc_sim::world::arc_crds;
 use arc_sim::{Seed, SimClock, Trace, TraceMode};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::Api;
@@ -28,8 +29,14 @@ struct Node {
 fn node() -> Node {
     let clock = SimClock::start();
     let trace = Trace::new(clock, TraceMode::Full);
-    let apiserver =
-        FakeApiServer::new(Seed(3), clock, trace.clone(), ApiServerConfig::default(), &FaultPlan::none());
+    let apiserver = FakeApiServer::new(
+        Seed(3),
+        clock,
+        trace.clone(),
+        ApiServerConfig::default(),
+        &FaultPlan::none(),
+        arc_crds(),
+    );
     let github_config = GitHubConfig { lost_runner_timeout_ms: 60_000, ..Default::default() };
     let github = FakeGitHub::new(Seed(3), clock, trace.clone(), github_config, &FaultPlan::none()).unwrap();
     let kubelet = Kubelet::start(Seed(3), &apiserver, github.clone(), trace, KubeletConfig::default(), None);

@@ -1,0 +1,45 @@
+//! ARC's CustomResourceDefinitions as the fake API server reads them: the YAML `arc-controller crds`
+//! prints (`arc_controller::crd::definitions_yaml`), parsed once per process. The world is where the
+//! controller and the fakes meet, so this is the one place that turns the controller's CRDs into data
+//! for the API server; every world, test, bench and `arcsim apiserver` takes them from here.
+
+use std::sync::OnceLock;
+
+use crate::apiserver::CrdSet;
+
+/// The label ARC's CRDs carry in parse errors.
+const SOURCE: &str = "arc-controller crds";
+
+/// ARC's five CRDs (the scale-set family and the legacy Runner), parsed.
+pub fn arc_crds() -> &'static CrdSet {
+    static CRDS: OnceLock<CrdSet> = OnceLock::new();
+    CRDS.get_or_init(|| {
+        let yaml = arc_controller::crd::definitions_yaml().expect("arc-controller's CRDs render as YAML");
+        CrdSet::from_manifests(SOURCE, &yaml)
+            .unwrap_or_else(|e| panic!("arc-controller's CRDs must be servable: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arc_crds_define_the_five_kinds_with_their_schemas() {
+        let kinds: Vec<&str> = arc_crds().crds().iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "AutoscalingRunnerSet",
+                "EphemeralRunnerSet",
+                "EphemeralRunner",
+                "AutoscalingListener",
+                "Runner"
+            ]
+        );
+        for crd in arc_crds().crds() {
+            assert!(crd.namespaced && crd.status_subresource && crd.version == "v1alpha1", "{}", crd.name);
+            assert!(crd.schema.properties.contains_key("spec"), "{}", crd.name);
+        }
+    }
+}

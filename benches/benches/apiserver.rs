@@ -6,8 +6,9 @@ use std::hint::black_box;
 
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, LagRange, WatchLag};
 use arc_sim::faults::FaultPlan;
+use arc_sim::record::Recorder;
 use arc_sim::world::arc_crds;
-use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use arc_sim::{Seed, SimClock, TraceMode};
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
@@ -26,7 +27,7 @@ fn pods(rt: &Runtime) -> (FakeApiServer, Api<Pod>) {
             watch_lag: WatchLag::default(),
             ..Default::default()
         };
-        let trace = Trace::new(SimClock::start(), TraceMode::HashOnly);
+        let trace = Recorder::new(SimClock::start(), TraceMode::HashOnly);
         let server =
             FakeApiServer::new(Seed(1), trace.clock(), trace, config, &FaultPlan::none(), arc_crds());
         let api = Api::namespaced(server.client(), "default");

@@ -6,12 +6,17 @@
 use std::collections::BTreeMap;
 
 use arc_controller::runtime::metrics::PREDICATE_DROPPED_TOTAL;
+use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::faults::ApiVerb;
+use arc_sim::github::GitHubEvent;
 use arc_sim::github::{EventKind, RemoveOutcome};
+use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 use serde_json::Value;
 
+use crate::oracles::Oracle as _;
 use crate::oracles::view::{key_of, str_at};
 
 /// A probe a scenario must hit in at least `min_share` of its seeds.
@@ -32,11 +37,12 @@ pub struct Probe {
     pub describe: &'static str,
     /// How many times the window opened in a run.
     pub count: fn(&RunRecord) -> u32,
+    /// The events it reads from the run's record.
+    pub needs: fn() -> Interest,
 }
 
 fn audited(run: &RunRecord, resource: &str, verb: ApiVerb, code: u16, actor: &str) -> u32 {
-    run.audit
-        .iter()
+    run.audit()
         .filter(|a| a.resource == resource && a.verb == verb && a.code == code && a.actor == actor)
         .count() as u32
 }
@@ -50,8 +56,7 @@ fn stale_pod_cache_read(run: &RunRecord) -> u32 {
 }
 
 fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
-    run.github_events
-        .iter()
+    run.github_events()
         .filter(|e| {
             matches!(
                 e.kind,
@@ -68,7 +73,7 @@ fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
     let scale_set_of: BTreeMap<i64, i64> =
         run.runners.iter().filter_map(|r| Some((r.id, r.scale_set_id?))).collect();
     let mut hits = 0;
-    for e in &run.github_events {
+    for e in run.github_events() {
         match &e.kind {
             EventKind::JobAcquired { request_id, scale_set_id } => {
                 waiting.insert(*request_id, *scale_set_id);
@@ -92,26 +97,23 @@ fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
 /// a RemoveRunner call for it, or a delete of its EphemeralRunner or pod.
 fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
     let runner_of_pod: BTreeMap<String, i64> = run
-        .kubelet_events
-        .iter()
+        .kubelet_events()
         .filter_map(|e| match e.kind {
             KubeletEventKind::RunnerConnected { runner_id } => Some((e.pod.clone(), runner_id)),
             _ => None,
         })
         .collect();
     let mut removals: Vec<(u64, i64)> = run
-        .audit
-        .iter()
+        .audit()
         .filter(|a| matches!(a.resource.as_str(), "pods" | "ephemeralrunners" | "runners"))
         .filter(|a| a.verb == ApiVerb::Delete && a.actor == "controller" && a.code < 300)
         .filter_map(|a| Some((a.ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
         .collect();
-    removals.extend(run.github_events.iter().filter_map(|e| match e.kind {
+    removals.extend(run.github_events().filter_map(|e| match e.kind {
         EventKind::RemoveRunner { runner_id, .. } => Some((e.at_ms, runner_id)),
         _ => None,
     }));
-    run.github_events
-        .iter()
+    run.github_events()
         .filter_map(|e| match e.kind {
             EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
             _ => None,
@@ -132,7 +134,7 @@ fn token_lifetimes(run: &RunRecord) -> Vec<(String, String, u64, u64)> {
             continue;
         }
         if let Some(last) = out.iter_mut().rev().find(|(k, _, _, _)| *k == key) {
-            last.3 = *ms;
+            last.3 = ms;
         }
         let expires = str_at(&change.object, "/status/registration/expiresAt")
             .and_then(|t| t.parse::<jiff::Timestamp>().ok())
@@ -153,12 +155,12 @@ fn token_expired_before_container_start(run: &RunRecord) -> u32 {
         match change.kind {
             arc_sim::apiserver::EventType::Added => {
                 if let Some(token) = env_token(&change.object) {
-                    live.insert(key, (*ms, token));
+                    live.insert(key, (ms, token));
                 }
             }
             arc_sim::apiserver::EventType::Deleted => {
                 if let Some((_, token)) = live.remove(&key) {
-                    let expired_inside = tokens.iter().any(|(_, t, exp, _)| *t == token && *exp < *ms);
+                    let expired_inside = tokens.iter().any(|(_, t, exp, _)| *t == token && *exp < ms);
                     hits += u32::from(expired_inside);
                 }
             }
@@ -220,6 +222,7 @@ pub const POD_CREATE_ALREADY_EXISTS: Probe = Probe {
     name: "pod-create-already-exists",
     describe: "a pod create met AlreadyExists because the cache lagged",
     count: pod_create_already_exists,
+    needs: || Interest::of_resources::<AuditEntry>(&["pods"]),
 };
 
 /// `stale-pod-cache-read`.
@@ -227,6 +230,7 @@ pub const STALE_POD_CACHE_READ: Probe = Probe {
     name: "stale-pod-cache-read",
     describe: "the controller acted on a pod cache that lagged the API server",
     count: stale_pod_cache_read,
+    needs: || Interest::of_resources::<AuditEntry>(&["pods"]),
 };
 
 /// `remove-runner-lost-to-assignment`.
@@ -234,6 +238,7 @@ pub const REMOVE_RUNNER_LOST_TO_ASSIGNMENT: Probe = Probe {
     name: "remove-runner-lost-to-assignment",
     describe: "RemoveRunner answered busy because a job won the race",
     count: remove_runner_lost_to_assignment,
+    needs: || Interest::of::<GitHubEvent>(),
 };
 
 /// `assignment-lost-to-remove-runner`.
@@ -241,6 +246,7 @@ pub const ASSIGNMENT_LOST_TO_REMOVE_RUNNER: Probe = Probe {
     name: "assignment-lost-to-remove-runner",
     describe: "RemoveRunner removed an idle runner while a job of its scale set waited",
     count: assignment_lost_to_remove_runner,
+    needs: || Interest::of::<GitHubEvent>(),
 };
 
 /// `job-assigned-within-1s-of-pod-delete`.
@@ -248,6 +254,11 @@ pub const JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE: Probe = Probe {
     name: "job-assigned-within-1s-of-pod-delete",
     describe: "a job was assigned to a runner within 1 s of its pod's delete",
     count: job_assigned_within_1s_of_pod_delete,
+    needs: || {
+        Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "runners"])
+            .and::<GitHubEvent>()
+            .and::<KubeletEvent>()
+    },
 };
 
 /// `token-expired-before-container-start`.
@@ -255,6 +266,7 @@ pub const TOKEN_EXPIRED_BEFORE_CONTAINER_START: Probe = Probe {
     name: "token-expired-before-container-start",
     describe: "a legacy pod outlived its registration token",
     count: token_expired_before_container_start,
+    needs: || Interest::of_resources::<Committed>(&["runners", "pods"]),
 };
 
 /// `token-refreshed-while-busy`.
@@ -262,6 +274,7 @@ pub const TOKEN_REFRESHED_WHILE_BUSY: Probe = Probe {
     name: "token-refreshed-while-busy",
     describe: "a legacy runner's token was refreshed while it ran a job",
     count: token_refreshed_while_busy,
+    needs: || Interest::of_resources::<Committed>(&["runners"]),
 };
 
 /// `idle-runner-scaled-down`.
@@ -269,6 +282,7 @@ pub const IDLE_RUNNER_SCALED_DOWN: Probe = Probe {
     name: "idle-runner-scaled-down",
     describe: "the runner set removed and deleted a registered idle runner (what the patch-ID gate oracle judges)",
     count: crate::oracles::gate::scale_downs_judged,
+    needs: || crate::oracles::gate::ScaleDownOnlyOnPatchZero.needs(),
 };
 
 /// `predicate-dropped-update`.
@@ -276,6 +290,7 @@ pub const PREDICATE_DROPPED_UPDATE: Probe = Probe {
     name: "predicate-dropped-update",
     describe: "an update predicate dropped an event",
     count: predicate_dropped_update,
+    needs: Interest::none,
 };
 
 /// `listener-patch-conflict`.
@@ -283,6 +298,7 @@ pub const LISTENER_PATCH_CONFLICT: Probe = Probe {
     name: "listener-patch-conflict",
     describe: "the listener's optimistic-lock Running write met a Conflict",
     count: listener_patch_conflict,
+    needs: || Interest::of_resources::<AuditEntry>(&["ephemeralrunners"]),
 };
 
 /// `controller-restart-mid-reconcile`.
@@ -290,6 +306,7 @@ pub const CONTROLLER_RESTART_MID_RECONCILE: Probe = Probe {
     name: "controller-restart-mid-reconcile",
     describe: "the controller was restarted with a reconcile in flight",
     count: controller_restart_mid_reconcile,
+    needs: Interest::none,
 };
 
 /// Every probe, in the order reports list them.

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL};
+use arc_sim::record::Interest;
 use arc_sim::world::{RunRecord, World};
 use arc_sim::{Seed, TraceMode};
 
 use crate::probes;
-use crate::scenario::{Scenario, WorldPlan};
+use crate::scenario::{Scenario, Twin, WorldPlan};
 use crate::variant::Variant;
 use crate::verdict::{Verdict, Violation};
 
@@ -24,19 +25,33 @@ pub enum RunError {
     World(#[from] arc_sim::world::WorldError),
 }
 
-/// Runs one seed and judges it. `trace_mode` decides whether the record keeps trace lines.
+/// Runs one seed and judges it, keeping of the record what its judges need. `trace_mode` decides
+/// whether the record keeps trace lines.
 pub fn run_one(
     scenario: &dyn Scenario,
     variant: Variant,
     seed: Seed,
     trace_mode: TraceMode,
 ) -> Result<(Verdict, RunRecord), RunError> {
+    run_one_keeping(scenario, variant, seed, trace_mode, None)
+}
+
+/// [`run_one`], keeping `keep` of the record instead of what the judges say they need (`None`).
+pub fn run_one_keeping(
+    scenario: &dyn Scenario,
+    variant: Variant,
+    seed: Seed,
+    trace_mode: TraceMode,
+    keep: Option<Interest>,
+) -> Result<(Verdict, RunRecord), RunError> {
     #[allow(clippy::disallowed_methods)] // wall clock ok: reported as wall time, never traced
     let started = std::time::Instant::now(); // wall clock ok
-    let record = run_world(scenario.world(seed, variant), trace_mode)?;
+    let twins = scenario.twins(seed, variant);
+    let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
+    let record = run_world(scenario.world(seed, variant), trace_mode, keep.clone())?;
     let mut violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
-    for twin in scenario.twins(seed, variant) {
-        let other = run_world(twin.plan, TraceMode::HashOnly)?;
+    for twin in twins {
+        let other = run_world(twin.plan, TraceMode::HashOnly, keep.clone())?;
         for oracle in &twin.oracles {
             violations.extend(oracle.compare(&record, &other).into_iter().map(|mut v| {
                 v.message = format!("{} (against the {} twin)", v.message, twin.name);
@@ -59,11 +74,20 @@ pub fn run_one(
     Ok((verdict, record))
 }
 
-/// Runs one world on a fresh paused current-thread runtime.
-pub fn run_world(plan: WorldPlan, trace_mode: TraceMode) -> Result<RunRecord, RunError> {
+/// What a run of `scenario` must keep of its record: everything its oracles, its twins' oracles and
+/// the probes read.
+pub fn judges_interest(scenario: &dyn Scenario, twins: &[Twin]) -> Interest {
+    let oracles = scenario.oracles().into_iter().map(|o| o.needs());
+    let twin_oracles = twins.iter().flat_map(|t| t.oracles.iter().map(|o| o.needs()));
+    let probes = probes::all().iter().map(|p| (p.needs)());
+    oracles.chain(twin_oracles).chain(probes).fold(Interest::none(), |all, needs| all.union(&needs))
+}
+
+/// Runs one world on a fresh paused current-thread runtime, keeping what `keep` wants of its record.
+pub fn run_world(plan: WorldPlan, trace_mode: TraceMode, keep: Interest) -> Result<RunRecord, RunError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
     let record = runtime.block_on(async move {
-        let world = World::build(plan.config, plan.families, trace_mode)?;
+        let world = World::build(plan.config, plan.families, trace_mode, keep)?;
         world.run(plan.settled).await
     })?;
     Ok(record)
@@ -84,8 +108,7 @@ pub fn headline_counters(record: &RunRecord) -> BTreeMap<String, i64> {
     c.insert("runners_registered".into(), record.runners.len() as i64);
     let creates = |plural: &str| {
         record
-            .audit
-            .iter()
+            .audit()
             .filter(|a| a.resource == plural && a.verb == arc_sim::faults::ApiVerb::Create && a.code == 201)
             .count() as i64
     };

@@ -26,6 +26,7 @@ pub mod faults;
 pub mod fnv;
 pub mod github;
 pub mod kubelet;
+pub mod record;
 pub mod seed;
 pub mod trace;
 pub mod workload;

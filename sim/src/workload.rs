@@ -252,7 +252,8 @@ mod tests {
     use crate::clock::SimClock;
     use crate::faults::FaultPlan;
     use crate::github::{EndReason, GitHubConfig};
-    use crate::trace::{Trace, TraceMode};
+    use crate::record::Recorder;
+    use crate::trace::TraceMode;
 
     fn generate(seed: u64, config: &WorkloadConfig) -> Vec<ScheduledJob> {
         Workload::generate(Seed(seed), config).unwrap().jobs().to_vec()
@@ -363,7 +364,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn running_a_workload_submits_each_job_at_its_time_and_cancels_the_marked_ones() {
         let clock = SimClock::start();
-        let trace = Trace::new(clock, TraceMode::HashOnly);
+        let trace = Recorder::new(clock, TraceMode::HashOnly);
         let fake =
             FakeGitHub::new(Seed(1), clock, trace, GitHubConfig::default(), &FaultPlan::none()).unwrap();
         let config =

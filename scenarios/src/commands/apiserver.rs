@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use arc_controller::{Clock, SystemClock};
 use arc_sim::apiserver::{ApiServerConfig, CrdError, CrdSet, FakeApiServer, tcp};
 use arc_sim::faults::FaultPlan;
+use arc_sim::record::{Interest, Recorder};
 use arc_sim::world::arc_crds;
-use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use arc_sim::{Seed, SimClock, TraceMode};
 
 /// Options of `arcsim apiserver`.
 #[derive(Debug, Clone, clap::Args)]
@@ -74,9 +75,10 @@ pub fn run(args: ApiServerArgs) -> anyhow::Result<()> {
 async fn serve(args: ApiServerArgs) -> anyhow::Result<()> {
     let crds = load_crds(&args.crds)?;
     let clock = SimClock::start_at(SystemClock.now());
-    let trace = Trace::new(clock, TraceMode::Stderr);
+    let record = Recorder::new(clock, TraceMode::Stderr);
+    record.keep_only(Interest::none()); // a long-running server: lines to stderr, nothing kept
     let faults = args.faults.unwrap_or_default();
-    let server = FakeApiServer::new(args.seed, clock, trace, ApiServerConfig::default(), &faults, &crds);
+    let server = FakeApiServer::new(args.seed, clock, record, ApiServerConfig::default(), &faults, &crds);
     let (listener, addr) =
         tcp::bind(args.listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
     println!("arcsim fake API server listening on http://{addr} (seed {})", args.seed);

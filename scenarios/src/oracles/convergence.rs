@@ -1,6 +1,7 @@
 //! Liveness: with the workload over and the faults healed, the world settles before the horizon (§9.8).
 
 use arc_sim::github::EndReason;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
@@ -18,6 +19,10 @@ impl Oracle for ConvergesAfterHeal {
 
     fn describe(&self) -> &'static str {
         "after the workload and faults end, the world settles (runners back to minimum, all jobs done)"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::none()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
@@ -49,6 +54,10 @@ impl Oracle for NoJobLost {
 
     fn describe(&self) -> &'static str {
         "no job ends runner-lost"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::none()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {

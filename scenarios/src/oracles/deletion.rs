@@ -3,9 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::EventKind;
+use arc_sim::github::GitHubEvent;
+use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
@@ -25,11 +29,18 @@ impl Oracle for NoBusyRunnerDeleted {
         "the controller never deletes a runner with a live pod while GitHub has a job assigned to it"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<AuditEntry>(&["ephemeralrunners"])
+            .and_resources::<Committed>(&["ephemeralrunners"])
+            .and::<GitHubEvent>()
+            .and::<KubeletEvent>()
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let ids = runner_ids_by_name(run);
         let running = running_pods(run);
         let mut out = Vec::new();
-        for a in run.audit.iter().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
+        for a in run.audit().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
             if a.actor != "controller" || a.code >= 300 || a.status_subresource {
                 continue;
             }
@@ -66,7 +77,7 @@ fn runner_ids_by_name(run: &RunRecord) -> BTreeMap<String, i64> {
 /// Per pod `namespace/name`: the spans (start, stop) its main container ran.
 fn running_pods(run: &RunRecord) -> BTreeMap<String, Vec<(u64, u64)>> {
     let mut spans: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
-    for e in &run.kubelet_events {
+    for e in run.kubelet_events() {
         match e.kind {
             KubeletEventKind::ContainerStarted { .. } => {
                 spans.entry(e.pod.clone()).or_default().push((e.ms, u64::MAX))
@@ -85,7 +96,7 @@ fn running_pods(run: &RunRecord) -> BTreeMap<String, Vec<(u64, u64)>> {
 /// The job GitHub had assigned to `runner` at `ms`, if any.
 fn job_held_at(run: &RunRecord, runner: i64, ms: u64) -> Option<i64> {
     let mut held = None;
-    for e in run.github_events.iter().take_while(|e| e.at_ms <= ms) {
+    for e in run.github_events().take_while(|e| e.at_ms <= ms) {
         match e.kind {
             EventKind::JobAssigned { request_id, runner_id } if runner_id == runner => {
                 held = Some(request_id)
@@ -110,6 +121,10 @@ impl Oracle for NoRunningWhileDeleting {
         "an EphemeralRunner being deleted is never moved to phase Running"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"])
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let mut out = Vec::new();
         let mut phase: BTreeMap<String, String> = BTreeMap::new();
@@ -120,7 +135,7 @@ impl Oracle for NoRunningWhileDeleting {
             if became_running && is_deleting(&c.object) {
                 out.push(Violation {
                     oracle: self.name(),
-                    at_ms: *ms,
+                    at_ms: ms,
                     objects: vec![format!("ephemeralrunner {}", key_of(&c.object))],
                     message: "phase set to Running after deletion began".into(),
                 });
@@ -143,16 +158,20 @@ impl Oracle for FinalizersInOneWrite {
         "no EphemeralRunner needs more than one write to get its finalizers"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"])
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let mut grew: BTreeMap<String, (usize, usize, u64, String)> = BTreeMap::new();
         for (ms, c) in run.changes_of("ephemeralrunners") {
             let uid = super::view::uid_of(&c.object).to_string();
             let count =
                 c.object.pointer("/metadata/finalizers").and_then(|f| f.as_array()).map_or(0, Vec::len);
-            let entry = grew.entry(uid).or_insert((count, 0, *ms, key_of(&c.object)));
+            let entry = grew.entry(uid).or_insert((count, 0, ms, key_of(&c.object)));
             if count > entry.0 {
                 entry.1 += 1;
-                entry.2 = *ms;
+                entry.2 = ms;
             }
             entry.0 = count;
         }

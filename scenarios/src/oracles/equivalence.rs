@@ -12,6 +12,8 @@
 
 use std::collections::BTreeMap;
 
+use arc_sim::apiserver::AuditEntry;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 use serde_json::Value;
 
@@ -28,9 +30,7 @@ type CallsByObject = BTreeMap<(String, String), Vec<(Call, String, u64)>>;
 
 fn calls(run: &RunRecord) -> CallsByObject {
     let mut out: CallsByObject = BTreeMap::new();
-    for a in
-        run.audit.iter().filter(|a| a.code < 300 && matches!(a.actor.as_str(), "controller" | "listener"))
-    {
+    for a in run.audit().filter(|a| a.code < 300 && matches!(a.actor.as_str(), "controller" | "listener")) {
         let stream = if a.status_subresource { "/status" } else { "" };
         let key = (a.resource.clone(), format!("{}/{}{stream}", a.namespace, a.name));
         let call = (a.verb.to_string(), a.status_subresource, a.body_hash);
@@ -86,6 +86,10 @@ impl TwinOracle for SameCallsAndFinalState {
 
     fn describe(&self) -> &'static str {
         "with an optimisation off, the same seed makes the same mutating calls and ends in the same state"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::of::<AuditEntry>()
     }
 
     fn compare(&self, base: &RunRecord, twin: &RunRecord) -> Vec<Violation> {

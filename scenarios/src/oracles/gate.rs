@@ -17,8 +17,11 @@
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
+use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::faults::ApiVerb;
+use arc_sim::github::GitHubEvent;
 use arc_sim::github::{EventKind, RemoveOutcome};
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 use serde_json::Value;
 
@@ -38,6 +41,13 @@ impl Oracle for ScaleDownOnlyOnPatchZero {
 
     fn describe(&self) -> &'static str {
         "an idle runner is scaled down only when the controller's cache could hold its set at patch ID 0"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<AuditEntry>(&["ephemeralrunners"])
+            .and_resources::<Committed>(&["ephemeralrunners", "ephemeralrunnersets"])
+            .and_resources::<ReadEntry>(&["ephemeralrunners", "ephemeralrunnersets"])
+            .and::<GitHubEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
@@ -85,7 +95,7 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
     let sets = SetHistory::of(run);
     let runners = runner_versions(run);
     let cache = CacheReads::of(run);
-    let deletes = run.audit.iter().filter(|a| {
+    let deletes = run.audit().filter(|a| {
         a.resource == "ephemeralrunners"
             && a.verb == ApiVerb::Delete
             && a.actor == "controller"
@@ -138,7 +148,7 @@ type RunnerVersions<'a> = BTreeMap<String, Vec<(u64, &'a Value)>>;
 fn runner_versions(run: &RunRecord) -> RunnerVersions<'_> {
     let mut versions: RunnerVersions<'_> = BTreeMap::new();
     for (ms, change) in run.changes_of("ephemeralrunners") {
-        versions.entry(key_of(&change.object)).or_default().push((*ms, &change.object));
+        versions.entry(key_of(&change.object)).or_default().push((ms, &change.object));
     }
     versions
 }
@@ -171,8 +181,7 @@ fn idle_before(versions: &[(u64, &Value)], ms: u64) -> Option<Victim> {
 /// `ms`. A busy answer does not count: the removing path keeps the runner, and a later delete of it
 /// comes from elsewhere (its pod succeeded, say).
 fn removed_before(run: &RunRecord, runner: i64, ms: u64) -> Option<u64> {
-    run.github_events
-        .iter()
+    run.github_events()
         .take_while(|e| e.at_ms <= ms)
         .filter(|e| {
             matches!(e.kind, EventKind::RemoveRunner { runner_id, outcome: RemoveOutcome::Removed | RemoveOutcome::Unknown }
@@ -216,7 +225,7 @@ struct CacheReads<'a> {
 impl<'a> CacheReads<'a> {
     fn of(run: &'a RunRecord) -> Self {
         let mut by_key: BTreeMap<(&'a str, &'a str), Vec<&'a ReadEntry>> = BTreeMap::new();
-        for read in run.reads.iter().filter(|r| r.actor == "controller" && r.via != ReadVia::Get) {
+        for read in run.reads().filter(|r| r.actor == "controller" && r.via != ReadVia::Get) {
             by_key.entry((read.resource.as_str(), read.key.as_str())).or_default().push(read);
         }
         CacheReads { by_key }

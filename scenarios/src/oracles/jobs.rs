@@ -1,7 +1,9 @@
 //! Jobs: none lost to a pod the controller killed (races 2 and 3).
 
 use arc_sim::github::EndReason;
+use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::{KubeletEventKind, StopCause};
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
@@ -20,9 +22,13 @@ impl Oracle for NoJobLostToControllerKill {
         "no job ends runner-lost after the controller deleted its runner's pod mid-job"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of::<KubeletEvent>()
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let mut out = Vec::new();
-        for event in &run.kubelet_events {
+        for event in run.kubelet_events() {
             let KubeletEventKind::ContainerStopped { cause, running_job: Some(job), runner_id, .. } =
                 &event.kind
             else {

@@ -13,6 +13,7 @@ pub mod registrations;
 pub mod tokens;
 pub mod view;
 
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use crate::verdict::Violation;
@@ -25,6 +26,9 @@ pub trait Oracle: Send + Sync {
     /// One line on the invariant it checks.
     fn describe(&self) -> &'static str;
 
+    /// The events it reads from the run's record (the run keeps exactly what its judges need).
+    fn needs(&self) -> Interest;
+
     /// Every violation in `run`.
     fn check(&self, run: &RunRecord) -> Vec<Violation>;
 }
@@ -36,6 +40,9 @@ pub trait TwinOracle: Send + Sync {
 
     /// One line on what must agree.
     fn describe(&self) -> &'static str;
+
+    /// The events it reads from both runs' records.
+    fn needs(&self) -> Interest;
 
     /// Every difference between `base` and `twin` that matters.
     fn compare(&self, base: &RunRecord, twin: &RunRecord) -> Vec<Violation>;

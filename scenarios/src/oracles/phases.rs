@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use arc_sim::apiserver::Committed;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
@@ -20,6 +22,10 @@ impl Oracle for TerminalPhaseIsFinal {
         "an EphemeralRunner's phase never goes from Failed/Succeeded/Outdated back to Pending/Running"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"])
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let mut terminal: BTreeMap<String, String> = BTreeMap::new();
         let mut out = Vec::new();
@@ -29,7 +35,7 @@ impl Oracle for TerminalPhaseIsFinal {
             match terminal.get(&uid) {
                 Some(was) if !is_terminal(phase) => out.push(Violation {
                     oracle: self.name(),
-                    at_ms: *ms,
+                    at_ms: ms,
                     objects: vec![format!("ephemeralrunner {}", key_of(&change.object))],
                     message: format!("phase went from {was} back to {phase}"),
                 }),
@@ -56,6 +62,10 @@ impl Oracle for RunningOnlyAfterJobStarted {
         "an EphemeralRunner in phase Running carries the job the listener saw start on it"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"])
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         run.changes_of("ephemeralrunners")
             .filter(|(_, c)| {
@@ -63,7 +73,7 @@ impl Oracle for RunningOnlyAfterJobStarted {
             })
             .map(|(ms, c)| Violation {
                 oracle: self.name(),
-                at_ms: *ms,
+                at_ms: ms,
                 objects: vec![format!("ephemeralrunner {}", key_of(&c.object))],
                 message: "phase Running without a started job".into(),
             })

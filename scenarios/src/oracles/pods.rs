@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use arc_controller::runtime::metrics::RECONCILE_ERRORS_TOTAL;
 use arc_sim::apiserver::EventType;
+use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::faults::ApiVerb;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
@@ -24,11 +26,14 @@ impl Oracle for PodOwnedByItsRunner {
         "a runner pod's controller ownerReference is the uid of the runner of the same name"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners", "runners", "pods"])
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let mut owners: BTreeMap<String, String> = BTreeMap::new();
         let mut out = Vec::new();
-        for (ms, change) in &run.changes {
-            let plural = run.plurals.get(change.key.resource).map(String::as_str).unwrap_or("");
+        for (ms, plural, change) in run.committed() {
             match (plural, change.kind) {
                 ("ephemeralrunners" | "runners", EventType::Added) => {
                     owners.insert(key_of(&change.object), uid_of(&change.object).to_string());
@@ -45,7 +50,7 @@ impl Oracle for PodOwnedByItsRunner {
                     if owner != expected {
                         out.push(Violation {
                             oracle: self.name(),
-                            at_ms: *ms,
+                            at_ms: ms,
                             objects: vec![format!("pod {key}")],
                             message: format!(
                                 "controlled by uid {owner}, but the live runner {key} is uid {expected}"
@@ -71,6 +76,10 @@ impl Oracle for NoAlreadyExistsErrors {
 
     fn describe(&self) -> &'static str {
         "zero EphemeralRunner reconcile errors caused by AlreadyExists"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::none()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
@@ -108,6 +117,10 @@ impl Oracle for BoundedPodCreates {
         "at most 3 runner-pod creates answered AlreadyExists per pod incarnation"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<AuditEntry>(&["pods"]).and_resources::<Committed>(&["pods"])
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let runner_pods: std::collections::BTreeSet<String> = run
             .changes_of("pods")
@@ -115,7 +128,7 @@ impl Oracle for BoundedPodCreates {
             .map(|(_, c)| key_of(&c.object))
             .collect();
         let mut per_name: BTreeMap<(&str, &str), (usize, usize, u64)> = BTreeMap::new();
-        let pod_creates = run.audit.iter().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
+        let pod_creates = run.audit().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
         for a in pod_creates.filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name))) {
             let entry = per_name.entry((a.namespace.as_str(), a.name.as_str())).or_insert((0, 0, 0));
             match a.code {

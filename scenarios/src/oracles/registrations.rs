@@ -3,8 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use arc_sim::apiserver::Committed;
 use arc_sim::apiserver::EventType;
 use arc_sim::github::EventKind;
+use arc_sim::github::GitHubEvent;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
@@ -22,6 +25,10 @@ impl Oracle for NoOrphanRegistration {
 
     fn describe(&self) -> &'static str {
         "after settling, no runner is registered at GitHub without an EphemeralRunner or Runner"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
@@ -62,11 +69,15 @@ impl Oracle for JitConfigOncePerRunner {
         "GenerateJitRunnerConfig registers each EphemeralRunner once"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let created = creations_by_name(run);
         let mut seen: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
         let mut out = Vec::new();
-        for event in &run.github_events {
+        for event in run.github_events() {
             let EventKind::RunnerRegistered { runner_id, name, scale_set_id: Some(_) } = &event.kind else {
                 continue;
             };
@@ -99,7 +110,7 @@ fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
     let mut out: BTreeMap<&str, Vec<(u64, String)>> = BTreeMap::new();
     for (ms, change) in run.changes_of("ephemeralrunners").filter(|(_, c)| c.kind == EventType::Added) {
         if let Some(name) = str_at(&change.object, "/metadata/name") {
-            out.entry(name).or_default().push((*ms, uid_of(&change.object).to_string()));
+            out.entry(name).or_default().push((ms, uid_of(&change.object).to_string()));
         }
     }
     out

@@ -9,7 +9,10 @@
 
 use std::collections::BTreeMap;
 
+use arc_sim::apiserver::Committed;
+use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
+use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
@@ -32,11 +35,15 @@ impl Oracle for NoExpiredTokenRegistration {
         "no runner container registers with a token that expired while its runner sat idle past the freshness window"
     }
 
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["runners"]).and::<KubeletEvent>()
+    }
+
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let expiry = token_expiry(run);
         let busy = busy_spans(run);
         let mut out = Vec::new();
-        for e in &run.kubelet_events {
+        for e in run.kubelet_events() {
             let KubeletEventKind::RegistrationFailed { token, reason } = &e.kind else { continue };
             if !reason.contains("expired") {
                 continue;

@@ -80,7 +80,9 @@ fn a_listener_pod_runs_the_binarys_entry_point_with_its_hostname() {
         tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
     runtime.block_on(async {
         let plan = scale_set_world(Seed(1), Variant::Fixed, 0, 10);
-        let mut world = World::build(plan.config, plan.families, TraceMode::HashOnly).expect("a world");
+        let mut world =
+            World::build(plan.config, plan.families, TraceMode::HashOnly, arc_sim::record::Interest::none())
+                .expect("a world");
         world.create_objects().await.expect("the objects are created");
         world.start_controller().await;
         let mut waited = 0;

@@ -197,7 +197,7 @@ impl Fixture {
 
     /// Index of the first trace line containing `needle`.
     fn trace_position(&self, needle: &str) -> Option<usize> {
-        self.h.trace.lines().iter().position(|line| line.contains(needle))
+        self.h.record.trace().lines().iter().position(|line| line.contains(needle))
     }
 }
 

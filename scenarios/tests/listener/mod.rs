@@ -353,7 +353,7 @@ async fn job_started_racing(guard: bool, interference: Interference) -> (Harness
     submit(&h);
 
     let patch_in_flight =
-        || h.trace.lines().iter().any(|l| l.contains("latency 3000ms patch ephemeralrunners"));
+        || h.record.trace().lines().iter().any(|l| l.contains("latency 3000ms patch ephemeralrunners"));
     h.eventually("the listener's status patch in flight", SOON, patch_in_flight).await;
     match interference {
         Interference::Fails => set_status(&h, "arc-runner-1", json!({"phase": "Failed"})).await,

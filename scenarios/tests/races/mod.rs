@@ -9,6 +9,7 @@
 mod assign_during_delete;
 mod determinism;
 mod equivalence;
+mod record;
 mod snapshots;
 mod steady_state;
 mod suite;

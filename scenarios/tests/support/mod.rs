@@ -16,9 +16,10 @@ use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
+use arc_sim::record::Recorder;
 use arc_sim::world::arc_crds;
 use arc_sim::world::seam::controller_clock;
-use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use arc_sim::{Seed, SimClock, TraceMode};
 use kube::Api;
 
 /// Namespace of the runner sets and runners.
@@ -35,7 +36,7 @@ pub fn sim_now() -> tokio::time::Instant {
 pub struct Harness {
     pub seed: Seed,
     pub clock: SimClock,
-    pub trace: Trace,
+    pub record: Recorder,
     pub apiserver: FakeApiServer,
     pub github: FakeGitHub,
     pub script: ScriptedGitHub,
@@ -79,7 +80,7 @@ impl Default for HarnessBuilder {
 impl HarnessBuilder {
     pub fn build(self) -> Harness {
         let clock = SimClock::start();
-        let trace = Trace::new(clock, TraceMode::Full);
+        let trace = Recorder::new(clock, TraceMode::Full);
         let apiserver =
             FakeApiServer::new(self.seed, clock, trace.clone(), self.apiserver, &self.faults, arc_crds());
         let github = FakeGitHub::new(self.seed, clock, trace.clone(), self.github, &self.faults)
@@ -100,7 +101,7 @@ impl HarnessBuilder {
         Harness {
             seed: self.seed,
             clock,
-            trace,
+            record: trace,
             apiserver,
             github,
             script,

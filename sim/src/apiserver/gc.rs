@@ -19,6 +19,7 @@ use tokio::time::{Instant, sleep_until};
 
 use super::admission::{finalizers, meta_mut, meta_str};
 use super::engine;
+use super::events::Collected;
 use super::lifecycle::{DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use super::store::{Change, EventType, StoreKey, owner_uids, uid_of};
 use super::{Shared, State};
@@ -152,9 +153,9 @@ impl Collector {
     }
 }
 
-fn trace(shared: &Shared, event: &str, key: &StoreKey) {
-    let plural = &shared.registry.get(key.resource).plural;
-    shared.trace.record("apiserver gc", event, format!("{plural} {}", key.display()));
+fn trace(shared: &Shared, action: &'static str, key: &StoreKey) {
+    let resource = shared.registry.get(key.resource).plural.clone();
+    shared.record.emit(Collected { action, resource, key: key.display() });
 }
 
 /// Deletes a dependent whose owners are all gone, or strips the references to the gone ones.

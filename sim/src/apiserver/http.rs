@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::admission::{self, Subresource};
 use super::engine::{self, PatchRequest};
+use super::events::{ApiFault, AuditEntry, DiscoveryServed, WatchOpened};
 use super::faults::Injection;
 use super::field_validation::{self, FieldValidation, WriteKind};
 use super::lifecycle::{DeleteOptions, Propagation};
@@ -47,37 +48,6 @@ struct Requester {
     body_hash: u64,
     /// For creates: the name (or `generateName` prefix followed by `*`) the body asks for.
     requested_name: Option<String>,
-}
-
-impl Requester {
-    fn suffix(&self) -> String {
-        self.actor.as_ref().map(|a| format!(" by={a}")).unwrap_or_default()
-    }
-}
-
-/// One mutating request, as kube-apiserver's audit log would record it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditEntry {
-    /// Sim milliseconds when it was answered.
-    pub ms: u64,
-    /// Who sent it ([`ACTOR_HEADER`]; `client` when absent).
-    pub actor: String,
-    /// The verb.
-    pub verb: ApiVerb,
-    /// Resource plural.
-    pub resource: String,
-    /// Namespace (empty for cluster-scoped kinds).
-    pub namespace: String,
-    /// Object name (for creates, the name the server gave, else the name asked for).
-    pub name: String,
-    /// Whether it addressed `/status`.
-    pub status_subresource: bool,
-    /// HTTP status of the answer.
-    pub code: u16,
-    /// FNV-1a of the request body (JSON, without `metadata.resourceVersion`).
-    pub body_hash: u64,
-    /// resourceVersion of the object in the answer (empty on errors).
-    pub resource_version: String,
 }
 
 /// The response body type: a whole JSON document or a watch stream.
@@ -217,11 +187,8 @@ impl ApiService {
             Route::ResourceList(g, v) => discovery::resource_list(registry, &g, &v),
             Route::Resource(_) | Route::Unknown => None,
         };
-        self.shared.trace.record(
-            "apiserver",
-            "discovery",
-            format!("{path} -> {}", if doc.is_some() { 200 } else { 404 }),
-        );
+        let code = if doc.is_some() { 200 } else { 404 };
+        self.shared.record.emit(DiscoveryServed { path: path.to_string(), code });
         match doc {
             Some(doc) => json_response(StatusCode::OK, &doc),
             None => error_response(&status::unknown_resource()),
@@ -258,11 +225,8 @@ impl ApiService {
             tokio::time::sleep(Duration::from_millis(serving)).await;
         }
         if let Some(Injection::Delay(d)) = injection {
-            self.shared.trace.record(
-                "apiserver",
-                "fault",
-                format!("latency {}ms {verb} {plural}", d.as_millis()),
-            );
+            let what = format!("latency {}ms {verb} {plural}", d.as_millis());
+            self.shared.record.emit(ApiFault { what });
             tokio::time::sleep(d).await;
         }
         let injection = injection.filter(|i| *i != Injection::Conflict || carries_precondition(verb, &body));
@@ -321,7 +285,7 @@ impl ApiService {
             Injection::Delay(_) | Injection::DropWatch(_) | Injection::ExpireWatch => return None,
         };
         let what = format!("{} {verb} {} {}", answer.code, rt.plural, target_of(route));
-        self.shared.trace.record("apiserver", "fault", what);
+        self.shared.record.emit(ApiFault { what });
         Some(answer)
     }
 
@@ -426,9 +390,14 @@ impl ApiService {
         let id = watch::start(&self.shared, request, fault, tx);
         let plural = &self.shared.registry.get(route.resource).plural;
         self.count(ApiVerb::Watch, plural, 200);
-        let details =
-            format!("{plural} {} -> 200 watch#{id} from rv={from}{}", target_of(route), who.suffix());
-        self.shared.trace.record("apiserver", "watch", details);
+        let opened = WatchOpened {
+            id,
+            actor: who.actor.clone(),
+            resource: plural.to_string(),
+            target: target_of(route),
+            from,
+        };
+        self.shared.record.emit(opened);
         stream_response(rx)
     }
 
@@ -452,21 +421,13 @@ impl ApiService {
         if let Ok(answer) = &result {
             self.log_read(who, route, &answer.body);
         }
-        if who.verb.is_mutating() {
-            self.audit(who, route, code, &rv, result.as_ref().ok().map(|a| &a.body));
-        }
-        let mut details = format!("{plural} {} -> {code}", target_of(route));
-        if !rv.is_empty() {
-            details.push_str(&format!(" rv={rv}"));
-        }
+        let object = result.as_ref().ok().map(|a| &a.body);
+        let mut entry = self.audit_entry(who, route, code, &rv, object);
         if let Err(e) = &result {
-            details.push_str(&format!(" {}", e.reason()));
+            entry.reason = e.reason().to_string();
         }
-        if let Some(n) = result.as_ref().ok().map(|a| a.warnings.len()).filter(|n| *n > 0) {
-            details.push_str(&format!(" warnings={n}"));
-        }
-        details.push_str(&who.suffix());
-        self.shared.trace.record("apiserver", who.verb.as_str(), details);
+        entry.warnings = result.as_ref().map_or(0, |a| a.warnings.len());
+        self.shared.record.emit(entry);
         response
     }
 
@@ -483,11 +444,20 @@ impl ApiService {
         }
     }
 
-    fn audit(&self, who: &Requester, route: &ResourceRoute, code: u16, rv: &str, object: Option<&Value>) {
+    /// The record of an answered request (the `Status` reason and warnings are filled in by the caller).
+    fn audit_entry(
+        &self,
+        who: &Requester,
+        route: &ResourceRoute,
+        code: u16,
+        rv: &str,
+        object: Option<&Value>,
+    ) -> AuditEntry {
         let named = object.and_then(|o| o.pointer("/metadata/name")).and_then(Value::as_str);
-        let entry = AuditEntry {
+        AuditEntry {
             ms: self.shared.clock.elapsed_ms(),
             actor: who.actor.clone().unwrap_or_else(|| "client".into()),
+            attributed: who.actor.is_some(),
             verb: who.verb,
             resource: self.shared.registry.get(route.resource).plural.to_string(),
             namespace: route.namespace.clone().unwrap_or_default(),
@@ -497,12 +467,14 @@ impl ApiService {
                 .or_else(|| named.map(str::to_string))
                 .or_else(|| who.requested_name.clone())
                 .unwrap_or_default(),
+            target: target_of(route),
             status_subresource: route.status,
             code,
+            reason: String::new(),
             body_hash: who.body_hash,
             resource_version: rv.to_string(),
-        };
-        self.shared.lock().audit.push(entry);
+            warnings: 0,
+        }
     }
 
     fn count(&self, verb: ApiVerb, plural: &str, code: u16) {

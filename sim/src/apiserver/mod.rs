@@ -26,6 +26,7 @@ pub mod admission;
 pub mod crd;
 pub mod discovery;
 pub mod engine;
+pub mod events;
 pub mod faults;
 pub mod field_validation;
 #[cfg(test)]
@@ -56,12 +57,15 @@ use serde_json::{Value, json};
 
 use crate::clock::SimClock;
 use crate::faults::{ApiVerb, FaultPlan};
+use crate::record::Recorder;
 use crate::seed::{Component, Seed};
-use crate::trace::Trace;
 
 pub use actor::ActorService;
 pub use crd::{Crd, CrdError, CrdSet};
-pub use http::{ACTOR_HEADER, ApiService, AuditEntry, ResponseBody};
+pub use events::{
+    ApiFault, AuditEntry, Collected, Committed, DiscoveryServed, WatchItem, WatchOpened, WatchSent,
+};
+pub use http::{ACTOR_HEADER, ApiService, ResponseBody};
 pub use registry::{Registry, ResourceId, ResourceType};
 pub use store::{Change, EventType};
 
@@ -158,12 +162,6 @@ pub struct State {
     faults: faults::FaultInjector,
     /// Requests by verb, resource and code.
     counts: RequestCounts,
-    /// Every mutating request, in order.
-    audit: Vec<http::AuditEntry>,
-    /// Reads of the kinds in `read_log`, in order.
-    reads: Vec<reads::ReadEntry>,
-    /// Resource types whose reads are logged.
-    read_log: Vec<ResourceId>,
     /// Next watch id (trace names watches `watch#N`).
     next_watch_id: u64,
     /// Paged-list snapshots.
@@ -176,8 +174,8 @@ pub struct Shared {
     pub registry: Registry,
     /// Simulated time.
     pub clock: SimClock,
-    /// The run's trace.
-    pub trace: Trace,
+    /// The run's record (its text form is the trace).
+    pub record: Recorder,
     /// Behaviour settings.
     pub config: ApiServerConfig,
     /// The run's seed (per-watch lag streams derive from it).
@@ -210,31 +208,22 @@ impl FakeApiServer {
     pub fn new(
         seed: Seed,
         clock: SimClock,
-        trace: Trace,
+        record: Recorder,
         config: ApiServerConfig,
         faults: &FaultPlan,
         crds: &CrdSet,
     ) -> Self {
+        let registry = Registry::new(crds);
         let state = State {
-            store: store::Store::new(config.history_capacity),
+            store: store::Store::new(config.history_capacity, committed_sink(&registry, &record)),
             rng: seed.rng(Component::ApiServer),
             latency_rng: seed.named_rng("apiserver/latency"),
             faults: faults::FaultInjector::new(faults.api.clone(), seed.rng(Component::ApiFaults)),
             counts: BTreeMap::new(),
-            audit: Vec::new(),
-            reads: Vec::new(),
-            read_log: Vec::new(),
             next_watch_id: 1,
             snapshots: list::ListSnapshots::new(config.list_snapshots),
         };
-        let shared = Arc::new(Shared {
-            registry: Registry::new(crds),
-            clock,
-            trace,
-            config,
-            seed,
-            state: Mutex::new(state),
-        });
+        let shared = Arc::new(Shared { registry, clock, record, config, seed, state: Mutex::new(state) });
         let server = FakeApiServer { shared };
         server.create_namespaces();
         gc::spawn(server.shared.clone());
@@ -272,21 +261,17 @@ impl FakeApiServer {
         self.shared.lock().store.current_rv()
     }
 
-    /// Every mutating request answered so far (any outcome), in order.
+    /// Every mutating request answered so far (any outcome), in order, as far as the record keeps
+    /// [`AuditEntry`] events.
     pub fn audit(&self) -> Vec<AuditEntry> {
-        self.shared.lock().audit.clone()
+        let requests = self.shared.record.events_of::<AuditEntry>();
+        requests.into_iter().map(|(_, r)| r).filter(|r| r.verb.is_mutating()).collect()
     }
 
-    /// Starts logging reads of `plurals` (see [`reads`]); unknown plurals are ignored.
-    pub fn log_reads_of(&self, plurals: &[&str]) {
-        let known: Vec<ResourceId> =
-            plurals.iter().filter_map(|p| self.shared.registry.find_plural(p)).collect();
-        self.shared.lock().read_log.extend(known);
-    }
-
-    /// Every logged read so far, in order.
+    /// Every read so far, in order, as far as the record keeps [`reads::ReadEntry`] events (see
+    /// [`reads`]).
     pub fn reads(&self) -> Vec<reads::ReadEntry> {
-        self.shared.lock().reads.clone()
+        self.shared.record.events_of::<reads::ReadEntry>().into_iter().map(|(_, r)| r).collect()
     }
 
     /// A `kube::Client` whose requests are attributed to `actor` in the trace and the audit log.
@@ -319,8 +304,21 @@ impl FakeApiServer {
         rx
     }
 
-    /// The run's trace.
-    pub fn trace(&self) -> &Trace {
-        &self.shared.trace
+    /// The run's record.
+    pub fn record(&self) -> &Recorder {
+        &self.shared.record
     }
+}
+
+/// The store's commit hook: each committed change goes into the record as [`events::Committed`], when
+/// the record keeps changes of its kind.
+fn committed_sink(registry: &Registry, record: &Recorder) -> store::CommitSink {
+    let plurals: Vec<String> = registry.types().iter().map(|t| t.plural.clone()).collect();
+    let record = record.clone();
+    Box::new(move |change: &Arc<Change>| {
+        let resource = plurals.get(change.key.resource).cloned().unwrap_or_default();
+        if record.wants::<events::Committed>(Some(&resource)) {
+            record.emit(events::Committed { resource, change: change.clone() });
+        }
+    })
 }

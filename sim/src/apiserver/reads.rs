@@ -1,6 +1,6 @@
-//! The read log: which version of which object each actor was handed, and when, for the kinds named in
-//! [`FakeApiServer::log_reads_of`](super::FakeApiServer::log_reads_of). A get, every item of a list, and
-//! every watch event count as reads. A client's informer cache can only hold versions it was handed,
+//! The read log: which version of which object each actor was handed, and when, as
+//! [`ReadEntry`] events of the run's record, for the kinds the record's interest keeps. A get, every
+//! item of a list, and every watch event count as reads. A client's informer cache can only hold versions it was handed,
 //! so oracles use this log to bound what a controller could have seen when it acted (kube-apiserver
 //! has no such log; it is the world's observation point, like the audit log).
 
@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::Shared;
 use super::registry::ResourceId;
+use crate::record::{Line, Observed};
 
 /// How an object was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -37,7 +38,20 @@ pub struct ReadEntry {
     pub via: ReadVia,
 }
 
-/// Logs `objects` (stored JSON) as read by `actor` through `via`, if their kind is logged.
+impl Observed for ReadEntry {
+    fn line(&self) -> Option<Line<'_>> {
+        None
+    }
+
+    fn resource(&self) -> Option<&str> {
+        Some(&self.resource)
+    }
+
+    crate::observed_as_any!();
+}
+
+/// Records `objects` (stored JSON) as read by `actor` through `via`, if the record keeps reads of
+/// their kind.
 pub(crate) fn record<'a>(
     shared: &Shared,
     resource: ResourceId,
@@ -45,22 +59,23 @@ pub(crate) fn record<'a>(
     via: ReadVia,
     objects: impl IntoIterator<Item = &'a Value>,
 ) {
-    let mut st = shared.lock();
-    if !st.read_log.contains(&resource) {
+    let plural = &shared.registry.get(resource).plural;
+    if !shared.record.wants::<ReadEntry>(Some(plural)) {
         return;
     }
-    let plural = &shared.registry.get(resource).plural;
     let ms = shared.clock.elapsed_ms();
     let actor = actor.unwrap_or("client");
-    let entries = objects.into_iter().map(|o| ReadEntry {
-        ms,
-        actor: actor.to_string(),
-        resource: plural.clone(),
-        key: key_of(o),
-        rv: rv_of(o),
-        via,
-    });
-    st.reads.extend(entries);
+    for object in objects {
+        let entry = ReadEntry {
+            ms,
+            actor: actor.to_string(),
+            resource: plural.clone(),
+            key: key_of(object),
+            rv: rv_of(object),
+            via,
+        };
+        shared.record.emit(entry);
+    }
 }
 
 fn key_of(object: &Value) -> String {

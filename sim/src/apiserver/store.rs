@@ -94,6 +94,9 @@ pub struct TooOld {
     pub oldest: u64,
 }
 
+/// Called with every change as it commits (the API server puts it into the run's record).
+pub type CommitSink = Box<dyn Fn(&Arc<Change>) + Send + Sync>;
+
 /// The object store.
 pub struct Store {
     objects: BTreeMap<StoreKey, Arc<Value>>,
@@ -104,11 +107,13 @@ pub struct Store {
     history: BTreeMap<ResourceId, History>,
     history_capacity: usize,
     subscribers: Vec<Subscriber>,
+    on_commit: CommitSink,
 }
 
 impl Store {
-    /// An empty store keeping up to `history_capacity` changes per resource.
-    pub fn new(history_capacity: usize) -> Self {
+    /// An empty store keeping up to `history_capacity` changes per resource, calling `on_commit` with
+    /// every change as it commits.
+    pub fn new(history_capacity: usize, on_commit: CommitSink) -> Self {
         Store {
             objects: BTreeMap::new(),
             uids: BTreeMap::new(),
@@ -117,6 +122,7 @@ impl Store {
             history: BTreeMap::new(),
             history_capacity: history_capacity.max(1),
             subscribers: Vec::new(),
+            on_commit,
         }
     }
 
@@ -242,6 +248,7 @@ impl Store {
 
     fn emit(&mut self, change: Change) {
         let change = Arc::new(change);
+        (self.on_commit)(&change);
         let history = self.history.entry(change.key.resource).or_default();
         history.changes.push_back(change.clone());
         while history.changes.len() > self.history_capacity {
@@ -291,7 +298,7 @@ mod tests {
 
     #[test]
     fn every_commit_bumps_the_global_resource_version() {
-        let mut s = Store::new(10);
+        let mut s = Store::new(10, Box::new(|_| {}));
         let a = s.create(key(0, "ns", "a"), obj("a", "u1"));
         let b = s.create(key(1, "ns", "b"), obj("b", "u2"));
         assert_eq!(a["metadata"]["resourceVersion"], "1");
@@ -306,7 +313,7 @@ mod tests {
 
     #[test]
     fn lists_are_ordered_by_namespace_then_name_and_scoped() {
-        let mut s = Store::new(10);
+        let mut s = Store::new(10, Box::new(|_| {}));
         for (ns, name) in [("b", "z"), ("a", "y"), ("a", "x"), ("c", "w")] {
             s.create(key(0, ns, name), obj(name, &format!("{ns}{name}")));
         }
@@ -318,7 +325,7 @@ mod tests {
 
     #[test]
     fn history_is_bounded_per_resource_and_reports_too_old() {
-        let mut s = Store::new(2);
+        let mut s = Store::new(2, Box::new(|_| {}));
         for i in 0..4 {
             s.create(key(0, "ns", &format!("p{i}")), obj("p", &format!("u{i}")));
         }
@@ -330,7 +337,7 @@ mod tests {
 
     #[tokio::test]
     async fn subscribers_get_changes_of_their_resource_and_namespace_only() {
-        let mut s = Store::new(10);
+        let mut s = Store::new(10, Box::new(|_| {}));
         let (tx, mut rx) = futures::channel::mpsc::unbounded();
         s.subscribe(Some(0), Some("a".into()), tx);
         s.create(key(0, "a", "x"), obj("x", "1"));

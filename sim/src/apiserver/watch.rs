@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{Instant, sleep_until};
 
+use super::events::{WatchItem, WatchSent};
 use super::reads::{self, ReadVia};
 use super::registry::ResourceId;
 use super::selector::Selectors;
@@ -194,11 +195,11 @@ impl WatchTask {
                 biased;
                 _ = self.out.closed() => break,
                 _ = sleep_until(self.deadline) => {
-                    self.trace("timeout", "");
+                    self.trace(WatchItem::Timeout);
                     break;
                 }
                 _ = sleep_until(self.drop_at.unwrap_or(self.deadline)), if self.drop_at.is_some() => {
-                    self.trace("dropped", "injected fault");
+                    self.trace(WatchItem::Dropped);
                     break;
                 }
                 _ = sleep_until(next_due.unwrap_or(self.deadline)), if next_due.is_some() => {
@@ -259,7 +260,7 @@ impl WatchTask {
                     name: obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").into(),
                 };
                 let rv = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
-                self.trace(kind.as_str(), &format!("{} {} rv={rv}", rt.plural, key.display()));
+                self.trace(WatchItem::Change { kind: kind.as_str(), key: key.display(), rv: rv.to_string() });
                 (json!({"type": kind.as_str(), "object": &**obj}), false)
             }
             Item::Bookmark { rv, initial_events_end } => {
@@ -267,15 +268,14 @@ impl WatchTask {
                 if *initial_events_end {
                     meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
                 }
-                self.trace("BOOKMARK", &format!("{} rv={rv}", rt.plural));
+                self.trace(WatchItem::Bookmark { rv: *rv });
                 let object = json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta});
                 (json!({"type": "BOOKMARK", "object": object}), false)
             }
             Item::Error(status) => {
-                self.trace(
-                    "ERROR",
-                    &format!("{} {}", status["code"], status["message"].as_str().unwrap_or("")),
-                );
+                let code = status["code"].to_string();
+                let message = status["message"].as_str().unwrap_or("").to_string();
+                self.trace(WatchItem::Error { code, message });
                 (json!({"type": "ERROR", "object": status}), true)
             }
         };
@@ -289,9 +289,10 @@ impl WatchTask {
         sent && !ends
     }
 
-    fn trace(&self, event: &str, details: &str) {
-        let actor = format!("apiserver watch#{}", self.id);
-        self.shared.trace.record(&actor, event, details);
+    fn trace(&self, item: WatchItem) {
+        let resource = self.shared.registry.get(self.request.resource).plural.clone();
+        let actor = self.request.actor.clone();
+        self.shared.record.emit(WatchSent { id: self.id, actor, resource, item });
     }
 }
 

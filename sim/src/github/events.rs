@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::model::{EndReason, JobResult, RemovalReason};
+use crate::record::{Line, Observed};
 
 /// What RemoveRunner (or the legacy REST delete) answered, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -168,13 +169,46 @@ pub enum EventKind {
     },
 }
 
-/// An event with its sim time.
+/// An event with its sim time: what the fake puts into the run's record for each state change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GitHubEvent {
     /// Sim ms.
     pub at_ms: u64,
     /// What happened.
     pub kind: EventKind,
+}
+
+impl Observed for GitHubEvent {
+    fn line(&self) -> Option<Line<'_>> {
+        Some(Line::new("github", self.kind.name(), &self.kind))
+    }
+
+    crate::observed_as_any!();
+}
+
+/// One answered HTTP request (the call, as the fake saw it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitHubCall {
+    /// The HTTP method.
+    pub method: String,
+    /// The request path.
+    pub path: String,
+    /// The operation it was routed to (`unknown` when none).
+    pub operation: &'static str,
+    /// The answer's status.
+    pub status: u16,
+}
+
+impl Observed for GitHubCall {
+    fn line(&self) -> Option<Line<'_>> {
+        Some(Line::new(
+            "github",
+            "http",
+            format!("{} {} {} {}", self.method, self.path, self.operation, self.status),
+        ))
+    }
+
+    crate::observed_as_any!();
 }
 
 impl EventKind {

@@ -53,7 +53,7 @@ use tokio::time::Instant;
 
 pub use assign::SessionEnded;
 pub use config::{GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
-pub use events::{ConnectRefused, EventKind, GitHubEvent, RemoveOutcome};
+pub use events::{ConnectRefused, EventKind, GitHubCall, GitHubEvent, RemoveOutcome};
 pub use jobs::CancelError;
 pub use legacy::{LegacyRegistration, RegistrationFailed};
 pub use model::{
@@ -67,8 +67,8 @@ pub use wire::{Label, RegistrationToken, RunnerSetting, Statistics};
 
 use crate::clock::SimClock;
 use crate::faults::{FaultPlan, FaultPlanError};
+use crate::record::Recorder;
 use crate::seed::Seed;
-use crate::trace::Trace;
 use faults::FaultLayer;
 use runners::LostJob;
 use state::World;
@@ -185,7 +185,7 @@ impl FakeGitHub {
     pub fn new(
         seed: Seed,
         clock: SimClock,
-        trace: Trace,
+        record: Recorder,
         config: GitHubConfig,
         faults: &FaultPlan,
     ) -> Result<FakeGitHub, GitHubSetupError> {
@@ -193,7 +193,7 @@ impl FakeGitHub {
         faults.validate()?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| GitHubSetupError::NoRuntime)?;
         let shared = Arc::new(Shared {
-            world: Mutex::new(World::new(seed, clock, trace, config)),
+            world: Mutex::new(World::new(seed, clock, record, config)),
             faults: Mutex::new(FaultLayer::new(seed, faults)),
             changed: Notify::new(),
         });
@@ -295,7 +295,8 @@ impl FakeGitHub {
 
     /// The event log so far.
     pub fn events(&self) -> Vec<GitHubEvent> {
-        self.shared.lock().events.clone()
+        let record = self.shared.lock().record.clone();
+        record.events_of::<GitHubEvent>().into_iter().map(|(_, e)| e).collect()
     }
 
     /// Requests answered for `operation` with `status`.
@@ -320,13 +321,13 @@ mod tests {
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
         let clock = runtime.block_on(async { SimClock::start() });
-        let trace = Trace::new(clock, TraceMode::HashOnly);
+        let record = Recorder::new(clock, TraceMode::HashOnly);
         let outside =
-            FakeGitHub::new(Seed(1), clock, trace.clone(), GitHubConfig::default(), &FaultPlan::none());
+            FakeGitHub::new(Seed(1), clock, record.clone(), GitHubConfig::default(), &FaultPlan::none());
         assert_eq!(outside.unwrap_err(), GitHubSetupError::NoRuntime);
         let bad = GitHubConfig { long_poll_timeout_ms: 0, ..GitHubConfig::default() };
         let inside =
-            runtime.block_on(async { FakeGitHub::new(Seed(1), clock, trace, bad, &FaultPlan::none()) });
+            runtime.block_on(async { FakeGitHub::new(Seed(1), clock, record, bad, &FaultPlan::none()) });
         assert!(matches!(inside.unwrap_err(), GitHubSetupError::Config(_)));
     }
 }

@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use super::Shared;
 use super::assign::RemovalApi;
 use super::auth::Authorized;
+use super::events::GitHubCall;
 use super::events::RemoveOutcome;
 use super::faults::FaultDecision;
 use super::operation::Operation;
@@ -176,11 +177,13 @@ fn finish(
     let mut world = shared.lock();
     let name = operation.map_or("unknown", Operation::as_str);
     world.count_request(name, reply.status);
-    world.trace.record(
-        "github",
-        "http",
-        format_args!("{} {} {name} {}", parts.method, parts.uri.path(), reply.status),
-    );
+    let call = GitHubCall {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_string(),
+        operation: name,
+        status: reply.status,
+    };
+    world.record.emit(call);
     let activity_id = tokens::uuid(world.seed, "activity", world.next_number());
     reply.into_response(&activity_id)
 }

@@ -15,8 +15,8 @@ use super::messages::JobMessage;
 use super::model::{Job, Runner, ScaleSet, Session};
 use super::wire::{Message, RestRunner};
 use crate::clock::SimClock;
+use crate::record::Recorder;
 use crate::seed::{Component, Seed};
-use crate::trace::Trace;
 
 /// One scale set's message queue.
 #[derive(Debug, Default)]
@@ -49,7 +49,7 @@ pub(crate) struct CachedRunnerList {
 pub(crate) struct World {
     pub cfg: GitHubConfig,
     pub clock: SimClock,
-    pub trace: Trace,
+    pub record: Recorder,
     pub seed: Seed,
     pub rng: ChaCha8Rng,
     counter: u64,
@@ -64,20 +64,19 @@ pub(crate) struct World {
     pub registration_tokens: BTreeMap<String, RegistrationTokenRec>,
     pub admin_tokens: BTreeMap<String, u64>,
     pub legacy_lists: BTreeMap<String, CachedRunnerList>,
-    pub events: Vec<GitHubEvent>,
     pub requests: BTreeMap<(String, u16), u64>,
 }
 
 impl World {
     /// A service with only the runner groups of `cfg`.
-    pub fn new(seed: Seed, clock: SimClock, trace: Trace, cfg: GitHubConfig) -> World {
+    pub fn new(seed: Seed, clock: SimClock, record: Recorder, cfg: GitHubConfig) -> World {
         let mut groups = BTreeMap::from([(1, "Default".to_string())]);
         groups.extend(cfg.runner_groups.iter().cloned().zip(2..).map(|(name, id)| (id, name)));
         World {
             rng: seed.rng(Component::GitHub),
             cfg,
             clock,
-            trace,
+            record,
             seed,
             counter: 0,
             groups,
@@ -90,7 +89,6 @@ impl World {
             registration_tokens: BTreeMap::new(),
             admin_tokens: BTreeMap::new(),
             legacy_lists: BTreeMap::new(),
-            events: Vec::new(),
             requests: BTreeMap::new(),
         }
     }
@@ -119,8 +117,7 @@ impl World {
 
     /// Records a state change in the event log and the trace.
     pub fn record(&mut self, kind: EventKind) {
-        self.trace.record("github", kind.name(), &kind);
-        self.events.push(GitHubEvent { at_ms: self.now_ms(), kind });
+        self.record.emit(GitHubEvent { at_ms: self.now_ms(), kind });
     }
 
     /// Counts one answered request.

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::record::{Line, Observed};
+
 /// Why a container stopped running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -75,6 +77,14 @@ pub enum KubeletEventKind {
     },
     /// The kubelet finished a pod's termination and removed it (grace-0 delete).
     PodRemoved,
+}
+
+impl Observed for KubeletEvent {
+    fn line(&self) -> Option<Line<'_>> {
+        Some(Line::new("kubelet", self.pod.as_str(), serde_json::to_string(&self.kind).unwrap_or_default()))
+    }
+
+    crate::observed_as_any!();
 }
 
 /// An event with its time and pod.

@@ -27,8 +27,8 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use crate::apiserver::{EventType, FakeApiServer, LagRange};
 use crate::clock::SimClock;
 use crate::github::FakeGitHub;
+use crate::record::Recorder;
 use crate::seed::Seed;
-use crate::trace::Trace;
 pub use container::ListenerLauncher;
 pub use events::{KubeletEvent, KubeletEventKind, StopCause};
 use pod::{PodSignal, PodTask};
@@ -73,18 +73,15 @@ pub(crate) struct Shared {
     pub client: kube::Client,
     pub github: FakeGitHub,
     pub clock: SimClock,
-    pub trace: Trace,
+    pub record: Recorder,
     pub listener: Option<ListenerLauncher>,
-    events: Mutex<Vec<KubeletEvent>>,
 }
 
 impl Shared {
     pub fn record(&self, namespace: &str, name: &str, uid: &str, kind: KubeletEventKind) {
         let pod = format!("{namespace}/{name}");
-        let details = serde_json::to_string(&kind).unwrap_or_default();
-        self.trace.record("kubelet", &pod, details);
         let event = KubeletEvent { ms: self.clock.elapsed_ms(), pod, uid: uid.to_string(), kind };
-        self.events.lock().expect("kubelet events").push(event);
+        self.record.emit(event);
     }
 }
 
@@ -111,7 +108,7 @@ impl Kubelet {
         seed: Seed,
         apiserver: &FakeApiServer,
         github: FakeGitHub,
-        trace: Trace,
+        record: Recorder,
         config: KubeletConfig,
         listener: Option<ListenerLauncher>,
     ) -> Kubelet {
@@ -119,10 +116,9 @@ impl Kubelet {
             config,
             client: apiserver.client_as("kubelet"),
             github,
-            clock: trace.clock(),
-            trace,
+            clock: record.clock(),
+            record,
             listener,
-            events: Mutex::new(Vec::new()),
         });
         let kubelet = Kubelet { shared, pods: Arc::default() };
         let pods_type = apiserver.registry().find_plural("pods").expect("the fake serves pods");
@@ -194,7 +190,7 @@ impl Kubelet {
 
     /// Everything the kubelet has done so far.
     pub fn events(&self) -> Vec<KubeletEvent> {
-        self.shared.events.lock().expect("kubelet events").clone()
+        self.shared.record.events_of::<KubeletEvent>().into_iter().map(|(_, e)| e).collect()
     }
 
     /// The pods (`namespace/name`) the kubelet is running now.

@@ -33,8 +33,9 @@ use crate::clock::SimClock;
 use crate::faults::FaultPlan;
 use crate::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
 use crate::kubelet::{Kubelet, KubeletConfig};
+use crate::record::{Interest, Recorder, WorldEvent};
 use crate::seed::Seed;
-use crate::trace::{Trace, TraceMode};
+use crate::trace::TraceMode;
 use crate::workload::{Workload, WorkloadConfig};
 pub use crds::arc_crds;
 pub use record::RunRecord;
@@ -138,7 +139,7 @@ pub struct World {
     config: WorldConfig,
     families: Families,
     clock: SimClock,
-    trace: Trace,
+    record: Recorder,
     apiserver: FakeApiServer,
     github: FakeGitHub,
     script: ScriptedGitHub,
@@ -148,11 +149,7 @@ pub struct World {
     manager: Option<Manager>,
     restarts: u32,
     restarts_mid_reconcile: u32,
-    changes: ChangeLog,
 }
-
-/// Every recorded change to a followed kind, stamped with its sim time in milliseconds.
-type ChangeLog = Arc<std::sync::Mutex<Vec<(u64, Arc<crate::apiserver::Change>)>>>;
 
 /// Why a world could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -179,21 +176,22 @@ impl World {
         config: WorldConfig,
         families: Families,
         trace_mode: TraceMode,
+        keep: Interest,
     ) -> Result<World, WorldError> {
         let clock = SimClock::start();
-        let trace = Trace::new(clock, trace_mode);
-        trace.record("world", "config", serde_json::to_string(&config).unwrap_or_default());
+        let record = Recorder::new(clock, trace_mode);
+        record.keep_only(keep);
+        record.emit(WorldEvent::Config(serde_json::to_string(&config).unwrap_or_default()));
         let seed = config.seed;
         let apiserver = FakeApiServer::new(
             seed,
             clock,
-            trace.clone(),
+            record.clone(),
             config.apiserver.clone(),
             &config.faults,
             arc_crds(),
         );
-        apiserver.log_reads_of(READ_LOGGED);
-        let github = FakeGitHub::new(seed, clock, trace.clone(), config.github.clone(), &config.faults)
+        let github = FakeGitHub::new(seed, clock, record.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
         let script = ScriptedGitHub::new(github.service());
         let metrics = Metrics::new();
@@ -203,14 +201,19 @@ impl World {
                 seam::inputs(apiserver.client_as("listener"), clock, &listener_metrics, &script, &config);
             seam::listener_launcher(inputs)
         });
-        let kubelet =
-            Kubelet::start(seed, &apiserver, github.clone(), trace.clone(), config.kubelet.clone(), launcher);
-        let changes = record_changes(&apiserver, clock);
+        let kubelet = Kubelet::start(
+            seed,
+            &apiserver,
+            github.clone(),
+            record.clone(),
+            config.kubelet.clone(),
+            launcher,
+        );
         Ok(World {
             config,
             families,
             clock,
-            trace,
+            record,
             apiserver,
             github,
             script,
@@ -220,7 +223,6 @@ impl World {
             manager: None,
             restarts: 0,
             restarts_mid_reconcile: 0,
-            changes,
         })
     }
 
@@ -244,9 +246,9 @@ impl World {
         &self.kubelet
     }
 
-    /// The trace.
-    pub fn trace(&self) -> &Trace {
-        &self.trace
+    /// The run's record (its text form is the trace).
+    pub fn record(&self) -> &Recorder {
+        &self.record
     }
 
     /// Starts (or restarts) the controller on a fresh manager.
@@ -258,11 +260,7 @@ impl World {
             if in_flight > 0 {
                 self.restarts_mid_reconcile += 1;
             }
-            self.trace.record(
-                "world",
-                "controller-restart",
-                format!("#{} in-flight={in_flight}", self.restarts),
-            );
+            self.record.emit(WorldEvent::ControllerRestart { number: self.restarts, in_flight });
         }
         let client = self.apiserver.client_as("controller");
         let inputs = seam::inputs(client, self.clock, &self.metrics, &self.script, &self.config);
@@ -304,7 +302,7 @@ impl World {
         if let Some(mut manager) = self.manager.take() {
             manager.shutdown().await;
         }
-        Ok(self.record(settled_at_ms, workload_end_ms, submitted_jobs))
+        Ok(self.finish(settled_at_ms, workload_end_ms, submitted_jobs))
     }
 
     /// Applies disruptions and checks for settling until one or the horizon; returns when it settled.
@@ -319,7 +317,7 @@ impl World {
                 self.disrupt(d).await;
             }
             if now >= self.config.horizon_ms {
-                self.trace.record("world", "horizon", now);
+                self.record.emit(WorldEvent::Horizon(now));
                 return None;
             }
             if now >= workload_end_ms
@@ -327,7 +325,7 @@ impl World {
                 && self.github.all_jobs_completed()
                 && settled(&self.apiserver, &self.github)
             {
-                self.trace.record("world", "settled", now);
+                self.record.emit(WorldEvent::Settled(now));
                 return Some(now);
             }
             let next_disruption =
@@ -337,7 +335,7 @@ impl World {
     }
 
     async fn disrupt(&mut self, disruption: Disruption) {
-        self.trace.record("world", "disruption", serde_json::to_string(&disruption).unwrap_or_default());
+        self.record.emit(WorldEvent::Disruption(serde_json::to_string(&disruption).unwrap_or_default()));
         match disruption {
             Disruption::RestartController { .. } => self.start_controller().await,
             Disruption::CrashPod { namespace, prefix, exit_code, .. } => {
@@ -347,7 +345,7 @@ impl World {
             }
             Disruption::PatchObject { plural, namespace, name, patch, .. } => {
                 if let Err(e) = self.patch_object(&plural, &namespace, &name, &patch).await {
-                    self.trace.record("world", "disruption-failed", e);
+                    self.record.emit(WorldEvent::DisruptionFailed(e));
                 }
             }
             Disruption::EvictPod { namespace, prefix, reason, .. } => {
@@ -387,7 +385,7 @@ impl World {
             .map(|p| p[namespace.len() + 1..].to_string())
     }
 
-    fn record(self, settled_at_ms: Option<u64>, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
+    fn finish(self, settled_at_ms: Option<u64>, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
         let mut objects = BTreeMap::new();
         for rt in self.apiserver.registry().types() {
             objects.insert(rt.plural.clone(), self.apiserver.objects(&rt.plural));
@@ -398,55 +396,19 @@ impl World {
             settled_at_ms,
             end_ms: self.clock.elapsed_ms(),
             workload_end_ms,
-            trace: self.trace.clone(),
-            audit: self.apiserver.audit(),
-            reads: self.apiserver.reads(),
+            trace: self.record.trace().clone(),
+            events: self.record.events(),
             api_requests: self.apiserver.request_counts(),
-            github_events: self.github.events(),
             jobs: self.github.jobs(),
             runners: self.github.runners(),
-            kubelet_events: self.kubelet.events(),
             metrics: self.metrics.snapshot(),
             listener_metrics: self.listener_metrics.snapshot(),
             objects,
-            changes: std::mem::take(&mut *self.changes.lock().expect("changes")),
             submitted_jobs,
             controller_restarts: self.restarts,
             restarts_mid_reconcile: self.restarts_mid_reconcile,
-            plurals: self.apiserver.registry().types().iter().map(|t| t.plural.to_string()).collect(),
         }
     }
-}
-
-/// Kinds whose reads the run records: what the scale-set controllers could have seen of them.
-const READ_LOGGED: &[&str] = &["ephemeralrunnersets", "ephemeralrunners"];
-
-/// Keeps every change to the kinds oracles follow, stamped with its sim time.
-fn record_changes(apiserver: &FakeApiServer, clock: SimClock) -> ChangeLog {
-    use futures::StreamExt;
-    let followed: Vec<usize> = [
-        "pods",
-        "secrets",
-        "ephemeralrunners",
-        "ephemeralrunnersets",
-        "autoscalingrunnersets",
-        "autoscalinglisteners",
-        "runners",
-    ]
-    .iter()
-    .filter_map(|p| apiserver.registry().find_plural(p))
-    .collect();
-    let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let sink = kept.clone();
-    let mut changes = apiserver.changes();
-    tokio::spawn(async move {
-        while let Some(change) = changes.next().await {
-            if followed.contains(&change.key.resource) {
-                sink.lock().expect("changes").push((clock.elapsed_ms(), change));
-            }
-        }
-    });
-    kept
 }
 
 /// Creates one object; the error says whether retrying could help (5xx, 429) and what went wrong.

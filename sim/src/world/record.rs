@@ -1,18 +1,18 @@
-//! What a finished run leaves behind for oracles, summaries and benches: the trace, the API server's
-//! audit and read logs and counters, the fake GitHub's events, jobs and runners, the kubelet's events,
-//! the controller's metrics, and the objects at the end.
+//! What a finished run leaves behind for oracles, summaries and benches: the run's record (the typed
+//! event stream, as far as the run's interest kept it, and its text form, the trace), and the state
+//! at the end (jobs, runners, objects, metrics, counters).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use arc_controller::runtime::metrics::MetricKey;
 use serde_json::Value;
 
-use std::sync::Arc;
-
 use crate::apiserver::reads::ReadEntry;
-use crate::apiserver::{AuditEntry, Change, RequestCounts};
+use crate::apiserver::{AuditEntry, Change, Committed, RequestCounts};
 use crate::github::{GitHubEvent, Job, Runner};
 use crate::kubelet::KubeletEvent;
+use crate::record::{Event, Interest, Observed};
 use crate::seed::Seed;
 use crate::trace::Trace;
 
@@ -21,7 +21,7 @@ use crate::trace::Trace;
 pub struct RunRecord {
     /// The seed.
     pub seed: Seed,
-    /// Which controller ran (`scale-set`, `legacy`).
+    /// Which controller families ran (`scale-set`, `legacy`).
     pub plug: &'static str,
     /// Sim ms when the world was found settled, if it was.
     pub settled_at_ms: Option<u64>,
@@ -31,38 +31,26 @@ pub struct RunRecord {
     pub workload_end_ms: u64,
     /// The trace (lines kept per its mode).
     pub trace: Trace,
-    /// Every mutating API request.
-    pub audit: Vec<AuditEntry>,
-    /// Which version of each EphemeralRunnerSet and EphemeralRunner each actor was handed, and when
-    /// (gets, list items, watch events): the bound on what a controller's cache could hold.
-    pub reads: Vec<ReadEntry>,
+    /// The events the run's interest kept, in sequence order.
+    pub events: Vec<Event>,
     /// API requests by verb, resource and code.
     pub api_requests: RequestCounts,
-    /// The fake GitHub's event log.
-    pub github_events: Vec<GitHubEvent>,
     /// Every job at the end.
     pub jobs: Vec<Job>,
     /// Every runner at the end (removed ones included).
     pub runners: Vec<Runner>,
-    /// The kubelet's event log.
-    pub kubelet_events: Vec<KubeletEvent>,
     /// The controller's metrics at the end (reconciles, API calls, copies, predicate drops).
     pub metrics: BTreeMap<MetricKey, i64>,
     /// The listeners' metrics at the end (their API and GitHub calls), kept apart from the controller's.
     pub listener_metrics: BTreeMap<MetricKey, i64>,
     /// Objects at the end, by resource plural.
     pub objects: BTreeMap<String, Vec<Value>>,
-    /// Every committed change to the kinds oracles follow (pods, secrets and the ARC kinds), with its
-    /// sim ms, in commit order. Shared with the store, so keeping them costs no copies.
-    pub changes: Vec<(u64, Arc<Change>)>,
     /// Request ids of the jobs the workload submitted, in order.
     pub submitted_jobs: Vec<i64>,
     /// Controller restarts performed.
     pub controller_restarts: u32,
     /// Restarts that cut at least one reconcile short.
     pub restarts_mid_reconcile: u32,
-    /// Resource plurals by registry id (to read `changes`).
-    pub plurals: Vec<String>,
 }
 
 impl RunRecord {
@@ -75,13 +63,54 @@ impl RunRecord {
             .sum()
     }
 
-    /// The recorded changes of `plural`, in commit order.
-    pub fn changes_of<'a>(&'a self, plural: &'a str) -> impl Iterator<Item = &'a (u64, Arc<Change>)> + 'a {
-        self.changes.iter().filter(move |(_, c)| c.key.resource == self.resource_id(plural))
+    /// The kept events of type `T`, in order.
+    pub fn events_of<T: Observed>(&self) -> impl Iterator<Item = &T> + '_ {
+        self.events.iter().filter_map(Event::get::<T>)
     }
 
-    fn resource_id(&self, plural: &str) -> usize {
-        self.plurals.iter().position(|p| p == plural).unwrap_or(usize::MAX)
+    /// Every mutating API request the run kept, in order (the audit log).
+    pub fn audit(&self) -> impl Iterator<Item = &AuditEntry> + '_ {
+        self.events_of::<AuditEntry>().filter(|r| r.verb.is_mutating())
+    }
+
+    /// Every object version handed to a client that the run kept, in order.
+    pub fn reads(&self) -> impl Iterator<Item = &ReadEntry> + '_ {
+        self.events_of::<ReadEntry>()
+    }
+
+    /// The fake GitHub's state changes, in order.
+    pub fn github_events(&self) -> impl Iterator<Item = &GitHubEvent> + '_ {
+        self.events_of::<GitHubEvent>()
+    }
+
+    /// The kubelet's actions, in order.
+    pub fn kubelet_events(&self) -> impl Iterator<Item = &KubeletEvent> + '_ {
+        self.events_of::<KubeletEvent>()
+    }
+
+    /// The committed changes of `plural` the run kept, in commit order, with their sim ms.
+    pub fn changes_of<'a>(&'a self, plural: &'a str) -> impl Iterator<Item = (u64, &'a Arc<Change>)> + 'a {
+        self.events.iter().filter_map(move |e| {
+            e.get::<Committed>().filter(|c| c.resource == plural).map(|c| (e.at_ms, &c.change))
+        })
+    }
+
+    /// Every committed change the run kept, across kinds, in commit order, with its sim ms and plural.
+    pub fn committed(&self) -> impl Iterator<Item = (u64, &str, &Arc<Change>)> + '_ {
+        self.events
+            .iter()
+            .filter_map(|e| e.get::<Committed>().map(|c| (e.at_ms, c.resource.as_str(), &c.change)))
+    }
+
+    /// This record with only the events `interest` wants (what a run keeping `interest` would hold).
+    pub fn keeping(&self, interest: &Interest) -> RunRecord {
+        let events = self
+            .events
+            .iter()
+            .filter(|e| interest.wants(e.body.as_any().type_id(), e.body.resource()))
+            .cloned()
+            .collect();
+        RunRecord { events, ..self.clone() }
     }
 
     /// Objects of `plural` at the end.

@@ -27,7 +27,8 @@ async fn mutating_requests_are_audited_with_their_actor() {
     );
     assert_eq!((audit[1].actor.as_str(), audit[1].verb, audit[1].code), ("client", ApiVerb::Delete, 404));
     assert!(
-        w.trace
+        w.record
+            .trace()
             .lines()
             .iter()
             .any(|l| l.contains("create pods default/* -> 201") && l.ends_with("by=kubelet"))
@@ -35,13 +36,16 @@ async fn mutating_requests_are_audited_with_their_actor() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn reads_of_logged_kinds_record_who_was_handed_which_version_and_how() {
+async fn reads_of_kept_kinds_record_who_was_handed_which_version_and_how() {
     use arc_sim::apiserver::reads::ReadVia;
+    use arc_sim::record::Interest;
     use futures::StreamExt;
     use kube::api::{ListParams, WatchParams};
 
     let w = world();
-    w.server.log_reads_of(&["pods", "no-such-kind"]);
+    let reads_of_pods =
+        Interest::of_resources::<arc_sim::apiserver::reads::ReadEntry>(&["pods", "no-such-kind"]);
+    w.record.keep_only(reads_of_pods);
     let created = w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
     let rv = rv_of(&created.metadata);
     let controller: Api<Pod> = Api::namespaced(w.server.client_as("controller"), "default");

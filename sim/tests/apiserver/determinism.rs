@@ -67,7 +67,7 @@ async fn script(seed: u64) -> String {
     let _ = w.runners().delete("owner", &DeleteParams::default()).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     let _ = watcher.await;
-    w.trace.text()
+    w.record.trace().text()
 }
 
 fn run_in_fresh_runtime(seed: u64) -> String {

@@ -106,7 +106,7 @@ async fn requests_are_counted_by_verb_resource_and_code() {
     let count = |verb, code| counts.get(&(verb, "pods".to_string(), code)).copied().unwrap_or(0);
     assert_eq!((count(ApiVerb::Create, 201), count(ApiVerb::Create, 409)), (1, 1));
     assert_eq!((count(ApiVerb::Get, 200), count(ApiVerb::Get, 404)), (1, 1));
-    let lines = w.trace.lines();
+    let lines = w.record.trace().lines();
     assert!(
         lines.iter().any(|l| l.ends_with("apiserver create pods default/* -> 409 AlreadyExists")),
         "{lines:#?}"

@@ -36,7 +36,7 @@ async fn dependents_are_collected_after_their_owner_is_removed() {
     assert!(w.server.object("pods", "default", "owner").is_some(), "collection is asynchronous");
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(w.server.object("pods", "default", "owner").is_none());
-    assert!(w.trace.lines().iter().any(|l| l.contains("apiserver gc delete pods default/owner")));
+    assert!(w.record.trace().lines().iter().any(|l| l.contains("apiserver gc delete pods default/owner")));
 }
 
 #[tokio::test(start_paused = true)]

@@ -67,7 +67,7 @@ async fn the_informer_follows_the_fake_through_a_forced_relist() {
     let cached: Vec<String> = store.list().iter().map(|p| p.metadata.name.clone().unwrap()).collect();
     assert_eq!(cached, ["b", "c", "d", "e"]);
     assert!(store.get(&ObjectKey::new("default", "a")).is_none());
-    let lines = w.trace.lines();
+    let lines = w.record.trace().lines();
     assert!(lines.iter().any(|l| l.contains("ERROR 410")), "the fault forced a 410");
     assert!(
         lines.iter().filter(|l| l.contains("apiserver list pods")).count() >= 2,

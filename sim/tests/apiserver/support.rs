@@ -2,8 +2,9 @@
 
 use arc_sim::apiserver::{ApiServerConfig, CrdSet, FakeApiServer};
 use arc_sim::faults::FaultPlan;
+use arc_sim::record::Recorder;
 use arc_sim::world::arc_crds;
-use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use arc_sim::{Seed, SimClock, TraceMode};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::core::Status;
@@ -13,7 +14,7 @@ use serde_json::json;
 pub struct World {
     pub server: FakeApiServer,
     pub client: kube::Client,
-    pub trace: Trace,
+    pub record: Recorder,
 }
 
 pub fn world() -> World {
@@ -26,10 +27,10 @@ pub fn world_with(seed: Seed, config: ApiServerConfig, faults: FaultPlan) -> Wor
 
 /// A world whose server serves the custom resources of `crds` (instead of ARC's).
 pub fn world_serving(seed: Seed, config: ApiServerConfig, faults: FaultPlan, crds: &CrdSet) -> World {
-    let trace = Trace::new(SimClock::start(), TraceMode::Full);
+    let trace = Recorder::new(SimClock::start(), TraceMode::Full);
     let server = FakeApiServer::new(seed, trace.clock(), trace.clone(), config, &faults, crds);
     let client = server.client();
-    World { server, client, trace }
+    World { server, client, record: trace }
 }
 
 /// The Widget CRD of `fixtures/widgets.yaml`: another controller's custom resource.

@@ -81,7 +81,7 @@ async fn the_same_seed_resolves_the_race_the_same_way_with_the_same_trace() {
         rig.fake.submit_job(JobSpec::simple(&["arc"], 5_000));
         rig.poll_and_acquire(set, &session, 0).await;
         tokio::time::sleep(Duration::from_secs(5)).await;
-        rig.trace.text()
+        rig.record.trace().text()
     };
     let (a, b) = (trace_of(42).await, trace_of(42).await);
     assert_eq!(a, b);

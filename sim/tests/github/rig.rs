@@ -10,7 +10,8 @@ use arc_controller::github::{ActionsClient, Credentials};
 use arc_controller::runtime::metrics::Metrics;
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, RunnerSession};
-use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use arc_sim::record::Recorder;
+use arc_sim::{Seed, SimClock, TraceMode};
 
 /// The organisation every rig serves.
 pub const CONFIG_URL: &str = "https://github.com/arcsim";
@@ -20,7 +21,7 @@ pub struct Rig {
     pub client: ActionsClient,
     pub metrics: Metrics,
     pub clock: SimClock,
-    pub trace: Trace,
+    pub record: Recorder,
 }
 
 pub fn rig(seed: u64, config: GitHubConfig) -> Rig {
@@ -29,14 +30,14 @@ pub fn rig(seed: u64, config: GitHubConfig) -> Rig {
 
 pub fn rig_with_faults(seed: u64, config: GitHubConfig, faults: &FaultPlan) -> Rig {
     let clock = SimClock::start();
-    let trace = Trace::new(clock, TraceMode::Full);
+    let trace = Recorder::new(clock, TraceMode::Full);
     let fake = FakeGitHub::new(Seed(seed), clock, trace.clone(), config, faults).expect("valid fake");
     let metrics = Metrics::new();
     let credentials = Credentials::Token("ghp_arcsim".into());
     let client =
         ActionsClient::new(fake.service(), CONFIG_URL, credentials, controller_clock(clock), metrics.clone())
             .expect("valid client");
-    Rig { fake, client, metrics, clock, trace }
+    Rig { fake, client, metrics, clock, record: trace }
 }
 
 impl Rig {

@@ -10,8 +10,9 @@ use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{EndReason, FakeGitHub, GitHubConfig, JobSpec};
 use arc_sim::kubelet::{Kubelet, KubeletConfig, KubeletEventKind, StopCause};
+use arc_sim::record::Recorder;
 use arc_sim::world::arc_crds;
-use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use arc_sim::{Seed, SimClock, TraceMode};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
@@ -28,7 +29,7 @@ struct Node {
 
 fn node() -> Node {
     let clock = SimClock::start();
-    let trace = Trace::new(clock, TraceMode::Full);
+    let trace = Recorder::new(clock, TraceMode::Full);
     let apiserver = FakeApiServer::new(
         Seed(3),
         clock,

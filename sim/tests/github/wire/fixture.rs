@@ -10,7 +10,8 @@ use tower::ServiceExt;
 
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, GitHubService, JobResult, JobSpec, RunnerSession};
-use arc_sim::{Seed, SimClock, Trace, TraceMode};
+use arc_sim::record::Recorder;
+use arc_sim::{Seed, SimClock, TraceMode};
 
 use super::shape;
 
@@ -93,7 +94,7 @@ fn tenant_urls() -> (String, String) {
 impl WireRig {
     pub async fn new() -> WireRig {
         let clock = SimClock::start();
-        let trace = Trace::new(clock, TraceMode::HashOnly);
+        let trace = Recorder::new(clock, TraceMode::HashOnly);
         let (service_url, broker_url) = tenant_urls();
         let runner_groups = vec!["arc-runners".to_string(), "arc-runners-gpu".to_string()];
         let config = GitHubConfig { service_url, broker_url, runner_groups, ..GitHubConfig::default() };

@@ -1,0 +1,43 @@
+//! [`WorldEvent`]: what the world itself does during a run, as events of the record.
+
+use crate::record::{Line, Observed};
+
+/// A step of the world.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorldEvent {
+    /// The run's whole configuration, as JSON (the first event of every run).
+    Config(String),
+    /// The controller process was killed and started afresh (`number` counts restarts, `in_flight`
+    /// the reconciles it cut short).
+    ControllerRestart {
+        /// Restarts so far, this one included.
+        number: u32,
+        /// Reconciles in flight when it was killed.
+        in_flight: i64,
+    },
+    /// A scheduled disruption was applied (as JSON).
+    Disruption(String),
+    /// A disruption could not be applied (why).
+    DisruptionFailed(String),
+    /// The world settled at this sim ms.
+    Settled(u64),
+    /// The run reached its horizon at this sim ms.
+    Horizon(u64),
+}
+
+impl Observed for WorldEvent {
+    fn line(&self) -> Option<Line<'_>> {
+        Some(match self {
+            WorldEvent::Config(json) => Line::new("world", "config", json),
+            WorldEvent::ControllerRestart { number, in_flight } => {
+                Line::new("world", "controller-restart", format!("#{number} in-flight={in_flight}"))
+            }
+            WorldEvent::Disruption(json) => Line::new("world", "disruption", json),
+            WorldEvent::DisruptionFailed(why) => Line::new("world", "disruption-failed", why),
+            WorldEvent::Settled(ms) => Line::new("world", "settled", ms),
+            WorldEvent::Horizon(ms) => Line::new("world", "horizon", ms),
+        })
+    }
+
+    crate::observed_as_any!();
+}

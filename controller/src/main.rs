@@ -57,16 +57,8 @@ fn main() -> ExitCode {
 }
 
 fn print_crds() -> ExitCode {
-    match arc_controller::crd::definitions_yaml() {
-        Ok(yaml) => {
-            print!("{yaml}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("arc-controller: cannot render the CRDs: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    print!("{}", arc_controller::crd::MANIFESTS);
+    ExitCode::SUCCESS
 }
 
 /// `arc-controller run`: the controllers on a multi-threaded runtime until a stop signal.

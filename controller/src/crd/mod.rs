@@ -45,7 +45,15 @@ pub fn definitions() -> Vec<CustomResourceDefinition> {
     ]
 }
 
-/// The five CRDs as one multi-document YAML stream (`---` before each document).
+/// The five CRDs as shipped: `controller/crds/arc.yaml`, generated from the types by
+/// [`definitions_yaml`] and checked against it by a test (`UPDATE_CRDS=1 cargo test -p arc-controller
+/// crd::tests::the_shipped_manifests_are_the_generated_ones` rewrites it). This is what
+/// `arc-controller crds` prints and what a cluster gets with `kubectl apply -f controller/crds/`.
+pub const MANIFESTS: &str = include_str!("../../crds/arc.yaml");
+
+/// The five CRDs generated from the types, as one multi-document YAML stream (`---` before each
+/// document). Generation takes about a second (schema generation of the pod template); use
+/// [`MANIFESTS`], its committed output, where that matters.
 pub fn definitions_yaml() -> Result<String, serde_yaml::Error> {
     let mut out = String::new();
     for crd in definitions() {
@@ -101,6 +109,21 @@ mod tests {
         for field in ["githubConfigUrl", "runnerScaleSetId", "metadata", "spec", "proxySecretRef"] {
             assert!(props.contains_key(field), "missing {field}");
         }
+    }
+
+    #[test]
+    fn the_shipped_manifests_are_the_generated_ones() {
+        let generated = definitions_yaml().unwrap();
+        if std::env::var_os("UPDATE_CRDS").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/crds/arc.yaml");
+            std::fs::write(path, &generated).unwrap();
+            return;
+        }
+        assert!(
+            generated == MANIFESTS,
+            "controller/crds/arc.yaml is stale; regenerate it with UPDATE_CRDS=1 cargo test -p arc-controller \
+             crd::tests::the_shipped_manifests_are_the_generated_ones"
+        );
     }
 
     #[test]

@@ -1,21 +1,21 @@
-//! ARC's CustomResourceDefinitions as the fake API server reads them: the YAML `arc-controller crds`
-//! prints (`arc_controller::crd::definitions_yaml`), parsed once per process. The world is where the
-//! controller and the fakes meet, so this is the one place that turns the controller's CRDs into data
-//! for the API server; every world, test, bench and `arcsim apiserver` takes them from here.
+//! ARC's CustomResourceDefinitions as the fake API server reads them: the manifests the controller
+//! ships (`controller/crds/arc.yaml`, what `arc-controller crds` prints), parsed once per process. The
+//! world is where the controller and the fakes meet, so this is the one place that turns the
+//! controller's CRDs into data for the API server; every world, test, bench and `arcsim apiserver`
+//! takes them from here.
 
 use std::sync::OnceLock;
 
 use crate::apiserver::CrdSet;
 
 /// The label ARC's CRDs carry in parse errors.
-const SOURCE: &str = "arc-controller crds";
+const SOURCE: &str = "controller/crds/arc.yaml";
 
 /// ARC's five CRDs (the scale-set family and the legacy Runner), parsed.
 pub fn arc_crds() -> &'static CrdSet {
     static CRDS: OnceLock<CrdSet> = OnceLock::new();
     CRDS.get_or_init(|| {
-        let yaml = arc_controller::crd::definitions_yaml().expect("arc-controller's CRDs render as YAML");
-        CrdSet::from_manifests(SOURCE, &yaml)
+        CrdSet::from_manifests(SOURCE, arc_controller::crd::MANIFESTS)
             .unwrap_or_else(|e| panic!("arc-controller's CRDs must be servable: {e}"))
     })
 }

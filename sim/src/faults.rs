@@ -143,6 +143,14 @@ pub enum ApiFaultAction {
     },
     /// Answer a watch with the 410 Expired ERROR event at once, forcing a relist (watch only).
     ExpireWatch,
+    /// Answer a create with the ResourceQuota admission plugin's 403 (`pods "x" is forbidden:
+    /// exceeded quota: compute-resources, requested: pods=1, used: pods=N, limited: pods=N`, N the
+    /// objects of that kind in the namespace) and change nothing (create only).
+    ForbiddenQuota,
+    /// Answer a create, update or patch with a 422 Invalid as validation words it (pods:
+    /// `spec.containers[0].image: Required value`; other kinds: annotations over the size limit) and
+    /// change nothing.
+    Invalid,
 }
 
 /// The fake GitHub operations a fault rule can name.
@@ -329,7 +337,10 @@ fn check_api_action(rule: &str, fault: &ApiFault) -> Result<(), FaultPlanError> 
     match fault.action {
         ApiFaultAction::Latency { min_ms, max_ms } => check_range(rule, min_ms, max_ms),
         ApiFaultAction::Error { code } => check_server_error(rule, code),
-        ApiFaultAction::Throttle { .. } | ApiFaultAction::Conflict => Ok(()),
+        ApiFaultAction::Throttle { .. }
+        | ApiFaultAction::Conflict
+        | ApiFaultAction::ForbiddenQuota
+        | ApiFaultAction::Invalid => Ok(()),
         ApiFaultAction::DropWatch { min_ms, max_ms } => {
             if !watch_only {
                 return Err(FaultPlanError::WatchOnly { rule: rule.into(), action: "drop-watch" });
@@ -384,6 +395,15 @@ mod tests {
     }
 
     #[test]
+    fn admission_refusals_are_fault_actions() {
+        let line = r#"{"api":[{"verbs":["create"],"resources":["pods"],"probability":0.1,"action":{"kind":"forbidden-quota"}},{"probability":0.1,"action":{"kind":"invalid"}}]}"#;
+        let plan = FaultPlan::parse(line).unwrap();
+        assert_eq!(plan.api[0].action, ApiFaultAction::ForbiddenQuota);
+        assert_eq!(plan.api[1].action, ApiFaultAction::Invalid);
+        assert_eq!(plan.to_json(), line);
+    }
+
+    #[test]
     fn bad_plans_get_errors_that_name_the_rule() {
         let cases = [
             (r#"{"api":[{"probability":1.5,"action":{"kind":"conflict"}}]}"#, "api[0]: probability 1.5"),
@@ -395,6 +415,7 @@ mod tests {
             ),
             (r#"{"api":[{"probability":1,"action":{"kind":"latency","min_ms":5,"max_ms":1}}]}"#, "exceeds"),
             (r#"{"apy":[]}"#, "unknown field"),
+            (r#"{"api":[{"probability":1,"action":{"kind":"forbidden"}}]}"#, "unknown variant"),
             ("not json", "not valid JSON"),
         ];
         for (json, expected) in cases {

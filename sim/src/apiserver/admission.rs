@@ -12,17 +12,36 @@ use serde_json::{Map, Value, json};
 
 use super::registry::ResourceType;
 use super::status::{self, ApiError, Cause};
-use super::{prune, validate};
+use super::{labels, pod_status, prune, validate};
 
 /// Decodes a request body into a JSON object and checks its `apiVersion` and `kind` against the path.
+/// Built-in kinds take a missing `kind` or `apiVersion` from the path, as kube-apiserver's decoder
+/// does (`gvkWithDefaults`: the official Python client's typed models send neither); custom resources
+/// are decoded as unstructured objects, which must name their kind.
 pub fn decode_object(rt: &ResourceType, body: &[u8]) -> Result<Value, ApiError> {
-    let value: Value = serde_json::from_slice(body)
+    let mut value: Value = serde_json::from_slice(body)
         .map_err(|e| status::bad_request(format!("couldn't decode the request body as JSON: {e}")))?;
     if !value.is_object() {
         return Err(status::bad_request("the request body is not a JSON object"));
     }
+    if rt.is_builtin() {
+        default_type_meta(rt, &mut value);
+    }
     check_type_meta(rt, &value)?;
     Ok(value)
+}
+
+/// Fills `kind` and `apiVersion` from the path where the body leaves them out (a version without a
+/// group takes the path's version only when the groups agree).
+fn default_type_meta(rt: &ResourceType, value: &mut Value) {
+    let object = value.as_object_mut().expect("checked to be an object");
+    let blank = |v: Option<&Value>| v.and_then(Value::as_str).is_none_or(str::is_empty);
+    if blank(object.get("kind")) {
+        object.insert("kind".into(), json!(rt.kind));
+    }
+    if blank(object.get("apiVersion")) {
+        object.insert("apiVersion".into(), json!(rt.api_version()));
+    }
 }
 
 fn check_type_meta(rt: &ResourceType, value: &Value) -> Result<(), ApiError> {
@@ -129,28 +148,33 @@ pub fn prune_unknown(rt: &ResourceType, object: &mut Value) -> Vec<String> {
 
 /// Validation of a whole object (after defaulting), or of its status alone for a `/status` write of a
 /// custom resource, as kube-apiserver's status strategy validates it.
+/// Metadata (labels, annotations) is validated first, as `ValidateObjectMeta` comes first upstream.
 pub fn validate_object(
     rt: &ResourceType,
     name: &str,
     object: &Value,
     sub: Subresource,
 ) -> Result<(), ApiError> {
+    let mut causes = match sub {
+        Subresource::Main => labels::validate_metadata(object),
+        Subresource::Status => Vec::new(),
+    };
     if let Some(schema) = &rt.schema {
-        let causes = match (sub, object.get("status")) {
+        causes.extend(match (sub, object.get("status")) {
             (Subresource::Status, None) => Vec::new(),
             (Subresource::Status, Some(status)) => match schema.properties.get("status") {
                 Some(status_schema) => validate::validate(status_schema, status, Some("status")),
                 None => Vec::new(),
             },
             (Subresource::Main, _) => validate::validate(schema, object, None),
-        };
-        return if causes.is_empty() { Ok(()) } else { Err(status::invalid(rt, name, &causes)) };
+        });
+    } else {
+        typed_decode(rt, object)?;
+        if rt.is_pod() {
+            causes.extend(pod_causes(object));
+        }
     }
-    typed_decode(rt, object)?;
-    if rt.is_pod() {
-        return validate_pod(rt, name, object);
-    }
-    Ok(())
+    if causes.is_empty() { Ok(()) } else { Err(status::invalid(rt, name, &causes)) }
 }
 
 /// Built-in objects must decode into their k8s-openapi type: a wrong field type is the strict
@@ -169,16 +193,17 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
         ("", "ConfigMap") => builtin::<core::ConfigMap>(object),
         ("", "ServiceAccount") => builtin::<core::ServiceAccount>(object),
         ("", "Namespace") => builtin::<core::Namespace>(object),
+        ("", "ResourceQuota") => builtin::<core::ResourceQuota>(object),
         ("rbac.authorization.k8s.io", "Role") => builtin::<rbac::Role>(object),
         ("rbac.authorization.k8s.io", "RoleBinding") => builtin::<rbac::RoleBinding>(object),
         _ => Ok(()),
     }
 }
 
-fn validate_pod(rt: &ResourceType, name: &str, pod: &Value) -> Result<(), ApiError> {
+fn pod_causes(pod: &Value) -> Vec<Cause> {
     let containers = pod.pointer("/spec/containers").and_then(Value::as_array);
     let Some(containers) = containers.filter(|c| !c.is_empty()) else {
-        return Err(status::invalid(rt, name, &[required("spec.containers")]));
+        return vec![required("spec.containers")];
     };
     let mut causes = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -196,7 +221,7 @@ fn validate_pod(rt: &ResourceType, name: &str, pod: &Value) -> Result<(), ApiErr
             causes.push(required(&format!("spec.containers[{i}].image")));
         }
     }
-    if causes.is_empty() { Ok(()) } else { Err(status::invalid(rt, name, &causes)) }
+    causes
 }
 
 fn required(field: &str) -> Cause {
@@ -258,8 +283,9 @@ fn default_kind(rt: &ResourceType, object: &mut Value) {
     }
 }
 
-/// Pod defaults the controller can observe (simplified: no service-account admission, no QoS beyond a
-/// BestEffort/Burstable split).
+/// Pod defaults the controller can observe (simplified: no QoS beyond a BestEffort/Burstable split;
+/// the service account is the ServiceAccount admission plugin's, see
+/// [`serviceaccount_admission`](super::serviceaccount_admission)).
 fn default_pod(pod: &mut Value) {
     let spec = pod.get_mut("spec").and_then(Value::as_object_mut);
     let mut burstable = false;
@@ -328,7 +354,14 @@ pub fn prepare_update(
     keep_server_metadata(old, &mut next);
     check_finalizers_while_deleting(rt, &name, old, &next)?;
     if rt.is_pod() && sub == Subresource::Main {
+        mirror_service_account(&mut next);
         check_pod_spec_update(rt, &name, old, &next)?;
+    }
+    if rt.is_pod() && sub == Subresource::Status {
+        let causes = pod_status::validate_update(old, &next);
+        if !causes.is_empty() {
+            return Err(status::invalid(rt, &name, &causes));
+        }
     }
     if rt.is_core("secrets") {
         fold_string_data(&mut next);
@@ -431,6 +464,16 @@ fn check_finalizers_while_deleting(
     ))
 }
 
+/// `spec.serviceAccount` is the deprecated twin of `spec.serviceAccountName`: a client that leaves it
+/// out gets it back from the name, as the v1 conversion does.
+fn mirror_service_account(pod: &mut Value) {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    if let Some(name) = spec.get("serviceAccountName").filter(|n| n.as_str().is_some_and(|n| !n.is_empty())) {
+        let name = name.clone();
+        spec.insert("serviceAccount".into(), name);
+    }
+}
+
 /// Pod specs are immutable but for container images and the scheduler's binding of `spec.nodeName`
 /// (the fake has no `pods/binding` subresource; setting an empty nodeName stands in for it).
 fn check_pod_spec_update(rt: &ResourceType, name: &str, old: &Value, next: &Value) -> Result<(), ApiError> {
@@ -482,13 +525,17 @@ mod tests {
     }
 
     #[test]
-    fn kind_and_api_version_must_match_the_path() {
+    fn kind_and_api_version_default_from_the_path_for_built_ins_and_must_match_it() {
         let pods = rt("pods");
         let ok = decode_object(&pods, br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}"#);
         assert!(ok.is_ok());
         let wrong_kind = decode_object(&pods, br#"{"apiVersion":"v1","kind":"Secret"}"#).unwrap_err();
         assert_eq!((wrong_kind.code, wrong_kind.reason()), (400, "BadRequest"));
-        let no_kind = decode_object(&pods, br#"{"apiVersion":"v1"}"#).unwrap_err();
+        let no_type = decode_object(&pods, br#"{"metadata":{"name":"a"}}"#).unwrap();
+        assert_eq!((no_type["kind"].as_str(), no_type["apiVersion"].as_str()), (Some("Pod"), Some("v1")));
+        let runners = rt("ephemeralrunners");
+        let no_kind =
+            decode_object(&runners, br#"{"apiVersion":"actions.github.com/v1alpha1"}"#).unwrap_err();
         assert!(no_kind.message().starts_with("Object 'Kind' is missing"));
         let garbage = decode_object(&pods, b"{nope").unwrap_err();
         assert_eq!(garbage.code, 400);

@@ -14,34 +14,46 @@ use super::patch::{self, PatchType};
 use super::registry::{ResourceId, ResourceType};
 use super::status::{self, ApiError};
 use super::store::StoreKey;
-use super::{Shared, State};
+use super::{Shared, State, quota, serviceaccount_admission};
 
 /// The alphabet kube-apiserver draws generated-name suffixes from (no vowels, no look-alikes).
 const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// POST: creates an object in `path_namespace` (None for cluster-scoped kinds).
+///
+/// In kube-apiserver's order: namespace lifecycle and the ServiceAccount plugin (mutating admission),
+/// validation (422), the ResourceQuota plugin (validating admission, 403), then the store (409
+/// AlreadyExists).
 pub fn create(
     sh: &Shared,
     st: &mut State,
     resource: ResourceId,
     path_namespace: Option<&str>,
-    object: Value,
+    mut object: Value,
 ) -> Result<Arc<Value>, ApiError> {
     let rt = sh.registry.get(resource);
     let namespace = resolve_namespace(rt, path_namespace, &object)?;
     let requested = meta_str(&object, "name").or(meta_str(&object, "generateName")).unwrap_or("").to_string();
     check_namespace_lifecycle(sh, st, rt, &namespace, &requested)?;
+    if rt.is_pod() {
+        serviceaccount_admission::admit_pod(sh, st, rt, &namespace, &mut object)?;
+    }
     let name = resolve_name(st, rt, resource, &namespace, &object)?;
     admission::validate_name(rt, &name)?;
     let key = StoreKey { resource, namespace, name };
-    if st.store.get(&key).is_some() {
-        return Err(status::already_exists(rt, &key.name));
-    }
-    let uid = new_uid(st);
+    let existing = st.store.get(&key).cloned();
+    let uid = if existing.is_some() { String::new() } else { new_uid(st) };
     let ctx = CreateContext { name: &key.name, namespace: &key.namespace, uid: &uid, now: sh.clock.now() };
     let object = admission::prepare_create(rt, object, &ctx);
     admission::validate_object(rt, &key.name, &object, Subresource::Main)?;
-    Ok(st.store.create(key, object))
+    quota::admit_create(sh, st, resource, &key.namespace, &object)?;
+    match existing {
+        Some(existing) if meta_str(&existing, "deletionTimestamp").is_some() => {
+            Err(status::already_exists_terminating(rt, &key.name))
+        }
+        Some(_) => Err(status::already_exists(rt, &key.name)),
+        None => Ok(st.store.create(key, object)),
+    }
 }
 
 /// GET of one object.
@@ -88,7 +100,7 @@ pub fn patch(
 ) -> Result<(Arc<Value>, Vec<String>), ApiError> {
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
-    let mut patched = patch::apply(req.patch_type, &old, req.body)?;
+    let mut patched = patch::apply(rt, req.patch_type, &old, req.body)?;
     let warnings = prune_patched(rt, &mut patched, req.fields)?;
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;
@@ -109,20 +121,31 @@ fn prune_patched(
     fields.on_patch(unpruned.as_ref().unwrap_or(patched), &unknown)
 }
 
+/// What a DELETE did: the object as it now is (its last state when removed), and whether it is gone.
+#[derive(Debug, Clone)]
+pub struct Deleted {
+    /// The object.
+    pub object: Arc<Value>,
+    /// Whether it was removed (rather than marked for deletion, or left as it was).
+    pub removed: bool,
+}
+
 /// DELETE of one object: removed, marked for deletion, or unchanged (see [`lifecycle`]).
 pub fn delete(
     sh: &Shared,
     st: &mut State,
     key: &StoreKey,
     opts: &DeleteOptions,
-) -> Result<Arc<Value>, ApiError> {
+) -> Result<Deleted, ApiError> {
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
-    match lifecycle::plan_delete(rt, &old, opts, sh.clock.now())? {
-        DeletePlan::Remove => Ok(st.store.remove(key).expect("present under the lock")),
-        DeletePlan::Mark(marked) => Ok(st.store.update(key, marked)),
-        DeletePlan::Unchanged => Ok(old),
-    }
+    Ok(match lifecycle::plan_delete(rt, &old, opts, sh.clock.now())? {
+        DeletePlan::Remove => {
+            Deleted { object: st.store.remove(key).expect("present under the lock"), removed: true }
+        }
+        DeletePlan::Mark(marked) => Deleted { object: st.store.update(key, marked), removed: false },
+        DeletePlan::Unchanged => Deleted { object: old, removed: false },
+    })
 }
 
 /// Stores `next` unless it changes nothing; removes the object instead once it has finished deleting.

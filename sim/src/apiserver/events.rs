@@ -1,7 +1,7 @@
 //! What the fake API server puts into the run's record: every answered request (with its actor, the
 //! audit log of mutating ones), every watch opened and every item it sent, every object a client was
 //! handed ([`ReadEntry`](super::reads::ReadEntry)), every committed change, what the garbage
-//! collector did, discovery requests and injected faults. Each renders the trace line it always had.
+//! collector and the other controllers did, discovery requests and injected faults. Each renders the trace line it always had.
 
 use std::sync::Arc;
 
@@ -199,6 +199,33 @@ pub struct Collected {
 impl Observed for Collected {
     fn line(&self) -> Option<Line<'_>> {
         Some(Line::new("apiserver gc", self.action, format!("{} {}", self.resource, self.key)))
+    }
+
+    fn resource(&self) -> Option<&str> {
+        Some(&self.resource)
+    }
+
+    crate::observed_as_any!();
+}
+
+/// What one of the fake's kube-controller-manager controllers wrote (`serviceaccount-controller`
+/// creating a namespace's `default` ServiceAccount, `resourcequota-controller` recalculating a quota's
+/// status).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerWrote {
+    /// The controller, as the trace names its actor.
+    pub controller: &'static str,
+    /// What it did (`create`, `update-status`).
+    pub action: &'static str,
+    /// Resource plural.
+    pub resource: String,
+    /// `namespace/name`.
+    pub key: String,
+}
+
+impl Observed for ControllerWrote {
+    fn line(&self) -> Option<Line<'_>> {
+        Some(Line::new(self.controller, self.action, format!("{} {}", self.resource, self.key)))
     }
 
     fn resource(&self) -> Option<&str> {

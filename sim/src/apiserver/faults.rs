@@ -1,4 +1,5 @@
-//! The API server's fault layer: decides, per request, whether a rule of the [`FaultPlan`] fires.
+//! The API server's fault layer: decides, per request, whether a rule of the [`FaultPlan`] fires, and
+//! words the admission answers it injects (quota 403, 422 Invalid) as kube-apiserver words them.
 //!
 //! Rules are checked in order and only rules that match the request's verb, resource and sim time roll
 //! their dice, from the `apiserver-faults` stream; the first that fires decides. So the same seed, plan
@@ -11,6 +12,9 @@ use std::time::Duration;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::registry::ResourceType;
+use super::status::{self, ApiError, Cause};
+use super::{labels, quota};
 use crate::faults::{ApiFault, ApiFaultAction, ApiVerb};
 
 /// What the fault layer does to one request.
@@ -28,6 +32,42 @@ pub enum Injection {
     DropWatch(Duration),
     /// End the watch at once with 410 Expired.
     ExpireWatch,
+    /// Answer a create with the ResourceQuota plugin's 403; change nothing.
+    ForbiddenQuota,
+    /// Answer with a 422 Invalid; change nothing.
+    Invalid,
+}
+
+/// The quota an injected `forbidden-quota` names.
+pub const INJECTED_QUOTA: &str = "compute-resources";
+
+/// The 403 an injected `forbidden-quota` answers a create of `name` with: the namespace's quota for
+/// the kind is exactly used up by the `used` objects already there.
+pub fn quota_exceeded(rt: &ResourceType, name: &str, used: i64) -> ApiError {
+    let resource = quota::resource_names(rt).pop().expect("every kind has a quota name");
+    let why = format!(
+        "exceeded quota: {INJECTED_QUOTA}, requested: {resource}=1, used: {resource}={used}, limited: {resource}={used}"
+    );
+    status::forbidden(rt, name, &why)
+}
+
+/// The 422 an injected `invalid` answers a write of `name` with: for pods a container without an image
+/// (`spec.containers[0].image: Required value`), for other kinds annotations over the size limit.
+pub fn invalid(rt: &ResourceType, name: &str) -> ApiError {
+    let cause = if rt.is_pod() {
+        Cause {
+            reason: "FieldValueRequired",
+            field: "spec.containers[0].image".into(),
+            message: "Required value".into(),
+        }
+    } else {
+        Cause {
+            reason: "FieldValueTooLong",
+            field: "metadata.annotations".into(),
+            message: format!("Too long: may not be more than {} bytes", labels::ANNOTATIONS_SIZE_MAX),
+        }
+    };
+    status::invalid(rt, name, &[cause])
 }
 
 /// The fault rules and their dice.
@@ -64,6 +104,8 @@ fn applies(rule: &ApiFault, verb: ApiVerb, resource: &str, now_ms: u64) -> bool 
     let action_ok = match rule.action {
         ApiFaultAction::Conflict => matches!(verb, ApiVerb::Update | ApiVerb::Patch | ApiVerb::Delete),
         ApiFaultAction::DropWatch { .. } | ApiFaultAction::ExpireWatch => verb == ApiVerb::Watch,
+        ApiFaultAction::ForbiddenQuota => verb == ApiVerb::Create,
+        ApiFaultAction::Invalid => matches!(verb, ApiVerb::Create | ApiVerb::Update | ApiVerb::Patch),
         _ => true,
     };
     verb_ok && resource_ok && window_ok && action_ok
@@ -78,6 +120,8 @@ fn injection(action: &ApiFaultAction, rng: &mut ChaCha8Rng) -> Injection {
         ApiFaultAction::Conflict => Injection::Conflict,
         ApiFaultAction::DropWatch { min_ms, max_ms } => Injection::DropWatch(ms(rng, min_ms, max_ms)),
         ApiFaultAction::ExpireWatch => Injection::ExpireWatch,
+        ApiFaultAction::ForbiddenQuota => Injection::ForbiddenQuota,
+        ApiFaultAction::Invalid => Injection::Invalid,
     }
 }
 
@@ -112,6 +156,35 @@ mod tests {
         assert_eq!(f.decide(ApiVerb::Patch, "pods", 150), Some(Injection::Conflict));
         assert_eq!(f.decide(ApiVerb::Create, "pods", 150), None);
         assert_eq!(f.decide(ApiVerb::Patch, "pods", 200), None);
+    }
+
+    #[test]
+    fn quota_refusals_hit_creates_and_invalid_answers_hit_writes() {
+        let mut f = FaultInjector::new(
+            vec![
+                rule(vec![], 1.0, ApiFaultAction::ForbiddenQuota),
+                rule(vec![], 1.0, ApiFaultAction::Invalid),
+            ],
+            ChaCha8Rng::seed_from_u64(1),
+        );
+        assert_eq!(f.decide(ApiVerb::Create, "pods", 0), Some(Injection::ForbiddenQuota));
+        assert_eq!(f.decide(ApiVerb::Patch, "pods", 0), Some(Injection::Invalid));
+        assert_eq!(f.decide(ApiVerb::Get, "pods", 0), None);
+        let pods = crate::apiserver::fixtures::resource("pods");
+        assert_eq!(
+            quota_exceeded(&pods, "p", 3).message(),
+            "pods \"p\" is forbidden: exceeded quota: compute-resources, requested: pods=1, used: pods=3, limited: pods=3"
+        );
+        assert_eq!(
+            invalid(&pods, "p").message(),
+            "Pod \"p\" is invalid: spec.containers[0].image: Required value"
+        );
+        let runners = crate::apiserver::fixtures::resource("ephemeralrunners");
+        assert!(
+            quota_exceeded(&runners, "r", 0)
+                .message()
+                .contains("count/ephemeralrunners.actions.github.com=1")
+        );
     }
 
     #[test]

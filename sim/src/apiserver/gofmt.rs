@@ -1,5 +1,5 @@
 //! Go's text formatting, as kube-apiserver's messages print values: `strconv.Quote` (`%q`), `%v` of a
-//! float64 (shortest digits, exponent form outside 1e-4..1e6), the `%#v` Go syntax of a decoded JSON
+//! float64 (shortest digits, exponent form outside 1e-4..1e6), `%v` of a decoded JSON value, the `%#v` Go syntax of a decoded JSON
 //! map or slice, and `encoding/json`'s HTML escaping. Field errors embed values this way
 //! (`Invalid value: "string"`, `Unsupported value: 1.5`), so a client matching on a message sees the
 //! same text it sees from a real server.
@@ -76,6 +76,23 @@ pub fn go_syntax(value: &Value) -> String {
             let entries: Vec<String> =
                 map.iter().map(|(k, v)| format!("{}:{}", quote(k), go_syntax(v))).collect();
             format!("map[string]interface {{}}{{{}}}", entries.join(", "))
+        }
+    }
+}
+
+/// `%v` of a decoded JSON value: `map[k:v k2:v2]` (keys sorted), `[a b]`, strings bare, `<nil>`.
+pub fn plain(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number(n),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!("[{}]", items.iter().map(plain).collect::<Vec<_>>().join(" ")),
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let entries: Vec<String> = entries.iter().map(|(k, v)| format!("{k}:{}", plain(v))).collect();
+            format!("map[{}]", entries.join(" "))
         }
     }
 }

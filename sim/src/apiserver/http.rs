@@ -22,18 +22,18 @@ use serde_json::Value;
 use super::admission::{self, Subresource};
 use super::engine::{self, PatchRequest};
 use super::events::{ApiFault, AuditEntry, DiscoveryServed, WatchOpened};
-use super::faults::Injection;
+use super::faults::{self, Injection};
 use super::field_validation::{self, FieldValidation, WriteKind};
 use super::lifecycle::{DeleteOptions, Propagation};
 use super::list::{self, ListRequest};
 use super::patch::PatchType;
 use super::reads::{self, ReadVia};
-use super::registry::ResourceId;
+use super::registry::{ResourceId, ResourceType};
 use super::selector::{FieldSelector, LabelSelector, Selectors};
 use super::status::{self, ApiError};
 use super::store::StoreKey;
 use super::watch::{self, WatchFault, WatchRequest};
-use super::{Shared, discovery};
+use super::{Shared, discovery, quota};
 use crate::faults::ApiVerb;
 
 /// The request header that names who is calling (`controller`, `kubelet`, `listener`…), for the trace and
@@ -230,7 +230,7 @@ impl ApiService {
             tokio::time::sleep(d).await;
         }
         let injection = injection.filter(|i| *i != Injection::Conflict || carries_precondition(verb, &body));
-        if let Some(early) = self.injected_answer(injection, verb, route) {
+        if let Some(early) = self.injected_answer(injection, &who, route) {
             return self.finish(&who, route, Err(early));
         }
         if query.contains_key("dryRun") {
@@ -274,14 +274,26 @@ impl ApiService {
     fn injected_answer(
         &self,
         injection: Option<Injection>,
-        verb: ApiVerb,
+        who: &Requester,
         route: &ResourceRoute,
     ) -> Option<ApiError> {
+        let verb = who.verb;
         let rt = self.shared.registry.get(route.resource);
+        let name = route
+            .name
+            .clone()
+            .or_else(|| who.requested_name.as_deref().map(|n| n.trim_end_matches('*').to_string()));
+        let name = name.unwrap_or_default();
         let answer = match injection? {
             Injection::ServerError(code) => status::server_error(code),
             Injection::Throttle(seconds) => status::too_many_requests(seconds),
-            Injection::Conflict => status::conflict(rt, route.name.as_deref().unwrap_or("")),
+            Injection::Conflict => status::conflict(rt, &name),
+            Injection::ForbiddenQuota => {
+                let namespace = route.namespace.as_deref().unwrap_or_default();
+                let used = quota::live_usage(&self.shared, &self.shared.lock(), route.resource, namespace);
+                faults::quota_exceeded(rt, &name, used)
+            }
+            Injection::Invalid => faults::invalid(rt, &name),
             Injection::Delay(_) | Injection::DropWatch(_) | Injection::ExpireWatch => return None,
         };
         let what = format!("{} {verb} {} {}", answer.code, rt.plural, target_of(route));
@@ -336,11 +348,8 @@ impl ApiService {
             }
             ApiVerb::Delete => {
                 let opts = delete_options(query, body)?;
-                let key = key.expect("named");
-                let mut st = sh.lock();
-                let result = engine::delete(sh, &mut st, &key, &opts)?;
-                let code = if st.store.get(&key).is_some() { StatusCode::ACCEPTED } else { StatusCode::OK };
-                Ok(Answer { code, ..Answer::ok((*result).clone()) })
+                let deleted = engine::delete(sh, &mut sh.lock(), key.as_ref().expect("named"), &opts)?;
+                Ok(delete_answer(rt, &opts, &deleted))
             }
             ApiVerb::Deletecollection => self.delete_collection(route, query, body),
             ApiVerb::Watch => unreachable!("watches are served by serve_watch"),
@@ -366,7 +375,7 @@ impl ApiService {
             .collect();
         let mut items = Vec::new();
         for key in keys {
-            items.push((*engine::delete(sh, &mut st, &key, &opts)?).clone());
+            items.push((*engine::delete(sh, &mut st, &key, &opts)?.object).clone());
         }
         let rt = sh.registry.get(route.resource);
         let rv = st.store.current_rv().to_string();
@@ -480,6 +489,20 @@ impl ApiService {
     fn count(&self, verb: ApiVerb, plural: &str, code: u16) {
         *self.shared.lock().counts.entry((verb, plural.to_string(), code)).or_insert(0) += 1;
     }
+}
+
+/// A DELETE's answer, as kube-apiserver's delete handler gives it: 200, or 202 when the object stays
+/// and the request set `orphanDependents: false`; the object, except that a kind whose registry does
+/// not return deleted objects answers a removal with a `Status` of Success.
+fn delete_answer(rt: &ResourceType, opts: &DeleteOptions, deleted: &engine::Deleted) -> Answer {
+    let accepted = !deleted.removed && opts.orphan_dependents == Some(false);
+    let code = if accepted { StatusCode::ACCEPTED } else { StatusCode::OK };
+    let body = if deleted.removed && !rt.returns_deleted_object {
+        status::delete_success(rt, &deleted.object)
+    } else {
+        (*deleted.object).clone()
+    };
+    Answer { code, ..Answer::ok(body) }
 }
 
 /// Whether a write carries a precondition a real server could find stale: a resourceVersion in the
@@ -627,6 +650,15 @@ fn delete_options(query: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError>
     };
     if opts.grace_period_seconds.is_none() {
         opts.grace_period_seconds = parse_number(query, "gracePeriodSeconds")?;
+    }
+    if opts.orphan_dependents.is_none() {
+        opts.orphan_dependents =
+            match query.get("orphanDependents").map(String::as_str) {
+                None | Some("") => None,
+                Some(text) => Some(text.parse().map_err(|_| {
+                    status::bad_request(format!("invalid value for orphanDependents: {text:?}"))
+                })?),
+            };
     }
     if opts.propagation_policy.is_none() {
         opts.propagation_policy = match query.get("propagationPolicy").map(String::as_str) {

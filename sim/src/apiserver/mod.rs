@@ -14,8 +14,11 @@
 //! Map of the code: [`registry`] (served kinds), [`crd`] (CRD manifests), [`schema`] (structural
 //! schemas), [`validate`] (schema validation), [`prune`] (unknown fields), [`field_validation`] (the
 //! `fieldValidation` parameter), [`gofmt`] (Go's value formatting in messages), [`store`] (objects,
-//! resourceVersions, history), [`admission`] (validation, defaulting, status/spec split),
-//! [`lifecycle`] (deletion), [`patch`],
+//! resourceVersions, history), [`admission`] (validation, defaulting, status/spec split), [`labels`]
+//! (label and annotation rules), [`pod_status`] (pod status updates),
+//! [`serviceaccount_admission`] and [`quota`] (admission plugins; quota status), [`serviceaccounts`]
+//! (every namespace's `default` account), [`delay_queue`] (their delayed work), [`lifecycle`]
+//! (deletion), [`patch`] and [`strategic`] (strategic merge patch),
 //! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
 //! [`discovery`], [`selector`], [`http`] (routing, the tower service, the audit log), [`reads`] (who
@@ -24,6 +27,7 @@
 pub mod actor;
 pub mod admission;
 pub mod crd;
+pub mod delay_queue;
 pub mod discovery;
 pub mod engine;
 pub mod events;
@@ -34,16 +38,22 @@ pub(crate) mod fixtures;
 pub mod gc;
 pub mod gofmt;
 pub mod http;
+pub mod labels;
 pub mod lifecycle;
 pub mod list;
 pub mod patch;
+pub mod pod_status;
 pub mod prune;
+pub mod quota;
 pub mod reads;
 pub mod registry;
 pub mod schema;
 pub mod selector;
+pub mod serviceaccount_admission;
+pub mod serviceaccounts;
 pub mod status;
 pub mod store;
+pub mod strategic;
 pub mod tcp;
 pub mod validate;
 pub mod watch;
@@ -125,6 +135,9 @@ pub struct ApiServerConfig {
     pub bookmark_interval_ms: u64,
     /// Delay before the garbage collector acts on a change (default 10–200 ms).
     pub gc_delay: LagRange,
+    /// Delay before the service-account and resource-quota controllers act on a change (default
+    /// 5–50 ms).
+    pub controller_delay: LagRange,
     /// Paged-list snapshots kept for continue tokens (default 64).
     pub list_snapshots: usize,
     /// Namespaces that exist from the start (default: default, kube-system, kube-public, kube-node-lease).
@@ -139,6 +152,7 @@ impl Default for ApiServerConfig {
             history_capacity: 1000,
             bookmark_interval_ms: 60_000,
             gc_delay: LagRange::between(10, 200),
+            controller_delay: LagRange::between(5, 50),
             list_snapshots: 64,
             namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"]
                 .map(String::from)
@@ -204,7 +218,8 @@ impl std::fmt::Debug for FakeApiServer {
 
 impl FakeApiServer {
     /// Starts a server with the built-in kinds and the custom resources of `crds`, its configured
-    /// namespaces, and its garbage collector. Must be called inside the run's tokio runtime.
+    /// namespaces (each with its `default` ServiceAccount), its garbage collector and its
+    /// service-account and resource-quota controllers. Must be called inside the run's tokio runtime.
     pub fn new(
         seed: Seed,
         clock: SimClock,
@@ -227,6 +242,8 @@ impl FakeApiServer {
         let server = FakeApiServer { shared };
         server.create_namespaces();
         gc::spawn(server.shared.clone());
+        serviceaccounts::spawn(server.shared.clone());
+        quota::spawn(server.shared.clone());
         server
     }
 
@@ -237,6 +254,9 @@ impl FakeApiServer {
             let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
             engine::create(&self.shared, &mut st, ns_type, None, ns)
                 .expect("configured namespaces are valid");
+        }
+        for name in &self.shared.config.namespaces {
+            serviceaccounts::ensure_default(&self.shared, &mut st, name);
         }
     }
 

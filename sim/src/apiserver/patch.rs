@@ -1,13 +1,11 @@
 //! Patch application: JSON merge patch (RFC 7386), JSON patch (RFC 6902), strategic merge patch for
-//! built-in kinds, and a clear refusal of server-side apply.
-//!
-//! Strategic merge is treated as a plain merge patch: list merge keys and `$patch` directives are not
-//! honoured (ARC and arcsim's controller never send strategic patches).
+//! built-in kinds (see [`strategic`](super::strategic)), and a clear refusal of server-side apply.
 
 use serde_json::Value;
 
 use super::registry::ResourceType;
 use super::status::{self, ApiError};
+use super::strategic;
 
 /// A patch's content type, as the request header names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,18 +44,24 @@ impl PatchType {
     }
 }
 
-/// Applies `patch` (raw body bytes) to `target`, returning the patched object.
-pub fn apply(patch_type: PatchType, target: &Value, patch: &[u8]) -> Result<Value, ApiError> {
+/// Applies `patch` (raw body bytes) to `target`, an object of kind `rt`, returning the patched object.
+pub fn apply(
+    rt: &ResourceType,
+    patch_type: PatchType,
+    target: &Value,
+    patch: &[u8],
+) -> Result<Value, ApiError> {
     let body: Value = serde_json::from_slice(patch)
         .map_err(|e| status::bad_request(format!("couldn't decode the patch as JSON: {e}")))?;
     let mut out = target.clone();
     match patch_type {
-        PatchType::Merge | PatchType::StrategicMerge => {
+        PatchType::Merge => {
             if !body.is_object() {
                 return Err(status::bad_request("a merge patch must be a JSON object"));
             }
             json_patch::merge(&mut out, &body);
         }
+        PatchType::StrategicMerge => out = strategic::apply(rt, target, &body)?,
         PatchType::Json => {
             let ops: json_patch::Patch = serde_json::from_value(body)
                 .map_err(|e| status::bad_request(format!("the JSON patch is malformed: {e}")))?;
@@ -108,6 +112,8 @@ mod tests {
 
     #[test]
     fn merge_and_json_patches_apply() {
+        let er = fixtures::resource("ephemeralrunners");
+        let apply = |t, target: &Value, body: &[u8]| apply(&er, t, target, body);
         let target = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"replicas": 1}});
         let merged =
             apply(PatchType::Merge, &target, br#"{"metadata":{"labels":{"a":null,"b":"2"}}}"#).unwrap();

@@ -2,8 +2,8 @@
 //! plural, scope, status subresource, the field selectors each kind supports, and for custom resources
 //! the structural schema).
 //!
-//! Built-in kinds (core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role, RoleBinding) are
-//! built in; every custom resource comes from a [`CrdSet`] read from CRD manifests. Lookups go by
+//! Built-in kinds (core Pod, Secret, ConfigMap, ServiceAccount, Namespace, ResourceQuota; rbac Role,
+//! RoleBinding) are built in; every custom resource comes from a [`CrdSet`] read from CRD manifests. Lookups go by
 //! `(group, version, plural)`, as request paths name resources. The registry is fixed at construction;
 //! an unknown path gets the 404 kube-apiserver gives for it.
 
@@ -37,6 +37,9 @@ pub struct ResourceType {
     pub extra_field_selectors: Vec<String>,
     /// The structural schema of a custom resource; `None` for built-in kinds.
     pub schema: Option<Arc<Schema>>,
+    /// Whether a DELETE that removes the object answers with the object (the registry's
+    /// `ReturnDeletedObject`: pods, service accounts, namespaces) rather than a `Status` of Success.
+    pub returns_deleted_object: bool,
 }
 
 impl ResourceType {
@@ -93,6 +96,7 @@ impl ResourceType {
             short_names: crd.short_names.clone(),
             extra_field_selectors: crd.selectable_fields.clone(),
             schema: Some(crd.schema.clone()),
+            returns_deleted_object: false,
         }
     }
 }
@@ -130,6 +134,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str) -> ResourceType
         short_names: Vec::new(),
         extra_field_selectors: Vec::new(),
         schema: None,
+        returns_deleted_object: false,
     }
 }
 
@@ -138,8 +143,8 @@ fn strings(items: &[&str]) -> Vec<String> {
 }
 
 impl Registry {
-    /// The built-in kinds: core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role and
-    /// RoleBinding.
+    /// The built-in kinds: core Pod, Secret, ConfigMap, ServiceAccount, Namespace, ResourceQuota; rbac
+    /// Role and RoleBinding.
     pub fn builtin() -> Self {
         let core = |kind, plural| builtin("", "v1", kind, plural);
         let rbac = |kind, plural| builtin("rbac.authorization.k8s.io", "v1", kind, plural);
@@ -148,17 +153,28 @@ impl Registry {
                 status_subresource: true,
                 short_names: strings(&["po"]),
                 extra_field_selectors: strings(POD_FIELDS),
+                returns_deleted_object: true,
                 ..core("Pod", "pods")
             },
             ResourceType { extra_field_selectors: strings(&["type"]), ..core("Secret", "secrets") },
             ResourceType { short_names: strings(&["cm"]), ..core("ConfigMap", "configmaps") },
-            ResourceType { short_names: strings(&["sa"]), ..core("ServiceAccount", "serviceaccounts") },
+            ResourceType {
+                short_names: strings(&["sa"]),
+                returns_deleted_object: true,
+                ..core("ServiceAccount", "serviceaccounts")
+            },
             ResourceType {
                 namespaced: false,
                 status_subresource: true,
                 short_names: strings(&["ns"]),
                 extra_field_selectors: strings(&["status.phase"]),
+                returns_deleted_object: true,
                 ..core("Namespace", "namespaces")
+            },
+            ResourceType {
+                status_subresource: true,
+                short_names: strings(&["quota"]),
+                ..core("ResourceQuota", "resourcequotas")
             },
             rbac("Role", "roles"),
             rbac("RoleBinding", "rolebindings"),
@@ -235,6 +251,6 @@ mod tests {
             r.group_versions(),
             [("rbac.authorization.k8s.io", "v1"), ("actions.github.com", "v1alpha1"), ("example.com", "v1")]
         );
-        assert_eq!(Registry::builtin().types().len(), 7);
+        assert_eq!(Registry::builtin().types().len(), 8);
     }
 }

@@ -59,6 +59,37 @@ pub fn already_exists(rt: &ResourceType, name: &str) -> ApiError {
     ApiError::new(409, "AlreadyExists", message, Some(details(rt, name)))
 }
 
+/// 409 AlreadyExists on create when the object with that name is terminating: the registry prefixes
+/// the message with `object is being deleted: ` (genericregistry `Store.Create`).
+pub fn already_exists_terminating(rt: &ResourceType, name: &str) -> ApiError {
+    let mut e = already_exists(rt, name);
+    let message = format!("object is being deleted: {}", e.message());
+    e.body["message"] = json!(message);
+    e
+}
+
+/// The `Status` a DELETE that removed an object answers with when its kind does not return the deleted
+/// object (genericregistry `finalizeDelete`: `details.kind` is the resource, as upstream sets it).
+pub fn delete_success(rt: &ResourceType, object: &Value) -> Value {
+    let name = object.pointer("/metadata/name").cloned().unwrap_or(json!(""));
+    let mut details = json!({"name": name, "kind": rt.plural.as_str()});
+    if !rt.group.is_empty() {
+        details["group"] = json!(rt.group.as_str());
+    }
+    if let Some(uid) = object.pointer("/metadata/uid") {
+        details["uid"] = uid.clone();
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+}
+
+/// 500 for an error that is not a `Status` (no reason), as `ErrorToAPIStatus` wraps it: the strategic
+/// merge patch library's errors come back this way.
+pub fn unknown_internal(message: impl Into<String>) -> ApiError {
+    let mut e = ApiError::new(500, "", message.into(), None);
+    e.body.as_object_mut().expect("an object").remove("reason");
+    e
+}
+
 /// 404 NotFound for a named object.
 pub fn not_found(rt: &ResourceType, name: &str) -> ApiError {
     let message = format!("{} \"{name}\" not found", rt.qualified_plural());

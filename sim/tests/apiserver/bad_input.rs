@@ -19,7 +19,11 @@ async fn malformed_json_is_400_bad_request() {
     let w = world();
     let status = send(&w, "POST", "/api/v1/namespaces/default/pods", "application/json", "{not json").await;
     assert_eq!((status.code, status.reason.as_str()), (400, "BadRequest"));
-    assert_eq!(w.server.resource_version(), 4, "only the four namespaces exist");
+    assert_eq!(
+        w.server.resource_version(),
+        8,
+        "only the four namespaces and their default service accounts exist"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -127,3 +127,20 @@ async fn an_invalid_pod_is_422_and_stores_nothing() {
     assert_eq!(w.server.resource_version(), before);
     assert!(w.server.object("pods", "default", "x").is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn creating_the_name_of_a_terminating_object_says_it_is_being_deleted() {
+    let w = world();
+    let mut obj = runner("x");
+    obj.metadata.finalizers = Some(vec!["f".into()]);
+    w.runners().create(&PostParams::default(), &obj).await.unwrap();
+    let status = status_of(w.runners().create(&PostParams::default(), &runner("x")).await);
+    assert_eq!(status.message, "ephemeralrunners.actions.github.com \"x\" already exists");
+    w.runners().delete("x", &kube::api::DeleteParams::default()).await.unwrap();
+    let status = status_of(w.runners().create(&PostParams::default(), &runner("x")).await);
+    assert_eq!((status.code, status.reason.as_str()), (409, "AlreadyExists"));
+    assert_eq!(
+        status.message,
+        "object is being deleted: ephemeralrunners.actions.github.com \"x\" already exists"
+    );
+}

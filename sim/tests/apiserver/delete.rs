@@ -115,3 +115,61 @@ async fn deleting_a_missing_object_is_404() {
     let status = status_of(w.runners().delete("ghost", &DeleteParams::default()).await);
     assert_eq!((status.code, status.reason.as_str()), (404, "NotFound"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_object_that_stays_answers_200_with_the_object_and_202_only_when_orphan_dependents_is_false() {
+    let w = world();
+    let mut obj = runner("x");
+    obj.metadata.finalizers = Some(vec!["f".into()]);
+    w.runners().create(&PostParams::default(), &obj).await.unwrap();
+    let path = "/apis/actions.github.com/v1alpha1/namespaces/default/ephemeralrunners/x";
+    let (code, body) = raw(&w, "DELETE", path, "application/json", "").await;
+    assert_eq!((code, body["kind"].as_str()), (200, Some("EphemeralRunner")));
+    assert!(body["metadata"]["deletionTimestamp"].is_string());
+    let (code, body) =
+        raw(&w, "DELETE", &format!("{path}?orphanDependents=false"), "application/json", "").await;
+    assert_eq!((code, body["kind"].as_str()), (202, Some("EphemeralRunner")));
+    let (code, _) = raw(&w, "DELETE", path, "application/json", r#"{"orphanDependents":false}"#).await;
+    assert_eq!(code, 202);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_gracefully_deleted_pod_answers_200_with_the_pod() {
+    let w = world();
+    let mut p = pod("p");
+    p.spec.as_mut().unwrap().node_name = Some("node-1".into());
+    w.pods().create(&PostParams::default(), &p).await.unwrap();
+    let (code, body) = raw(&w, "DELETE", "/api/v1/namespaces/default/pods/p", "application/json", "").await;
+    assert_eq!((code, body["kind"].as_str()), (200, Some("Pod")));
+    assert_eq!(body["metadata"]["deletionGracePeriodSeconds"], 30);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_removed_object_of_a_kind_that_does_not_return_it_answers_a_success_status() {
+    let w = world();
+    let created = w.runners().create(&PostParams::default(), &runner("x")).await.unwrap();
+    let (code, body) = raw(
+        &w,
+        "DELETE",
+        "/apis/actions.github.com/v1alpha1/namespaces/default/ephemeralrunners/x",
+        "application/json",
+        "",
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": {"name": "x", "group": "actions.github.com", "kind": "ephemeralrunners",
+                "uid": created.metadata.uid.unwrap()}})
+    );
+    let status = w.runners().create(&PostParams::default(), &runner("y")).await.unwrap();
+    let answer = w.runners().delete("y", &DeleteParams::default()).await.unwrap();
+    let status_body = answer.right().expect("a Status");
+    assert_eq!(status_body.details.unwrap().uid, status.metadata.uid.unwrap());
+    w.pods().create(&PostParams::default(), &pod("p")).await.unwrap();
+    assert!(
+        w.pods().delete("p", &DeleteParams::default()).await.unwrap().is_left(),
+        "pods return the object"
+    );
+}

@@ -112,3 +112,31 @@ async fn requests_are_counted_by_verb_resource_and_code() {
         "{lines:#?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_injected_quota_refusal_is_the_resource_quota_plugins_403() {
+    let w = world_with(Seed(1), ApiServerConfig::default(), plan(vec![], ApiFaultAction::ForbiddenQuota));
+    let status = status_of(w.pods().create(&PostParams::default(), &pod("a")).await);
+    assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        status.message,
+        "pods \"a\" is forbidden: exceeded quota: compute-resources, requested: pods=1, used: pods=0, limited: pods=0"
+    );
+    assert!(w.server.object("pods", "default", "a").is_none());
+    assert!(w.record.trace().lines().iter().any(|l| l.contains("apiserver fault 403 create pods default/*")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_injected_invalid_is_a_422_that_changes_nothing() {
+    let w =
+        world_with(Seed(1), ApiServerConfig::default(), plan(vec![ApiVerb::Create], ApiFaultAction::Invalid));
+    let status = status_of(w.pods().create(&PostParams::default(), &pod("a")).await);
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    assert_eq!(status.message, "Pod \"a\" is invalid: spec.containers[0].image: Required value");
+    let cause = &status.details.unwrap().causes[0];
+    assert_eq!(
+        (cause.reason.as_str(), cause.field.as_str()),
+        ("FieldValueRequired", "spec.containers[0].image")
+    );
+    assert!(w.server.object("pods", "default", "a").is_none());
+}

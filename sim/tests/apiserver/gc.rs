@@ -82,6 +82,8 @@ async fn deleting_a_namespace_empties_it_then_removes_it() {
     )
     .unwrap();
     namespaces.create(&PostParams::default(), &ns).await.unwrap();
+    // The service-account controller gives the namespace its `default` account a moment later.
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(w.client.clone(), "arc");
     pods.create(&PostParams::default(), &pod("p")).await.unwrap();
     let terminating =

@@ -92,3 +92,31 @@ pub fn status_of<T: std::fmt::Debug>(result: kube::Result<T>) -> Status {
 pub fn rv_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> u64 {
     meta.resource_version.as_deref().expect("a resourceVersion").parse().expect("numeric")
 }
+
+/// Sends a raw request straight to the server's tower service; returns the HTTP status and the JSON
+/// body (`Null` when the body is not JSON).
+pub async fn raw(
+    w: &World,
+    method: &str,
+    uri: &str,
+    content_type: &str,
+    body: &str,
+) -> (u16, serde_json::Value) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let request = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", content_type)
+        .body(http_body_util::Full::new(bytes::Bytes::from(body.to_string())))
+        .expect("a valid request");
+    let response = w.server.service().oneshot(request).await.expect("the service never fails");
+    let code = response.status().as_u16();
+    let bytes = response.into_body().collect().await.expect("a body").to_bytes();
+    (code, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+}
+
+/// Lets simulated time pass (the controllers' delays are at most 50 ms; the collector's 200 ms).
+pub async fn settle() {
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+}

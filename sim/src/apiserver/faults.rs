@@ -11,7 +11,13 @@ use std::time::Duration;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::faults::{ApiFault, ApiFaultAction, ApiVerb};
+use crate::faults::{ApiFault, ApiFaultAction, ApiVerb, COMMITTING_VERBS};
+
+/// The transport error a client sees when the fault layer drops its connection after the request was
+/// served ([`Injection::CommitThenDrop`]); over TCP the connection is closed without an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("connection closed by the server before the response was sent (injected fault)")]
+pub struct ConnectionDropped;
 
 /// What the fault layer does to one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +34,17 @@ pub enum Injection {
     DropWatch(Duration),
     /// End the watch at once with 410 Expired.
     ExpireWatch,
+    /// Serve the write, then answer this server error instead of its result.
+    CommitThenError(u16),
+    /// Serve the write, then drop the connection.
+    CommitThenDrop,
+}
+
+impl Injection {
+    /// Whether the request is served before the fault acts.
+    pub fn after_commit(self) -> bool {
+        matches!(self, Injection::CommitThenError(_) | Injection::CommitThenDrop)
+    }
 }
 
 /// The fault rules and their dice.
@@ -64,6 +81,9 @@ fn applies(rule: &ApiFault, verb: ApiVerb, resource: &str, now_ms: u64) -> bool 
     let action_ok = match rule.action {
         ApiFaultAction::Conflict => matches!(verb, ApiVerb::Update | ApiVerb::Patch | ApiVerb::Delete),
         ApiFaultAction::DropWatch { .. } | ApiFaultAction::ExpireWatch => verb == ApiVerb::Watch,
+        ApiFaultAction::CommitThenError { .. } | ApiFaultAction::CommitThenDrop => {
+            COMMITTING_VERBS.contains(&verb)
+        }
         _ => true,
     };
     verb_ok && resource_ok && window_ok && action_ok
@@ -78,6 +98,8 @@ fn injection(action: &ApiFaultAction, rng: &mut ChaCha8Rng) -> Injection {
         ApiFaultAction::Conflict => Injection::Conflict,
         ApiFaultAction::DropWatch { min_ms, max_ms } => Injection::DropWatch(ms(rng, min_ms, max_ms)),
         ApiFaultAction::ExpireWatch => Injection::ExpireWatch,
+        ApiFaultAction::CommitThenError { code } => Injection::CommitThenError(code),
+        ApiFaultAction::CommitThenDrop => Injection::CommitThenDrop,
     }
 }
 
@@ -112,6 +134,19 @@ mod tests {
         assert_eq!(f.decide(ApiVerb::Patch, "pods", 150), Some(Injection::Conflict));
         assert_eq!(f.decide(ApiVerb::Create, "pods", 150), None);
         assert_eq!(f.decide(ApiVerb::Patch, "pods", 200), None);
+    }
+
+    #[test]
+    fn commit_then_fail_hits_writes_only() {
+        let mut f = FaultInjector::new(
+            vec![rule(vec![], 1.0, ApiFaultAction::CommitThenError { code: 504 })],
+            ChaCha8Rng::seed_from_u64(1),
+        );
+        assert_eq!(f.decide(ApiVerb::Create, "pods", 0), Some(Injection::CommitThenError(504)));
+        assert_eq!(f.decide(ApiVerb::Delete, "pods", 0), Some(Injection::CommitThenError(504)));
+        for verb in [ApiVerb::Get, ApiVerb::List, ApiVerb::Watch, ApiVerb::Deletecollection] {
+            assert_eq!(f.decide(verb, "pods", 0), None, "{verb}");
+        }
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The fake API server, driven through `kube::Api` (the real client), one test per semantic.
 //!
 //! Modules: [`audit`], [`create`], [`read`] (get and list), [`update`], [`patch`], [`delete`], [`gc`], [`informer`], [`watch`],
-//! [`discovery`], [`faults`], [`bad_input`], [`determinism`], [`crd`] (custom resources from CRD
+//! [`cache`] (the watch cache and the resourceVersion parameters), [`timing`] (serving latency around
+//! the commit), [`discovery`], [`faults`], [`bad_input`], [`determinism`], [`crd`] (custom resources from CRD
 //! manifests: schema validation, pruning, `fieldValidation`, another controller's CRD); [`support`]
 //! builds the world.
 
 mod audit;
 mod bad_input;
+mod cache;
 mod crd;
 mod create;
 mod delete;
@@ -18,5 +20,6 @@ mod informer;
 mod patch;
 mod read;
 mod support;
+mod timing;
 mod update;
 mod watch;

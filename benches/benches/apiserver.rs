@@ -25,6 +25,7 @@ fn pods(rt: &Runtime) -> (FakeApiServer, Api<Pod>) {
         let config = ApiServerConfig {
             request_latency: LagRange::fixed(0),
             watch_lag: WatchLag::default(),
+            watch_cache_lag: WatchLag::default(),
             ..Default::default()
         };
         let trace = Recorder::new(SimClock::start(), TraceMode::HashOnly);

@@ -3,10 +3,10 @@
 //! scenario declares which probes it exists to hit and the minimum share of seeds that must hit each;
 //! a sweep in which the window never opened proves nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use arc_controller::runtime::metrics::PREDICATE_DROPPED_TOTAL;
-use arc_sim::apiserver::{AuditEntry, Committed};
+use arc_sim::apiserver::{ApiFault, AuditEntry, CacheRead, Committed};
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::GitHubEvent;
 use arc_sim::github::{EventKind, RemoveOutcome};
@@ -106,8 +106,8 @@ fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
     let mut removals: Vec<(u64, i64)> = run
         .audit()
         .filter(|a| matches!(a.resource.as_str(), "pods" | "ephemeralrunners" | "runners"))
-        .filter(|a| a.verb == ApiVerb::Delete && a.actor == "controller" && a.code < 300)
-        .filter_map(|a| Some((a.ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
+        .filter(|a| a.verb == ApiVerb::Delete && a.actor == "controller" && a.took_effect())
+        .filter_map(|a| Some((a.served_ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
         .collect();
     removals.extend(run.github_events().filter_map(|e| match e.kind {
         EventKind::RemoveRunner { runner_id, .. } => Some((e.at_ms, runner_id)),
@@ -217,6 +217,39 @@ fn controller_restart_mid_reconcile(run: &RunRecord) -> u32 {
     run.restarts_mid_reconcile
 }
 
+fn api_committed_then_failed(run: &RunRecord) -> u32 {
+    run.events_of::<ApiFault>().filter(|f| f.after_commit()).count() as u32
+}
+
+/// A request that met the answer a retry of a committed write meets (AlreadyExists on create, NotFound
+/// on delete, Conflict on update or patch) from the same actor on the same object after that write
+/// committed and was answered with a failure.
+fn retry_after_commit_already_exists(run: &RunRecord) -> u32 {
+    let mut committed: BTreeSet<(&str, ApiVerb, &str, &str, &str)> = BTreeSet::new();
+    let mut hits = 0;
+    for a in run.audit() {
+        let key = (a.actor.as_str(), a.verb, a.resource.as_str(), a.namespace.as_str(), a.name.as_str());
+        if a.committed_then_failed {
+            committed.insert(key);
+            continue;
+        }
+        let answer_of_retry = match a.verb {
+            ApiVerb::Create => a.reason == "AlreadyExists",
+            ApiVerb::Delete => a.reason == "NotFound",
+            ApiVerb::Update | ApiVerb::Patch => a.reason == "Conflict",
+            _ => false,
+        };
+        if answer_of_retry && committed.remove(&key) {
+            hits += 1;
+        }
+    }
+    hits
+}
+
+fn stale_list_from_watch_cache(run: &RunRecord) -> u32 {
+    run.events_of::<CacheRead>().filter(|r| r.stale()).count() as u32
+}
+
 /// `pod-create-already-exists`.
 pub const POD_CREATE_ALREADY_EXISTS: Probe = Probe {
     name: "pod-create-already-exists",
@@ -309,6 +342,30 @@ pub const CONTROLLER_RESTART_MID_RECONCILE: Probe = Probe {
     needs: Interest::none,
 };
 
+/// `api-committed-then-failed`.
+pub const API_COMMITTED_THEN_FAILED: Probe = Probe {
+    name: "api-committed-then-failed",
+    describe: "a mutating request committed, then its answer was a 500/504 or a dropped connection",
+    count: api_committed_then_failed,
+    needs: Interest::of::<ApiFault>,
+};
+
+/// `retry-after-commit-already-exists`.
+pub const RETRY_AFTER_COMMIT_ALREADY_EXISTS: Probe = Probe {
+    name: "retry-after-commit-already-exists",
+    describe: "a retry of a write that had committed met AlreadyExists, NotFound or Conflict",
+    count: retry_after_commit_already_exists,
+    needs: Interest::of::<AuditEntry>,
+};
+
+/// `stale-list-from-watch-cache`.
+pub const STALE_LIST_FROM_WATCH_CACHE: Probe = Probe {
+    name: "stale-list-from-watch-cache",
+    describe: "a list or watch served from the watch cache was handed a state older than the store's",
+    count: stale_list_from_watch_cache,
+    needs: Interest::of::<CacheRead>,
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -322,6 +379,9 @@ pub static PROBES: &[&Probe] = &[
     &PREDICATE_DROPPED_UPDATE,
     &LISTENER_PATCH_CONFLICT,
     &CONTROLLER_RESTART_MID_RECONCILE,
+    &API_COMMITTED_THEN_FAILED,
+    &RETRY_AFTER_COMMIT_ALREADY_EXISTS,
+    &STALE_LIST_FROM_WATCH_CACHE,
 ];
 
 /// Every probe.

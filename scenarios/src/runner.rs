@@ -109,7 +109,7 @@ pub fn headline_counters(record: &RunRecord) -> BTreeMap<String, i64> {
     let creates = |plural: &str| {
         record
             .audit()
-            .filter(|a| a.resource == plural && a.verb == arc_sim::faults::ApiVerb::Create && a.code == 201)
+            .filter(|a| a.resource == plural && a.verb == arc_sim::faults::ApiVerb::Create && a.took_effect())
             .count() as i64
     };
     c.insert("ephemeralrunners_created".into(), creates("ephemeralrunners"));

@@ -151,7 +151,27 @@ pub enum ApiFaultAction {
     /// `spec.containers[0].image: Required value`; other kinds: annotations over the size limit) and
     /// change nothing.
     Invalid,
+    /// Serve a create, update, patch or delete (the change commits and watchers hear of it), then
+    /// answer 500 or 504 instead of the result, as a server whose deadline passed after the write
+    /// reached etcd does. Requests that fail on their own get their own answer.
+    CommitThenError {
+        /// 500 (InternalError) or 504 (Timeout).
+        code: u16,
+    },
+    /// Serve a create, update, patch or delete (the change commits), then drop the connection without
+    /// an answer: the client sees a transport error.
+    CommitThenDrop,
 }
+
+impl ApiFaultAction {
+    /// Whether the action runs the request before it fails it (create, update, patch, delete only).
+    pub fn commits_first(&self) -> bool {
+        matches!(self, ApiFaultAction::CommitThenError { .. } | ApiFaultAction::CommitThenDrop)
+    }
+}
+
+/// The verbs a commit-then-fail action can hit.
+pub const COMMITTING_VERBS: &[ApiVerb] = &[ApiVerb::Create, ApiVerb::Update, ApiVerb::Patch, ApiVerb::Delete];
 
 /// The fake GitHub operations a fault rule can name.
 pub const GITHUB_OPERATIONS: &[&str] = &[
@@ -263,6 +283,26 @@ pub enum FaultPlanError {
         /// The action.
         action: &'static str,
     },
+    /// A commit-then-fail action on a rule that names a verb that commits nothing.
+    #[error(
+        "fault rule {rule}: {action} applies to create, update, patch and delete only, not {verb}; list those verbs or none"
+    )]
+    CommittingOnly {
+        /// Which rule.
+        rule: String,
+        /// The action.
+        action: &'static str,
+        /// The verb that cannot commit.
+        verb: ApiVerb,
+    },
+    /// A commit-then-error code other than 500 or 504.
+    #[error("fault rule {rule}: commit-then-error answers 500 or 504, not {code}")]
+    AfterCommitCode {
+        /// Which rule.
+        rule: String,
+        /// The bad code.
+        code: u16,
+    },
 }
 
 impl FaultPlan {
@@ -351,6 +391,22 @@ fn check_api_action(rule: &str, fault: &ApiFault) -> Result<(), FaultPlanError> 
             Err(FaultPlanError::WatchOnly { rule: rule.into(), action: "expire-watch" })
         }
         ApiFaultAction::ExpireWatch => Ok(()),
+        ApiFaultAction::CommitThenError { code } => {
+            check_committing(rule, fault, "commit-then-error")?;
+            if matches!(code, 500 | 504) {
+                Ok(())
+            } else {
+                Err(FaultPlanError::AfterCommitCode { rule: rule.into(), code })
+            }
+        }
+        ApiFaultAction::CommitThenDrop => check_committing(rule, fault, "commit-then-drop"),
+    }
+}
+
+fn check_committing(rule: &str, fault: &ApiFault, action: &'static str) -> Result<(), FaultPlanError> {
+    match fault.verbs.iter().find(|v| !COMMITTING_VERBS.contains(v)) {
+        Some(verb) => Err(FaultPlanError::CommittingOnly { rule: rule.into(), action, verb: *verb }),
+        None => Ok(()),
     }
 }
 
@@ -404,6 +460,18 @@ mod tests {
     }
 
     #[test]
+    fn commit_then_fail_actions_parse_from_their_json() {
+        let plan = FaultPlan::parse(
+            r#"{"api":[{"verbs":["create","delete"],"resources":["pods"],"probability":0.1,"action":{"kind":"commit-then-error","code":504}},{"probability":0.05,"action":{"kind":"commit-then-drop"}}]}"#,
+        )
+        .expect("a valid plan");
+        assert_eq!(plan.api[0].action, ApiFaultAction::CommitThenError { code: 504 });
+        assert_eq!(plan.api[1].action, ApiFaultAction::CommitThenDrop);
+        assert!(plan.api.iter().all(|r| r.action.commits_first()));
+        assert_eq!(FaultPlan::parse(&plan.to_json()), Ok(plan));
+    }
+
+    #[test]
     fn bad_plans_get_errors_that_name_the_rule() {
         let cases = [
             (r#"{"api":[{"probability":1.5,"action":{"kind":"conflict"}}]}"#, "api[0]: probability 1.5"),
@@ -416,6 +484,14 @@ mod tests {
             (r#"{"api":[{"probability":1,"action":{"kind":"latency","min_ms":5,"max_ms":1}}]}"#, "exceeds"),
             (r#"{"apy":[]}"#, "unknown field"),
             (r#"{"api":[{"probability":1,"action":{"kind":"forbidden"}}]}"#, "unknown variant"),
+            (
+                r#"{"api":[{"verbs":["create","list"],"probability":1,"action":{"kind":"commit-then-drop"}}]}"#,
+                "commit-then-drop applies to create, update, patch and delete only, not list",
+            ),
+            (
+                r#"{"api":[{"probability":1,"action":{"kind":"commit-then-error","code":503}}]}"#,
+                "commit-then-error answers 500 or 504, not 503",
+            ),
             ("not json", "not valid JSON"),
         ];
         for (json, expected) in cases {

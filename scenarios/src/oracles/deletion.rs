@@ -41,18 +41,18 @@ impl Oracle for NoBusyRunnerDeleted {
         let running = running_pods(run);
         let mut out = Vec::new();
         for a in run.audit().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
-            if a.actor != "controller" || a.code >= 300 || a.status_subresource {
+            if a.actor != "controller" || !a.took_effect() || a.status_subresource {
                 continue;
             }
             let key = format!("{}/{}", a.namespace, a.name);
             let Some(id) = ids.get(&key) else { continue };
-            let pod_live = running
-                .get(&key)
-                .is_some_and(|spans| spans.iter().any(|(from, to)| *from <= a.ms && a.ms < *to));
-            if let Some(job) = job_held_at(run, *id, a.ms).filter(|_| pod_live) {
+            let pod_live = running.get(&key).is_some_and(|spans| {
+                spans.iter().any(|(from, to)| *from <= a.served_ms && a.served_ms < *to)
+            });
+            if let Some(job) = job_held_at(run, *id, a.served_ms).filter(|_| pod_live) {
                 out.push(Violation {
                     oracle: self.name(),
-                    at_ms: a.ms,
+                    at_ms: a.served_ms,
                     objects: vec![
                         format!("ephemeralrunner {key}"),
                         format!("runner {id}"),

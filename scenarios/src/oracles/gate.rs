@@ -99,15 +99,15 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
         a.resource == "ephemeralrunners"
             && a.verb == ApiVerb::Delete
             && a.actor == "controller"
-            && a.code < 300
+            && a.took_effect()
             && !a.status_subresource
     });
     let mut out = Vec::new();
     for a in deletes {
         let key = format!("{}/{}", a.namespace, a.name);
-        let Some(victim) = runners.get(&key).and_then(|v| idle_before(v, a.ms)) else { continue };
+        let Some(victim) = runners.get(&key).and_then(|v| idle_before(v, a.served_ms)) else { continue };
         let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
-        let Some(removed_at) = removed_before(run, victim.runner_id, a.ms) else { continue };
+        let Some(removed_at) = removed_before(run, victim.runner_id, a.served_ms) else { continue };
         let Some(from) = cache.first_read("ephemeralrunners", &key) else { continue };
         let held: Vec<&Value> = cache
             .versions_held(set, (from, removed_at))
@@ -119,7 +119,7 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
         }
         let patch_ids = held.iter().map(|v| patch_id(v)).collect();
         out.push(ScaleDown {
-            ms: a.ms,
+            ms: a.served_ms,
             runner: key,
             set: set.clone(),
             window: (from, removed_at),

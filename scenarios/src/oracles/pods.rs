@@ -131,13 +131,11 @@ impl Oracle for BoundedPodCreates {
         let pod_creates = run.audit().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
         for a in pod_creates.filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name))) {
             let entry = per_name.entry((a.namespace.as_str(), a.name.as_str())).or_insert((0, 0, 0));
-            match a.code {
-                201 => entry.0 += 1,
-                409 => {
-                    entry.1 += 1;
-                    entry.2 = a.ms;
-                }
-                _ => {}
+            if a.took_effect() {
+                entry.0 += 1;
+            } else if a.code == 409 {
+                entry.1 += 1;
+                entry.2 = a.ms;
             }
         }
         per_name

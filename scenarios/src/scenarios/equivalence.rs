@@ -22,6 +22,7 @@ fn quiet_world(seed: Seed, variant: Variant) -> WorldPlan {
     let mut plan = assign_during_delete_world(seed, variant);
     plan.config.apiserver.request_latency = LagRange::fixed(0);
     plan.config.apiserver.watch_lag = WatchLag::default();
+    plan.config.apiserver.watch_cache_lag = WatchLag::default();
     plan.config.faults.github.clear();
     plan
 }

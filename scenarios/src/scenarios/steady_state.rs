@@ -1,6 +1,7 @@
 //! `steady-state`: the standard workload under a swarm of faults the seed picks (VOPR's swarm
-//! testing): watch lag per resource, API server errors, throttling, conflicts, latency, dropped and
-//! expired watches, GitHub errors and latency, pod evictions, controller and listener restarts. Every
+//! testing): watch lag and watch-cache lag per resource, API server errors, throttling, conflicts,
+//! latency, writes that commit and then fail (500, 504 or a dropped connection), dropped and expired
+//! watches, GitHub errors and latency, pod evictions, controller and listener restarts. Every
 //! fault stops at the heal time (the safety phase); the world must then converge within the liveness
 //! phase: runners back at the minimum, every job ended, nothing left deleting.
 
@@ -71,6 +72,27 @@ fn api_faults(rng: &mut ChaCha8Rng) -> Vec<ApiFault> {
     out
 }
 
+/// Writes that commit and then fail. Drawn after everything else, so adding them left every other
+/// draw of a seed as it was.
+fn after_commit_faults(rng: &mut ChaCha8Rng) -> Vec<ApiFault> {
+    if !chance(rng, 0.6) {
+        return Vec::new();
+    }
+    let action = match rng.random_range(0..3) {
+        0 => ApiFaultAction::CommitThenError { code: 504 },
+        1 => ApiFaultAction::CommitThenError { code: 500 },
+        _ => ApiFaultAction::CommitThenDrop,
+    };
+    let window = Some(Window { start_ms: 0, end_ms: HEAL_MS });
+    vec![ApiFault {
+        verbs: vec![],
+        resources: vec![],
+        probability: rng.random_range(0.01..0.06),
+        window,
+        action,
+    }]
+}
+
 fn github_faults(rng: &mut ChaCha8Rng) -> Vec<GitHubFault> {
     let window = Some(Window { start_ms: 0, end_ms: HEAL_MS });
     let rule = |probability, action| GitHubFault { operations: vec![], probability, window, action };
@@ -135,6 +157,15 @@ impl Scenario for SteadyState {
         }
         plan.config.faults = FaultPlan { api: api_faults(&mut rng), github: github_faults(&mut rng) };
         plan.config.disruptions = disruptions(&mut rng);
+        plan.config.faults.api.extend(after_commit_faults(&mut rng));
+        for plural in ["pods", "ephemeralrunners", "ephemeralrunnersets", "secrets", "autoscalinglisteners"] {
+            let max_ms = [0, 10, 100, 1_000][rng.random_range(0..4)];
+            plan.config
+                .apiserver
+                .watch_cache_lag
+                .per_resource
+                .insert(plural.into(), LagRange::between(0, max_ms));
+        }
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -156,6 +187,10 @@ impl Scenario for SteadyState {
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        &[ProbeGoal { probe: &probes::STALE_POD_CACHE_READ, min_share: 0.3 }]
+        &[
+            ProbeGoal { probe: &probes::STALE_POD_CACHE_READ, min_share: 0.3 },
+            ProbeGoal { probe: &probes::API_COMMITTED_THEN_FAILED, min_share: 0.3 },
+            ProbeGoal { probe: &probes::RETRY_AFTER_COMMIT_ALREADY_EXISTS, min_share: 0.3 },
+        ]
     }
 }

@@ -13,7 +13,7 @@ use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::{ScaleSetContext, ScaleSetReconcilers, ScaleSetSettings};
 use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations};
-use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
+use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, WatchLag};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
 use arc_sim::record::Recorder;
@@ -65,6 +65,9 @@ impl Default for HarnessBuilder {
     fn default() -> Self {
         let mut apiserver = ApiServerConfig::default();
         apiserver.namespaces.extend([RUNNER_NS.to_string(), CONTROLLER_NS.to_string()]);
+        // These tests port ARC's envtest suites, whose API server's watch cache keeps up within a
+        // millisecond; races between caches are the race scenarios' subject, not theirs.
+        apiserver.watch_cache_lag = WatchLag::default();
         HarnessBuilder {
             seed: Seed(1),
             apiserver,

@@ -1,7 +1,8 @@
 //! What the fake API server puts into the run's record: every answered request (with its actor, the
 //! audit log of mutating ones), every watch opened and every item it sent, every object a client was
-//! handed ([`ReadEntry`](super::reads::ReadEntry)), every committed change, what the garbage
-//! collector and the other controllers did, discovery requests and injected faults. Each renders the trace line it always had.
+//! handed ([`ReadEntry`](super::reads::ReadEntry)), every read served from the watch cache, every
+//! committed change, what the garbage collector and the other controllers did, discovery requests and
+//! injected faults. Each renders one trace line (or none).
 
 use std::sync::Arc;
 
@@ -15,6 +16,9 @@ use crate::record::{Line, Observed};
 pub struct AuditEntry {
     /// Sim milliseconds when it was answered.
     pub ms: u64,
+    /// Sim milliseconds when it reached the store (a write's commit, a read's snapshot); earlier than
+    /// `ms` by the serving time after the commit.
+    pub served_ms: u64,
     /// Who sent it (the actor header; `client` when absent).
     pub actor: String,
     /// Whether the request named its actor.
@@ -41,6 +45,16 @@ pub struct AuditEntry {
     pub resource_version: String,
     /// `Warning` headers sent with the answer.
     pub warnings: usize,
+    /// Whether the request changed the store and was then answered with a failure (`code` 500 or
+    /// 504) or with nothing (`code` 0: the connection was dropped) by an injected fault.
+    pub committed_then_failed: bool,
+}
+
+impl AuditEntry {
+    /// Whether the request took effect: answered with success, or committed before a fault failed it.
+    pub fn took_effect(&self) -> bool {
+        self.code < 300 || self.committed_then_failed
+    }
 }
 
 impl Observed for AuditEntry {
@@ -51,6 +65,9 @@ impl Observed for AuditEntry {
         }
         if !self.reason.is_empty() {
             details.push_str(&format!(" {}", self.reason));
+        }
+        if self.committed_then_failed {
+            details.push_str(" after-commit");
         }
         if self.warnings > 0 {
             details.push_str(&format!(" warnings={}", self.warnings));
@@ -252,16 +269,119 @@ impl Observed for DiscoveryServed {
     crate::observed_as_any!();
 }
 
+/// What an injected fault did to a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultEffect {
+    /// Delayed it by this many milliseconds before serving it.
+    Delayed {
+        /// The delay.
+        ms: u64,
+    },
+    /// Answered it with this code instead of serving it (nothing changed).
+    Refused {
+        /// 500, 502, 503, 504, 429 or 409.
+        code: u16,
+    },
+    /// Served it (the store changed), then answered this code instead of the result.
+    CommittedThenAnswered {
+        /// 500 or 504.
+        code: u16,
+    },
+    /// Served it (the store changed), then dropped the connection without an answer.
+    CommittedThenDropped,
+}
+
 /// An injected fault of the fault plan fired.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiFault {
-    /// What it did (`latency 40ms update pods`, `503 create pods ns/*`, …).
-    pub what: String,
+    /// Who sent the request (`None` when unattributed).
+    pub actor: Option<String>,
+    /// The verb.
+    pub verb: ApiVerb,
+    /// Resource plural.
+    pub resource: String,
+    /// Namespace (empty for cluster-scoped kinds and collections across namespaces).
+    pub namespace: String,
+    /// The object's name (for a create, the name it was given); empty for collections.
+    pub name: String,
+    /// What the request path named (`ns/name`, `ns/*`…).
+    pub target: String,
+    /// What the fault did.
+    pub effect: FaultEffect,
+}
+
+impl ApiFault {
+    /// Whether the request had changed the store before the fault failed it.
+    pub fn after_commit(&self) -> bool {
+        matches!(self.effect, FaultEffect::CommittedThenAnswered { .. } | FaultEffect::CommittedThenDropped)
+    }
 }
 
 impl Observed for ApiFault {
     fn line(&self) -> Option<Line<'_>> {
-        Some(Line::new("apiserver", "fault", &self.what))
+        let (verb, plural, target) = (self.verb, &self.resource, &self.target);
+        let what = match self.effect {
+            FaultEffect::Delayed { ms } => format!("latency {ms}ms {verb} {plural}"),
+            FaultEffect::Refused { code } => format!("{code} {verb} {plural} {target}"),
+            FaultEffect::CommittedThenAnswered { code } => {
+                format!("commit-then-{code} {verb} {plural} {target}")
+            }
+            FaultEffect::CommittedThenDropped => format!("commit-then-drop {verb} {plural} {target}"),
+        };
+        Some(Line::new("apiserver", "fault", what))
+    }
+
+    fn resource(&self) -> Option<&str> {
+        Some(&self.resource)
+    }
+
+    crate::observed_as_any!();
+}
+
+/// A list or watch served from the watch cache (a `resourceVersion` of `0`, or `NotOlderThan`), with
+/// how far the cache was behind the store for what was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheRead {
+    /// Who asked (`None` when unattributed).
+    pub actor: Option<String>,
+    /// List or watch.
+    pub verb: ApiVerb,
+    /// Resource plural.
+    pub resource: String,
+    /// The namespace asked for (empty: all).
+    pub namespace: String,
+    /// The `resourceVersion` asked for, as sent.
+    pub requested_rv: String,
+    /// The cache's resourceVersion: what the answer (or the watch's first events) reflect.
+    pub cache_rv: u64,
+    /// The store's resourceVersion at the same moment.
+    pub store_rv: u64,
+    /// Changes in the scope asked for (namespace and selectors) that the store had committed and the
+    /// cache had not received: how many objects the answer has older than the store's (or missing, or
+    /// still present).
+    pub behind: usize,
+}
+
+impl CacheRead {
+    /// Whether the reader was handed a state older than the store's.
+    pub fn stale(&self) -> bool {
+        self.behind > 0
+    }
+}
+
+impl Observed for CacheRead {
+    fn line(&self) -> Option<Line<'_>> {
+        let scope = if self.namespace.is_empty() { "*".to_string() } else { format!("{}/*", self.namespace) };
+        let by = self.actor.as_ref().map(|a| format!(" by={a}")).unwrap_or_default();
+        let details = format!(
+            "{} {scope} at rv={} -> cache rv={} store rv={} behind={}{by}",
+            self.resource, self.requested_rv, self.cache_rv, self.store_rv, self.behind
+        );
+        Some(Line::new("apiserver cache", self.verb.as_str(), details))
+    }
+
+    fn resource(&self) -> Option<&str> {
+        Some(&self.resource)
     }
 
     crate::observed_as_any!();

@@ -15,7 +15,13 @@ use rand_chacha::ChaCha8Rng;
 use super::registry::ResourceType;
 use super::status::{self, ApiError, Cause};
 use super::{labels, quota};
-use crate::faults::{ApiFault, ApiFaultAction, ApiVerb};
+use crate::faults::{ApiFault, ApiFaultAction, ApiVerb, COMMITTING_VERBS};
+
+/// The transport error a client sees when the fault layer drops its connection after the request was
+/// served ([`Injection::CommitThenDrop`]); over TCP the connection is closed without an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("connection closed by the server before the response was sent (injected fault)")]
+pub struct ConnectionDropped;
 
 /// What the fault layer does to one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +42,17 @@ pub enum Injection {
     ForbiddenQuota,
     /// Answer with a 422 Invalid; change nothing.
     Invalid,
+    /// Serve the write, then answer this server error instead of its result.
+    CommitThenError(u16),
+    /// Serve the write, then drop the connection.
+    CommitThenDrop,
+}
+
+impl Injection {
+    /// Whether the request is served before the fault acts.
+    pub fn after_commit(self) -> bool {
+        matches!(self, Injection::CommitThenError(_) | Injection::CommitThenDrop)
+    }
 }
 
 /// The quota an injected `forbidden-quota` names.
@@ -106,6 +123,9 @@ fn applies(rule: &ApiFault, verb: ApiVerb, resource: &str, now_ms: u64) -> bool 
         ApiFaultAction::DropWatch { .. } | ApiFaultAction::ExpireWatch => verb == ApiVerb::Watch,
         ApiFaultAction::ForbiddenQuota => verb == ApiVerb::Create,
         ApiFaultAction::Invalid => matches!(verb, ApiVerb::Create | ApiVerb::Update | ApiVerb::Patch),
+        ApiFaultAction::CommitThenError { .. } | ApiFaultAction::CommitThenDrop => {
+            COMMITTING_VERBS.contains(&verb)
+        }
         _ => true,
     };
     verb_ok && resource_ok && window_ok && action_ok
@@ -122,6 +142,8 @@ fn injection(action: &ApiFaultAction, rng: &mut ChaCha8Rng) -> Injection {
         ApiFaultAction::ExpireWatch => Injection::ExpireWatch,
         ApiFaultAction::ForbiddenQuota => Injection::ForbiddenQuota,
         ApiFaultAction::Invalid => Injection::Invalid,
+        ApiFaultAction::CommitThenError { code } => Injection::CommitThenError(code),
+        ApiFaultAction::CommitThenDrop => Injection::CommitThenDrop,
     }
 }
 
@@ -185,6 +207,19 @@ mod tests {
                 .message()
                 .contains("count/ephemeralrunners.actions.github.com=1")
         );
+    }
+
+    #[test]
+    fn commit_then_fail_hits_writes_only() {
+        let mut f = FaultInjector::new(
+            vec![rule(vec![], 1.0, ApiFaultAction::CommitThenError { code: 504 })],
+            ChaCha8Rng::seed_from_u64(1),
+        );
+        assert_eq!(f.decide(ApiVerb::Create, "pods", 0), Some(Injection::CommitThenError(504)));
+        assert_eq!(f.decide(ApiVerb::Delete, "pods", 0), Some(Injection::CommitThenError(504)));
+        for verb in [ApiVerb::Get, ApiVerb::List, ApiVerb::Watch, ApiVerb::Deletecollection] {
+            assert_eq!(f.decide(verb, "pods", 0), None, "{verb}");
+        }
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! HTTP: routing kube-apiserver's paths to the engine, and the `tower::Service` clients drive.
 //!
-//! One request is: parse the path (discovery or a resource), pick the verb from the method, let the
-//! fault layer act (delay, error, conflict, watch drop), run the verb, answer JSON (or a watch stream),
-//! count it by verb, resource and code, and put one line in the trace.
+//! One request is: parse the path (discovery or a resource), pick the verb from the method, spend the
+//! serving time before the commit ([`timing`](super::timing)), let the fault layer act (delay, error,
+//! conflict, watch drop), run the verb (a read from the watch cache first waits for it to be fresh
+//! enough), spend the serving time after the commit, let a commit-then-fail fault replace the answer,
+//! answer JSON (or a watch stream), count it by verb, resource and code, and put one line in the trace.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -16,13 +18,13 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
-use rand::Rng;
 use serde_json::Value;
 
 use super::admission::{self, Subresource};
+use super::cache;
 use super::engine::{self, PatchRequest};
-use super::events::{ApiFault, AuditEntry, DiscoveryServed, WatchOpened};
-use super::faults::{self, Injection};
+use super::events::{ApiFault, AuditEntry, DiscoveryServed, FaultEffect, WatchOpened};
+use super::faults::{self, ConnectionDropped, Injection};
 use super::field_validation::{self, FieldValidation, WriteKind};
 use super::lifecycle::{DeleteOptions, Propagation};
 use super::list::{self, ListRequest};
@@ -32,6 +34,8 @@ use super::registry::{ResourceId, ResourceType};
 use super::selector::{FieldSelector, LabelSelector, Selectors};
 use super::status::{self, ApiError};
 use super::store::StoreKey;
+use super::timing::Serving;
+use super::versions::{self, ListFrom, VersionParams, WatchFrom};
 use super::watch::{self, WatchFault, WatchRequest};
 use super::{Shared, discovery, quota};
 use crate::faults::ApiVerb;
@@ -48,6 +52,8 @@ struct Requester {
     body_hash: u64,
     /// For creates: the name (or `generateName` prefix followed by `*`) the body asks for.
     requested_name: Option<String>,
+    /// Sim ms when the request reached the store (or was refused).
+    served_ms: u64,
 }
 
 /// The response body type: a whole JSON document or a watch stream.
@@ -113,14 +119,19 @@ impl ApiService {
         ApiService { shared }
     }
 
-    /// Serves one request whose body has been read.
-    pub async fn handle(&self, parts: http::request::Parts, body: Bytes) -> Response<ResponseBody> {
+    /// Serves one request whose body has been read; [`ConnectionDropped`] when an injected fault
+    /// drops the connection instead of answering.
+    pub async fn handle(
+        &self,
+        parts: http::request::Parts,
+        body: Bytes,
+    ) -> Result<Response<ResponseBody>, ConnectionDropped> {
         let path = parts.uri.path().to_string();
         let query = parse_query(parts.uri.query().unwrap_or(""));
         match self.route(&path) {
             Route::Resource(route) => self.serve_resource(&parts, &query, route, body).await,
-            Route::Unknown => error_response(&status::unknown_resource()),
-            discovery_route => self.serve_discovery(&parts, &path, discovery_route),
+            Route::Unknown => Ok(error_response(&status::unknown_resource())),
+            discovery_route => Ok(self.serve_discovery(&parts, &path, discovery_route)),
         }
     }
 
@@ -201,54 +212,78 @@ impl ApiService {
         query: &Query,
         route: ResourceRoute,
         body: Bytes,
-    ) -> Response<ResponseBody> {
+    ) -> Result<Response<ResponseBody>, ConnectionDropped> {
         let Some(verb) = verb_of(&parts.method, &route, query) else {
-            return error_response(&status::method_not_allowed(parts.method.as_str()));
+            return Ok(error_response(&status::method_not_allowed(parts.method.as_str())));
         };
-        let who = Requester {
+        let mut who = Requester {
             verb,
             actor: parts.headers.get(ACTOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string),
             body_hash: body_hash(&body),
             requested_name: (verb == ApiVerb::Create).then(|| requested_name(&body)).flatten(),
+            served_ms: 0,
         };
         let route = &route;
-        let plural = &self.shared.registry.get(route.resource).plural;
-        let (serving, injection) = {
-            let now_ms = self.shared.clock.elapsed_ms();
-            let mut st = self.shared.lock();
-            let range = self.shared.config.request_latency;
-            let serving =
-                if range.max_ms == 0 { 0 } else { st.latency_rng.random_range(range.min_ms..=range.max_ms) };
-            (serving, st.faults.decide(verb, plural, now_ms))
-        };
-        if serving > 0 {
-            tokio::time::sleep(Duration::from_millis(serving)).await;
-        }
+        let (serving, injection) = self.admit(verb, route);
+        tokio::time::sleep(serving.before_commit).await;
         if let Some(Injection::Delay(d)) = injection {
-            let what = format!("latency {}ms {verb} {plural}", d.as_millis());
-            self.shared.record.emit(ApiFault { what });
+            self.emit_fault(&who, route, None, FaultEffect::Delayed { ms: d.as_millis() as u64 });
             tokio::time::sleep(d).await;
         }
         let injection = injection.filter(|i| *i != Injection::Conflict || carries_precondition(verb, &body));
-        if let Some(early) = self.injected_answer(injection, &who, route) {
-            return self.finish(&who, route, Err(early));
+        who.served_ms = self.shared.clock.elapsed_ms();
+        let early = self.injected_answer(injection, &who, route);
+        if verb == ApiVerb::Watch && early.is_none() && !query.contains_key("dryRun") {
+            return Ok(self.serve_watch(query, route, injection, &who).await);
         }
-        if query.contains_key("dryRun") {
-            let e = status::bad_request("dryRun is not supported by the arcsim fake API server");
-            return self.finish(&who, route, Err(e));
+        let result = match early {
+            Some(early) => Err(early),
+            None if query.contains_key("dryRun") => {
+                Err(status::bad_request("dryRun is not supported by the arcsim fake API server"))
+            }
+            None => {
+                let content_type =
+                    parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+                self.serve(verb, route, query, content_type, &body, &who).await
+            }
+        };
+        tokio::time::sleep(serving.after_commit).await;
+        match (injection.filter(|i| i.after_commit()), result) {
+            (Some(fault), Ok(served)) => self.fail_after_commit(&who, route, fault, &served),
+            (_, result) => Ok(self.finish(&who, route, result)),
         }
-        if verb == ApiVerb::Watch {
-            let fault = match injection {
-                Some(Injection::DropWatch(d)) => Some(WatchFault::DropAfter(d)),
-                Some(Injection::ExpireWatch) => Some(WatchFault::Expire),
-                _ => None,
-            };
-            return self.serve_watch(query, route, fault, &who);
+    }
+
+    /// Draws the request's serving time and lets the fault layer decide its fate.
+    fn admit(&self, verb: ApiVerb, route: &ResourceRoute) -> (Serving, Option<Injection>) {
+        let now_ms = self.shared.clock.elapsed_ms();
+        let plural = &self.shared.registry.get(route.resource).plural;
+        let mut st = self.shared.lock();
+        let st = &mut *st;
+        let serving =
+            Serving::draw(self.shared.config.request_latency, &mut st.latency_rng, &mut st.commit_point_rng);
+        (serving, st.faults.decide(verb, plural, now_ms))
+    }
+
+    /// Runs a verb other than watch; a list from the watch cache first waits for it to be fresh enough.
+    async fn serve(
+        &self,
+        verb: ApiVerb,
+        route: &ResourceRoute,
+        query: &Query,
+        content_type: &str,
+        body: &[u8],
+        who: &Requester,
+    ) -> Result<Answer, ApiError> {
+        if verb != ApiVerb::List {
+            return self.execute(verb, route, query, content_type, body);
         }
-        let content_type =
-            parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        let result = self.execute(verb, route, query, content_type, &body);
-        self.finish(&who, route, result)
+        let sh = &*self.shared;
+        let req = ListRequest { actor: who.actor.clone(), ..list_request(sh, route, query)? };
+        if let ListFrom::Cache { min_rv } = req.from {
+            cache::wait_until_fresh(&sh.cache, sh.clock, req.resource, min_rv).await?;
+        }
+        Ok(Answer::ok(list::list(sh, &mut sh.lock(), &req)?))
     }
 
     /// Decodes a create or update body: type meta checked, unknown fields of a custom resource pruned
@@ -277,7 +312,6 @@ impl ApiService {
         who: &Requester,
         route: &ResourceRoute,
     ) -> Option<ApiError> {
-        let verb = who.verb;
         let rt = self.shared.registry.get(route.resource);
         let name = route
             .name
@@ -294,11 +328,57 @@ impl ApiService {
                 faults::quota_exceeded(rt, &name, used)
             }
             Injection::Invalid => faults::invalid(rt, &name),
-            Injection::Delay(_) | Injection::DropWatch(_) | Injection::ExpireWatch => return None,
+            Injection::Delay(_)
+            | Injection::DropWatch(_)
+            | Injection::ExpireWatch
+            | Injection::CommitThenError(_)
+            | Injection::CommitThenDrop => return None,
         };
-        let what = format!("{} {verb} {} {}", answer.code, rt.plural, target_of(route));
-        self.shared.record.emit(ApiFault { what });
+        self.emit_fault(who, route, None, FaultEffect::Refused { code: answer.code });
         Some(answer)
+    }
+
+    /// Counts, audits and traces a request that was served and then failed by a fault: answered 500 or
+    /// 504, or not at all (the connection is dropped).
+    fn fail_after_commit(
+        &self,
+        who: &Requester,
+        route: &ResourceRoute,
+        fault: Injection,
+        served: &Answer,
+    ) -> Result<Response<ResponseBody>, ConnectionDropped> {
+        let failure = match fault {
+            Injection::CommitThenError(504) => Some(status::request_timeout()),
+            Injection::CommitThenError(code) => Some(status::server_error(code)),
+            _ => None,
+        };
+        let code = failure.as_ref().map_or(0, |e| e.code);
+        let effect = match failure {
+            Some(_) => FaultEffect::CommittedThenAnswered { code },
+            None => FaultEffect::CommittedThenDropped,
+        };
+        let name = served.body.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string);
+        self.emit_fault(who, route, name, effect);
+        self.count(who.verb, &self.shared.registry.get(route.resource).plural, code);
+        let mut entry = self.audit_entry(who, route, code, "", Some(&served.body));
+        entry.reason = failure.as_ref().map(|e| e.reason().to_string()).unwrap_or_default();
+        entry.committed_then_failed = true;
+        self.shared.record.emit(entry);
+        failure.map(|e| error_response(&e)).ok_or(ConnectionDropped)
+    }
+
+    /// Puts a fault that fired into the record; `name` names the object when the path does not.
+    fn emit_fault(&self, who: &Requester, route: &ResourceRoute, name: Option<String>, effect: FaultEffect) {
+        let name = route.name.clone().or(name).or_else(|| who.requested_name.clone()).unwrap_or_default();
+        self.shared.record.emit(ApiFault {
+            actor: who.actor.clone(),
+            verb: who.verb,
+            resource: self.shared.registry.get(route.resource).plural.clone(),
+            namespace: route.namespace.clone().unwrap_or_default(),
+            name,
+            target: target_of(route),
+            effect,
+        });
     }
 
     fn execute(
@@ -322,10 +402,7 @@ impl ApiService {
                 let st = sh.lock();
                 Ok(Answer::ok((*engine::get(sh, &st, key.as_ref().expect("named"))?).clone()))
             }
-            ApiVerb::List => {
-                let req = list_request(sh, route, query)?;
-                Ok(Answer::ok(list::list(sh, &mut sh.lock(), &req)?))
-            }
+            ApiVerb::List => unreachable!("lists are served by serve"),
             ApiVerb::Create => {
                 let (object, warnings) =
                     self.decode_write(route, query, content_type, body, WriteKind::Create)?;
@@ -383,18 +460,30 @@ impl ApiService {
         Ok(Answer::ok(list))
     }
 
-    fn serve_watch(
+    async fn serve_watch(
         &self,
         query: &Query,
         route: &ResourceRoute,
-        fault: Option<WatchFault>,
+        injection: Option<Injection>,
         who: &Requester,
     ) -> Response<ResponseBody> {
         let request = match watch_request(&self.shared, route, query) {
             Ok(r) => WatchRequest { actor: who.actor.clone(), ..r },
             Err(e) => return self.finish(who, route, Err(e)),
         };
-        let from = request.resource_version.map_or_else(|| "now".to_string(), |rv| rv.to_string());
+        let mut fault = match injection {
+            Some(Injection::DropWatch(d)) => Some(WatchFault::DropAfter(d)),
+            Some(Injection::ExpireWatch) => Some(WatchFault::Expire),
+            _ => None,
+        };
+        if let (None, WatchFrom::Cache { min_rv, .. }) = (&fault, request.from) {
+            let sh = &self.shared;
+            if let Err(e) = cache::wait_until_fresh(&sh.cache, sh.clock, request.resource, min_rv).await {
+                fault = Some(WatchFault::Fail(e.body));
+            }
+        }
+        let from =
+            if request.requested_rv.is_empty() { "now".to_string() } else { request.requested_rv.clone() };
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let id = watch::start(&self.shared, request, fault, tx);
         let plural = &self.shared.registry.get(route.resource).plural;
@@ -465,6 +554,7 @@ impl ApiService {
         let named = object.and_then(|o| o.pointer("/metadata/name")).and_then(Value::as_str);
         AuditEntry {
             ms: self.shared.clock.elapsed_ms(),
+            served_ms: who.served_ms,
             actor: who.actor.clone().unwrap_or_else(|| "client".into()),
             attributed: who.actor.is_some(),
             verb: who.verb,
@@ -483,6 +573,7 @@ impl ApiService {
             body_hash: who.body_hash,
             resource_version: rv.to_string(),
             warnings: 0,
+            committed_then_failed: false,
         }
     }
 
@@ -611,7 +702,11 @@ fn parse_number<T: std::str::FromStr>(query: &Query, key: &str) -> Result<Option
 }
 
 fn list_request(sh: &Shared, route: &ResourceRoute, query: &Query) -> Result<ListRequest, ApiError> {
-    parse_number::<u64>(query, "resourceVersion")?;
+    let limit: Option<usize> = parse_number(query, "limit")?;
+    let from = versions::list_from(&VersionParams {
+        limited: limit.is_some_and(|l| l > 0),
+        ..version_params(query)
+    })?;
     Ok(ListRequest {
         resource: route.resource,
         namespace: route.namespace.clone(),
@@ -621,8 +716,11 @@ fn list_request(sh: &Shared, route: &ResourceRoute, query: &Query) -> Result<Lis
             query.get("labelSelector").map_or("", String::as_str),
             query.get("fieldSelector").map_or("", String::as_str)
         ),
-        limit: parse_number(query, "limit")?,
+        limit,
         continue_token: query.get("continue").filter(|c| !c.is_empty()).cloned(),
+        from,
+        requested_rv: query.get("resourceVersion").cloned().unwrap_or_default(),
+        actor: None,
     })
 }
 
@@ -632,12 +730,24 @@ fn watch_request(sh: &Shared, route: &ResourceRoute, query: &Query) -> Result<Wa
         resource: route.resource,
         namespace: route.namespace.clone(),
         selectors: selectors(sh, route.resource, query)?,
-        resource_version: parse_number(query, "resourceVersion")?,
-        send_initial_events: flag("sendInitialEvents"),
+        from: versions::watch_from(&version_params(query))?,
+        requested_rv: query.get("resourceVersion").cloned().unwrap_or_default(),
         allow_bookmarks: flag("allowWatchBookmarks"),
         timeout: parse_number::<u64>(query, "timeoutSeconds")?.map(Duration::from_secs),
         actor: None,
     })
+}
+
+/// The version parameters of a list or watch query.
+fn version_params(query: &Query) -> VersionParams<'_> {
+    let text = |key: &str| query.get(key).map_or("", String::as_str);
+    VersionParams {
+        resource_version: text("resourceVersion"),
+        version_match: text("resourceVersionMatch"),
+        send_initial_events: query.get("sendInitialEvents").map(|v| matches!(v.as_str(), "true" | "1")),
+        continue_token: text("continue"),
+        limited: false,
+    }
 }
 
 /// DeleteOptions from the body (if any), completed by query parameters.
@@ -753,8 +863,8 @@ where
     B::Error: std::fmt::Display,
 {
     type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+    type Error = ConnectionDropped;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, ConnectionDropped>> + Send>>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -772,7 +882,7 @@ where
                     ))));
                 }
             };
-            Ok(service.handle(parts, bytes).await)
+            service.handle(parts, bytes).await
         })
     }
 }

@@ -1,8 +1,12 @@
-//! Lists: selectors, ordering, and `limit`/`continue` paging over a consistent snapshot.
+//! Lists: selectors, ordering, `limit`/`continue` paging over a consistent snapshot, and the source
+//! [`ListFrom`] picks: the store now, the store at an exact version, or the watch cache.
 //!
 //! A paged list keeps its full result as a snapshot (as etcd serves later pages at the first page's
 //! revision); continue tokens point into it. Snapshots are bounded in number; a token whose snapshot has
-//! been evicted gets 410 Expired, as a compacted continue token does.
+//! been evicted gets 410 Expired, as a compacted continue token does. An exact list rewinds the store
+//! through its history (410 once the version has left it). A list from the watch cache hands out what
+//! the cache holds, at the cache's resourceVersion, ignoring `limit` as the cacher does, and is recorded
+//! as a [`CacheRead`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,10 +15,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
+use super::events::CacheRead;
 use super::registry::ResourceId;
 use super::selector::Selectors;
 use super::status::{self, ApiError};
+use super::versions::ListFrom;
 use super::{Shared, State};
+use crate::faults::ApiVerb;
 
 /// A list request.
 #[derive(Debug, Clone)]
@@ -31,6 +38,12 @@ pub struct ListRequest {
     pub limit: Option<usize>,
     /// Continue token from a previous page.
     pub continue_token: Option<String>,
+    /// Where the list is served from.
+    pub from: ListFrom,
+    /// The resourceVersion asked for, as sent (for the record).
+    pub requested_rv: String,
+    /// Who asked (for the record).
+    pub actor: Option<String>,
 }
 
 struct Snapshot {
@@ -67,18 +80,11 @@ impl ListSnapshots {
 pub fn list(sh: &Shared, st: &mut State, req: &ListRequest) -> Result<Value, ApiError> {
     let rt = sh.registry.get(req.resource);
     let scope = format!("{}|{}|{}", rt.plural, req.namespace.as_deref().unwrap_or(""), req.selector_text);
-    let (snapshot_id, offset, rv, items) = match &req.continue_token {
-        Some(token) => resume(st, token, &scope)?,
-        None => {
-            let items: Vec<Arc<Value>> = st
-                .store
-                .list(req.resource, req.namespace.as_deref())
-                .into_iter()
-                .filter(|(_, obj)| req.selectors.matches(obj))
-                .map(|(_, obj)| obj.clone())
-                .collect();
-            (None, 0, st.store.current_rv(), items)
-        }
+    let (snapshot_id, offset, rv, items) = match (&req.continue_token, req.from) {
+        (Some(token), _) => resume(st, token, &scope)?,
+        (None, ListFrom::Store) => (None, 0, st.store.current_rv(), current(st, req)),
+        (None, ListFrom::Exact(rv)) => (None, 0, rv, exact(st, req, rv)?),
+        (None, ListFrom::Cache { .. }) => return Ok(from_cache(sh, st, req)),
     };
     let limit = req.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
     let end = offset.saturating_add(limit).min(items.len());
@@ -90,7 +96,56 @@ pub fn list(sh: &Shared, st: &mut State, req: &ListRequest) -> Result<Value, Api
         metadata["continue"] = json!(encode_token(id, end, rv));
         metadata["remainingItemCount"] = json!(items.len() - end);
     }
-    Ok(json!({"kind": rt.list_kind, "apiVersion": rt.api_version(), "metadata": metadata, "items": page}))
+    Ok(list_body(sh, req, &metadata, page))
+}
+
+fn list_body(sh: &Shared, req: &ListRequest, metadata: &Value, items: Vec<Value>) -> Value {
+    let rt = sh.registry.get(req.resource);
+    json!({"kind": rt.list_kind, "apiVersion": rt.api_version(), "metadata": metadata, "items": items})
+}
+
+/// The matching objects in the store now.
+fn current(st: &State, req: &ListRequest) -> Vec<Arc<Value>> {
+    st.store
+        .list(req.resource, req.namespace.as_deref())
+        .into_iter()
+        .filter(|(_, obj)| req.selectors.matches(obj))
+        .map(|(_, obj)| obj.clone())
+        .collect()
+}
+
+/// The matching objects as they stood at `rv`: 410 once it has left the history, and the 504 of a
+/// version not reached yet. Simplification: kube-apiserver passes etcd's future-revision error on as
+/// it comes; the fake answers it as the cacher answers a version it never reaches.
+fn exact(st: &State, req: &ListRequest, rv: u64) -> Result<Vec<Arc<Value>>, ApiError> {
+    let current = st.store.current_rv();
+    if rv > current {
+        return Err(status::too_large_resource_version(rv, current));
+    }
+    let objects = st
+        .store
+        .objects_at(req.resource, req.namespace.as_deref(), rv)
+        .map_err(|_| status::list_too_old())?;
+    Ok(objects.into_iter().map(|(_, o)| o).filter(|o| req.selectors.matches(o)).collect())
+}
+
+/// The whole list as the watch cache holds it now (no paging: the cacher ignores `limit`).
+fn from_cache(sh: &Shared, st: &State, req: &ListRequest) -> Value {
+    let now_ms = sh.clock.elapsed_ms();
+    let view = sh.cache.lock().view(req.resource, req.namespace.as_deref(), &req.selectors, now_ms);
+    let items: Vec<Value> =
+        view.objects.iter().filter(|o| req.selectors.matches(o)).map(|o| (**o).clone()).collect();
+    sh.record.emit(CacheRead {
+        actor: req.actor.clone(),
+        verb: ApiVerb::List,
+        resource: sh.registry.get(req.resource).plural.clone(),
+        namespace: req.namespace.clone().unwrap_or_default(),
+        requested_rv: req.requested_rv.clone(),
+        cache_rv: view.rv,
+        store_rv: st.store.current_rv(),
+        behind: view.behind,
+    });
+    list_body(sh, req, &json!({"resourceVersion": view.rv.to_string()}), items)
 }
 
 type Resumed = (Option<u64>, usize, u64, Vec<Arc<Value>>);

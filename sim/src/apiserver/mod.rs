@@ -4,7 +4,9 @@
 //! global counter, 409 AlreadyExists and Conflict, 404, 422 with real `Status` bodies, finalizers and
 //! deletionTimestamp, graceful pod deletion, ownerReference garbage collection, the status subresource,
 //! generateName, label and field selectors, paged lists, and watches with bookmarks, 410 Expired and
-//! seeded per-watch delivery lag. It is a `tower::Service`, so `kube::Client::new(service, "default")`
+//! seeded per-watch delivery lag; lists and watches at resourceVersion `0` (or `NotOlderThan`) are
+//! served from a watch cache that lags the store by a seeded delay, and serving time is split around
+//! the commit. It is a `tower::Service`, so `kube::Client::new(service, "default")`
 //! drives it exactly as it drives a real cluster, and [`tcp`] serves it over loopback for kubectl.
 //!
 //! Custom resources are learnt from CRD manifests, as data ([`CrdSet`]): each is validated against its
@@ -19,13 +21,16 @@
 //! [`serviceaccount_admission`] and [`quota`] (admission plugins; quota status), [`serviceaccounts`]
 //! (every namespace's `default` account), [`delay_queue`] (their delayed work), [`lifecycle`]
 //! (deletion), [`patch`] and [`strategic`] (strategic merge patch),
-//! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`gc`]
+//! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`cache`]
+//! (the watch cache lists and watches are served from), [`versions`] (the `resourceVersion` and
+//! `resourceVersionMatch` parameters), [`timing`] (serving latency around the commit), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
 //! [`discovery`], [`selector`], [`http`] (routing, the tower service, the audit log), [`reads`] (who
 //! was handed which version), [`actor`] (request attribution), [`tcp`] (loopback server).
 
 pub mod actor;
 pub mod admission;
+pub mod cache;
 pub mod crd;
 pub mod delay_queue;
 pub mod discovery;
@@ -55,7 +60,9 @@ pub mod status;
 pub mod store;
 pub mod strategic;
 pub mod tcp;
+pub mod timing;
 pub mod validate;
+pub mod versions;
 pub mod watch;
 
 use std::collections::BTreeMap;
@@ -73,7 +80,8 @@ use crate::seed::{Component, Seed};
 pub use actor::ActorService;
 pub use crd::{Crd, CrdError, CrdSet};
 pub use events::{
-    ApiFault, AuditEntry, Collected, Committed, DiscoveryServed, WatchItem, WatchOpened, WatchSent,
+    ApiFault, AuditEntry, CacheRead, Collected, Committed, DiscoveryServed, FaultEffect, WatchItem,
+    WatchOpened, WatchSent,
 };
 pub use http::{ACTOR_HEADER, ApiService, ResponseBody};
 pub use registry::{Registry, ResourceId, ResourceType};
@@ -123,11 +131,16 @@ impl WatchLag {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ApiServerConfig {
-    /// Watch delivery lag (default: 0–20 ms for every resource).
+    /// Watch delivery lag, per watch, on top of the watch cache's (default: 0–20 ms for every resource).
     pub watch_lag: WatchLag,
-    /// Time each request takes to serve, drawn per request (default 1–4 ms). Real servers take
-    /// milliseconds; a zero here lets a client loop (say, re-watching a stream that ends at once)
-    /// without simulated time ever advancing.
+    /// How long a committed change takes to reach its resource's watch cache, drawn per change
+    /// (default: 0–10 ms for every resource). Lists at resourceVersion `0` see the cache as it is;
+    /// watches deliver a change no earlier than its cache has it.
+    pub watch_cache_lag: WatchLag,
+    /// Time each request takes to serve, drawn per request (default 1–4 ms) and split at a uniformly
+    /// drawn point into the part before the request reaches the store and the part after (see
+    /// [`timing`]). Real servers take milliseconds; a zero here lets a client loop (say, re-watching a
+    /// stream that ends at once) without simulated time ever advancing.
     pub request_latency: LagRange,
     /// Changes retained per resource for watch resumption (default 1000); older resumes get 410.
     pub history_capacity: usize,
@@ -148,6 +161,7 @@ impl Default for ApiServerConfig {
     fn default() -> Self {
         ApiServerConfig {
             watch_lag: WatchLag { default: LagRange::between(0, 20), per_resource: BTreeMap::new() },
+            watch_cache_lag: WatchLag { default: LagRange::between(0, 10), per_resource: BTreeMap::new() },
             request_latency: LagRange::between(1, 4),
             history_capacity: 1000,
             bookmark_interval_ms: 60_000,
@@ -172,6 +186,8 @@ pub struct State {
     rng: ChaCha8Rng,
     /// Per-request serving latency.
     latency_rng: ChaCha8Rng,
+    /// Where in its serving time each request reaches the store.
+    commit_point_rng: ChaCha8Rng,
     /// The fault layer.
     faults: faults::FaultInjector,
     /// Requests by verb, resource and code.
@@ -194,6 +210,8 @@ pub struct Shared {
     pub config: ApiServerConfig,
     /// The run's seed (per-watch lag streams derive from it).
     pub seed: Seed,
+    /// The watch caches (locked after `state` when both are held).
+    pub cache: Arc<cache::CacheHandle>,
     state: Mutex<State>,
 }
 
@@ -229,16 +247,25 @@ impl FakeApiServer {
         crds: &CrdSet,
     ) -> Self {
         let registry = Registry::new(crds);
+        let plurals: Vec<String> = registry.types().iter().map(|t| t.plural.clone()).collect();
+        let caches = cache::WatchCaches::new(
+            config.watch_cache_lag.clone(),
+            plurals,
+            seed.named_rng("apiserver/watch-cache"),
+        );
+        let cache = cache::CacheHandle::new(caches);
         let state = State {
-            store: store::Store::new(config.history_capacity, committed_sink(&registry, &record)),
+            store: store::Store::new(config.history_capacity, committed_sink(&registry, &record, &cache)),
             rng: seed.rng(Component::ApiServer),
             latency_rng: seed.named_rng("apiserver/latency"),
+            commit_point_rng: seed.named_rng("apiserver/commit-point"),
             faults: faults::FaultInjector::new(faults.api.clone(), seed.rng(Component::ApiFaults)),
             counts: BTreeMap::new(),
             next_watch_id: 1,
             snapshots: list::ListSnapshots::new(config.list_snapshots),
         };
-        let shared = Arc::new(Shared { registry, clock, record, config, seed, state: Mutex::new(state) });
+        let shared =
+            Arc::new(Shared { registry, clock, record, config, seed, cache, state: Mutex::new(state) });
         let server = FakeApiServer { shared };
         server.create_namespaces();
         gc::spawn(server.shared.clone());
@@ -330,12 +357,18 @@ impl FakeApiServer {
     }
 }
 
-/// The store's commit hook: each committed change goes into the record as [`events::Committed`], when
-/// the record keeps changes of its kind.
-fn committed_sink(registry: &Registry, record: &Recorder) -> store::CommitSink {
+/// The store's commit hook: each committed change goes on its way to its watch cache, and into the
+/// record as [`events::Committed`] when the record keeps changes of its kind.
+fn committed_sink(
+    registry: &Registry,
+    record: &Recorder,
+    cache: &Arc<cache::CacheHandle>,
+) -> store::CommitSink {
     let plurals: Vec<String> = registry.types().iter().map(|t| t.plural.clone()).collect();
     let record = record.clone();
+    let cache = cache.clone();
     Box::new(move |change: &Arc<Change>| {
+        cache.observe(change, record.clock().elapsed_ms());
         let resource = plurals.get(change.key.resource).cloned().unwrap_or_default();
         if record.wants::<events::Committed>(Some(&resource)) {
             record.emit(events::Committed { resource, change: change.clone() });

@@ -251,6 +251,31 @@ pub fn expired(message: String) -> ApiError {
     ApiError::new(410, "Expired", message, None)
 }
 
+/// 410 Expired for an exact list at a version the store no longer holds (etcd3's `expired`).
+pub fn list_too_old() -> ApiError {
+    expired("The resourceVersion for the provided list is too old.".into())
+}
+
+/// 504 Timeout for a read at a version the watch cache has not reached within its wait
+/// (`storage.NewTooLargeResourceVersionError`: retry after 1 s, cause `ResourceVersionTooLarge`).
+pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+    let message = format!("Timeout: Too large resource version: {requested}, current: {current}");
+    let details = json!({
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1,
+    });
+    let mut e = ApiError::new(504, "Timeout", message, Some(details));
+    e.retry_after_seconds = Some(1);
+    e
+}
+
+/// 504 Timeout for a request whose deadline passed while the store was still working on it; the write
+/// may still land (the finisher's `NewTimeoutError`).
+pub fn request_timeout() -> ApiError {
+    let message = "Timeout: request did not complete within requested timeout - context deadline exceeded";
+    ApiError::new(504, "Timeout", message.into(), Some(json!({})))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -228,6 +228,33 @@ impl Store {
         Ok(history.changes.iter().filter(|c| c.rv > rv).cloned().collect())
     }
 
+    /// The objects of `resource` (in `namespace` if given) as they stood at resourceVersion `rv`, in key
+    /// order: today's objects with every retained later change undone. [`TooOld`] when changes after
+    /// `rv` have left the history (etcd's compaction).
+    pub fn objects_at(
+        &self,
+        resource: ResourceId,
+        namespace: Option<&str>,
+        rv: u64,
+    ) -> Result<Vec<(StoreKey, Arc<Value>)>, TooOld> {
+        let later = self.changes_since(resource, rv)?;
+        let mut objects: BTreeMap<StoreKey, Arc<Value>> =
+            self.list(resource, namespace).into_iter().map(|(k, o)| (k.clone(), o.clone())).collect();
+        let in_scope = |key: &StoreKey| namespace.is_none_or(|ns| key.namespace == ns);
+        for change in later.iter().rev().filter(|c| in_scope(&c.key)) {
+            match (change.kind, &change.old) {
+                (EventType::Added, _) => {
+                    objects.remove(&change.key);
+                }
+                (_, Some(old)) => {
+                    objects.insert(change.key.clone(), old.clone());
+                }
+                (_, None) => {}
+            }
+        }
+        Ok(objects.into_iter().collect())
+    }
+
     /// Registers a listener for future changes of `resource` (all when `None`), optionally one namespace.
     pub fn subscribe(
         &mut self,
@@ -333,6 +360,26 @@ mod tests {
         let tail = s.changes_since(0, 2).unwrap();
         assert_eq!(tail.iter().map(|c| c.rv).collect::<Vec<_>>(), [3, 4]);
         assert!(s.changes_since(1, 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_objects_at_an_old_version_undo_every_later_change() {
+        let mut s = Store::new(10, Box::new(|_| {}));
+        s.create(key(0, "ns", "a"), obj("a", "u1"));
+        s.create(key(0, "ns", "b"), obj("b", "u2"));
+        let at_2: Vec<String> = s.list(0, None).iter().map(|(k, _)| k.display()).collect();
+        s.update(&key(0, "ns", "a"), json!({"metadata": {"name": "a", "uid": "u1", "labels": {"x": "1"}}}));
+        s.remove(&key(0, "ns", "b"));
+        s.create(key(0, "ns", "c"), obj("c", "u3"));
+        let then = s.objects_at(0, None, 2).unwrap();
+        assert_eq!(then.iter().map(|(k, _)| k.display()).collect::<Vec<_>>(), at_2);
+        assert_eq!(then[0].1["metadata"]["resourceVersion"], "1");
+        assert!(then[0].1["metadata"].get("labels").is_none());
+        assert_eq!(s.objects_at(0, None, 5).unwrap().len(), 2);
+        let mut small = Store::new(1, Box::new(|_| {}));
+        small.create(key(0, "ns", "a"), obj("a", "u1"));
+        small.create(key(0, "ns", "b"), obj("b", "u2"));
+        assert_eq!(small.objects_at(0, None, 0).unwrap_err(), TooOld { oldest: 1 });
     }
 
     #[tokio::test]

@@ -1,12 +1,15 @@
 //! Watches: newline-delimited events resumed from a resourceVersion, delivered with seeded lag.
 //!
-//! Each watch is one task. It starts from the current objects (synthetic ADDED, for a watch without a
-//! resourceVersion or with `0`) or from the retained history (410 Expired when it no longer reaches
-//! back far enough), then follows the store. Selectors are applied per event, so an object that stops
-//! matching is sent as DELETED and one that starts matching as ADDED. Every item gets a lag drawn from
-//! the watch's own seeded stream and is delivered no earlier than the item before it, so a watch is
-//! always in resourceVersion order however large its lag. Bookmarks, server-side timeouts and injected
-//! drops end or punctuate the stream. Every delivery goes into the trace.
+//! Each watch is one task. It starts where [`WatchFrom`] says: the store's current objects (synthetic
+//! ADDED, for a watch without a resourceVersion), the watch cache's objects (at `0`, or with
+//! `sendInitialEvents`; they may be older than the store's), or the retained history after a
+//! resourceVersion (410 Expired when it no longer reaches back far enough); then it follows the store.
+//! Selectors are applied per event, so an object that stops matching is sent as DELETED and one that
+//! starts matching as ADDED. A change is delivered once the watch cache has it (kube-apiserver serves
+//! watches from its cacher) plus a lag drawn from the watch's own seeded stream, and never before the
+//! item before it, so a watch is always in resourceVersion order however large its lag. Bookmarks
+//! (at the cache's resourceVersion), server-side timeouts and injected drops end or punctuate the
+//! stream. Every delivery goes into the trace.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -21,13 +24,15 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{Instant, sleep_until};
 
-use super::events::{WatchItem, WatchSent};
+use super::events::{CacheRead, WatchItem, WatchSent};
 use super::reads::{self, ReadVia};
 use super::registry::ResourceId;
 use super::selector::Selectors;
 use super::status;
 use super::store::{Change, EventType, StoreKey};
-use super::{LagRange, Shared};
+use super::versions::WatchFrom;
+use super::{LagRange, Shared, State};
+use crate::faults::ApiVerb;
 
 /// A watch request, parsed from the query.
 #[derive(Debug, Clone)]
@@ -38,10 +43,10 @@ pub struct WatchRequest {
     pub namespace: Option<String>,
     /// Label and field selectors.
     pub selectors: Selectors,
-    /// Where to resume; `None` or `Some(0)` starts with the current objects.
-    pub resource_version: Option<u64>,
-    /// `sendInitialEvents=true`: current objects, then a bookmark marking their end.
-    pub send_initial_events: bool,
+    /// Where the watch starts.
+    pub from: WatchFrom,
+    /// The `resourceVersion` asked for, as sent (empty when absent).
+    pub requested_rv: String,
     /// `allowWatchBookmarks=true`.
     pub allow_bookmarks: bool,
     /// `timeoutSeconds`, in simulated time.
@@ -50,13 +55,16 @@ pub struct WatchRequest {
     pub actor: Option<String>,
 }
 
-/// A fault the fault layer attached to this watch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A fault the fault layer attached to this watch, or an error the watch must end with at once.
+#[derive(Debug, Clone, PartialEq)]
 pub enum WatchFault {
     /// End the stream after this long.
     DropAfter(Duration),
     /// Answer with the 410 Expired ERROR event at once.
     Expire,
+    /// Answer with this `Status` as an ERROR event at once (how the cacher reports a watch it could not
+    /// start, such as one waiting for a resourceVersion its cache never reached).
+    Fail(Value),
 }
 
 /// Something a watch delivers.
@@ -78,6 +86,8 @@ struct WatchTask {
     lag: LagRange,
     pending: VecDeque<(Instant, Item)>,
     last_due: Instant,
+    /// Changes at or below this resourceVersion are already covered by the start.
+    after: u64,
     deadline: Instant,
     drop_at: Option<Instant>,
     next_bookmark: Option<Instant>,
@@ -92,17 +102,19 @@ pub fn start(
     out: UnboundedSender<Bytes>,
 ) -> u64 {
     let (tx, changes) = futures::channel::mpsc::unbounded();
-    let (id, initial) = {
+    let (id, opening) = {
         let mut st = shared.lock();
         let id = st.next_watch_id;
         st.next_watch_id += 1;
-        let initial = if fault == Some(WatchFault::Expire) {
-            vec![expired_item(st.store.current_rv(), request.resource_version.unwrap_or(0))]
-        } else {
-            initial_items(&st, &request)
+        let opening = match &fault {
+            Some(WatchFault::Expire) => {
+                Opening::fails(expired_item(st.store.current_rv(), &request.requested_rv))
+            }
+            Some(WatchFault::Fail(status)) => Opening::fails(Item::Error(status.clone())),
+            _ => opening(shared, &st, &request),
         };
         st.store.subscribe(Some(request.resource), request.namespace.clone(), tx);
-        (id, initial)
+        (id, opening)
     };
     let mut rng = shared.seed.named_rng(&format!("apiserver/watch/{id}"));
     let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
@@ -123,47 +135,118 @@ pub fn start(
         rng,
         pending: VecDeque::new(),
         last_due: now,
+        after: opening.after,
         deadline: now + timeout,
         drop_at,
     };
-    let ends_at_once = fault == Some(WatchFault::Expire);
-    for item in initial {
-        task.schedule(item);
+    for (item, visible_ms) in opening.items {
+        task.schedule(item, visible_ms);
     }
-    tokio::spawn(async move { task.run(ends_at_once).await });
+    tokio::spawn(async move { task.run(opening.ends_at_once).await });
     id
 }
 
-fn expired_item(current: u64, requested: u64) -> Item {
+/// How a watch opens: its first items (each with when the watch cache has it, if later than now),
+/// the resourceVersion they cover, and whether the stream ends after them.
+struct Opening {
+    items: Vec<(Item, Option<u64>)>,
+    after: u64,
+    ends_at_once: bool,
+}
+
+impl Opening {
+    fn fails(error: Item) -> Self {
+        Opening { items: vec![(error, None)], after: u64::MAX, ends_at_once: true }
+    }
+}
+
+fn expired_item(current: u64, requested: &str) -> Item {
     let e = status::expired(format!("too old resource version: {requested} ({current})"));
     Item::Error(e.body)
 }
 
-/// The items a new watch starts with: the current objects, or the history after its resourceVersion.
-fn initial_items(st: &super::State, req: &WatchRequest) -> Vec<Item> {
-    let from_current = matches!(req.resource_version, None | Some(0)) || req.send_initial_events;
-    if from_current {
-        let mut items: Vec<Item> = st
-            .store
-            .list(req.resource, req.namespace.as_deref())
-            .into_iter()
-            .filter(|(_, obj)| req.selectors.matches(obj))
-            .map(|(_, obj)| Item::Event(EventType::Added, obj.clone()))
-            .collect();
-        if req.send_initial_events {
-            items.push(Item::Bookmark { rv: st.store.current_rv(), initial_events_end: true });
+/// The items a new watch starts with, as [`WatchFrom`] says.
+fn opening(shared: &Shared, st: &State, req: &WatchRequest) -> Opening {
+    match req.from {
+        WatchFrom::Store { bookmark } => from_store(st, req, bookmark),
+        WatchFrom::Cache { bookmark, .. } => from_cache(shared, st, req, bookmark),
+        WatchFrom::After(rv) => {
+            let rv = rv.unwrap_or_else(|| cache_rv(shared, req.resource));
+            match history_after(shared, st, req, rv) {
+                Ok(items) => Opening { items, after: rv, ends_at_once: false },
+                Err(too_old) => Opening::fails(expired_item(too_old, &rv.to_string())),
+            }
         }
-        return items;
     }
-    let rv = req.resource_version.unwrap_or(0);
-    match st.store.changes_since(req.resource, rv) {
-        Ok(changes) => changes
-            .iter()
-            .filter(|c| req.namespace.as_deref().is_none_or(|ns| ns == c.key.namespace))
-            .filter_map(|c| transform(&req.selectors, c))
-            .collect(),
-        Err(too_old) => vec![expired_item(too_old.oldest, rv)],
+}
+
+/// The store's current objects as ADDED (and the bookmark ending them, when asked for).
+fn from_store(st: &State, req: &WatchRequest, bookmark: bool) -> Opening {
+    let rv = st.store.current_rv();
+    let objects = st.store.list(req.resource, req.namespace.as_deref()).into_iter().map(|(_, o)| o.clone());
+    Opening { items: added(req, objects, rv, bookmark), after: rv, ends_at_once: false }
+}
+
+/// The watch cache's objects as ADDED (and the bookmark ending them), then the changes the store has
+/// that the cache has not delivered yet. Simplification: when those changes have left the store's
+/// history (more than `history_capacity` in flight), the watch starts from the store instead.
+fn from_cache(shared: &Shared, st: &State, req: &WatchRequest, bookmark: bool) -> Opening {
+    let now_ms = shared.clock.elapsed_ms();
+    let view = shared.cache.lock().view(req.resource, req.namespace.as_deref(), &req.selectors, now_ms);
+    let Ok(later) = history_after(shared, st, req, view.rv) else { return from_store(st, req, bookmark) };
+    shared.record.emit(CacheRead {
+        actor: req.actor.clone(),
+        verb: ApiVerb::Watch,
+        resource: shared.registry.get(req.resource).plural.clone(),
+        namespace: req.namespace.clone().unwrap_or_default(),
+        requested_rv: req.requested_rv.clone(),
+        cache_rv: view.rv,
+        store_rv: st.store.current_rv(),
+        behind: view.behind,
+    });
+    let mut items = added(req, view.objects.into_iter(), view.rv, bookmark);
+    items.extend(later);
+    Opening { items, after: st.store.current_rv(), ends_at_once: false }
+}
+
+fn added(
+    req: &WatchRequest,
+    objects: impl Iterator<Item = Arc<Value>>,
+    rv: u64,
+    bookmark: bool,
+) -> Vec<(Item, Option<u64>)> {
+    let mut items: Vec<(Item, Option<u64>)> = objects
+        .filter(|obj| req.selectors.matches(obj))
+        .map(|obj| (Item::Event(EventType::Added, obj), None))
+        .collect();
+    if bookmark {
+        items.push((Item::Bookmark { rv, initial_events_end: true }, None));
     }
+    items
+}
+
+/// The retained changes after `rv` as this watch sees them, each with when its cache has it; the
+/// oldest version still retained when `rv` is older.
+fn history_after(
+    shared: &Shared,
+    st: &State,
+    req: &WatchRequest,
+    rv: u64,
+) -> Result<Vec<(Item, Option<u64>)>, u64> {
+    let changes = st.store.changes_since(req.resource, rv).map_err(|too_old| too_old.oldest)?;
+    let cache = shared.cache.lock();
+    Ok(changes
+        .iter()
+        .filter(|c| req.namespace.as_deref().is_none_or(|ns| ns == c.key.namespace))
+        .filter_map(|c| Some((transform(&req.selectors, c)?, cache.visible_at(c.key.resource, c.rv))))
+        .collect())
+}
+
+/// The resourceVersion of `resource`'s watch cache now.
+fn cache_rv(shared: &Shared, resource: ResourceId) -> u64 {
+    let mut cache = shared.cache.lock();
+    cache.advance(shared.clock.elapsed_ms());
+    cache.rv(resource)
 }
 
 /// What a change looks like through a selector.
@@ -220,27 +303,38 @@ impl WatchTask {
     }
 
     fn accept(&mut self, change: &Change) {
+        if change.rv <= self.after {
+            return;
+        }
         if let Some(item) = transform(&self.request.selectors, change) {
-            self.schedule(item);
+            let visible_ms = self.shared.cache.lock().visible_at(change.key.resource, change.rv);
+            self.schedule(item, visible_ms);
         }
     }
 
-    /// Queues a bookmark at the current resourceVersion, after every change it covers.
+    /// Queues a bookmark at the watch cache's resourceVersion, after every change it covers (none when
+    /// the cache is still behind where the watch started, as the cacher sends none then).
     fn bookmark(&mut self) {
-        let rv = self.shared.lock().store.current_rv();
+        let rv = cache_rv(&self.shared, self.request.resource);
         while let Ok(change) = self.changes.try_recv() {
             self.accept(&change);
         }
-        self.schedule(Item::Bookmark { rv, initial_events_end: false });
+        if rv >= self.after {
+            self.schedule(Item::Bookmark { rv, initial_events_end: false }, None);
+        }
         let every = Duration::from_millis(self.shared.config.bookmark_interval_ms.max(1));
         self.next_bookmark = self.next_bookmark.map(|t| t + every);
     }
 
-    fn schedule(&mut self, item: Item) {
+    /// Queues `item` for delivery the watch's lag after the watch cache has it (`visible_ms`; now when
+    /// it already has), never before the item queued before it.
+    fn schedule(&mut self, item: Item, visible_ms: Option<u64>) {
         let lag_ms =
             if self.lag.max_ms == 0 { 0 } else { self.rng.random_range(self.lag.min_ms..=self.lag.max_ms) };
         let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
-        let due = (now + Duration::from_millis(lag_ms)).max(self.last_due);
+        let cached =
+            visible_ms.map_or(now, |ms| self.shared.clock.instant_at(Duration::from_millis(ms)).max(now));
+        let due = (cached + Duration::from_millis(lag_ms)).max(self.last_due);
         self.last_due = due;
         self.pending.push_back((due, item));
     }

@@ -364,8 +364,9 @@ impl PodTask {
     }
 }
 
-/// Retries a kubelet API call the server refused for the moment (5xx, 429), once a second, as a
-/// kubelet's status manager keeps syncing until it succeeds; other answers end it.
+/// Retries a kubelet API call the server refused for the moment (5xx, 429) or left unanswered (a
+/// dropped connection), once a second, as a kubelet's status manager keeps syncing until it succeeds;
+/// other answers end it.
 async fn retrying<T, F, Fut>(mut call: F) -> kube::Result<T>
 where
     F: FnMut() -> Fut,
@@ -374,12 +375,20 @@ where
     let mut attempts = 0;
     loop {
         match call().await {
-            Err(kube::Error::Api(status)) if (status.code >= 500 || status.code == 429) && attempts < 600 => {
+            Err(e) if transient(&e) && attempts < 600 => {
                 attempts += 1;
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
             result => return result,
         }
+    }
+}
+
+/// A refusal for the moment (5xx, 429) or no answer at all (anything but an API status).
+fn transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(status) => status.code >= 500 || status.code == 429,
+        _ => true,
     }
 }
 

@@ -275,12 +275,17 @@ impl World {
             loop {
                 match create_object(&self.apiserver, &client, object).await {
                     Ok(()) => break,
-                    // A user retries what the server refused for a moment (an injected 5xx or 429).
-                    Err((true, _)) if attempts < 30 => {
+                    // A retry of a create that committed before its answer failed finds it there.
+                    Err(CreateRefusal::AlreadyExists(_)) if attempts > 0 => break,
+                    // A user retries what the server refused for a moment (an injected 5xx or 429, or
+                    // a dropped connection).
+                    Err(CreateRefusal::Transient(_)) if attempts < 30 => {
                         attempts += 1;
                         tokio::time::sleep(Duration::from_secs(1)).await;
                     }
-                    Err((_, message)) => return Err(WorldError::Object { index, message }),
+                    Err(refusal) => {
+                        return Err(WorldError::Object { index, message: refusal.into_message() });
+                    }
                 }
             }
         }
@@ -412,12 +417,30 @@ impl World {
 }
 
 /// Creates one object; the error says whether retrying could help (5xx, 429) and what went wrong.
+/// Why the server did not create an initial object.
+enum CreateRefusal {
+    /// For a moment (5xx, 429, a dropped connection): worth retrying.
+    Transient(String),
+    /// 409 AlreadyExists.
+    AlreadyExists(String),
+    /// Anything else.
+    Permanent(String),
+}
+
+impl CreateRefusal {
+    fn into_message(self) -> String {
+        match self {
+            CreateRefusal::Transient(m) | CreateRefusal::AlreadyExists(m) | CreateRefusal::Permanent(m) => m,
+        }
+    }
+}
+
 async fn create_object(
     apiserver: &FakeApiServer,
     client: &kube::Client,
     object: &Value,
-) -> Result<(), (bool, String)> {
-    let permanent = |m: String| (false, m);
+) -> Result<(), CreateRefusal> {
+    let permanent = CreateRefusal::Permanent;
     let api_version =
         object.get("apiVersion").and_then(Value::as_str).ok_or_else(|| permanent("no apiVersion".into()))?;
     let kind = object.get("kind").and_then(Value::as_str).ok_or_else(|| permanent("no kind".into()))?;
@@ -435,9 +458,15 @@ async fn create_object(
         (true, None) => return Err(permanent(format!("{kind} needs metadata.namespace"))),
         (false, _) => Api::all_with(client.clone(), &resource),
     };
-    api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(|e| {
-        let transient = matches!(&e, kube::Error::Api(status) if status.code >= 500 || status.code == 429);
-        (transient, e.to_string())
+    api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(|e| match &e {
+        kube::Error::Api(status) if status.code >= 500 || status.code == 429 => {
+            CreateRefusal::Transient(e.to_string())
+        }
+        kube::Error::Api(status) if status.reason == "AlreadyExists" => {
+            CreateRefusal::AlreadyExists(e.to_string())
+        }
+        kube::Error::Api(_) => CreateRefusal::Permanent(e.to_string()),
+        _ => CreateRefusal::Transient(e.to_string()),
     })
 }
 

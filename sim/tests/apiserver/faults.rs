@@ -1,12 +1,13 @@
-//! The fault layer: injected errors, throttling, conflicts, watch drops and forced 410s, all seeded.
+//! The fault layer: injected errors, throttling, conflicts, watch drops and forced 410s, and writes that
+//! commit and then fail (500, 504, a dropped connection), all seeded.
 
 use std::time::Duration;
 
 use arc_sim::Seed;
-use arc_sim::apiserver::ApiServerConfig;
+use arc_sim::apiserver::{self, ApiServerConfig, FaultEffect};
 use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan};
 use futures::StreamExt;
-use kube::api::{ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
 use crate::support::*;
@@ -139,4 +140,94 @@ async fn an_injected_invalid_is_a_422_that_changes_nothing() {
         ("FieldValueRequired", "spec.containers[0].image")
     );
     assert!(w.server.object("pods", "default", "a").is_none());
+}
+
+fn faults_fired(w: &World) -> Vec<apiserver::ApiFault> {
+    w.record.events_of::<apiserver::ApiFault>().into_iter().map(|(_, f)| f).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_create_that_commits_then_times_out_lands_and_its_retry_meets_already_exists() {
+    let w = world_with(
+        Seed(1),
+        ApiServerConfig::default(),
+        plan(vec![ApiVerb::Create], ApiFaultAction::CommitThenError { code: 504 }),
+    );
+    let mut events = w.pods().watch(&WatchParams::default().disable_bookmarks(), "").await.unwrap().boxed();
+    let status = status_of(w.pods().create(&PostParams::default(), &pod("a")).await);
+    assert_eq!((status.code, status.reason.as_str()), (504, "Timeout"));
+    assert_eq!(
+        status.message,
+        "Timeout: request did not complete within requested timeout - context deadline exceeded"
+    );
+    assert!(w.server.object("pods", "default", "a").is_some(), "the create committed");
+    assert!(matches!(events.next().await.unwrap().unwrap(), WatchEvent::Added(_)), "watchers heard of it");
+
+    let retry = status_of(w.pods().create(&PostParams::default(), &pod("a")).await);
+    assert_eq!(
+        (retry.code, retry.reason.as_str()),
+        (409, "AlreadyExists"),
+        "a failing request gets its own answer"
+    );
+    let fired = faults_fired(&w);
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0].effect, FaultEffect::CommittedThenAnswered { code: 504 });
+    assert_eq!((fired[0].verb, fired[0].name.as_str()), (ApiVerb::Create, "a"));
+    let audit = w.server.audit();
+    assert!(audit[audit.len() - 2].committed_then_failed && audit[audit.len() - 2].took_effect());
+    assert!(!audit[audit.len() - 1].took_effect());
+    assert!(
+        w.record.trace().lines().iter().any(|l| l.ends_with("fault commit-then-504 create pods default/*"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_delete_that_commits_then_drops_the_connection_is_a_transport_error_and_its_retry_is_not_found() {
+    let w = world_with(
+        Seed(1),
+        ApiServerConfig::default(),
+        plan(vec![ApiVerb::Delete], ApiFaultAction::CommitThenDrop),
+    );
+    let mut unscheduled = pod("a");
+    unscheduled.spec.as_mut().unwrap().termination_grace_period_seconds = Some(0);
+    w.pods().create(&PostParams::default(), &unscheduled).await.unwrap();
+    let err = w.pods().delete("a", &DeleteParams::default()).await.expect_err("no answer");
+    assert!(!matches!(err, kube::Error::Api(_)), "a transport error, not a Status: {err:?}");
+    assert!(w.server.object("pods", "default", "a").is_none(), "the delete committed");
+    let retry = status_of(w.pods().delete("a", &DeleteParams::default()).await);
+    assert_eq!((retry.code, retry.reason.as_str()), (404, "NotFound"));
+    assert_eq!(faults_fired(&w)[0].effect, FaultEffect::CommittedThenDropped);
+    let dropped = w.server.audit().into_iter().find(|a| a.committed_then_failed).expect("audited");
+    assert_eq!((dropped.code, dropped.verb), (0, ApiVerb::Delete));
+    assert_eq!(w.server.request_counts()[&(ApiVerb::Delete, "pods".to_string(), 0)], 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_update_that_commits_then_fails_500_makes_its_retry_conflict() {
+    let w = world_with(
+        Seed(1),
+        ApiServerConfig::default(),
+        plan(vec![ApiVerb::Update], ApiFaultAction::CommitThenError { code: 500 }),
+    );
+    let mut current = w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
+    current.metadata.labels = Some([("x".to_string(), "1".to_string())].into());
+    let status = status_of(w.pods().replace("a", &PostParams::default(), &current).await);
+    assert_eq!((status.code, status.reason.as_str()), (500, "InternalError"));
+    let stored = w.server.object("pods", "default", "a").unwrap();
+    assert_eq!(stored["metadata"]["labels"]["x"], "1", "the update committed");
+    let retry = status_of(w.pods().replace("a", &PostParams::default(), &current).await);
+    assert_eq!(
+        (retry.code, retry.reason.as_str()),
+        (409, "Conflict"),
+        "the retry carries the old resourceVersion"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn commit_then_fail_spares_reads_and_requests_that_fail_on_their_own() {
+    let w = world_with(Seed(1), ApiServerConfig::default(), plan(vec![], ApiFaultAction::CommitThenDrop));
+    assert!(w.pods().list(&ListParams::default()).await.is_ok());
+    let missing = status_of(w.pods().patch("nope", &PatchParams::default(), &Patch::Merge(json!({}))).await);
+    assert_eq!(missing.code, 404);
+    assert!(faults_fired(&w).is_empty());
 }

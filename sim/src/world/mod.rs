@@ -16,6 +16,7 @@ pub mod crds;
 pub mod record;
 pub mod seam;
 pub mod settled;
+pub mod synthetic;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -12,7 +12,7 @@ use super::RunRecord;
 use crate::apiserver::store::StoreKey;
 use crate::apiserver::{Change, Committed, EventType};
 use crate::clock::SimClock;
-use crate::github::{Job, Runner};
+use crate::github::{Job, Runner, Session};
 use crate::record::{Event, Observed};
 use crate::seed::Seed;
 use crate::trace::{Trace, TraceMode};
@@ -44,6 +44,7 @@ impl SyntheticRun {
             api_requests: BTreeMap::new(),
             jobs: Vec::new(),
             runners: Vec::new(),
+            sessions: Vec::new(),
             metrics: BTreeMap::new(),
             listener_metrics: BTreeMap::new(),
             objects: BTreeMap::new(),
@@ -96,6 +97,13 @@ impl SyntheticRun {
     #[must_use]
     pub fn objects(mut self, plural: &str, objects: Vec<Value>) -> Self {
         self.record.objects.insert(plural.to_string(), objects);
+        self
+    }
+
+    /// Sets the message sessions open at the end.
+    #[must_use]
+    pub fn sessions(mut self, sessions: Vec<Session>) -> Self {
+        self.record.sessions = sessions;
         self
     }
 

@@ -109,7 +109,9 @@ impl Variant {
             Variant::BugStaleDeregistration => {
                 "a runner deleted while registering is deregistered as id 0 and leaks (ARC as is; found by arcsim)"
             }
-            Variant::BugRunningFromPod => "phase Running copied from the pod, before any job (upstream before #4646)",
+            Variant::BugRunningFromPod => {
+                "phase Running copied from the pod, before any job (upstream before #4646)"
+            }
         }
     }
 
@@ -176,9 +178,11 @@ mod tests {
 
     #[test]
     fn every_bug_variant_turns_exactly_one_switch_off() {
-        let on = |value: serde_json::Value| value.as_object().unwrap().values().filter(|v| **v == true).count();
+        let on =
+            |value: serde_json::Value| value.as_object().unwrap().values().filter(|v| **v == true).count();
         let switches_on = |v: Variant| {
-            on(serde_json::to_value(v.fixes()).unwrap()) + on(serde_json::to_value(v.optimisations()).unwrap())
+            on(serde_json::to_value(v.fixes()).unwrap())
+                + on(serde_json::to_value(v.optimisations()).unwrap())
         };
         let all = switches_on(Variant::Fixed);
         for v in Variant::ALL {

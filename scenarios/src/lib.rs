@@ -18,6 +18,7 @@ pub mod kill_table;
 pub mod oracles;
 pub mod probe_hits;
 pub mod probes;
+pub mod rates;
 pub mod report;
 pub mod review;
 pub mod runner;

@@ -145,6 +145,27 @@ impl World {
         connection: u64,
         result: JobResult,
     ) -> Result<i64, SessionEnded> {
+        let reason = if result == JobResult::Canceled { EndReason::Canceled } else { EndReason::Completed };
+        self.end_from_runner(runner_id, connection, result, reason)
+    }
+
+    /// The runner process on `connection` was told to shut down mid-job: it canceled the job and
+    /// reports it canceled (reason `runner-shutdown`); then as [`World::complete_from_runner`].
+    pub fn cancel_from_runner_shutdown(
+        &mut self,
+        runner_id: i64,
+        connection: u64,
+    ) -> Result<i64, SessionEnded> {
+        self.end_from_runner(runner_id, connection, JobResult::Canceled, EndReason::RunnerShutdown)
+    }
+
+    fn end_from_runner(
+        &mut self,
+        runner_id: i64,
+        connection: u64,
+        result: JobResult,
+        reason: EndReason,
+    ) -> Result<i64, SessionEnded> {
         let runner = self.runners.get(&runner_id).ok_or(SessionEnded::Removed)?;
         let request_id = match (runner.connections == connection, runner.state) {
             (_, RunnerState::Removed { .. }) => return Err(SessionEnded::Removed),
@@ -155,8 +176,6 @@ impl World {
             (true, RunnerState::Busy { request_id }) => request_id,
         };
         if self.jobs.get(&request_id).is_some_and(|j| !j.is_completed()) {
-            let reason =
-                if result == JobResult::Canceled { EndReason::Canceled } else { EndReason::Completed };
             self.finish_job(request_id, result, reason);
         }
         if self.runners[&runner_id].ephemeral {

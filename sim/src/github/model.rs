@@ -79,6 +79,9 @@ pub enum EndReason {
     Canceled,
     /// Its runner's process died and the lost-runner timeout passed.
     RunnerLost,
+    /// Its runner received a shutdown signal (SIGTERM) mid-job, canceled it and reported it canceled
+    /// ("The runner has received a shutdown signal").
+    RunnerShutdown,
 }
 
 impl fmt::Display for EndReason {
@@ -87,6 +90,7 @@ impl fmt::Display for EndReason {
             EndReason::Completed => "completed",
             EndReason::Canceled => "canceled",
             EndReason::RunnerLost => "runner-lost",
+            EndReason::RunnerShutdown => "runner-shutdown",
         })
     }
 }

@@ -95,6 +95,13 @@ impl RunnerSession {
         self.shared.mutate(|w| w.complete_from_runner(self.runner_id, self.connection, result))
     }
 
+    /// The process was told to shut down (SIGTERM) while running its job: it canceled the job and
+    /// reports it canceled with reason `runner-shutdown`; an ephemeral runner then deregisters.
+    /// Returns the job's id.
+    pub fn cancel_job_for_shutdown(&self) -> Result<i64, SessionEnded> {
+        self.shared.mutate(|w| w.cancel_from_runner_shutdown(self.runner_id, self.connection))
+    }
+
     /// The process died (pod killed, container exited). An idle runner goes offline; a busy one keeps
     /// its job "running" until the lost-runner timeout, then the job fails and the runner is removed.
     pub fn process_died(&self) {

@@ -3,7 +3,7 @@
 //! scenario declares which probes it exists to hit and the minimum share of seeds that must hit each;
 //! a sweep in which the window never opened proves nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use arc_controller::runtime::metrics::PREDICATE_DROPPED_TOTAL;
 use arc_sim::apiserver::{AuditEntry, Committed};
@@ -120,6 +120,31 @@ fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
         })
         .filter(|(at, runner)| removals.iter().any(|(ms, r)| r == runner && ms.abs_diff(*at) <= 1000))
         .count() as u32
+}
+
+/// A job GitHub assigned to a runner whose pod already had a deletionTimestamp at that moment (in
+/// the record's order): the window between a pod's deletion and its runner's session going away (the
+/// kubelet's watch lag, the delay to SIGTERM, the runner's shutdown), in which the job can only be
+/// canceled by the runner's shutdown or lost with it.
+fn job_assigned_after_pod_deletion(run: &RunRecord) -> u32 {
+    let mut pod_of_runner: BTreeMap<i64, &str> = BTreeMap::new();
+    let mut deleting: BTreeSet<&str> = BTreeSet::new();
+    let mut hits = 0;
+    for e in &run.events {
+        if let Some(c) = e.get::<Committed>().filter(|c| c.resource == "pods") {
+            if c.change.object.pointer("/metadata/deletionTimestamp").is_some() {
+                deleting.insert(str_at(&c.change.object, "/metadata/uid").unwrap_or(""));
+            }
+        } else if let Some(k) = e.get::<KubeletEvent>() {
+            if let KubeletEventKind::RunnerConnected { runner_id } = k.kind {
+                pod_of_runner.insert(runner_id, k.uid.as_str());
+            }
+        } else if let Some(EventKind::JobAssigned { runner_id, .. }) = e.get::<GitHubEvent>().map(|g| &g.kind)
+        {
+            hits += u32::from(pod_of_runner.get(runner_id).is_some_and(|uid| deleting.contains(uid)));
+        }
+    }
+    hits
 }
 
 /// Legacy tokens: `(runner key, token) → expiresAt ms` from the Runners' status, and when each token
@@ -261,6 +286,14 @@ pub const JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE: Probe = Probe {
     },
 };
 
+/// `job-assigned-after-pod-deletion`.
+pub const JOB_ASSIGNED_AFTER_POD_DELETION: Probe = Probe {
+    name: "job-assigned-after-pod-deletion",
+    describe: "a job was assigned to a runner whose pod already had a deletionTimestamp",
+    count: job_assigned_after_pod_deletion,
+    needs: || Interest::of_resources::<Committed>(&["pods"]).and::<GitHubEvent>().and::<KubeletEvent>(),
+};
+
 /// `token-expired-before-container-start`.
 pub const TOKEN_EXPIRED_BEFORE_CONTAINER_START: Probe = Probe {
     name: "token-expired-before-container-start",
@@ -316,6 +349,7 @@ pub static PROBES: &[&Probe] = &[
     &REMOVE_RUNNER_LOST_TO_ASSIGNMENT,
     &ASSIGNMENT_LOST_TO_REMOVE_RUNNER,
     &JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE,
+    &JOB_ASSIGNED_AFTER_POD_DELETION,
     &TOKEN_EXPIRED_BEFORE_CONTAINER_START,
     &TOKEN_REFRESHED_WHILE_BUSY,
     &IDLE_RUNNER_SCALED_DOWN,

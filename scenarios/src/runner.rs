@@ -103,6 +103,10 @@ pub fn headline_counters(record: &RunRecord) -> BTreeMap<String, i64> {
     c.insert("jobs_completed".into(), count(&|j| j.end_reason() == Some(EndReason::Completed)));
     c.insert("jobs_canceled".into(), count(&|j| j.end_reason() == Some(EndReason::Canceled)));
     c.insert("jobs_lost".into(), count(&|j| j.end_reason() == Some(EndReason::RunnerLost)));
+    c.insert(
+        "jobs_canceled_by_runner_shutdown".into(),
+        count(&|j| j.end_reason() == Some(EndReason::RunnerShutdown)),
+    );
     c.insert("jobs_failed".into(), count(&|j| j.result() == Some(JobResult::Failed)));
     c.insert("jobs_unfinished".into(), count(&|j| !j.is_completed()));
     c.insert("runners_registered".into(), record.runners.len() as i64);

@@ -46,6 +46,7 @@ pub fn plan(scenario: &str, seed: u64, switches: Switches, quiet: bool) -> World
     if quiet {
         plan.config.apiserver.request_latency = LagRange::fixed(0);
         plan.config.apiserver.watch_lag = WatchLag::default();
+        plan.config.github.latency = arc_sim::github::ServiceLatency::ZERO;
     }
     plan
 }

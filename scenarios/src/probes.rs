@@ -8,8 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use arc_controller::runtime::metrics::PREDICATE_DROPPED_TOTAL;
 use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::faults::ApiVerb;
-use arc_sim::github::GitHubEvent;
-use arc_sim::github::{EventKind, RemoveOutcome};
+use arc_sim::github::{EventKind, GitHubCall, GitHubEvent, RemoveOutcome};
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
 use arc_sim::record::Interest;
@@ -93,9 +92,9 @@ fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
     hits
 }
 
-/// A job assigned to a runner within 1 s (either order) of the controller moving to remove that runner:
-/// a RemoveRunner call for it, or a delete of its EphemeralRunner or pod.
-fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
+/// When the controller moved to remove a runner: each RemoveRunner call for it and each successful
+/// controller delete of its EphemeralRunner, legacy Runner or pod, as `(sim ms, runner id)`.
+fn removals(run: &RunRecord) -> Vec<(u64, i64)> {
     let runner_of_pod: BTreeMap<String, i64> = run
         .kubelet_events()
         .filter_map(|e| match e.kind {
@@ -113,6 +112,13 @@ fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
         EventKind::RemoveRunner { runner_id, .. } => Some((e.at_ms, runner_id)),
         _ => None,
     }));
+    removals
+}
+
+/// A job assigned to a runner within 1 s (either order) of the controller moving to remove that runner:
+/// a RemoveRunner call for it, or a delete of its EphemeralRunner or pod.
+fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
+    let removals = removals(run);
     run.github_events()
         .filter_map(|e| match e.kind {
             EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
@@ -230,6 +236,90 @@ fn token_refreshed_while_busy(run: &RunRecord) -> u32 {
         .count() as u32
 }
 
+/// The answered calls the run kept.
+fn calls(run: &RunRecord) -> impl Iterator<Item = &GitHubCall> + '_ {
+    run.events_of::<GitHubCall>()
+}
+
+fn github_committed_then_failed(run: &RunRecord) -> u32 {
+    calls(run).filter(|c| c.committed_then_failed()).count() as u32
+}
+
+/// How long after a committed failure a call to the same path still counts as its retry.
+const RETRY_WINDOW_MS: u64 = 120_000;
+
+/// Calls of `operation` that committed and failed, followed within [`RETRY_WINDOW_MS`] by a call to
+/// the same path (the client's retry: same operation, same ids) answered `status`. Each answer pairs
+/// with one failure at most.
+fn retried_into(run: &RunRecord, operation: &str, status: u16) -> u32 {
+    let of_op: Vec<&GitHubCall> = calls(run).filter(|c| c.operation == operation).collect();
+    let mut used = vec![false; of_op.len()];
+    let mut hits = 0;
+    for (i, failed) in of_op.iter().enumerate().filter(|(_, c)| c.committed_then_failed()) {
+        let retry = (i + 1..of_op.len()).find(|&j| {
+            let call = of_op[j];
+            !used[j]
+                && call.path == failed.path
+                && call.status == Some(status)
+                && call.received_ms <= failed.received_ms + RETRY_WINDOW_MS
+        });
+        if let Some(j) = retry {
+            used[j] = true;
+            hits += 1;
+        }
+    }
+    hits
+}
+
+fn jit_retry_agent_exists(run: &RunRecord) -> u32 {
+    retried_into(run, "generate-jit-config", 409)
+}
+
+fn session_retry_conflict(run: &RunRecord) -> u32 {
+    retried_into(run, "create-session", 409)
+}
+
+fn remove_runner_retried_after_commit(run: &RunRecord) -> u32 {
+    retried_into(run, "remove-runner", 204)
+}
+
+/// A RemoveRunner, or a controller delete of the runner's EphemeralRunner or pod, between a job's
+/// assignment to that runner and its JobStarted going out (to the end of the run if it never did):
+/// the controller acted on a runner the listener could not yet know was busy.
+fn job_started_delayed(run: &RunRecord) -> u32 {
+    let removals = removals(run);
+    let mut assigned: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
+    let mut windows: Vec<(u64, u64, i64)> = Vec::new();
+    for e in run.github_events() {
+        match e.kind {
+            EventKind::JobAssigned { request_id, runner_id } => {
+                assigned.insert(request_id, (e.at_ms, runner_id));
+            }
+            EventKind::JobStartedSent { request_id, .. } => {
+                if let Some((from, runner)) = assigned.remove(&request_id) {
+                    windows.push((from, e.at_ms, runner));
+                }
+            }
+            _ => {}
+        }
+    }
+    windows.extend(assigned.into_values().map(|(from, runner)| (from, run.end_ms, runner)));
+    windows
+        .iter()
+        .filter(|(from, to, runner)| removals.iter().any(|(ms, r)| r == runner && from <= ms && ms <= to))
+        .count() as u32
+}
+
+fn acquisition_capped(run: &RunRecord) -> u32 {
+    run.github_events().filter(|e| matches!(e.kind, EventKind::AcquireDeferred { .. })).count() as u32
+}
+
+fn runner_removed_before_job_started(run: &RunRecord) -> u32 {
+    run.github_events()
+        .filter(|e| matches!(e.kind, EventKind::RemoveRunner { outcome: RemoveOutcome::RemovedAssigned, .. }))
+        .count() as u32
+}
+
 fn predicate_dropped_update(run: &RunRecord) -> u32 {
     u32::try_from(run.metric(PREDICATE_DROPPED_TOTAL, &[])).unwrap_or(u32::MAX)
 }
@@ -342,6 +432,66 @@ pub const CONTROLLER_RESTART_MID_RECONCILE: Probe = Probe {
     needs: Interest::none,
 };
 
+/// `github-committed-then-failed`.
+pub const GITHUB_COMMITTED_THEN_FAILED: Probe = Probe {
+    name: "github-committed-then-failed",
+    describe: "a mutating GitHub call committed and then its client got a 5xx or a dropped connection",
+    count: github_committed_then_failed,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `jit-retry-agent-exists`.
+pub const JIT_RETRY_AGENT_EXISTS: Probe = Probe {
+    name: "jit-retry-agent-exists",
+    describe: "a GenerateJitConfig retried after a committed failure met 409 AgentExists",
+    count: jit_retry_agent_exists,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `session-retry-conflict`.
+pub const SESSION_RETRY_CONFLICT: Probe = Probe {
+    name: "session-retry-conflict",
+    describe: "a CreateMessageSession retried after a committed failure met 409 (its own session)",
+    count: session_retry_conflict,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `remove-runner-retried-after-commit`.
+pub const REMOVE_RUNNER_RETRIED_AFTER_COMMIT: Probe = Probe {
+    name: "remove-runner-retried-after-commit",
+    describe: "a RemoveRunner that removed the runner but failed was retried (204: nothing left to remove)",
+    count: remove_runner_retried_after_commit,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `job-started-delayed`.
+pub const JOB_STARTED_DELAYED: Probe = Probe {
+    name: "job-started-delayed",
+    describe: "a RemoveRunner or delete hit a runner between its job's assignment and the JobStarted",
+    count: job_started_delayed,
+    needs: || {
+        Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "runners"])
+            .and::<GitHubEvent>()
+            .and::<KubeletEvent>()
+    },
+};
+
+/// `acquisition-capped`.
+pub const ACQUISITION_CAPPED: Probe = Probe {
+    name: "acquisition-capped",
+    describe: "AcquireJobs left a job queued because the scale set was at its listener's capacity",
+    count: acquisition_capped,
+    needs: || Interest::of::<GitHubEvent>(),
+};
+
+/// `runner-removed-before-job-started`.
+pub const RUNNER_REMOVED_BEFORE_JOB_STARTED: Probe = Probe {
+    name: "runner-removed-before-job-started",
+    describe: "weak removal: RemoveRunner removed a runner whose assigned job was not yet announced",
+    count: runner_removed_before_job_started,
+    needs: || Interest::of::<GitHubEvent>(),
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -356,6 +506,13 @@ pub static PROBES: &[&Probe] = &[
     &PREDICATE_DROPPED_UPDATE,
     &LISTENER_PATCH_CONFLICT,
     &CONTROLLER_RESTART_MID_RECONCILE,
+    &GITHUB_COMMITTED_THEN_FAILED,
+    &JIT_RETRY_AGENT_EXISTS,
+    &SESSION_RETRY_CONFLICT,
+    &REMOVE_RUNNER_RETRIED_AFTER_COMMIT,
+    &JOB_STARTED_DELAYED,
+    &ACQUISITION_CAPPED,
+    &RUNNER_REMOVED_BEFORE_JOB_STARTED,
 ];
 
 /// Every probe.

@@ -82,6 +82,9 @@ pub enum EndReason {
     /// Its runner received a shutdown signal (SIGTERM) mid-job, canceled it and reported it canceled
     /// ("The runner has received a shutdown signal").
     RunnerShutdown,
+    /// Weak removal only: RemoveRunner removed the runner it was assigned to before its JobStarted
+    /// went out.
+    RunnerRemoved,
 }
 
 impl fmt::Display for EndReason {
@@ -91,6 +94,7 @@ impl fmt::Display for EndReason {
             EndReason::Canceled => "canceled",
             EndReason::RunnerLost => "runner-lost",
             EndReason::RunnerShutdown => "runner-shutdown",
+            EndReason::RunnerRemoved => "runner-removed",
         })
     }
 }
@@ -137,7 +141,8 @@ pub struct Job {
     pub queued_ms: u64,
     /// Sim ms a scale set acquired it.
     pub acquired_ms: Option<u64>,
-    /// Sim ms a runner started it.
+    /// Sim ms the service assigned it to a runner (the runner is busy from here; its process starts
+    /// running it after the pickup delay).
     pub started_ms: Option<u64>,
     /// Sim ms it ended.
     pub finished_ms: Option<u64>,

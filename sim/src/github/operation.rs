@@ -99,6 +99,20 @@ impl Operation {
         }
     }
 
+    /// Whether serving it changes the service's state (tokens issued, objects created or removed,
+    /// messages acknowledged, jobs acquired): the operations a commit-then-fail fault can hit.
+    pub fn is_mutating(self) -> bool {
+        !matches!(
+            self,
+            Operation::GetRunnerGroup
+                | Operation::GetScaleSet
+                | Operation::GetMessage
+                | Operation::GetRunner
+                | Operation::GetRunnerByName
+                | Operation::ListRunners
+        )
+    }
+
     /// The operation named `name`, if any.
     pub fn from_name(name: &str) -> Option<Operation> {
         Operation::ALL.into_iter().find(|op| op.as_str() == name)
@@ -123,5 +137,12 @@ mod tests {
             assert_eq!(Operation::from_name(op.as_str()), Some(op));
         }
         assert_eq!(Operation::from_name("unknown"), None);
+    }
+
+    #[test]
+    fn the_mutating_operations_are_the_fault_plans_mutating_names() {
+        let mutating: Vec<&str> =
+            Operation::ALL.iter().filter(|op| op.is_mutating()).map(|op| op.as_str()).collect();
+        assert_eq!(mutating, crate::faults::GITHUB_MUTATING_OPERATIONS);
     }
 }

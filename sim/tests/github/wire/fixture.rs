@@ -97,7 +97,7 @@ impl WireRig {
         let trace = Recorder::new(clock, TraceMode::HashOnly);
         let (service_url, broker_url) = tenant_urls();
         let runner_groups = vec!["arc-runners".to_string(), "arc-runners-gpu".to_string()];
-        let config = GitHubConfig { service_url, broker_url, runner_groups, ..GitHubConfig::default() };
+        let config = GitHubConfig { service_url, broker_url, runner_groups, ..GitHubConfig::instant() };
         let fake = FakeGitHub::new(Seed(1), clock, trace, config, &FaultPlan::none()).expect("a fake");
         let service = fake.service();
         let mut rig = WireRig { fake, service, admin: String::new() };

@@ -65,8 +65,12 @@ pub fn orphan_registrations(run: &RunRecord) -> Vec<&Runner> {
         .collect()
 }
 
-/// Each runner name is registered through a JIT config at most once: the JIT secret is read from the
-/// API server, so a stale cache never causes a second registration (§8.1 (c)).
+/// Each runner name is registered through a JIT config at most once once its config is stored: the JIT
+/// secret is read from the API server, so a stale cache never causes a second registration (§8.1 (c)).
+/// A registration whose config never reached a secret (GenerateJitConfig committed and then failed for
+/// the controller, or the secret's create failed) can only be replaced, as ARC does it (409
+/// AgentExists, RemoveRunner, register again); so a second registration counts only when a secret of
+/// the runner's name was created after the first.
 pub struct JitConfigOncePerRunner;
 
 impl Oracle for JitConfigOncePerRunner {
@@ -75,15 +79,16 @@ impl Oracle for JitConfigOncePerRunner {
     }
 
     fn describe(&self) -> &'static str {
-        "GenerateJitRunnerConfig registers each EphemeralRunner once"
+        "GenerateJitRunnerConfig registers an EphemeralRunner again only when its JIT config never reached its secret"
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
+        Interest::of_resources::<Committed>(&["ephemeralrunners", "secrets"]).and::<GitHubEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let created = creations_by_name(run);
+        let secrets = secrets_by_name(run);
         let mut seen: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
         let mut out = Vec::new();
         for event in run.github_events() {
@@ -94,7 +99,14 @@ impl Oracle for JitConfigOncePerRunner {
                 .get(name.as_str())
                 .and_then(|c| c.iter().rev().find(|(ms, _)| *ms <= event.at_ms))
                 .map_or("", |(_, uid)| uid.as_str());
-            if let Some((first_ms, first_id)) = seen.insert((name, incarnation), (event.at_ms, *runner_id)) {
+            let Some((first_ms, first_id)) = seen.insert((name, incarnation), (event.at_ms, *runner_id))
+            else {
+                continue;
+            };
+            let config_stored = secrets
+                .get(name.as_str())
+                .is_some_and(|at| at.iter().any(|ms| (first_ms..=event.at_ms).contains(ms)));
+            if config_stored {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: event.at_ms,
@@ -111,6 +123,17 @@ impl Oracle for JitConfigOncePerRunner {
         }
         out
     }
+}
+
+/// Per secret name (an EphemeralRunner's JIT secret has its name), when a secret of that name was created.
+fn secrets_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<u64>> {
+    let mut out: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for (ms, change) in run.changes_of("secrets").filter(|(_, c)| c.kind == EventType::Added) {
+        if let Some(name) = str_at(&change.object, "/metadata/name") {
+            out.entry(name).or_default().push(ms);
+        }
+    }
+    out
 }
 
 /// Per EphemeralRunner name (without namespace: GitHub knows runners by name), the sim ms and uid of
@@ -168,11 +191,23 @@ mod tests {
             .event(4, registered(4, 6))
             .build();
         assert!(JitConfigOncePerRunner.check(&once).is_empty(), "a new incarnation may register again");
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "r-1", "namespace": crate::oracles::fixtures::NS, "uid": "s1"}});
         let twice = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+            .event(2, registered(2, 5))
+            .committed(2, "secrets", EventType::Added, secret)
+            .event(3, registered(3, 6))
+            .build();
+        assert_eq!(JitConfigOncePerRunner.check(&twice).len(), 1);
+        let config_lost = SyntheticRun::new()
             .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
             .event(2, registered(2, 5))
             .event(3, registered(3, 6))
             .build();
-        assert_eq!(JitConfigOncePerRunner.check(&twice).len(), 1);
+        assert!(
+            JitConfigOncePerRunner.check(&config_lost).is_empty(),
+            "a registration whose config never reached a secret may be replaced"
+        );
     }
 }

@@ -68,4 +68,3 @@ pub fn runner_removed_before_job_started(run: &RunRecord) -> u32 {
         .filter(|e| matches!(e.kind, EventKind::RemoveRunner { outcome: RemoveOutcome::RemovedAssigned, .. }))
         .count() as u32
 }
-

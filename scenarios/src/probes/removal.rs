@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arc_sim::faults::ApiVerb;
 use arc_sim::apiserver::Committed;
+use arc_sim::faults::ApiVerb;
 use arc_sim::github::{EventKind, GitHubEvent, RemoveOutcome};
 use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
 use arc_sim::world::RunRecord;
@@ -179,7 +179,7 @@ mod tests {
     use arc_sim::world::synthetic::SyntheticRun;
 
     use super::*;
-    use crate::oracles::fixtures::{NS, er, github};
+    use crate::oracles::fixtures::{NS, er, github, pod};
 
     /// Runner 7's EphemeralRunner `r-1` (idle at rv 1, busy at rv 2) was last read by the controller at
     /// `seen_rv`; GitHub assigned it a job at `assigned_ms`; RemoveRunner answered busy at 20 000 ms.
@@ -205,6 +205,33 @@ mod tests {
             .event(5_000, read);
         run = run.event(assigned_ms, github(assigned_ms, assigned));
         run.event(20_000, github(20_000, busy)).build()
+    }
+
+    /// Runner 7 connects in pod `r-1`; the pod is marked for deletion at `deleted_ms` (if at all);
+    /// GitHub assigns runner 7 a job at 5 000 ms.
+    fn assignment_around_deletion(deleted_ms: Option<u64>) -> RunRecord {
+        let connected = KubeletEvent {
+            ms: 1_000,
+            pod: format!("{NS}/r-1"),
+            uid: "pod-r-1".into(),
+            kind: KubeletEventKind::RunnerConnected { runner_id: 7 },
+        };
+        let mut run = SyntheticRun::new()
+            .committed(500, "pods", EventType::Added, pod("r-1", "u1"))
+            .event(1_000, connected);
+        if let Some(ms) = deleted_ms {
+            let mut deleting = pod("r-1", "u1");
+            deleting["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:04Z".into();
+            run = run.committed(ms, "pods", EventType::Modified, deleting);
+        }
+        let assigned = EventKind::JobAssigned { request_id: 1, runner_id: 7 };
+        run.event(5_000, github(5_000, assigned)).build()
+    }
+
+    #[test]
+    fn an_assignment_counts_only_once_its_runners_pod_is_being_deleted() {
+        assert_eq!(job_assigned_after_pod_deletion(&assignment_around_deletion(Some(4_000))), 1);
+        assert_eq!(job_assigned_after_pod_deletion(&assignment_around_deletion(None)), 0, "never deleted");
     }
 
     #[test]

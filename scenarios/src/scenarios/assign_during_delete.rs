@@ -151,5 +151,6 @@ pub static CONTROL: Control = Control {
         ProbeGoal::ceiling(&probes::IDLE_RUNNER_SCALED_DOWN, Rate::measured(0, 0, 0)),
         ProbeGoal::ceiling(&probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, Rate::measured(0, 0, 0)),
         ProbeGoal::ceiling(&probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE, Rate::measured(0, 0, 0)),
+        ProbeGoal::ceiling(&probes::JOB_ASSIGNED_AFTER_POD_DELETION, Rate::measured(0, 0, 0)),
     ],
 };

@@ -65,12 +65,10 @@ pub fn orphan_registrations(run: &RunRecord) -> Vec<&Runner> {
         .collect()
 }
 
-/// Each runner name is registered through a JIT config at most once once its config is stored: the JIT
-/// secret is read from the API server, so a stale cache never causes a second registration (§8.1 (c)).
-/// A registration whose config never reached a secret (GenerateJitConfig committed and then failed for
-/// the controller, or the secret's create failed) can only be replaced, as ARC does it (409
-/// AgentExists, RemoveRunner, register again); so a second registration counts only when a secret of
-/// the runner's name was created after the first.
+/// Each runner name is registered through a JIT config at most once after its config was saved: the
+/// JIT secret is read from the API server, so a stale cache never causes a second registration (§8.1
+/// (c)). A registration whose secret was never stored (its create failed) may be replaced: the
+/// controller removes the runner by name on AgentExists and registers again, as ARC does.
 pub struct JitConfigOncePerRunner;
 
 impl Oracle for JitConfigOncePerRunner {
@@ -79,7 +77,7 @@ impl Oracle for JitConfigOncePerRunner {
     }
 
     fn describe(&self) -> &'static str {
-        "GenerateJitRunnerConfig registers an EphemeralRunner again only when its JIT config never reached its secret"
+        "GenerateJitRunnerConfig registers each EphemeralRunner once its JIT config secret is stored"
     }
 
     fn needs(&self) -> Interest {
@@ -88,7 +86,7 @@ impl Oracle for JitConfigOncePerRunner {
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let created = creations_by_name(run);
-        let secrets = secrets_by_name(run);
+        let secrets = secrets_stored(run);
         let mut seen: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
         let mut out = Vec::new();
         for event in run.github_events() {
@@ -103,10 +101,10 @@ impl Oracle for JitConfigOncePerRunner {
             else {
                 continue;
             };
-            let config_stored = secrets
+            let stored = secrets
                 .get(name.as_str())
                 .is_some_and(|at| at.iter().any(|ms| (first_ms..=event.at_ms).contains(ms)));
-            if config_stored {
+            if stored {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: event.at_ms,
@@ -115,7 +113,7 @@ impl Oracle for JitConfigOncePerRunner {
                         format!("runners {first_id} and {runner_id}"),
                     ],
                     message: format!(
-                        "registered again at {} ms after a first registration at {first_ms} ms",
+                        "registered again at {} ms after a first registration at {first_ms} ms whose JIT config was stored",
                         event.at_ms
                     ),
                 });
@@ -125,8 +123,8 @@ impl Oracle for JitConfigOncePerRunner {
     }
 }
 
-/// Per secret name (an EphemeralRunner's JIT secret has its name), when a secret of that name was created.
-fn secrets_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<u64>> {
+/// Per Secret name (the JIT secret is named after its runner), the sim ms of each creation.
+fn secrets_stored(run: &RunRecord) -> BTreeMap<&str, Vec<u64>> {
     let mut out: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for (ms, change) in run.changes_of("secrets").filter(|(_, c)| c.kind == EventType::Added) {
         if let Some(name) = str_at(&change.object, "/metadata/name") {
@@ -192,7 +190,7 @@ mod tests {
             .build();
         assert!(JitConfigOncePerRunner.check(&once).is_empty(), "a new incarnation may register again");
         let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": "r-1", "namespace": crate::oracles::fixtures::NS, "uid": "s1"}});
+            "metadata": {"name": "r-1", "namespace": crate::oracles::fixtures::NS}});
         let twice = SyntheticRun::new()
             .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
             .event(2, registered(2, 5))
@@ -200,14 +198,14 @@ mod tests {
             .event(3, registered(3, 6))
             .build();
         assert_eq!(JitConfigOncePerRunner.check(&twice).len(), 1);
-        let config_lost = SyntheticRun::new()
+        let secret_never_stored = SyntheticRun::new()
             .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
             .event(2, registered(2, 5))
             .event(3, registered(3, 6))
             .build();
         assert!(
-            JitConfigOncePerRunner.check(&config_lost).is_empty(),
-            "a registration whose config never reached a secret may be replaced"
+            JitConfigOncePerRunner.check(&secret_never_stored).is_empty(),
+            "a registration whose config was never stored may be replaced"
         );
     }
 }

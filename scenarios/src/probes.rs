@@ -43,7 +43,10 @@ pub struct Probe {
 
 fn audited(run: &RunRecord, resource: &str, verb: ApiVerb, code: u16, actor: &str) -> u32 {
     run.audit()
-        .filter(|a| a.resource == resource && a.verb == verb && a.code == code && a.actor == actor)
+        .filter(|a| a.resource == resource && a.verb == verb && a.code == code)
+        .filter(|a| {
+            a.actor == actor || (actor == "controller" && crate::oracles::view::is_controller(&a.actor))
+        })
         .count() as u32
 }
 
@@ -106,7 +109,9 @@ fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
     let mut removals: Vec<(u64, i64)> = run
         .audit()
         .filter(|a| matches!(a.resource.as_str(), "pods" | "ephemeralrunners" | "runners"))
-        .filter(|a| a.verb == ApiVerb::Delete && a.actor == "controller" && a.code < 300)
+        .filter(|a| {
+            a.verb == ApiVerb::Delete && crate::oracles::view::is_controller(&a.actor) && a.code < 300
+        })
         .filter_map(|a| Some((a.ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
         .collect();
     removals.extend(run.github_events().filter_map(|e| match e.kind {

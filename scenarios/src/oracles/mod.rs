@@ -7,6 +7,7 @@ pub mod deletion;
 pub mod equivalence;
 pub mod gate;
 pub mod jobs;
+pub mod leadership;
 pub mod phases;
 pub mod pods;
 pub mod registrations;

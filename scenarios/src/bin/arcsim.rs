@@ -23,6 +23,9 @@ enum Command {
     List,
     /// Serve the fake Kubernetes API server over TCP (for kubectl).
     Apiserver(commands::apiserver::ApiServerArgs),
+    /// Serve a staging world on wall-clock time (fake API server and fake GitHub over loopback TCP,
+    /// kubelet, a small workload) for a controller started as its own process.
+    Stage(commands::stage::StageArgs),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::List => commands::list::run(),
         Command::Apiserver(args) => commands::apiserver::run(args),
+        Command::Stage(args) => commands::stage::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,5 +2,7 @@
 
 pub mod apiserver;
 pub mod list;
+pub mod listen;
 pub mod run;
+pub mod stage;
 pub mod sweep;

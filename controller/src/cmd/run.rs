@@ -66,7 +66,8 @@ pub struct RunArgs {
     /// Namespace of the legacy controller's GitHub secret.
     #[arg(long, default_value = "actions-runner-system")]
     pub legacy_secret_namespace: String,
-    /// Name of the legacy controller's GitHub secret (key `github_token`).
+    /// Name of the legacy controller's GitHub secret (`github_token`, or the GitHub App keys
+    /// `github_app_id`, `github_app_installation_id`, `github_app_private_key`).
     #[arg(long, default_value = "controller-manager")]
     pub legacy_secret_name: String,
     /// `app.kubernetes.io/version` lines of AutoscalingRunnerSets to reconcile besides this build's own

@@ -224,7 +224,7 @@ async fn create_objects(staged: &Staged, args: &StageArgs) -> anyhow::Result<()>
 }
 
 /// A kubeconfig with one cluster at `http://addr`, no credentials (the fake has no authentication).
-fn write_kubeconfig(path: &PathBuf, addr: SocketAddr) -> anyhow::Result<()> {
+fn write_kubeconfig(path: &std::path::Path, addr: SocketAddr) -> anyhow::Result<()> {
     let text = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: arcsim-stage\n  cluster:\n    server: http://{addr}\n\
          contexts:\n- name: arcsim-stage\n  context:\n    cluster: arcsim-stage\n    user: arcsim-stage\n    \
@@ -253,8 +253,8 @@ async fn wait_for_completion(
         if completed == submitted.len() && jobs.len() == submitted.len() {
             return Some(completed);
         }
-        if tokio::time::Instant::now() >= deadline {
-            // allow-nondeterminism: tokio clock, wall time in staging
+        let now = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, wall time in staging
+        if now >= deadline {
             return None;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;

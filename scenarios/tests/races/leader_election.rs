@@ -13,8 +13,23 @@ fn the_fixed_controller_passes_with_two_replicas_and_a_killed_leader() {
     fixed_passes(&LeaderElectionFailover, 1..=2);
 }
 
+/// The holders the Lease named, in commit order, each once per term.
+fn lease_terms(record: &arc_sim::world::RunRecord) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for (_, change) in record.changes_of("leases") {
+        let holder = change.object.pointer("/spec/holderIdentity").and_then(Value::as_str).unwrap_or("");
+        if !holder.is_empty() && terms.last().map(String::as_str) != Some(holder) {
+            terms.push(holder.to_string());
+        }
+    }
+    terms
+}
+
+/// Which process takes over is a race decided by the retry phases (client-go's, no jitter): the
+/// standby replica, or the killed replica's next incarnation that stood by too. Either is a
+/// takeover by another process; the test asserts that, not which one.
 #[test]
-fn the_standby_takes_over_after_the_leader_is_killed_and_both_replicas_lead_in_turn() {
+fn a_new_process_takes_over_after_the_leader_is_killed_and_only_the_leader_writes() {
     let (verdict, record) = run_one(&LeaderElectionFailover, Variant::Fixed, Seed(1), TraceMode::HashOnly)
         .expect("the run completes");
     assert!(verdict.passed(), "{:#?}", verdict.violations);
@@ -23,14 +38,18 @@ fn the_standby_takes_over_after_the_leader_is_killed_and_both_replicas_lead_in_t
     assert_eq!(transitions, Some(1), "one takeover: {lease}");
     let holder = lease.pointer("/spec/holderIdentity").and_then(Value::as_str).unwrap_or_default();
     assert!(holder.is_empty(), "the last leader released the Lease when the world stopped: {holder:?}");
-    let writers: std::collections::BTreeSet<&str> = record
-        .audit()
-        .filter(|a| a.actor.starts_with("controller#") && a.resource != "leases" && a.code < 300)
-        .map(|a| a.actor.as_str())
-        .collect();
-    assert_eq!(writers.len(), 2, "both replicas led in turn: {writers:?}");
-    let late =
-        record.audit().filter(|a| a.ms > KILL_LEADER_AT_MS && a.actor.starts_with("controller#")).count();
-    assert!(late > 0, "the controllers acted after the kill");
+    let terms = lease_terms(&record);
+    assert_eq!(terms.len(), 2, "a first leader and one successor: {terms:?}");
+    assert_ne!(terms[0], terms[1], "the successor is another process: {terms:?}");
+    let writers = |before_kill: bool| -> std::collections::BTreeSet<&str> {
+        record
+            .audit()
+            .filter(|a| a.actor.starts_with("controller#") && a.resource != "leases" && a.code < 300)
+            .filter(|a| (a.ms <= KILL_LEADER_AT_MS) == before_kill)
+            .map(|a| a.actor.as_str())
+            .collect()
+    };
+    assert_eq!(writers(true).len(), 1, "one replica wrote before the kill: {:?}", writers(true));
+    assert_eq!(writers(false).len(), 1, "one replica wrote after the kill: {:?}", writers(false));
     assert_eq!(record.controller_restarts, 1);
 }

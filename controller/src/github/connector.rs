@@ -97,13 +97,17 @@ impl tower::Service<Uri> for GitHubConnector {
         let route = self.proxies.route(&dst);
         Box::pin(async move {
             match route {
-                None => Ok(Conn::Direct(tower::ServiceExt::oneshot(tls.wrap_connector(tcp()), dst).await?)),
+                None => Ok(Conn::Direct(Box::new(
+                    tower::ServiceExt::oneshot(tls.wrap_connector(tcp()), dst).await?,
+                ))),
                 Some(proxy) if dst.scheme_str() == Some("https") => {
                     let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp());
                     if let Some(auth) = proxy.basic_auth() {
                         tunnel = tunnel.with_auth(auth.clone());
                     }
-                    Ok(Conn::Direct(tower::ServiceExt::oneshot(tls.wrap_connector(tunnel), dst).await?))
+                    Ok(Conn::Direct(Box::new(
+                        tower::ServiceExt::oneshot(tls.wrap_connector(tunnel), dst).await?,
+                    )))
                 }
                 Some(proxy) => {
                     let stream = tower::ServiceExt::oneshot(tcp(), proxy.uri().clone()).await?;
@@ -117,7 +121,7 @@ impl tower::Service<Uri> for GitHubConnector {
 /// A connection: to the destination (TLS or plain, maybe tunneled), or to a forwarding proxy.
 pub(crate) enum Conn {
     /// To the destination.
-    Direct(MaybeHttpsStream<TokioIo<TcpStream>>),
+    Direct(Box<MaybeHttpsStream<TokioIo<TcpStream>>>),
     /// To a proxy that forwards plain-HTTP requests sent in absolute form.
     Forward(TokioIo<TcpStream>),
 }
@@ -134,7 +138,7 @@ impl Connection for Conn {
 impl Read for Conn {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Conn::Direct(stream) => Pin::new(stream).poll_read(cx, buf),
+            Conn::Direct(stream) => Pin::new(&mut **stream).poll_read(cx, buf),
             Conn::Forward(stream) => Pin::new(stream).poll_read(cx, buf),
         }
     }
@@ -143,21 +147,21 @@ impl Read for Conn {
 impl Write for Conn {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            Conn::Direct(stream) => Pin::new(stream).poll_write(cx, buf),
+            Conn::Direct(stream) => Pin::new(&mut **stream).poll_write(cx, buf),
             Conn::Forward(stream) => Pin::new(stream).poll_write(cx, buf),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Conn::Direct(stream) => Pin::new(stream).poll_flush(cx),
+            Conn::Direct(stream) => Pin::new(&mut **stream).poll_flush(cx),
             Conn::Forward(stream) => Pin::new(stream).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Conn::Direct(stream) => Pin::new(stream).poll_shutdown(cx),
+            Conn::Direct(stream) => Pin::new(&mut **stream).poll_shutdown(cx),
             Conn::Forward(stream) => Pin::new(stream).poll_shutdown(cx),
         }
     }

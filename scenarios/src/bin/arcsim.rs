@@ -25,6 +25,9 @@ enum Command {
     Measure(commands::measure::MeasureArgs),
     /// Serve the fake Kubernetes API server over TCP (for kubectl).
     Apiserver(commands::apiserver::ApiServerArgs),
+    /// Serve a staging world on wall-clock time (fake API server and fake GitHub over loopback TCP,
+    /// kubelet, a small workload) for a controller started as its own process.
+    Stage(commands::stage::StageArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
         Command::List => commands::list::run(),
         Command::Measure(args) => commands::measure::run(args),
         Command::Apiserver(args) => commands::apiserver::run(args),
+        Command::Stage(args) => commands::stage::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

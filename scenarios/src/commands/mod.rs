@@ -2,6 +2,8 @@
 
 pub mod apiserver;
 pub mod list;
+pub mod listen;
 pub mod measure;
 pub mod run;
+pub mod stage;
 pub mod sweep;

@@ -41,7 +41,7 @@ impl Oracle for NoBusyRunnerDeleted {
         let running = running_pods(run);
         let mut out = Vec::new();
         for a in run.audit().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
-            if a.actor != "controller" || a.code >= 300 || a.status_subresource {
+            if !super::view::is_controller(&a.actor) || a.code >= 300 || a.status_subresource {
                 continue;
             }
             let key = format!("{}/{}", a.namespace, a.name);

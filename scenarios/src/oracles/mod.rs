@@ -9,6 +9,7 @@ pub mod equivalence;
 pub(crate) mod fixtures;
 pub mod gate;
 pub mod jobs;
+pub mod leadership;
 pub mod phases;
 pub mod pods;
 pub mod registrations;

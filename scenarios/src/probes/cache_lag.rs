@@ -4,12 +4,15 @@
 //! handed the deletion. A retry after the controller saw the pod, or a 409 on some other pod, is not
 //! the race.
 
+use std::collections::BTreeMap;
+
 use arc_sim::apiserver::EventType;
 use arc_sim::faults::ApiVerb;
 use arc_sim::world::RunRecord;
 use serde_json::Value;
 
 use super::history::{Commits, Handed};
+use crate::oracles::view::is_controller;
 
 /// Whether a pod is a runner pod (controlled by an EphemeralRunner).
 fn is_runner_pod(pod: &Value) -> bool {
@@ -25,15 +28,15 @@ fn is_runner_pod(pod: &Value) -> bool {
 /// controller's cache.
 pub fn pod_create_met_unseen_pod(run: &RunRecord) -> u32 {
     let commits = Commits::of(run, "pods");
-    let handed = Handed::to(run, "controller", "pods");
+    let mut handed = HandedToControllers::default();
     let conflicts = run.audit().filter(|a| {
-        a.resource == "pods" && a.verb == ApiVerb::Create && a.code == 409 && a.actor == "controller"
+        a.resource == "pods" && a.verb == ApiVerb::Create && a.code == 409 && is_controller(&a.actor)
     });
     let mut hits = 0;
     for a in conflicts {
         let key = format!("{}/{}", a.namespace, a.name);
         let Some(created) = commits.created_before(&key, a.ms) else { continue };
-        if is_runner_pod(&created.object) && !handed.saw(&key, created.rv, a.ms) {
+        if is_runner_pod(&created.object) && !handed.of(run, &a.actor).saw(&key, created.rv, a.ms) {
             hits += 1;
         }
     }
@@ -44,15 +47,17 @@ pub fn pod_create_met_unseen_pod(run: &RunRecord) -> u32 {
 /// controller's cache.
 pub fn pod_delete_met_unseen_deletion(run: &RunRecord) -> u32 {
     let commits = Commits::of(run, "pods");
-    let handed = Handed::to(run, "controller", "pods");
+    let mut handed = HandedToControllers::default();
     let misses = run.audit().filter(|a| {
-        a.resource == "pods" && a.verb == ApiVerb::Delete && a.code == 404 && a.actor == "controller"
+        a.resource == "pods" && a.verb == ApiVerb::Delete && a.code == 404 && is_controller(&a.actor)
     });
     let mut hits = 0;
     for a in misses {
         let key = format!("{}/{}", a.namespace, a.name);
         let Some(last) = commits.last_before(&key, a.ms) else { continue };
-        if last.kind == EventType::Deleted && is_runner_pod(&last.object) && !handed.saw(&key, last.rv, a.ms)
+        if last.kind == EventType::Deleted
+            && is_runner_pod(&last.object)
+            && !handed.of(run, &a.actor).saw(&key, last.rv, a.ms)
         {
             hits += 1;
         }
@@ -63,6 +68,17 @@ pub fn pod_delete_met_unseen_deletion(run: &RunRecord) -> u32 {
 /// Either of the above: the controller acted on a runner pod its cache had not caught up with.
 pub fn stale_pod_cache_read(run: &RunRecord) -> u32 {
     pod_create_met_unseen_pod(run) + pod_delete_met_unseen_deletion(run)
+}
+
+/// The pods each controller process (the controller, or each replica `controller#i`) was handed,
+/// read from the record once per actor.
+#[derive(Default)]
+struct HandedToControllers(BTreeMap<String, Handed>);
+
+impl HandedToControllers {
+    fn of(&mut self, run: &RunRecord, actor: &str) -> &Handed {
+        self.0.entry(actor.to_string()).or_insert_with(|| Handed::to(run, actor, "pods"))
+    }
 }
 
 #[cfg(test)]

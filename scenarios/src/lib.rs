@@ -8,6 +8,7 @@
 //! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`].
 //! - [`sweep`]: many runs on all cores, tallied per scenario × variant; [`kill_table`]: which oracle
 //!   must kill each bug variant within how many seeds; [`report`]: tables and pass/fail.
+//! - [`story`]: what a violation is about and the events that led to it.
 //! - [`cli`]: argument parsing shared by the subcommands; [`commands`]: one module per subcommand.
 
 pub mod cli;
@@ -19,6 +20,7 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod scenarios;
+pub mod story;
 pub mod sweep;
 pub mod variant;
 pub mod verdict;

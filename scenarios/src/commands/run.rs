@@ -2,11 +2,13 @@
 
 use std::path::PathBuf;
 
+use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
 
 use crate::report::verdict_text;
-use crate::runner::run_one;
+use crate::runner::{run_one, run_one_keeping};
 use crate::scenarios;
+use crate::story;
 use crate::variant::Variant;
 
 /// Options of `arcsim run`.
@@ -33,7 +35,10 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
-    let (verdict, record) = run_one(scenario, args.variant, args.seed, mode)?;
+    // One seed: keep the whole record, for the story of a failure and the pictures.
+    let keep = Some(Interest::everything());
+    let (verdict, record) = run_one_keeping(scenario, args.variant, args.seed, mode, keep)?;
+    print!("{}", story::stories(&record, &verdict.violations));
     print!("{}", verdict_text(&verdict));
     if let Some(path) = &args.trace {
         std::fs::write(path, record.trace.text())

@@ -8,7 +8,8 @@
 //! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`].
 //! - [`sweep`]: many runs on all cores, tallied per scenario × variant; [`kill_table`]: which oracle
 //!   must kill each bug variant within how many seeds; [`report`]: tables and pass/fail.
-//! - [`story`]: what a violation is about and the events that led to it.
+//! - [`story`]: what a violation is about and the events that led to it; [`visual`]: the run as a
+//!   timeline page (HTML) and as a Mermaid sequence diagram.
 //! - [`cli`]: argument parsing shared by the subcommands; [`commands`]: one module per subcommand.
 
 pub mod cli;
@@ -24,3 +25,4 @@ pub mod story;
 pub mod sweep;
 pub mod variant;
 pub mod verdict;
+pub mod visual;

@@ -13,8 +13,8 @@ use super::told::state_of;
 /// The run's commits, by resourceVersion.
 #[derive(Debug, Default)]
 pub struct Commits {
-    /// resourceVersion → (sim ms, the state it left).
-    by_rv: BTreeMap<u64, (u64, String)>,
+    /// resourceVersion → (sim ms, sequence number, the state it left).
+    by_rv: BTreeMap<u64, (u64, u64, String)>,
     /// resourceVersions a mutating request's answer carries.
     answered: BTreeSet<u64>,
 }
@@ -25,7 +25,7 @@ impl Commits {
         let mut commits = Commits::default();
         for e in &run.events {
             if let Some(c) = e.get::<Committed>() {
-                commits.by_rv.insert(c.change.rv, (e.at_ms, state_of(&c.change.object)));
+                commits.by_rv.insert(c.change.rv, (e.at_ms, e.seq, state_of(&c.change.object)));
             } else if let Some(a) = e.get::<AuditEntry>().filter(|a| a.verb.is_mutating()) {
                 commits.answered.extend(a.resource_version.parse::<u64>().ok());
             }
@@ -35,12 +35,19 @@ impl Commits {
 
     /// The state the commit at `rv` left (empty when unknown).
     pub fn state(&self, rv: &str) -> &str {
-        rv.parse::<u64>().ok().and_then(|rv| self.by_rv.get(&rv)).map_or("", |(_, s)| s.as_str())
+        rv.parse::<u64>().ok().and_then(|rv| self.by_rv.get(&rv)).map_or("", |(_, _, s)| s.as_str())
     }
 
     /// When the commit at `rv` happened.
     pub fn at_ms(&self, rv: &str) -> Option<u64> {
-        rv.parse::<u64>().ok().and_then(|rv| self.by_rv.get(&rv)).map(|(ms, _)| *ms)
+        rv.parse::<u64>().ok().and_then(|rv| self.by_rv.get(&rv)).map(|(ms, _, _)| *ms)
+    }
+
+    /// The sequence number of the commit a mutating request's answer carries, if kept.
+    pub fn made_by(&self, event: &Event) -> Option<u64> {
+        let a = event.get::<AuditEntry>().filter(|a| a.verb.is_mutating())?;
+        let rv = a.resource_version.parse::<u64>().ok()?;
+        self.by_rv.get(&rv).map(|(_, seq, _)| *seq)
     }
 
     /// Whether `event` is a commit whose request's answer is in the record (and tells it).

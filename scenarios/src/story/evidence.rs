@@ -67,9 +67,15 @@ impl Evidence {
         event.at_ms <= self.to_ms && touched(event).iter().any(|s| self.subjects.contains(s))
     }
 
-    /// Whether the oracle cited `event`.
+    /// Whether the oracle cited the event numbered `seq`.
     pub fn cites(&self, seq: u64) -> bool {
         self.cited.binary_search(&seq).is_ok()
+    }
+
+    /// Whether the oracle cited `event`, or the commit it made (a story tells a commit with the
+    /// request that made it).
+    pub fn cites_told(&self, event: &Event, commits: &Commits) -> bool {
+        self.cites(event.seq) || commits.made_by(event).is_some_and(|seq| self.cites(seq))
     }
 
     /// The events in the window that touch the subjects, in order.

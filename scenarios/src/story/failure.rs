@@ -62,7 +62,7 @@ pub fn story(run: &RunRecord, violation: &Violation, evidence: &Evidence) -> Str
     let _ = writeln!(out, "; the last {} events on them (* = read by the oracle):", events.len());
     for event in events {
         if let Some(told) = commits.told_with_state(event) {
-            let mark = if evidence.cites(event.seq) { '*' } else { ' ' };
+            let mark = if evidence.cites_told(event, &commits) { '*' } else { ' ' };
             let _ = writeln!(out, "  {mark}{}", told.line());
         }
     }

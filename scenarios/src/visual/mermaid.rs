@@ -31,7 +31,7 @@ pub fn sequence_diagram(run: &RunRecord, verdict: &Verdict) -> String {
     let events = window_events(run, &evidence, &commits);
     let lines: Vec<(bool, Vec<String>)> = events
         .iter()
-        .map(|e| (evidence.cites(e.seq), message(&commits, e)))
+        .map(|e| (evidence.cites_told(e, &commits), message(&commits, e)))
         .filter(|(_, l)| !l.is_empty())
         .collect();
     participants(&mut out, &lines);

@@ -10,6 +10,7 @@
 //!   must kill each bug variant within how many seeds; [`report`]: tables and pass/fail.
 //! - [`story`]: what a violation is about and the events that led to it; [`visual`]: the run as a
 //!   timeline page (HTML) and as a Mermaid sequence diagram.
+//! - [`serve`]: a world paused at a simulated instant, served to kubectl and stepped on from stdin.
 //! - [`cli`]: argument parsing shared by the subcommands; [`commands`]: one module per subcommand.
 
 pub mod cli;
@@ -21,6 +22,7 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod scenarios;
+pub mod serve;
 pub mod story;
 pub mod sweep;
 pub mod variant;

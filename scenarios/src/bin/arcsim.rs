@@ -23,6 +23,8 @@ enum Command {
     List,
     /// Serve the fake Kubernetes API server over TCP (for kubectl).
     Apiserver(commands::apiserver::ApiServerArgs),
+    /// Run a scenario's world to a simulated time, pause it, serve it to kubectl and step it from stdin.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::List => commands::list::run(),
         Command::Apiserver(args) => commands::apiserver::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,4 +3,5 @@
 pub mod apiserver;
 pub mod list;
 pub mod run;
+pub mod serve;
 pub mod sweep;

@@ -88,8 +88,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             Err(e) => println!("{e}"),
             Ok(Command::Quit) => break,
             Ok(command) => {
-                execute(&mut world, command, scenario);
+                let progress = execute(&mut world, command);
                 server.show(Snapshot::of(&world));
+                if let Some(progress) = progress {
+                    report(&world, progress, scenario);
+                }
             }
         }
     }
@@ -107,9 +110,10 @@ fn banner(args: &ServeArgs, addr: SocketAddr) {
     println!("  {HELP}");
 }
 
-fn execute(world: &mut SteppedWorld, command: Command, scenario: &dyn Scenario) {
-    let progress = match command {
-        Command::Step(by) => world.step(by),
+/// Carries out `command`; where it left the world, if it moved or was asked where it is.
+fn execute(world: &mut SteppedWorld, command: Command) -> Option<Progress> {
+    match command {
+        Command::Step(by) => Some(world.step(by)),
         Command::Until(text) => {
             let (progress, event) =
                 world.run_until_event(|e| trace_line(e).is_some_and(|l| l.contains(&text)));
@@ -117,17 +121,20 @@ fn execute(world: &mut SteppedWorld, command: Command, scenario: &dyn Scenario) 
                 Some(line) => println!("{line}"),
                 None => println!("no trace line contained {text:?} before the run ended"),
             }
-            progress
+            Some(progress)
         }
-        Command::Continue => world.run_until(u64::MAX),
-        Command::Status => Progress::Paused(world.now_ms()),
+        Command::Continue => Some(world.run_until(u64::MAX)),
+        Command::Status => Some(if world.ended() {
+            Progress::Ended(world.now_ms())
+        } else {
+            Progress::Paused(world.now_ms())
+        }),
         Command::Help => {
             println!("{HELP}");
-            return;
+            None
         }
-        Command::Quit => return,
-    };
-    report(world, progress, scenario);
+        Command::Quit => None,
+    }
 }
 
 /// Where the world is; at its end, what the scenario's oracles say of it.

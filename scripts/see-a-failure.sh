@@ -30,7 +30,7 @@ head -n 30 "$out/run.txt"
 ls -l "$out/t.html" "$out/t.mmd"
 
 echo "== headless Chromium on the file arcsim wrote"
-"$chromium" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$out/profile-cli" \
+"$chromium" --headless --no-sandbox --disable-gpu --no-first-run --window-size=1600,1000 --user-data-dir="$out/profile-cli" \
   --virtual-time-budget=10000 --enable-logging=stderr --v=0 --dump-dom "file://$PWD/$out/t.html" \
   >"$out/t.dom.html" 2>"$out/t.console.txt"
 body=$(grep -o '<body[^>]*>' "$out/t.dom.html" | head -n 1)

@@ -1,4 +1,4 @@
-//! `arcsim list`: the scenarios, variants, oracles and probes, one line each.
+//! `arcsim list`: the scenarios, control worlds, variants, oracles and probes, one line each.
 
 use crate::{oracles, probes, scenarios, variant::Variant};
 
@@ -6,6 +6,10 @@ use crate::{oracles, probes, scenarios, variant::Variant};
 pub fn run() -> anyhow::Result<()> {
     println!("scenarios:");
     for s in scenarios::all() {
+        println!("  {:<30} {}", s.name(), s.describe());
+    }
+    println!("control worlds (run on request: the race without its ingredient):");
+    for s in scenarios::controls() {
         println!("  {:<30} {}", s.name(), s.describe());
     }
     println!("variants:");

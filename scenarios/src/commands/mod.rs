@@ -2,6 +2,7 @@
 
 pub mod apiserver;
 pub mod list;
+pub mod measure;
 pub mod run;
 pub mod serve;
 pub mod sweep;

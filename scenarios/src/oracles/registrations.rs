@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use arc_sim::apiserver::Committed;
 use arc_sim::apiserver::EventType;
 use arc_sim::github::EventKind;
-use arc_sim::github::GitHubEvent;
+use arc_sim::github::{GitHubEvent, Runner};
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
@@ -14,8 +14,9 @@ use super::Oracle;
 use super::view::{runner_id, str_at, uid_of};
 use crate::verdict::Violation;
 
-/// Once the world has settled, every runner still registered at GitHub belongs to a live
-/// EphemeralRunner (by `status.runnerId`) or legacy Runner (by name).
+/// At the end of the run, settled or not, every runner still registered at GitHub belongs to an
+/// EphemeralRunner (by `status.runnerId`, or by name while its id is being recorded) or a legacy Runner
+/// (by name).
 pub struct NoOrphanRegistration;
 
 impl Oracle for NoOrphanRegistration {
@@ -24,28 +25,19 @@ impl Oracle for NoOrphanRegistration {
     }
 
     fn describe(&self) -> &'static str {
-        "after settling, no runner is registered at GitHub without an EphemeralRunner or Runner"
+        "at the end of the run no runner is registered at GitHub without an EphemeralRunner or Runner"
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
+        Interest::none()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let Some(at_ms) = run.settled_at_ms else { return Vec::new() };
-        let er_ids: Vec<i64> = run.objects_of("ephemeralrunners").iter().map(runner_id).collect();
-        let legacy_names: Vec<&str> =
-            run.objects_of("runners").iter().filter_map(|r| str_at(r, "/metadata/name")).collect();
-        run.runners
-            .iter()
-            .filter(|r| !r.is_removed())
-            .filter(|r| match r.scale_set_id {
-                Some(_) => !er_ids.contains(&r.id),
-                None => !legacy_names.contains(&r.name.as_str()),
-            })
+        orphan_registrations(run)
+            .into_iter()
             .map(|r| Violation {
                 oracle: self.name(),
-                at_ms,
+                at_ms: run.end_ms,
                 objects: vec![format!("runner {} ({})", r.id, r.name)],
                 message: format!(
                     "runner is still registered ({:?}) but nothing in the cluster owns it",
@@ -54,6 +46,23 @@ impl Oracle for NoOrphanRegistration {
             })
             .collect()
     }
+}
+
+/// The runners registered at GitHub at the end of the run that no object left in the cluster owns.
+pub fn orphan_registrations(run: &RunRecord) -> Vec<&Runner> {
+    let ers = run.objects_of("ephemeralrunners");
+    let er_ids: Vec<i64> = ers.iter().map(runner_id).collect();
+    let er_names: Vec<&str> = ers.iter().filter_map(|r| str_at(r, "/metadata/name")).collect();
+    let legacy_names: Vec<&str> =
+        run.objects_of("runners").iter().filter_map(|r| str_at(r, "/metadata/name")).collect();
+    run.runners
+        .iter()
+        .filter(|r| !r.is_removed())
+        .filter(|r| match r.scale_set_id {
+            Some(_) => !er_ids.contains(&r.id) && !er_names.contains(&r.name.as_str()),
+            None => !legacy_names.contains(&r.name.as_str()),
+        })
+        .collect()
 }
 
 /// Each runner name is registered through a JIT config at most once: the JIT secret is read from the
@@ -114,4 +123,56 @@ fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::apiserver::EventType;
+    use arc_sim::github::{EventKind, RunnerState};
+    use arc_sim::world::synthetic::SyntheticRun;
+
+    use super::*;
+    use crate::oracles::fixtures::{er, github, removed_runner, runner};
+
+    #[test]
+    fn a_registration_nothing_owns_at_the_end_is_an_orphan_settled_or_not() {
+        let owned = SyntheticRun::new()
+            .objects("ephemeralrunners", vec![er("r-1", "u1", None, 5, None), er("r-2", "u2", None, 0, None)])
+            .runners(vec![runner(5, "r-1", RunnerState::Idle), runner(6, "r-2", RunnerState::Offline)])
+            .build();
+        assert!(
+            NoOrphanRegistration.check(&owned).is_empty(),
+            "owned by id, and by name while the id is recorded"
+        );
+        let orphan = SyntheticRun::new()
+            .runners(vec![runner(5, "r-1", RunnerState::Offline), removed_runner(6, "r-2")])
+            .ended_at(9_000)
+            .build();
+        let found = NoOrphanRegistration.check(&orphan);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_ms, found[0].objects[0].as_str()), (9_000, "runner 5 (r-1)"));
+    }
+
+    #[test]
+    fn a_second_jit_registration_of_one_runner_incarnation_is_a_violation() {
+        let registered = |at, id| {
+            github(
+                at,
+                EventKind::RunnerRegistered { runner_id: id, name: "r-1".into(), scale_set_id: Some(1) },
+            )
+        };
+        let once = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+            .event(2, registered(2, 5))
+            .committed(3, "ephemeralrunners", EventType::Added, er("r-1", "u2", None, 0, None))
+            .event(4, registered(4, 6))
+            .build();
+        assert!(JitConfigOncePerRunner.check(&once).is_empty(), "a new incarnation may register again");
+        let twice = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+            .event(2, registered(2, 5))
+            .event(3, registered(3, 6))
+            .build();
+        assert_eq!(JitConfigOncePerRunner.check(&twice).len(), 1);
+    }
 }

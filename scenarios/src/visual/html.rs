@@ -35,7 +35,7 @@ pub fn page(timeline: &Timeline) -> String {
     );
     lanes(&mut out, timeline);
     let _ =
-        write!(out, "<script type=\"application/json\" id=\"{DATA_ID}\">{}</script>\n", data_json(timeline));
+        writeln!(out, "<script type=\"application/json\" id=\"{DATA_ID}\">{}</script>", data_json(timeline));
     let _ = write!(out, "<script>\n{JS}</script>\n</body>\n</html>\n");
     out
 }

@@ -40,10 +40,10 @@ pub enum Progress {
 
 type Run = Pin<Box<dyn Future<Output = Result<RunRecord, WorldError>>>>;
 
-/// Running, or over with its outcome.
+/// Running, or over with its outcome (boxed: a record is large).
 enum Stage {
     Running(Run),
-    Ended(Result<RunRecord, WorldError>),
+    Ended(Box<Result<RunRecord, WorldError>>),
 }
 
 /// A world run in steps.
@@ -106,7 +106,7 @@ impl SteppedWorld {
         });
         match outcome {
             Some(outcome) => {
-                self.stage = Stage::Ended(outcome);
+                self.stage = Stage::Ended(Box::new(outcome));
                 Progress::Ended(self.now_ms())
             }
             None => Progress::Paused(self.now_ms()),
@@ -141,7 +141,7 @@ impl SteppedWorld {
     pub fn finish(self) -> Result<RunRecord, WorldError> {
         match self.stage {
             Stage::Running(run) => self.runtime.block_on(run),
-            Stage::Ended(outcome) => outcome,
+            Stage::Ended(outcome) => *outcome,
         }
     }
 
@@ -149,7 +149,7 @@ impl SteppedWorld {
     pub fn outcome(&self) -> Option<&Result<RunRecord, WorldError>> {
         match &self.stage {
             Stage::Running(_) => None,
-            Stage::Ended(outcome) => Some(outcome),
+            Stage::Ended(outcome) => Some(&**outcome),
         }
     }
 

@@ -10,7 +10,9 @@
 
 use serde::ser::SerializeStruct;
 
-use crate::oracles::{Oracle, TwinOracle, deletion, equivalence, gate, jobs, pods, registrations, tokens};
+use crate::oracles::{
+    Oracle, TwinOracle, deletion, equivalence, gate, jobs, phases, pods, registrations, tokens,
+};
 use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
@@ -127,6 +129,13 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         rate: Rate::measured(0, 0, 0),
     },
     row(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, (0, 0, 0)),
+    row(
+        Variant::BugStaleDeregistration,
+        &AssignDuringDelete,
+        &registrations::NoOrphanRegistration,
+        (0, 0, 0),
+    ),
+    row(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, (0, 0, 0)),
 ];
 
 /// The rows for `variant` in the scenario named `scenario`.

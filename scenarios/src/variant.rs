@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use arc_controller::Fixes;
+use arc_controller::{Fixes, Optimisations};
 
 /// A controller build, as a set of fixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -37,11 +37,17 @@ pub enum Variant {
     /// A legacy runner missing from the (stale) runner list is taken as gone while its container
     /// runs (ARC's own behaviour; a race this suite found).
     BugUnlistedRunnerGone,
+    /// A runner deleted while it registers is deregistered from a stale snapshot with no runner id,
+    /// leaving its registration behind (ARC's own behaviour; a race this suite found).
+    BugStaleDeregistration,
+    /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
+    /// upstream did before the listener came to own the Running phase (§5.2, #4646 in 0.15.0).
+    BugRunningFromPod,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 13] = [
+    pub const ALL: [Variant; 15] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -55,6 +61,8 @@ impl Variant {
         Variant::BugRunningOverwritesTerminal,
         Variant::BugStaleRemovalSnapshot,
         Variant::BugUnlistedRunnerGone,
+        Variant::BugStaleDeregistration,
+        Variant::BugRunningFromPod,
     ];
 
     /// The command-line name.
@@ -73,6 +81,8 @@ impl Variant {
             Variant::BugRunningOverwritesTerminal => "bug-running-overwrites-terminal",
             Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
+            Variant::BugStaleDeregistration => "bug-stale-deregistration",
+            Variant::BugRunningFromPod => "bug-running-from-pod",
         }
     }
 
@@ -96,6 +106,12 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => {
                 "legacy: an unlisted runner is gone even while its container runs (ARC as is; found by arcsim)"
             }
+            Variant::BugStaleDeregistration => {
+                "a runner deleted while registering is deregistered as id 0 and leaks (ARC as is; found by arcsim)"
+            }
+            Variant::BugRunningFromPod => {
+                "phase Running copied from the pod, before any job (upstream before #4646)"
+            }
         }
     }
 
@@ -116,8 +132,19 @@ impl Variant {
             Variant::BugRunningOverwritesTerminal => fixes.running_never_overwrites_terminal = false,
             Variant::BugStaleRemovalSnapshot => fixes.reread_runner_before_removal = false,
             Variant::BugUnlistedRunnerGone => fixes.keep_unlisted_running_runner = false,
+            Variant::BugStaleDeregistration => fixes.reread_runner_before_deregistration = false,
+            Variant::BugRunningFromPod => {}
         }
         fixes
+    }
+
+    /// The controller's change-set switches under this variant (all on but for `bug-running-from-pod`).
+    pub fn optimisations(self) -> Optimisations {
+        let mut optimisations = Optimisations::default();
+        if self == Variant::BugRunningFromPod {
+            optimisations.running_from_listener = false;
+        }
+        optimisations
     }
 
     /// Whether this is the fixed controller.
@@ -150,14 +177,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_bug_variant_turns_exactly_one_fix_off() {
-        let on = |f: Fixes| {
-            serde_json::to_value(f).unwrap().as_object().unwrap().values().filter(|v| **v == true).count()
+    fn every_bug_variant_turns_exactly_one_switch_off() {
+        let on =
+            |value: serde_json::Value| value.as_object().unwrap().values().filter(|v| **v == true).count();
+        let switches_on = |v: Variant| {
+            on(serde_json::to_value(v.fixes()).unwrap())
+                + on(serde_json::to_value(v.optimisations()).unwrap())
         };
-        let all = on(Fixes::default());
+        let all = switches_on(Variant::Fixed);
         for v in Variant::ALL {
             let expected = if v.is_fixed() { all } else { all - 1 };
-            assert_eq!(on(v.fixes()), expected, "{v}");
+            assert_eq!(switches_on(v), expected, "{v}");
             assert_eq!(v.name().parse::<Variant>(), Ok(v));
         }
         let err = "bug-9999".parse::<Variant>().unwrap_err().to_string();

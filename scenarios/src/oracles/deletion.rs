@@ -220,3 +220,156 @@ impl Oracle for FinalizersInOneWrite {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::apiserver::EventType;
+    use arc_sim::github::{EndReason, JobResult, RemovalReason};
+    use arc_sim::kubelet::StopCause;
+    use arc_sim::world::synthetic::SyntheticRun;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::oracles::fixtures::{NS, er, github, request};
+
+    fn kubelet(ms: u64, kind: KubeletEventKind) -> KubeletEvent {
+        KubeletEvent { ms, pod: format!("{NS}/r"), uid: "pod-r".into(), kind }
+    }
+
+    /// Runner `r` (id 41) registered at 1 ms, its pod started at 2 ms and GitHub assigned it job 7 at
+    /// 3 ms.
+    fn busy_runner() -> SyntheticRun {
+        let started = KubeletEventKind::ContainerStarted { container: "runner".into(), restart_count: 0 };
+        SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", Some("Running"), 41, None))
+            .event(2, kubelet(2, started))
+            .event(3, github(3, EventKind::JobAssigned { request_id: 7, runner_id: 41 }))
+    }
+
+    /// `actor` deletes EphemeralRunner `r` at 5 ms, answered `code`.
+    fn deleted(run: SyntheticRun, actor: &str, code: u16) -> RunRecord {
+        run.event(5, request(5, actor, ApiVerb::Delete, "ephemeralrunners", "r", code)).build()
+    }
+
+    #[test]
+    fn deleting_a_runner_whose_pod_runs_a_job_is_a_violation() {
+        let found = NoBusyRunnerDeleted.check(&deleted(busy_runner(), "controller", 200));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].at_ms, 5);
+        assert_eq!(
+            found[0].objects,
+            vec![format!("ephemeralrunner {NS}/r"), "runner 41".into(), "job 7".into()]
+        );
+    }
+
+    #[test]
+    fn deleting_a_runner_whose_job_ended_or_whose_pod_stopped_is_clean() {
+        let completed = EventKind::JobCompleted {
+            request_id: 7,
+            result: JobResult::Succeeded,
+            reason: EndReason::Completed,
+        };
+        let job_done = busy_runner().event(4, github(4, completed));
+        assert!(NoBusyRunnerDeleted.check(&deleted(job_done, "controller", 200)).is_empty());
+        let removed = EventKind::RunnerRemoved { runner_id: 41, reason: RemovalReason::Removed };
+        let runner_gone = busy_runner().event(4, github(4, removed));
+        assert!(NoBusyRunnerDeleted.check(&deleted(runner_gone, "controller", 200)).is_empty());
+        let stopped = KubeletEventKind::ContainerStopped {
+            container: "runner".into(),
+            exit_code: 0,
+            cause: StopCause::Exited,
+            runner_id: Some(41),
+            running_job: None,
+        };
+        let pod_done = busy_runner().event(4, kubelet(4, stopped));
+        assert!(NoBusyRunnerDeleted.check(&deleted(pod_done, "controller", 200)).is_empty());
+    }
+
+    #[test]
+    fn only_the_controllers_successful_deletes_are_judged() {
+        assert!(NoBusyRunnerDeleted.check(&deleted(busy_runner(), "user", 200)).is_empty());
+        assert!(NoBusyRunnerDeleted.check(&deleted(busy_runner(), "controller", 404)).is_empty());
+    }
+
+    /// EphemeralRunner `r` with its deletion begun.
+    fn deleting(mut runner: Value) -> Value {
+        runner["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
+        runner
+    }
+
+    #[test]
+    fn moving_a_runner_being_deleted_to_running_is_a_violation() {
+        let pending = er("r", "u1", Some("Pending"), 41, None);
+        let running = er("r", "u1", Some("Running"), 41, None);
+        let broken = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, pending.clone())
+            .committed(2, "ephemeralrunners", EventType::Modified, deleting(pending))
+            .committed(3, "ephemeralrunners", EventType::Modified, deleting(running.clone()))
+            .build();
+        let found = NoRunningWhileDeleting.check(&broken);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_ms, found[0].objects.clone()), (3, vec![format!("ephemeralrunner {NS}/r")]));
+        let before_deletion = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", Some("Pending"), 41, None))
+            .committed(2, "ephemeralrunners", EventType::Modified, running.clone())
+            .committed(3, "ephemeralrunners", EventType::Modified, deleting(running))
+            .build();
+        assert!(NoRunningWhileDeleting.check(&before_deletion).is_empty(), "Running before deletion began");
+    }
+
+    #[test]
+    fn a_runner_deleted_while_running_that_stays_running_is_clean() {
+        let running = er("r", "u1", Some("Running"), 41, None);
+        let stays = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, running.clone())
+            .committed(2, "ephemeralrunners", EventType::Modified, deleting(running.clone()))
+            .committed(3, "ephemeralrunners", EventType::Modified, deleting(running))
+            .build();
+        assert!(NoRunningWhileDeleting.check(&stays).is_empty());
+    }
+
+    /// EphemeralRunner `r` (uid `uid`) holding `finalizers`.
+    fn with_finalizers(uid: &str, finalizers: &[&str]) -> Value {
+        let mut runner = er("r", uid, None, 0, None);
+        runner["metadata"]["finalizers"] = json!(finalizers);
+        runner
+    }
+
+    const BOTH: [&str; 2] = [
+        "ephemeralrunner.actions.github.com/finalizer",
+        "ephemeralrunner.actions.github.com/runner-registration-finalizer",
+    ];
+
+    #[test]
+    fn finalizers_added_in_two_writes_are_a_violation() {
+        let broken = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &[]))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH[..1]))
+            .committed(3, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH))
+            .build();
+        let found = FinalizersInOneWrite.check(&broken);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_ms, found[0].message.as_str()), (3, "finalizers added in 2 writes"));
+    }
+
+    #[test]
+    fn finalizers_at_creation_or_in_one_later_write_are_clean() {
+        let at_creation = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &BOTH))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &[]))
+            .build();
+        assert!(FinalizersInOneWrite.check(&at_creation).is_empty(), "removal is not a write that adds");
+        let one_write = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &[]))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH))
+            .build();
+        assert!(FinalizersInOneWrite.check(&one_write).is_empty());
+        let two_runners = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &[]))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH))
+            .committed(3, "ephemeralrunners", EventType::Added, with_finalizers("u2", &[]))
+            .committed(4, "ephemeralrunners", EventType::Modified, with_finalizers("u2", &BOTH))
+            .build();
+        assert!(FinalizersInOneWrite.check(&two_runners).is_empty(), "a recreated runner is a new uid");
+    }
+}

@@ -15,3 +15,4 @@ mod legacy_runner;
 mod listener;
 mod races;
 mod staging;
+mod see_a_failure;

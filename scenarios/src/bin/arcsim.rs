@@ -28,6 +28,8 @@ enum Command {
     /// Serve a staging world on wall-clock time (fake API server and fake GitHub over loopback TCP,
     /// kubelet, a small workload) for a controller started as its own process.
     Stage(commands::stage::StageArgs),
+    /// Run a scenario's world to a simulated time, pause it, serve it to kubectl and step it from stdin.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Measure(args) => commands::measure::run(args),
         Command::Apiserver(args) => commands::apiserver::run(args),
         Command::Stage(args) => commands::stage::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

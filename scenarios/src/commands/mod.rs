@@ -5,5 +5,6 @@ pub mod list;
 pub mod listen;
 pub mod measure;
 pub mod run;
+pub mod serve;
 pub mod stage;
 pub mod sweep;

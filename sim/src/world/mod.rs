@@ -11,12 +11,15 @@
 //! binary uses too ([`seam`]): it fills the controller's `Inputs` with its own clients, clock and
 //! GitHub transport, starts the selected [`Families`] with `arc_controller::start`, and runs every
 //! listener pod through `arc_controller::scaleset::listener::run`.
+//!
+//! [`stepping`] runs a world in steps, paused in between, for tools that look at it mid-run.
 
 pub mod crds;
 pub mod record;
 pub mod replicas;
 pub mod seam;
 pub mod settled;
+pub mod stepping;
 pub mod synthetic;
 
 use std::collections::BTreeMap;
@@ -44,6 +47,7 @@ pub use record::RunRecord;
 pub use replicas::{ReplicaConfig, replica_actor};
 use replicas::{ReplicaWorld, Replicas};
 pub use settled::{legacy_settled, scale_set_settled};
+pub use stepping::{Progress, SteppedWorld};
 
 /// Something the world does to itself at a sim time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

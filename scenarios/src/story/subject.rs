@@ -78,7 +78,9 @@ impl fmt::Display for Subject {
 
 /// The integers among `words` (`3 and 4` → 3, 4; `17 (name)` → 17).
 fn ids<'a>(words: &'a [&'a str]) -> impl Iterator<Item = i64> + 'a {
-    words.iter().filter_map(|w| w.trim_matches(|c: char| !c.is_ascii_digit() && c != '-').parse().ok())
+    words
+        .iter()
+        .filter_map(|w| w.trim_matches(|c: char| matches!(c, '(' | ')' | ',' | ';' | ':' | '.')).parse().ok())
 }
 
 /// The resource plural of a kind word (`ephemeralrunner` → `ephemeralrunners`; plurals stay).

@@ -17,6 +17,7 @@ use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
+use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
 use crate::scenarios::watch_lag::WatchLagDuplicateCreate;
 use crate::variant::Variant;
@@ -151,6 +152,15 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 1, 50),
     measured(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, 50, 50),
+    // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
+    // tuned to a race), measured on 30 seeds.
+    measured(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, 16, 30),
+    measured(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, 13, 30),
+    measured(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration, 23, 30),
+    measured(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, 23, 30),
+    measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
+    measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 13, 30),
+    measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

@@ -235,7 +235,12 @@ mod tests {
         assert!(r.find("", "v1", "nodes").is_none());
         assert_eq!(
             r.group_versions(),
-            [("rbac.authorization.k8s.io", "v1"), ("actions.github.com", "v1alpha1"), ("example.com", "v1")]
+            [
+                ("rbac.authorization.k8s.io", "v1"),
+                ("coordination.k8s.io", "v1"),
+                ("actions.github.com", "v1alpha1"),
+                ("example.com", "v1")
+            ]
         );
         assert_eq!(Registry::builtin().types().len(), 8);
     }

@@ -150,7 +150,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         50,
         50,
     ),
-    measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 1, 50),
+    measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 19, 250),
     measured(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, 50, 50),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
     // tuned to a race), measured on 30 seeds.

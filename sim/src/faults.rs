@@ -166,6 +166,7 @@ pub const GITHUB_OPERATIONS: &[&str] = &[
     "remove-runner",
     "list-runners",
     "delete-runner",
+    "installation-token",
 ];
 
 /// The fake GitHub operations that change state, the ones a `commit-then-error` or `commit-then-drop`

@@ -13,11 +13,12 @@
 //! Map of the module: `state` (the data), `scale_sets`, `jobs`, `runners`, `assign` (assignment and
 //! RemoveRunner, serialised), `start` (JobStarted and the runner's pickup after an assignment),
 //! `capacity` (`X-ScaleSetMaxCapacity` on acquisition and assignment), `sessions` (sessions, queue,
-//! long poll), `auth` (tokens), `legacy` (REST runners, `config.sh`), `service` + `route` + `reply`
-//! (HTTP), `timing` (call latency before and after the commit, JobStarted and pickup delays),
-//! `faults`, `process` (runner processes), `model` + `events` (what callers can read), `config`
-//! (knobs), `tokens`, `scripted` (canned answers layered over the service, for tests), `wire` +
-//! `messages` (the bodies, in the fake's own types), `operation` (the names of what it serves).
+//! long poll), `auth` (tokens), `app_auth` (GitHub App JWTs and installation tokens), `legacy` (REST
+//! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `tcp` (the same service on a socket),
+//! `timing` (call latency before and after the commit, JobStarted and pickup delays), `faults`,
+//! `process` (runner processes), `model` + `events` (what callers can read), `config` (knobs),
+//! `tokens`, `scripted` (canned answers layered over the service, for tests), `wire` + `messages`
+//! (the bodies, in the fake's own types), `operation` (the names of what it serves).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
 //! request is counted by operation and status ([`FakeGitHub::request_count`]; status 0 is a dropped
@@ -26,6 +27,7 @@
 //! the named streams `github/latency` (call latency) and `github/job-timing` (JobStarted and pickup
 //! delays), and `Component::GitHubFaults` (the fault layer).
 
+mod app_auth;
 mod assign;
 mod auth;
 mod capacity;
@@ -47,6 +49,7 @@ mod service;
 mod sessions;
 mod start;
 mod state;
+pub mod tcp;
 mod timing;
 mod tokens;
 mod wire;
@@ -58,8 +61,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+pub use app_auth::{CLOCK_DRIFT_SECONDS, MAX_LIFETIME_SECONDS};
 pub use assign::SessionEnded;
-pub use config::{GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
+pub use config::{GitHubApp, GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
 pub use events::{ConnectRefused, EventKind, GitHubCall, GitHubEvent, GitHubFaultFired, RemoveOutcome};
 pub use jobs::CancelError;
 pub use legacy::{LegacyRegistration, RegistrationFailed};

@@ -47,6 +47,7 @@ pub fn plan(scenario: &str, seed: u64, switches: Switches, quiet: bool) -> World
         plan.config.apiserver.request_latency = LagRange::fixed(0);
         plan.config.apiserver.watch_lag = WatchLag::default();
         plan.config.apiserver.watch_cache_lag = WatchLag::default();
+        plan.config.github.latency = arc_sim::github::ServiceLatency::ZERO;
     }
     plan
 }

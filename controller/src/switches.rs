@@ -155,7 +155,7 @@ mod tests {
         assert_eq!(Optimisations::default(), Optimisations::all_on());
         let json = serde_json::to_value(Fixes::default()).unwrap();
         let values: Vec<_> = json.as_object().unwrap().values().cloned().collect();
-        assert_eq!(values.len(), 12);
+        assert_eq!(values.len(), 13);
         assert!(values.iter().all(|v| v == &serde_json::Value::Bool(true)), "{json}");
     }
 

@@ -10,6 +10,9 @@
 //! - [`sweep`]: many runs on all cores, tallied per scenario × variant; [`kill_table`]: which oracle
 //!   must kill each bug variant within how many seeds; [`report`]: tables and pass/fail; [`review`]:
 //!   one run as a reviewer reads it (the canonical-trace snapshots).
+//! - [`story`]: what a violation is about and the events that led to it; [`visual`]: the run as a
+//!   timeline page (HTML) and as a Mermaid sequence diagram.
+//! - [`serve`]: a world paused at a simulated instant, served to kubectl and stepped on from stdin.
 //! - [`cli`]: argument parsing shared by the subcommands; [`commands`]: one module per subcommand.
 
 pub mod cli;
@@ -24,6 +27,9 @@ pub mod review;
 pub mod runner;
 pub mod scenario;
 pub mod scenarios;
+pub mod serve;
+pub mod story;
 pub mod sweep;
 pub mod variant;
 pub mod verdict;
+pub mod visual;

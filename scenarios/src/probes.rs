@@ -8,10 +8,12 @@
 //! - [`history`]: commits and reads indexed for the questions probes ask.
 //! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`]: the counting
 //!   functions, by race.
+//! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
 
 pub mod after_commit;
 pub mod cache_lag;
 pub mod controller;
+pub mod github;
 pub mod history;
 pub mod removal;
 pub mod tokens;
@@ -20,7 +22,7 @@ use std::collections::BTreeMap;
 
 use arc_sim::apiserver::reads::ReadEntry;
 use arc_sim::apiserver::{ApiFault, AuditEntry, CacheRead, Committed, WatchSent};
-use arc_sim::github::GitHubEvent;
+use arc_sim::github::{GitHubCall, GitHubEvent};
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::record::{Interest, WorldEvent};
 use arc_sim::world::RunRecord;
@@ -157,6 +159,14 @@ pub const JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE: Probe = Probe {
     },
 };
 
+/// `job-assigned-after-pod-deletion`.
+pub const JOB_ASSIGNED_AFTER_POD_DELETION: Probe = Probe {
+    name: "job-assigned-after-pod-deletion",
+    describe: "a job was assigned to a runner whose pod already had a deletionTimestamp",
+    count: removal::job_assigned_after_pod_deletion,
+    needs: || Interest::of_resources::<Committed>(&["pods"]).and::<GitHubEvent>().and::<KubeletEvent>(),
+};
+
 /// `token-expired-before-container-start`.
 pub const TOKEN_EXPIRED_BEFORE_CONTAINER_START: Probe = Probe {
     name: "token-expired-before-container-start",
@@ -232,6 +242,66 @@ pub const STALE_LIST_FROM_WATCH_CACHE: Probe = Probe {
     needs: Interest::of::<CacheRead>,
 };
 
+/// `github-committed-then-failed`.
+pub const GITHUB_COMMITTED_THEN_FAILED: Probe = Probe {
+    name: "github-committed-then-failed",
+    describe: "a mutating GitHub call committed and then its client got a 5xx or a dropped connection",
+    count: github::github_committed_then_failed,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `jit-retry-agent-exists`.
+pub const JIT_RETRY_AGENT_EXISTS: Probe = Probe {
+    name: "jit-retry-agent-exists",
+    describe: "a GenerateJitConfig retried after a committed failure met 409 AgentExists",
+    count: github::jit_retry_agent_exists,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `session-retry-conflict`.
+pub const SESSION_RETRY_CONFLICT: Probe = Probe {
+    name: "session-retry-conflict",
+    describe: "a CreateMessageSession retried after a committed failure met 409 (its own session)",
+    count: github::session_retry_conflict,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `remove-runner-retried-after-commit`.
+pub const REMOVE_RUNNER_RETRIED_AFTER_COMMIT: Probe = Probe {
+    name: "remove-runner-retried-after-commit",
+    describe: "a RemoveRunner that removed the runner but failed was retried (204: nothing left to remove)",
+    count: github::remove_runner_retried_after_commit,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `job-started-delayed`.
+pub const JOB_STARTED_DELAYED: Probe = Probe {
+    name: "job-started-delayed",
+    describe: "a RemoveRunner or delete hit a runner between its job's assignment and the JobStarted",
+    count: removal::job_started_delayed,
+    needs: || {
+        Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "runners"])
+            .and::<GitHubEvent>()
+            .and::<KubeletEvent>()
+    },
+};
+
+/// `acquisition-capped`.
+pub const ACQUISITION_CAPPED: Probe = Probe {
+    name: "acquisition-capped",
+    describe: "AcquireJobs left a job queued because the scale set was at its listener's capacity",
+    count: github::acquisition_capped,
+    needs: || Interest::of::<GitHubEvent>(),
+};
+
+/// `runner-removed-before-job-started`.
+pub const RUNNER_REMOVED_BEFORE_JOB_STARTED: Probe = Probe {
+    name: "runner-removed-before-job-started",
+    describe: "weak removal: RemoveRunner removed a runner whose assigned job was not yet announced",
+    count: github::runner_removed_before_job_started,
+    needs: || Interest::of::<GitHubEvent>(),
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -239,6 +309,7 @@ pub static PROBES: &[&Probe] = &[
     &REMOVE_RUNNER_LOST_TO_ASSIGNMENT,
     &ASSIGNMENT_LOST_TO_REMOVE_RUNNER,
     &JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE,
+    &JOB_ASSIGNED_AFTER_POD_DELETION,
     &TOKEN_EXPIRED_BEFORE_CONTAINER_START,
     &TOKEN_REFRESHED_WHILE_BUSY,
     &IDLE_RUNNER_SCALED_DOWN,
@@ -248,6 +319,13 @@ pub static PROBES: &[&Probe] = &[
     &API_COMMITTED_THEN_FAILED,
     &RETRY_AFTER_COMMIT_ALREADY_EXISTS,
     &STALE_LIST_FROM_WATCH_CACHE,
+    &GITHUB_COMMITTED_THEN_FAILED,
+    &JIT_RETRY_AGENT_EXISTS,
+    &SESSION_RETRY_CONFLICT,
+    &REMOVE_RUNNER_RETRIED_AFTER_COMMIT,
+    &JOB_STARTED_DELAYED,
+    &ACQUISITION_CAPPED,
+    &RUNNER_REMOVED_BEFORE_JOB_STARTED,
 ];
 
 /// Every probe.

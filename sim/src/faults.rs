@@ -194,6 +194,25 @@ pub const GITHUB_OPERATIONS: &[&str] = &[
     "remove-runner",
     "list-runners",
     "delete-runner",
+    "installation-token",
+];
+
+/// The fake GitHub operations that change state, the ones a `commit-then-error` or `commit-then-drop`
+/// rule can hit (a rule with no operations hits exactly these).
+pub const GITHUB_MUTATING_OPERATIONS: &[&str] = &[
+    "admin-token",
+    "registration-token",
+    "create-scale-set",
+    "update-scale-set",
+    "delete-scale-set",
+    "create-session",
+    "refresh-session",
+    "delete-session",
+    "delete-message",
+    "acquire-jobs",
+    "generate-jit-config",
+    "remove-runner",
+    "delete-runner",
 ];
 
 /// One fault rule of the fake GitHub service.
@@ -233,6 +252,55 @@ pub enum GitHubFaultAction {
         /// Seconds in `Retry-After`.
         retry_after_seconds: u32,
     },
+    /// Drop the connection without serving the request: nothing changes and the client sees a
+    /// transport error.
+    Drop,
+    /// Serve the request, so its state change commits, then answer a server error (500, 502, 503 or
+    /// 504) instead of the real answer, as a gateway timing out after the backend committed would.
+    /// Mutating operations only ([`GITHUB_MUTATING_OPERATIONS`]).
+    CommitThenError {
+        /// The HTTP status the client gets.
+        code: u16,
+    },
+    /// Serve the request, so its state change commits, then drop the connection before the answer:
+    /// the client sees a transport error. Mutating operations only.
+    CommitThenDrop,
+}
+
+impl GitHubFaultAction {
+    /// The action's name, as a plan spells its `kind`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GitHubFaultAction::Latency { .. } => "latency",
+            GitHubFaultAction::Error { .. } => "error",
+            GitHubFaultAction::Throttle { .. } => "throttle",
+            GitHubFaultAction::Drop => "drop",
+            GitHubFaultAction::CommitThenError { .. } => "commit-then-error",
+            GitHubFaultAction::CommitThenDrop => "commit-then-drop",
+        }
+    }
+
+    /// Whether the action serves the request (commits its change) before failing it.
+    pub fn commits_first(&self) -> bool {
+        matches!(self, GitHubFaultAction::CommitThenError { .. } | GitHubFaultAction::CommitThenDrop)
+    }
+}
+
+impl fmt::Display for GitHubFaultAction {
+    /// `latency 10..500ms`, `error 503`, `throttle retry-after=2s`, `drop`, `commit-then-error 504`,
+    /// `commit-then-drop`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GitHubFaultAction::Latency { min_ms, max_ms } => write!(f, "latency {min_ms}..{max_ms}ms"),
+            GitHubFaultAction::Error { code } | GitHubFaultAction::CommitThenError { code } => {
+                write!(f, "{} {code}", self.kind())
+            }
+            GitHubFaultAction::Throttle { retry_after_seconds } => {
+                write!(f, "throttle retry-after={retry_after_seconds}s")
+            }
+            GitHubFaultAction::Drop | GitHubFaultAction::CommitThenDrop => f.write_str(self.kind()),
+        }
+    }
 }
 
 /// Why a fault plan was rejected.
@@ -273,6 +341,20 @@ pub enum FaultPlanError {
         /// The bad name.
         name: String,
         /// The valid names, comma separated.
+        valid: String,
+    },
+    /// A commit-then-fail action on a rule that names an operation that changes nothing.
+    #[error(
+        "fault rule {rule}: {action} needs an operation that changes state, and {name:?} does not; mutating operations: {valid}"
+    )]
+    NotMutating {
+        /// Which rule.
+        rule: String,
+        /// The action.
+        action: &'static str,
+        /// The read-only operation.
+        name: String,
+        /// The mutating operations, comma separated.
         valid: String,
     },
     /// A watch-only action on a rule that names other verbs.
@@ -418,10 +500,25 @@ fn check_github_rule(rule: &str, fault: &GitHubFault) -> Result<(), FaultPlanErr
             valid: GITHUB_OPERATIONS.join(", "),
         });
     }
+    if fault.action.commits_first()
+        && let Some(read) =
+            fault.operations.iter().find(|op| !GITHUB_MUTATING_OPERATIONS.contains(&op.as_str()))
+    {
+        return Err(FaultPlanError::NotMutating {
+            rule: rule.into(),
+            action: fault.action.kind(),
+            name: read.clone(),
+            valid: GITHUB_MUTATING_OPERATIONS.join(", "),
+        });
+    }
     match fault.action {
         GitHubFaultAction::Latency { min_ms, max_ms } => check_range(rule, min_ms, max_ms),
-        GitHubFaultAction::Error { code } => check_server_error(rule, code),
-        GitHubFaultAction::Throttle { .. } => Ok(()),
+        GitHubFaultAction::Error { code } | GitHubFaultAction::CommitThenError { code } => {
+            check_server_error(rule, code)
+        }
+        GitHubFaultAction::Throttle { .. } | GitHubFaultAction::Drop | GitHubFaultAction::CommitThenDrop => {
+            Ok(())
+        }
     }
 }
 
@@ -482,6 +579,14 @@ mod tests {
                 "nope",
             ),
             (r#"{"api":[{"probability":1,"action":{"kind":"latency","min_ms":5,"max_ms":1}}]}"#, "exceeds"),
+            (
+                r#"{"github":[{"operations":["get-runner"],"probability":1,"action":{"kind":"commit-then-drop"}}]}"#,
+                "commit-then-drop needs an operation that changes state, and \"get-runner\" does not",
+            ),
+            (
+                r#"{"github":[{"probability":1,"action":{"kind":"commit-then-error","code":409}}]}"#,
+                "github[0]: status 409 is not a server error",
+            ),
             (r#"{"apy":[]}"#, "unknown field"),
             (r#"{"api":[{"probability":1,"action":{"kind":"forbidden"}}]}"#, "unknown variant"),
             (

@@ -13,7 +13,9 @@
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
 //!   API, served over the real wire format in its own types (golden cases: `fixtures/github/`).
-//! - [`kubelet`]: the node: pods scheduled, started, run (runner processes, the real listener), killed.
+//! - [`kubelet`]: the node, an API client with its own lagged pod watch: pods scheduled, started, their
+//!   status written as a kubelet writes it, run (runner processes, the real listener), terminated
+//!   (SIGTERM, grace period, SIGKILL).
 //! - [`world`]: one run: every component, the controller under test started through its own entry
 //!   points ([`world::seam`]), disruptions, the record; [`world::arc_crds`] turns the controller's
 //!   CRDs into the API server's data.

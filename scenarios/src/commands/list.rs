@@ -1,5 +1,6 @@
-//! `arcsim list`: the scenarios, control worlds, variants, oracles and probes, one line each.
+//! `arcsim list`: the scenarios, control worlds, variants, oracles, probes and kill rows, one line each.
 
+use crate::kill_table::{CI_SEED_BUDGET, KILL_TABLE};
 use crate::{oracles, probes, scenarios, variant::Variant};
 
 /// Prints the catalogue.
@@ -26,6 +27,21 @@ pub fn run() -> anyhow::Result<()> {
     println!("probes:");
     for p in probes::all() {
         println!("  {:<30} {}", p.name, p.describe);
+    }
+    println!(
+        "kill table (variant scenario oracle hits/seeds bound median; bounds over {CI_SEED_BUDGET} seeds are swept by scripts/kill-rows.sh):"
+    );
+    for row in KILL_TABLE {
+        println!(
+            "  {} {} {} {}/{} {} {}",
+            row.variant,
+            row.scenario.name(),
+            row.oracle.name(),
+            row.rate.hits,
+            row.rate.seeds,
+            row.within_seeds(),
+            row.rate.median_seeds_to_kill().map_or("-".to_string(), |m| m.to_string())
+        );
     }
     Ok(())
 }

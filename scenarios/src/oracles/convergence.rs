@@ -80,7 +80,7 @@ impl Oracle for NoJobLost {
     }
 
     fn describe(&self) -> &'static str {
-        "no job ends runner-lost"
+        "no job ends runner-lost or canceled by its runner's shutdown"
     }
 
     fn needs(&self) -> Interest {
@@ -90,7 +90,7 @@ impl Oracle for NoJobLost {
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         run.jobs
             .iter()
-            .filter(|j| j.end_reason() == Some(EndReason::RunnerLost))
+            .filter(|j| matches!(j.end_reason(), Some(EndReason::RunnerLost | EndReason::RunnerShutdown)))
             .map(|j| Violation {
                 oracle: self.name(),
                 at_ms: j.finished_ms.unwrap_or(run.end_ms),
@@ -98,7 +98,10 @@ impl Oracle for NoJobLost {
                     format!("job {}", j.request_id),
                     format!("runner {}", j.runner_id.unwrap_or(0)),
                 ],
-                message: "the job's runner was lost".into(),
+                message: match j.end_reason() {
+                    Some(EndReason::RunnerShutdown) => "the job's runner was shut down mid-job".into(),
+                    _ => "the job's runner was lost".into(),
+                },
             })
             .collect()
     }

@@ -9,11 +9,12 @@ use arc_sim::github::EventKind;
 use arc_sim::github::GitHubEvent;
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
-use arc_sim::record::Interest;
+use arc_sim::record::{Event, Interest};
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
 use super::view::{is_deleting, key_of, runner_id, runner_phase};
+use crate::story::{Evidence, Subject};
 use crate::verdict::Violation;
 
 /// When the controller deletes an EphemeralRunner whose pod is still running, its runner holds no job
@@ -41,7 +42,7 @@ impl Oracle for NoBusyRunnerDeleted {
         let running = running_pods(run);
         let mut out = Vec::new();
         for a in run.audit().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
-            if a.actor != "controller" || !a.took_effect() || a.status_subresource {
+            if !super::view::is_controller(&a.actor) || !a.took_effect() || a.status_subresource {
                 continue;
             }
             let key = format!("{}/{}", a.namespace, a.name);
@@ -64,6 +65,39 @@ impl Oracle for NoBusyRunnerDeleted {
         }
         out
     }
+
+    /// The delete, the commit that gave the runner its id, its pod's container start and the job's
+    /// assignment.
+    fn evidence(&self, run: &RunRecord, violation: &Violation) -> Evidence {
+        let named = Subject::parse_all(&violation.objects);
+        let evidence = Evidence::around(run, violation, &self.needs());
+        evidence.citing(run, |e| read_by_busy_runner_deleted(e, &named, violation.at_ms))
+    }
+}
+
+/// Whether [`NoBusyRunnerDeleted`] read `event` to find a violation about `named` at `at_ms`.
+fn read_by_busy_runner_deleted(event: &Event, named: &[Subject], at_ms: u64) -> bool {
+    let (mut key, mut runner, mut job) = ("", 0, 0);
+    for subject in named {
+        match subject {
+            Subject::Object { key: k, .. } => key = k,
+            Subject::Runner(id) => runner = *id,
+            Subject::Job(id) => job = *id,
+        }
+    }
+    if let Some(a) = event.get::<AuditEntry>() {
+        return a.verb == ApiVerb::Delete && a.ms == at_ms && format!("{}/{}", a.namespace, a.name) == key;
+    }
+    if let Some(c) = event.get::<Committed>() {
+        let was = c.change.old.as_deref().map_or(0, runner_id);
+        return key_of(&c.change.object) == key && runner_id(&c.change.object) == runner && was != runner;
+    }
+    if let Some(k) = event.get::<KubeletEvent>() {
+        return k.pod == key && matches!(k.kind, KubeletEventKind::ContainerStarted { .. });
+    }
+    event.get::<GitHubEvent>().is_some_and(|g| {
+        matches!(g.kind, EventKind::JobAssigned { request_id, runner_id } if request_id == job && runner_id == runner)
+    })
 }
 
 /// `namespace/name → runnerId` of every EphemeralRunner that registered.

@@ -30,7 +30,8 @@ type CallsByObject = BTreeMap<(String, String), Vec<(Call, String, u64)>>;
 
 fn calls(run: &RunRecord) -> CallsByObject {
     let mut out: CallsByObject = BTreeMap::new();
-    for a in run.audit().filter(|a| a.code < 300 && matches!(a.actor.as_str(), "controller" | "listener")) {
+    let judged = |actor: &str| actor == "listener" || super::view::is_controller(actor);
+    for a in run.audit().filter(|a| a.code < 300 && judged(&a.actor)) {
         let stream = if a.status_subresource { "/status" } else { "" };
         let key = (a.resource.clone(), format!("{}/{}{stream}", a.namespace, a.name));
         let call = (a.verb.to_string(), a.status_subresource, a.body_hash);

@@ -105,7 +105,7 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
     let deletes = run.audit().filter(|a| {
         a.resource == "ephemeralrunners"
             && a.verb == ApiVerb::Delete
-            && a.actor == "controller"
+            && super::view::is_controller(&a.actor)
             && a.took_effect()
             && !a.status_subresource
     });
@@ -232,7 +232,7 @@ struct CacheReads<'a> {
 impl<'a> CacheReads<'a> {
     fn of(run: &'a RunRecord) -> Self {
         let mut by_key: BTreeMap<(&'a str, &'a str), Vec<&'a ReadEntry>> = BTreeMap::new();
-        for read in run.reads().filter(|r| r.actor == "controller" && r.via != ReadVia::Get) {
+        for read in run.reads().filter(|r| super::view::is_controller(&r.actor) && r.via != ReadVia::Get) {
             by_key.entry((read.resource.as_str(), read.key.as_str())).or_default().push(read);
         }
         CacheReads { by_key }

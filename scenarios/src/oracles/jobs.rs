@@ -9,8 +9,9 @@ use arc_sim::world::RunRecord;
 use super::Oracle;
 use crate::verdict::Violation;
 
-/// No job ends "runner lost" because the controller deleted the pod its runner ran in. Evictions and
-/// crashes are not the controller's doing and are not counted.
+/// No job is lost because the controller deleted the pod its runner ran it in: it ends neither
+/// "runner lost" (the process was killed with it) nor canceled by its runner's shutdown (the runner
+/// got SIGTERM mid-job). Evictions and crashes are not the controller's doing and are not counted.
 pub struct NoJobLostToControllerKill;
 
 impl Oracle for NoJobLostToControllerKill {
@@ -19,7 +20,7 @@ impl Oracle for NoJobLostToControllerKill {
     }
 
     fn describe(&self) -> &'static str {
-        "no job ends runner-lost after the controller deleted its runner's pod mid-job"
+        "no job is lost (runner-lost or canceled by its runner's shutdown) after the controller deleted its runner's pod mid-job"
     }
 
     fn needs(&self) -> Interest {
@@ -37,10 +38,10 @@ impl Oracle for NoJobLostToControllerKill {
             if !matches!(cause, StopCause::PodDeleted | StopCause::PodRemoved) {
                 continue;
             }
-            let lost = run
-                .jobs
-                .iter()
-                .any(|j| j.request_id == *job && j.end_reason() == Some(EndReason::RunnerLost));
+            let lost = run.jobs.iter().any(|j| {
+                j.request_id == *job
+                    && matches!(j.end_reason(), Some(EndReason::RunnerLost | EndReason::RunnerShutdown))
+            });
             if lost {
                 out.push(Violation {
                     oracle: self.name(),

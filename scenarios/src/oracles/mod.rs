@@ -9,6 +9,7 @@ pub mod equivalence;
 pub(crate) mod fixtures;
 pub mod gate;
 pub mod jobs;
+pub mod leadership;
 pub mod phases;
 pub mod pods;
 pub mod registrations;
@@ -18,6 +19,7 @@ pub mod view;
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
+use crate::story::Evidence;
 use crate::verdict::Violation;
 
 /// A judge of runs.
@@ -33,6 +35,13 @@ pub trait Oracle: Send + Sync {
 
     /// Every violation in `run`.
     fn check(&self, run: &RunRecord) -> Vec<Violation>;
+
+    /// What `violation` (one of this oracle's) rests on: its window, its subjects and the events this
+    /// oracle used. By default the events of the kinds it reads ([`Oracle::needs`]) on the subjects the
+    /// violation names, in the window of their last events; an oracle that knows better says so.
+    fn evidence(&self, run: &RunRecord, violation: &Violation) -> Evidence {
+        Evidence::around(run, violation, &self.needs())
+    }
 }
 
 /// A judge of two runs of the same seed that should behave alike.

@@ -67,7 +67,8 @@ pub fn orphan_registrations(run: &RunRecord) -> Vec<&Runner> {
 
 /// Each runner name is registered through a JIT config at most once after its config was saved: the
 /// JIT secret is read from the API server, so a stale cache never causes a second registration (§8.1
-/// (c)). A registration whose secret was never stored (its create failed) may be replaced: the
+/// (c)). A secret stored in the second registration's own instant is the second one's. A registration
+/// whose secret was never stored (its create failed) may be replaced: the
 /// controller removes the runner by name on AgentExists and registers again, as ARC does.
 pub struct JitConfigOncePerRunner;
 
@@ -210,15 +211,17 @@ mod tests {
             JitConfigOncePerRunner.check(&secret_never_stored).is_empty(),
             "a registration whose config was never stored may be replaced"
         );
-        let stored_for_the_second = SyntheticRun::new()
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "r-1", "namespace": crate::oracles::fixtures::NS}});
+        let stored_by_the_second = SyntheticRun::new()
             .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
             .event(2, registered(2, 5))
             .event(3, registered(3, 6))
-            .committed(3, "secrets", EventType::Added, secret.clone())
+            .committed(3, "secrets", EventType::Added, secret)
             .build();
         assert!(
-            JitConfigOncePerRunner.check(&stored_for_the_second).is_empty(),
-            "the secret stored in the second registration's instant is the second one's"
+            JitConfigOncePerRunner.check(&stored_by_the_second).is_empty(),
+            "a secret stored in the second registration's instant is the second one's"
         );
     }
 }

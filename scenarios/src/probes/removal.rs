@@ -1,11 +1,12 @@
 //! Race 3's windows (ARC-MODEL §8.3): GitHub assigns a job to a runner around the moment the
 //! controller removes it. Each probe names one side of that race as the record shows it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use arc_sim::apiserver::Committed;
 use arc_sim::faults::ApiVerb;
-use arc_sim::github::{EventKind, RemoveOutcome};
-use arc_sim::kubelet::KubeletEventKind;
+use arc_sim::github::{EventKind, GitHubEvent, RemoveOutcome};
+use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
 use arc_sim::world::RunRecord;
 
 use super::history::{Commits, Handed};
@@ -82,9 +83,9 @@ pub fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
     hits
 }
 
-/// A job assigned to a runner within 1 s (either order) of the controller moving to remove that runner:
-/// a RemoveRunner call for it, or a delete of its EphemeralRunner or pod.
-pub fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
+/// When the controller moved to remove a runner: each RemoveRunner call for it and each successful
+/// controller delete of its EphemeralRunner, legacy Runner or pod, as `(sim ms, runner id)`.
+fn removals(run: &RunRecord) -> Vec<(u64, i64)> {
     let runner_of_pod: BTreeMap<String, i64> = run
         .kubelet_events()
         .filter_map(|e| match e.kind {
@@ -95,19 +96,80 @@ pub fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
     let mut removals: Vec<(u64, i64)> = run
         .audit()
         .filter(|a| matches!(a.resource.as_str(), "pods" | "ephemeralrunners" | "runners"))
-        .filter(|a| a.verb == ApiVerb::Delete && a.actor == "controller" && a.took_effect())
+        .filter(|a| {
+            a.verb == ApiVerb::Delete && crate::oracles::view::is_controller(&a.actor) && a.took_effect()
+        })
         .filter_map(|a| Some((a.served_ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
         .collect();
     removals.extend(run.github_events().filter_map(|e| match e.kind {
         EventKind::RemoveRunner { runner_id, .. } => Some((e.at_ms, runner_id)),
         _ => None,
     }));
+    removals
+}
+
+/// A job assigned to a runner within 1 s (either order) of the controller moving to remove that runner:
+/// a RemoveRunner call for it, or a delete of its EphemeralRunner or pod.
+pub fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
+    let removals = removals(run);
     run.github_events()
         .filter_map(|e| match e.kind {
             EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
             _ => None,
         })
         .filter(|(at, runner)| removals.iter().any(|(ms, r)| r == runner && ms.abs_diff(*at) <= 1000))
+        .count() as u32
+}
+
+/// A job GitHub assigned to a runner whose pod already had a deletionTimestamp at that moment (in the
+/// record's order): the window between a pod's deletion and its runner's session going away (the
+/// kubelet's watch lag, the delay to SIGTERM, the runner's shutdown), in which the job can only be
+/// canceled by the runner's shutdown or lost with it.
+pub fn job_assigned_after_pod_deletion(run: &RunRecord) -> u32 {
+    let mut pod_of_runner: BTreeMap<i64, &str> = BTreeMap::new();
+    let mut deleting: BTreeSet<&str> = BTreeSet::new();
+    let mut hits = 0;
+    for e in &run.events {
+        if let Some(c) = e.get::<Committed>().filter(|c| c.resource == "pods") {
+            if c.change.object.pointer("/metadata/deletionTimestamp").is_some() {
+                deleting.insert(str_at(&c.change.object, "/metadata/uid").unwrap_or(""));
+            }
+        } else if let Some(k) = e.get::<KubeletEvent>() {
+            if let KubeletEventKind::RunnerConnected { runner_id } = k.kind {
+                pod_of_runner.insert(runner_id, k.uid.as_str());
+            }
+        } else if let Some(EventKind::JobAssigned { runner_id, .. }) = e.get::<GitHubEvent>().map(|g| &g.kind)
+        {
+            hits += u32::from(pod_of_runner.get(runner_id).is_some_and(|uid| deleting.contains(uid)));
+        }
+    }
+    hits
+}
+
+/// A RemoveRunner, or a controller delete of the runner's EphemeralRunner or pod, between a job's
+/// assignment to that runner and its JobStarted going out (to the end of the run if it never did):
+/// the controller acted on a runner the listener could not yet know was busy.
+pub fn job_started_delayed(run: &RunRecord) -> u32 {
+    let removals = removals(run);
+    let mut assigned: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
+    let mut windows: Vec<(u64, u64, i64)> = Vec::new();
+    for e in run.github_events() {
+        match e.kind {
+            EventKind::JobAssigned { request_id, runner_id } => {
+                assigned.insert(request_id, (e.at_ms, runner_id));
+            }
+            EventKind::JobStartedSent { request_id, .. } => {
+                if let Some((from, runner)) = assigned.remove(&request_id) {
+                    windows.push((from, e.at_ms, runner));
+                }
+            }
+            _ => {}
+        }
+    }
+    windows.extend(assigned.into_values().map(|(from, runner)| (from, run.end_ms, runner)));
+    windows
+        .iter()
+        .filter(|(from, to, runner)| removals.iter().any(|(ms, r)| r == runner && from <= ms && ms <= to))
         .count() as u32
 }
 
@@ -119,7 +181,7 @@ mod tests {
     use arc_sim::world::synthetic::SyntheticRun;
 
     use super::*;
-    use crate::oracles::fixtures::{NS, er, github};
+    use crate::oracles::fixtures::{NS, er, github, pod};
 
     /// Runner 7's EphemeralRunner `r-1` (idle at rv 1, busy at rv 2) was last read by the controller at
     /// `seen_rv`; GitHub assigned it a job at `assigned_ms`; RemoveRunner answered busy at 20 000 ms.
@@ -145,6 +207,33 @@ mod tests {
             .event(5_000, read);
         run = run.event(assigned_ms, github(assigned_ms, assigned));
         run.event(20_000, github(20_000, busy)).build()
+    }
+
+    /// Runner 7 connects in pod `r-1`; the pod is marked for deletion at `deleted_ms` (if at all);
+    /// GitHub assigns runner 7 a job at 5 000 ms.
+    fn assignment_around_deletion(deleted_ms: Option<u64>) -> RunRecord {
+        let connected = KubeletEvent {
+            ms: 1_000,
+            pod: format!("{NS}/r-1"),
+            uid: "pod-r-1".into(),
+            kind: KubeletEventKind::RunnerConnected { runner_id: 7 },
+        };
+        let mut run = SyntheticRun::new()
+            .committed(500, "pods", EventType::Added, pod("r-1", "u1"))
+            .event(1_000, connected);
+        if let Some(ms) = deleted_ms {
+            let mut deleting = pod("r-1", "u1");
+            deleting["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:04Z".into();
+            run = run.committed(ms, "pods", EventType::Modified, deleting);
+        }
+        let assigned = EventKind::JobAssigned { request_id: 1, runner_id: 7 };
+        run.event(5_000, github(5_000, assigned)).build()
+    }
+
+    #[test]
+    fn an_assignment_counts_only_once_its_runners_pod_is_being_deleted() {
+        assert_eq!(job_assigned_after_pod_deletion(&assignment_around_deletion(Some(4_000))), 1);
+        assert_eq!(job_assigned_after_pod_deletion(&assignment_around_deletion(None)), 0, "never deleted");
     }
 
     #[test]

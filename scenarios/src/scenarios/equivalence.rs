@@ -4,11 +4,12 @@
 //!
 //! The world is race 3's (runner refreshes while jobs arrive, scale-downs racing assignment), which is
 //! where a reconciler that reads a field outside its predicate's projection behaves differently, but
-//! with requests that take no simulated time and watches without lag: then a no-op reconcile can shift
-//! nothing, and any difference is a decision the optimisation changed.
+//! with requests that take no simulated time (API server and GitHub) and watches without lag: then a
+//! no-op reconcile can shift nothing, and any difference is a decision the optimisation changed.
 
 use arc_sim::Seed;
 use arc_sim::apiserver::{LagRange, WatchLag};
+use arc_sim::github::ServiceLatency;
 
 use super::assign_during_delete::assign_during_delete_world;
 use crate::oracles::{self, Oracle};
@@ -23,6 +24,7 @@ fn quiet_world(seed: Seed, variant: Variant) -> WorldPlan {
     plan.config.apiserver.request_latency = LagRange::fixed(0);
     plan.config.apiserver.watch_lag = WatchLag::default();
     plan.config.apiserver.watch_cache_lag = WatchLag::default();
+    plan.config.github.latency = ServiceLatency::ZERO;
     plan.config.faults.github.clear();
     plan
 }

@@ -1,13 +1,15 @@
 //! `steady-state`: the standard workload under a swarm of faults the seed picks (VOPR's swarm
 //! testing): watch lag and watch-cache lag per resource, API server errors, throttling, conflicts,
 //! latency, writes that commit and then fail (500, 504 or a dropped connection), dropped and expired
-//! watches, GitHub errors and latency, pod evictions, controller and listener restarts. Every
-//! fault stops at the heal time (the safety phase); the world must then converge within the liveness
-//! phase: runners back at the minimum, every job ended, nothing left deleting.
+//! watches, GitHub errors and latency, GitHub calls that commit and then fail (a 5xx or a dropped
+//! connection after the change), a slower or faster GitHub, pod evictions, controller and listener
+//! restarts. Every fault stops at the heal time (the safety phase); the world must then converge
+//! within the liveness phase: runners back at the minimum, every job ended, nothing left deleting.
 
 use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
 use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan, GitHubFault, GitHubFaultAction, Window};
+use arc_sim::github::GitHubConfig;
 use arc_sim::world::Disruption;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -112,6 +114,44 @@ fn github_faults(rng: &mut ChaCha8Rng) -> Vec<GitHubFault> {
     out
 }
 
+/// Commit-then-fail faults: on every mutating call now and then, and on JIT registration, RemoveRunner
+/// and session creation more often (the retries ARC must survive: AgentExists, a second RemoveRunner,
+/// its own session in the way).
+fn commit_then_fail_faults(rng: &mut ChaCha8Rng) -> Vec<GitHubFault> {
+    let window = Some(Window { start_ms: 0, end_ms: HEAL_MS });
+    let pick_action = |rng: &mut ChaCha8Rng| match rng.random_range(0..3) {
+        0 => GitHubFaultAction::CommitThenDrop,
+        n => GitHubFaultAction::CommitThenError { code: [500, 504][n - 1] },
+    };
+    let mut out = Vec::new();
+    if chance(rng, 0.6) {
+        let targeted = ["generate-jit-config", "remove-runner", "create-session"];
+        let operations = targeted.iter().filter(|_| rng.random_bool(0.7)).map(|o| (*o).to_string()).collect();
+        let action = pick_action(rng);
+        out.push(GitHubFault { operations, probability: rng.random_range(0.05..0.25), window, action });
+    }
+    if chance(rng, 0.6) {
+        let action = pick_action(rng);
+        out.push(GitHubFault {
+            operations: vec![],
+            probability: rng.random_range(0.01..0.06),
+            window,
+            action,
+        });
+    }
+    out
+}
+
+/// GitHub's pace for this seed: the base latency, JobStarted and pickup delays of the defaults scaled
+/// to 50%, 100%, 200% or 400%.
+fn github_pace(rng: &mut ChaCha8Rng, github: &mut GitHubConfig) {
+    let percent = [50, 100, 200, 400][rng.random_range(0..4)];
+    let defaults = GitHubConfig::default();
+    github.latency = defaults.latency.scaled(percent);
+    github.job_started_delay = defaults.job_started_delay.scaled(percent);
+    github.runner_pickup_delay = defaults.runner_pickup_delay.scaled(percent);
+}
+
 fn disruptions(rng: &mut ChaCha8Rng) -> Vec<Disruption> {
     let mut out = Vec::new();
     for _ in 0..rng.random_range(0..3) {
@@ -167,6 +207,9 @@ impl Scenario for SteadyState {
                 .per_resource
                 .insert(plural.into(), LagRange::between(0, max_ms));
         }
+        let mut github_rng = seed.named_rng("scenario/steady-state/github");
+        plan.config.faults.github.extend(commit_then_fail_faults(&mut github_rng));
+        github_pace(&mut github_rng, &mut plan.config.github);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -196,6 +239,10 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 0, 0)),
             ProbeGoal::floor(&probes::API_COMMITTED_THEN_FAILED, Rate::measured(0, 0, 0)),
             ProbeGoal::floor(&probes::RETRY_AFTER_COMMIT_ALREADY_EXISTS, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::GITHUB_COMMITTED_THEN_FAILED, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::JIT_RETRY_AGENT_EXISTS, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::REMOVE_RUNNER_RETRIED_AFTER_COMMIT, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::SESSION_RETRY_CONFLICT, Rate::measured(0, 0, 0)),
         ];
         GOALS
     }

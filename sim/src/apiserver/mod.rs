@@ -196,6 +196,19 @@ pub struct State {
     next_watch_id: u64,
     /// Paged-list snapshots.
     snapshots: list::ListSnapshots,
+    /// Watch lag of the watches an actor opens, overriding `config.watch_lag` (see
+    /// [`FakeApiServer::set_actor_watch_lag`]).
+    actor_watch_lag: BTreeMap<String, LagRange>,
+}
+
+impl State {
+    /// The lag range of a watch on `plural` opened by `actor`.
+    pub fn watch_lag(&self, config: &ApiServerConfig, actor: Option<&str>, plural: &str) -> LagRange {
+        actor
+            .and_then(|a| self.actor_watch_lag.get(a))
+            .copied()
+            .unwrap_or_else(|| config.watch_lag.for_resource(plural))
+    }
 }
 
 /// What every part of the server shares.
@@ -263,6 +276,7 @@ impl FakeApiServer {
             counts: BTreeMap::new(),
             next_watch_id: 1,
             snapshots: list::ListSnapshots::new(config.list_snapshots),
+            actor_watch_lag: BTreeMap::new(),
         };
         let shared =
             Arc::new(Shared { registry, clock, record, config, seed, cache, state: Mutex::new(state) });
@@ -324,6 +338,12 @@ impl FakeApiServer {
     /// A `kube::Client` whose requests are attributed to `actor` in the trace and the audit log.
     pub fn client_as(&self, actor: &str) -> kube::Client {
         kube::Client::new(ActorService::new(self.service(), actor), "default")
+    }
+
+    /// Gives every watch `actor` opens from now on the delivery lag `lag`, whatever the resource: the
+    /// link between one client and the server (the kubelet's pod watch lags on its own).
+    pub fn set_actor_watch_lag(&self, actor: &str, lag: LagRange) {
+        self.shared.lock().actor_watch_lag.insert(actor.to_string(), lag);
     }
 
     /// Requests served so far, by verb, resource and code.

@@ -3,8 +3,8 @@
 //! the structural schema).
 //!
 //! Built-in kinds (core Pod, Secret, ConfigMap, ServiceAccount, Namespace, ResourceQuota; rbac Role,
-//! RoleBinding) are built in; every custom resource comes from a [`CrdSet`] read from CRD manifests. Lookups go by
-//! `(group, version, plural)`, as request paths name resources. The registry is fixed at construction;
+//! RoleBinding; coordination Lease) are built in; every custom resource comes from a [`CrdSet`] read from
+//! CRD manifests. Lookups go by `(group, version, plural)`, as request paths name resources. The registry is fixed at construction;
 //! an unknown path gets the 404 kube-apiserver gives for it.
 
 use std::sync::Arc;
@@ -144,7 +144,7 @@ fn strings(items: &[&str]) -> Vec<String> {
 
 impl Registry {
     /// The built-in kinds: core Pod, Secret, ConfigMap, ServiceAccount, Namespace, ResourceQuota; rbac
-    /// Role and RoleBinding.
+    /// Role and RoleBinding; coordination Lease.
     pub fn builtin() -> Self {
         let core = |kind, plural| builtin("", "v1", kind, plural);
         let rbac = |kind, plural| builtin("rbac.authorization.k8s.io", "v1", kind, plural);
@@ -178,6 +178,8 @@ impl Registry {
             },
             rbac("Role", "roles"),
             rbac("RoleBinding", "rolebindings"),
+            // Leader election's lock (client-go's `leaselock`, controller-runtime's default).
+            builtin("coordination.k8s.io", "v1", "Lease", "leases"),
         ];
         Registry { types }
     }
@@ -249,7 +251,12 @@ mod tests {
         assert!(r.find("", "v1", "nodes").is_none());
         assert_eq!(
             r.group_versions(),
-            [("rbac.authorization.k8s.io", "v1"), ("actions.github.com", "v1alpha1"), ("example.com", "v1")]
+            [
+                ("rbac.authorization.k8s.io", "v1"),
+                ("coordination.k8s.io", "v1"),
+                ("actions.github.com", "v1alpha1"),
+                ("example.com", "v1")
+            ]
         );
         assert_eq!(Registry::builtin().types().len(), 8);
     }

@@ -102,8 +102,10 @@ pub fn start(
     out: UnboundedSender<Bytes>,
 ) -> u64 {
     let (tx, changes) = futures::channel::mpsc::unbounded();
-    let (id, opening) = {
+    let plural = &shared.registry.get(request.resource).plural;
+    let (id, opening, lag) = {
         let mut st = shared.lock();
+        let lag = st.watch_lag(&shared.config, request.actor.as_deref(), plural);
         let id = st.next_watch_id;
         st.next_watch_id += 1;
         let opening = match &fault {
@@ -114,7 +116,7 @@ pub fn start(
             _ => opening(shared, &st, &request),
         };
         st.store.subscribe(Some(request.resource), request.namespace.clone(), tx);
-        (id, opening)
+        (id, opening, lag)
     };
     let mut rng = shared.seed.named_rng(&format!("apiserver/watch/{id}"));
     let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
@@ -126,7 +128,7 @@ pub fn start(
     let bookmark_every = Duration::from_millis(shared.config.bookmark_interval_ms.max(1));
     let mut task = WatchTask {
         id,
-        lag: shared.config.watch_lag.for_resource(&shared.registry.get(request.resource).plural),
+        lag,
         next_bookmark: request.allow_bookmarks.then_some(now + bookmark_every),
         shared: shared.clone(),
         request,

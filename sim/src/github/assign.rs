@@ -5,9 +5,14 @@
 //! is never a candidate again, and once a job is assigned RemoveRunner answers 400
 //! `JobStillRunningException` (legacy REST: 422). Assignment takes the oldest waiting job that has an
 //! idle online runner: an acquired job goes to a runner of its scale set (while the scale set runs
-//! fewer jobs than its listener's `X-ScaleSetMaxCapacity`), a queued job to a legacy runner carrying
-//! all its labels. The service assigns after a seeded latency and picks the runner by a seeded draw at
-//! that moment, so a RemoveRunner issued about then wins under some seeds and loses under others.
+//! fewer jobs than its listener's `X-ScaleSetMaxCapacity`, see `capacity`), a queued job to a legacy
+//! runner carrying all its labels. The service assigns after a seeded latency and picks the runner by
+//! a seeded draw at that moment, so a RemoveRunner issued about then wins under some seeds and loses
+//! under others. What follows an assignment (JobStarted, the runner's pickup) is in `start`.
+//!
+//! Weak removal (`GitHubConfig::weak_removal`, off by default) models a service weaker than §6.3
+//! promises: RemoveRunner on a runner whose assigned job has not had its JobStarted sent yet answers
+//! 204, removes the runner and fails the job (`runner-removed`).
 
 use std::time::Duration;
 
@@ -15,9 +20,19 @@ use rand::Rng as _;
 
 use super::config::UnknownRunnerAnswer;
 use super::events::{EventKind, RemoveOutcome};
-use super::messages::JobMessage;
 use super::model::{EndReason, Job, JobResult, JobState, RemovalReason, Runner, RunnerState};
 use super::state::World;
+
+/// A job the assigner just gave a runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Assignment {
+    /// Runner request id.
+    pub request_id: i64,
+    /// The runner.
+    pub runner_id: i64,
+    /// When JobStarted is due, if not queued at once.
+    pub job_started_in: Option<Duration>,
+}
 
 /// Which API a removal came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,25 +79,15 @@ impl World {
         }
     }
 
-    fn below_capacity(&self, scale_set_id: i64) -> bool {
-        let Some(cap) = self.scale_sets.get(&scale_set_id).and_then(|s| s.max_capacity) else { return true };
-        let running = self
-            .runners
-            .values()
-            .filter(|r| r.scale_set_id == Some(scale_set_id) && r.job().is_some())
-            .count();
-        running < usize::try_from(cap).unwrap_or(usize::MAX)
-    }
-
     /// A seeded assignment latency from the configured range.
     pub fn draw_assignment_latency(&mut self) -> Duration {
         let (min, max) = (self.cfg.assignment_latency_ms_min, self.cfg.assignment_latency_ms_max);
         Duration::from_millis(self.rng.random_range(min..=max))
     }
 
-    /// Assigns the oldest assignable job to a runner drawn from its candidates. Returns
-    /// `(request_id, runner_id)`, or `None` when nothing is assignable any more.
-    pub fn assign_next(&mut self) -> Option<(i64, i64)> {
+    /// Assigns the oldest assignable job to a runner drawn from its candidates, or returns `None`
+    /// when nothing is assignable any more.
+    pub fn assign_next(&mut self) -> Option<Assignment> {
         let (request_id, candidates) = self.next_assignable()?;
         let runner_id = candidates[self.rng.random_range(0..candidates.len())];
         let now = self.now_ms();
@@ -91,20 +96,16 @@ impl World {
         job.state = JobState::Running;
         job.runner_id = Some(runner_id);
         job.started_ms = Some(now);
-        let scale_set = job.acquired_by;
         self.record(EventKind::JobAssigned { request_id, runner_id });
-        if let Some(scale_set_id) = scale_set {
-            let runner_name = self.runners[&runner_id].name.clone();
-            let job = self.job_fields(request_id);
-            self.queue(scale_set_id).pending.push(JobMessage::Started { runner_id, runner_name, job });
-        }
-        Some((request_id, runner_id))
+        let job_started_in = self.schedule_start(request_id, runner_id);
+        Some(Assignment { request_id, runner_id, job_started_in })
     }
 
     /// RemoveRunner, linearised against assignment. Records and returns the outcome.
     pub fn remove_runner(&mut self, runner_id: i64, api: RemovalApi) -> RemoveOutcome {
         let outcome = match self.runners.get(&runner_id).filter(|r| !r.is_removed()) {
             Some(runner) if runner.job().is_some() => match api {
+                RemovalApi::ScaleSet if self.weakly_removable(runner) => RemoveOutcome::RemovedAssigned,
                 RemovalApi::ScaleSet => RemoveOutcome::JobStillRunning,
                 RemovalApi::Legacy => RemoveOutcome::Busy,
             },
@@ -116,10 +117,27 @@ impl World {
             },
         };
         self.record(EventKind::RemoveRunner { runner_id, outcome });
-        if outcome == RemoveOutcome::Removed {
-            self.remove(runner_id, RemovalReason::Removed);
+        match outcome {
+            RemoveOutcome::Removed => self.remove(runner_id, RemovalReason::Removed),
+            RemoveOutcome::RemovedAssigned => self.remove_assigned(runner_id),
+            _ => {}
         }
         outcome
+    }
+
+    /// Under weak removal: whether `runner` holds a job whose JobStarted has not gone out.
+    fn weakly_removable(&self, runner: &Runner) -> bool {
+        self.cfg.weak_removal && runner.job().is_some_and(|job| self.pending_started.contains_key(&job))
+    }
+
+    /// Weak removal of a runner holding an unannounced job: the job never starts and fails.
+    fn remove_assigned(&mut self, runner_id: i64) {
+        let job = self.runners.get(&runner_id).and_then(Runner::job);
+        self.remove(runner_id, RemovalReason::Removed);
+        if let Some(request_id) = job {
+            self.pending_started.remove(&request_id);
+            self.finish_job(request_id, JobResult::Failed, EndReason::RunnerRemoved);
+        }
     }
 
     /// The lost-runner timeout fired: if the runner still holds `request_id` with no process, the job
@@ -145,6 +163,27 @@ impl World {
         connection: u64,
         result: JobResult,
     ) -> Result<i64, SessionEnded> {
+        let reason = if result == JobResult::Canceled { EndReason::Canceled } else { EndReason::Completed };
+        self.end_from_runner(runner_id, connection, result, reason)
+    }
+
+    /// The runner process on `connection` was told to shut down mid-job: it canceled the job and
+    /// reports it canceled (reason `runner-shutdown`); then as [`World::complete_from_runner`].
+    pub fn cancel_from_runner_shutdown(
+        &mut self,
+        runner_id: i64,
+        connection: u64,
+    ) -> Result<i64, SessionEnded> {
+        self.end_from_runner(runner_id, connection, JobResult::Canceled, EndReason::RunnerShutdown)
+    }
+
+    fn end_from_runner(
+        &mut self,
+        runner_id: i64,
+        connection: u64,
+        result: JobResult,
+        reason: EndReason,
+    ) -> Result<i64, SessionEnded> {
         let runner = self.runners.get(&runner_id).ok_or(SessionEnded::Removed)?;
         let request_id = match (runner.connections == connection, runner.state) {
             (_, RunnerState::Removed { .. }) => return Err(SessionEnded::Removed),
@@ -155,8 +194,6 @@ impl World {
             (true, RunnerState::Busy { request_id }) => request_id,
         };
         if self.jobs.get(&request_id).is_some_and(|j| !j.is_completed()) {
-            let reason =
-                if result == JobResult::Canceled { EndReason::Canceled } else { EndReason::Completed };
             self.finish_job(request_id, result, reason);
         }
         if self.runners[&runner_id].ephemeral {

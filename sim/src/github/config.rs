@@ -3,9 +3,11 @@
 //! Durations are simulated milliseconds, units last in the names. The defaults follow the real service
 //! where ARC's sources or docs say what it does (a ~50 s long poll, 1 h registration tokens, a 60 s
 //! ListRunners cache) and are stated assumptions elsewhere (lost-runner timeout, token lifetimes,
-//! assignment latency, session idle expiry).
+//! assignment latency, session idle expiry, the timing model of `super::timing`).
 
 use serde::{Deserialize, Serialize};
+
+use super::timing::{DelayRange, ServiceLatency};
 
 /// What RemoveRunner answers for a runner id the service does not know (ARC-MODEL §12.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -47,12 +49,50 @@ pub struct GitHubConfig {
     pub remove_unknown_runner: UnknownRunnerAnswer,
     /// When set, every runner process is refused on connect as too old (ARC: the runner exits 7).
     pub runner_version_deprecated: bool,
+    /// Base latency of every call, split around its commit (see `super::timing` for the
+    /// distribution). Default: [`ServiceLatency::default`], tens to hundreds of ms per call.
+    pub latency: ServiceLatency,
+    /// From a job's assignment to a runner until its JobStarted is queued for the scale set's
+    /// listener. Default 200–5 000 ms (skewed: median ≈ 500 ms). Drawn independently of the pickup
+    /// delay, so either may come first.
+    pub job_started_delay: DelayRange,
+    /// From a job's assignment until the runner process starts running it. Default 50–2 000 ms
+    /// (median ≈ 170 ms).
+    pub runner_pickup_delay: DelayRange,
+    /// Weak removal (default off): RemoveRunner answers 204 and removes a runner whose assigned job
+    /// has not been announced yet (JobStarted still pending), and the job fails (`runner-removed`).
+    /// This is a service weaker than ARC-MODEL §6.3 promises; with it off, RemoveRunner and assignment
+    /// stay serialised and an assigned runner is always refused with 400.
+    pub weak_removal: bool,
     /// Runner groups besides `Default` (id 1); they get ids 2, 3, … in this order.
     pub runner_groups: Vec<String>,
     /// The Actions service URL handed out by the admin-token exchange.
     pub service_url: String,
     /// The base of message-queue URLs.
     pub broker_url: String,
+    /// GitHub Apps that may ask for installation tokens (none by default).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<GitHubApp>,
+    /// Lifetime of an installation token. Default 3 600 000 (1 h, as GitHub's).
+    #[serde(skip_serializing_if = "is_one_hour")]
+    pub installation_token_ttl_ms: u64,
+}
+
+fn is_one_hour(ms: &u64) -> bool {
+    *ms == 3_600_000
+}
+
+/// A GitHub App the fake knows: its id (the JWT's `iss`), its installations, and the public half of
+/// its key, against which the fake verifies the app's JWTs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitHubApp {
+    /// The app id (or client id).
+    pub app_id: String,
+    /// Installation ids of the app.
+    pub installation_ids: Vec<i64>,
+    /// The app's public key, SPKI PEM (`BEGIN PUBLIC KEY`).
+    pub public_key_pem: String,
 }
 
 impl Default for GitHubConfig {
@@ -69,9 +109,15 @@ impl Default for GitHubConfig {
             list_runners_staleness_ms: 60_000,
             remove_unknown_runner: UnknownRunnerAnswer::NoContent,
             runner_version_deprecated: false,
+            latency: ServiceLatency::default(),
+            job_started_delay: DelayRange::between(200, 5_000),
+            runner_pickup_delay: DelayRange::between(50, 2_000),
+            weak_removal: false,
             runner_groups: Vec::new(),
             service_url: "https://pipelines.actions.githubusercontent.com/arcsim/".into(),
             broker_url: "https://broker.actions.githubusercontent.com/arcsim/".into(),
+            apps: Vec::new(),
+            installation_token_ttl_ms: 3_600_000,
         }
     }
 }
@@ -93,6 +139,24 @@ pub enum GitHubConfigError {
         /// The maximum.
         max: u64,
     },
+    /// A delay range whose minimum exceeds its maximum.
+    #[error("github config: {field}: min_ms {min} exceeds max_ms {max}")]
+    Range {
+        /// The field (`latency.jit_config.before_commit`, `job_started_delay`, …).
+        field: String,
+        /// The minimum.
+        min: u64,
+        /// The maximum.
+        max: u64,
+    },
+    /// An app whose public key is unusable.
+    #[error("github config: app {app_id:?}: {message}")]
+    AppKey {
+        /// The app.
+        app_id: String,
+        /// Why.
+        message: String,
+    },
     /// A URL that is not absolute http(s).
     #[error("github config: {field} {value:?} is not an absolute http(s) URL")]
     Url {
@@ -104,6 +168,26 @@ pub enum GitHubConfigError {
 }
 
 impl GitHubConfig {
+    /// The defaults without the timing model: every call answered in zero simulated time, JobStarted
+    /// queued and the job handed to its runner at the instant of assignment (the fake before its
+    /// timing model; for tests that assert exact times).
+    pub fn instant() -> Self {
+        GitHubConfig {
+            latency: ServiceLatency::ZERO,
+            job_started_delay: DelayRange::ZERO,
+            runner_pickup_delay: DelayRange::ZERO,
+            ..GitHubConfig::default()
+        }
+    }
+
+    /// Every delay range, with its field name.
+    fn delay_ranges(&self) -> Vec<(String, DelayRange)> {
+        let mut ranges = self.latency.ranges();
+        ranges.push(("job_started_delay".into(), self.job_started_delay));
+        ranges.push(("runner_pickup_delay".into(), self.runner_pickup_delay));
+        ranges
+    }
+
     /// Checks the knobs; the first problem found is returned.
     pub fn validate(&self) -> Result<(), GitHubConfigError> {
         let positive = [
@@ -112,6 +196,7 @@ impl GitHubConfig {
             ("queue_token_ttl_ms", self.queue_token_ttl_ms),
             ("registration_token_ttl_ms", self.registration_token_ttl_ms),
             ("admin_token_ttl_ms", self.admin_token_ttl_ms),
+            ("installation_token_ttl_ms", self.installation_token_ttl_ms),
             ("session_idle_expiry_ms", self.session_idle_expiry_ms),
         ];
         if let Some((field, _)) = positive.iter().find(|(_, v)| *v == 0) {
@@ -120,6 +205,13 @@ impl GitHubConfig {
         if self.assignment_latency_ms_min > self.assignment_latency_ms_max {
             let (min, max) = (self.assignment_latency_ms_min, self.assignment_latency_ms_max);
             return Err(GitHubConfigError::LatencyRange { min, max });
+        }
+        if let Some((field, range)) = self.delay_ranges().into_iter().find(|(_, r)| r.min_ms > r.max_ms) {
+            return Err(GitHubConfigError::Range { field, min: range.min_ms, max: range.max_ms });
+        }
+        for app in &self.apps {
+            super::app_auth::rsa_public_key(&app.public_key_pem)
+                .map_err(|message| GitHubConfigError::AppKey { app_id: app.app_id.clone(), message })?;
         }
         for (field, value) in [("service_url", &self.service_url), ("broker_url", &self.broker_url)] {
             if !(value.starts_with("https://") || value.starts_with("http://")) {
@@ -155,5 +247,29 @@ mod tests {
         assert!(matches!(range.validate(), Err(GitHubConfigError::LatencyRange { .. })));
         let url = GitHubConfig { broker_url: "broker".into(), ..GitHubConfig::default() };
         assert!(url.validate().unwrap_err().to_string().contains("broker_url"));
+        let mut latency = GitHubConfig::default();
+        latency.latency.jit_config.after_commit = DelayRange::between(9, 3);
+        let err = latency.validate().unwrap_err().to_string();
+        assert!(err.contains("latency.jit_config.after_commit: min_ms 9 exceeds max_ms 3"), "{err}");
+        let started =
+            GitHubConfig { job_started_delay: DelayRange::between(2, 1), ..GitHubConfig::instant() };
+        assert!(started.validate().unwrap_err().to_string().contains("job_started_delay"));
+    }
+
+    #[test]
+    fn timing_knobs_parse_from_json_and_instant_turns_the_timing_off() {
+        let json = r#"{"latency": {"jit_config": {"before_commit": {"min_ms": 5, "max_ms": 9},
+            "after_commit": {"min_ms": 1, "max_ms": 2}}}, "weak_removal": true}"#;
+        let parsed: GitHubConfig = serde_json::from_str(json).unwrap();
+        assert_eq!(parsed.latency.jit_config.before_commit, DelayRange::between(5, 9));
+        assert_eq!(parsed.latency.admin, ServiceLatency::default().admin, "other classes keep defaults");
+        assert!(parsed.weak_removal && !GitHubConfig::default().weak_removal);
+        let instant = GitHubConfig::instant();
+        assert_eq!(instant.latency, ServiceLatency::ZERO);
+        assert_eq!(
+            (instant.job_started_delay, instant.runner_pickup_delay),
+            (DelayRange::ZERO, DelayRange::ZERO)
+        );
+        instant.validate().unwrap();
     }
 }

@@ -1,12 +1,15 @@
 //! The fake service's event log: every state change, with its sim time, in order. The oracles judge
 //! races from it (who won a RemoveRunner-vs-assignment race, which jobs ended "runner lost"), and each
-//! event is also a trace line (actor `github`).
+//! event is also a trace line (actor `github`). Beside the state changes: every answered call
+//! ([`GitHubCall`], with when it arrived, what the service committed and what the client got) and
+//! every fault that fired ([`GitHubFaultFired`]).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::model::{EndReason, JobResult, RemovalReason};
+use crate::faults::GitHubFaultAction;
 use crate::record::{Line, Observed};
 
 /// What RemoveRunner (or the legacy REST delete) answered, and why.
@@ -17,6 +20,9 @@ pub enum RemoveOutcome {
     Removed,
     /// 204: no such runner (or already removed).
     Unknown,
+    /// 204 under weak removal only: the runner held a job whose JobStarted had not gone out yet; the
+    /// runner is removed and the job fails (`runner-removed`).
+    RemovedAssigned,
     /// 404 `AgentNotFoundException` (the `remove_unknown_runner: not-found` knob, or legacy REST).
     NotFound,
     /// 400 `JobStillRunningException` (scale-set API): the runner holds a job.
@@ -130,6 +136,30 @@ pub enum EventKind {
         /// The runner.
         runner_id: i64,
     },
+    /// A job's JobStarted was queued for its scale set's listener (after the seeded JobStarted delay).
+    JobStartedSent {
+        /// Request id.
+        request_id: i64,
+        /// The runner.
+        runner_id: i64,
+    },
+    /// The runner process started running its assigned job (after the seeded pickup delay).
+    JobPickedUp {
+        /// Request id.
+        request_id: i64,
+        /// The runner.
+        runner_id: i64,
+    },
+    /// AcquireJobs left a job queued because the scale set already holds as many jobs as its
+    /// listener's last `X-ScaleSetMaxCapacity`; it is offered again when room frees up.
+    AcquireDeferred {
+        /// Request id.
+        request_id: i64,
+        /// The scale set.
+        scale_set_id: i64,
+        /// The capacity in force.
+        max_capacity: u32,
+    },
     /// A job ended.
     JobCompleted {
         /// Request id.
@@ -186,7 +216,7 @@ impl Observed for GitHubEvent {
     crate::observed_as_any!();
 }
 
-/// One answered HTTP request (the call, as the fake saw it).
+/// One request, as the fake saw it, recorded when its answer left (or its connection was dropped).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitHubCall {
     /// The HTTP method.
@@ -195,17 +225,54 @@ pub struct GitHubCall {
     pub path: String,
     /// The operation it was routed to (`unknown` when none).
     pub operation: &'static str,
-    /// The answer's status.
-    pub status: u16,
+    /// Sim ms the request arrived.
+    pub received_ms: u64,
+    /// The status of the answer the service produced when it served the request (its change
+    /// committed if that is a success); `None` when a fault answered without serving it.
+    pub served: Option<u16>,
+    /// The status the client got; `None` when the connection was dropped (a transport error).
+    pub status: Option<u16>,
+}
+
+impl GitHubCall {
+    /// Whether the service committed a successful change but the client got a failure (a
+    /// `commit-then-error` or `commit-then-drop` fault over a 2xx answer).
+    pub fn committed_then_failed(&self) -> bool {
+        self.served.is_some_and(|s| (200..300).contains(&s)) && self.status != self.served
+    }
 }
 
 impl Observed for GitHubCall {
     fn line(&self) -> Option<Line<'_>> {
+        let status = self.status.map_or_else(|| "dropped".to_string(), |s| s.to_string());
+        let served = match self.served {
+            Some(served) if Some(served) != self.status => format!(" served={served}"),
+            _ => String::new(),
+        };
         Some(Line::new(
             "github",
             "http",
-            format!("{} {} {} {}", self.method, self.path, self.operation, self.status),
+            format!("{} {} {} {status}{served}", self.method, self.path, self.operation),
         ))
+    }
+
+    crate::observed_as_any!();
+}
+
+/// A fault of the plan fired on a request (recorded when it arrived).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitHubFaultFired {
+    /// The operation hit.
+    pub operation: &'static str,
+    /// The request path.
+    pub path: String,
+    /// What the fault does to it.
+    pub action: GitHubFaultAction,
+}
+
+impl Observed for GitHubFaultFired {
+    fn line(&self) -> Option<Line<'_>> {
+        Some(Line::new("github", "fault", format!("{} {} {}", self.action, self.operation, self.path)))
     }
 
     crate::observed_as_any!();
@@ -226,6 +293,9 @@ impl EventKind {
             EventKind::JobQueued { .. } => "job-queued",
             EventKind::JobAcquired { .. } => "job-acquired",
             EventKind::JobAssigned { .. } => "job-assigned",
+            EventKind::JobStartedSent { .. } => "job-started-sent",
+            EventKind::JobPickedUp { .. } => "job-picked-up",
+            EventKind::AcquireDeferred { .. } => "acquire-deferred",
             EventKind::JobCompleted { .. } => "job-completed",
             EventKind::SessionCreated { .. } => "session-created",
             EventKind::SessionRefreshed { .. } => "session-refreshed",
@@ -262,8 +332,13 @@ impl fmt::Display for EventKind {
             EventKind::JobAcquired { request_id, scale_set_id } => {
                 write!(f, "job={request_id} scale-set={scale_set_id}")
             }
-            EventKind::JobAssigned { request_id, runner_id } => {
+            EventKind::JobAssigned { request_id, runner_id }
+            | EventKind::JobStartedSent { request_id, runner_id }
+            | EventKind::JobPickedUp { request_id, runner_id } => {
                 write!(f, "job={request_id} runner={runner_id}")
+            }
+            EventKind::AcquireDeferred { request_id, scale_set_id, max_capacity } => {
+                write!(f, "job={request_id} scale-set={scale_set_id} max-capacity={max_capacity}")
             }
             EventKind::JobCompleted { request_id, result, reason } => {
                 write!(f, "job={request_id} result={} reason={reason}", result.as_str())

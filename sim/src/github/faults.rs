@@ -2,10 +2,12 @@
 //! `Component::GitHubFaults`.
 //!
 //! Rules are checked in order for every recognised request; a rule applies when its window contains
-//! now and its operations include the request's (or are empty). The first applicable rule whose roll
-//! hits decides: extra latency before the request is served, or an injected 5xx / 429 answered
-//! instead, changing nothing. A roll is drawn only for applicable rules, so the same seed, plan and
-//! request sequence give the same faults.
+//! now and its operations include the request's (or are empty; a commit-then-fail rule applies to
+//! mutating operations only). The first applicable rule whose roll hits decides: extra latency before
+//! the request is served; a 5xx / 429 answered, or the connection dropped, instead of serving it
+//! (nothing changes); or the request served, its change committed, and then a 5xx answered or the
+//! connection dropped instead of the real answer. A roll is drawn only for applicable rules, so the
+//! same seed, plan and request sequence give the same faults.
 
 use std::time::Duration;
 
@@ -17,13 +19,31 @@ use super::reply::Reply;
 use crate::faults::{FaultPlan, GitHubFault, GitHubFaultAction};
 use crate::seed::{Component, Seed};
 
+/// How a request fails.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Failure {
+    /// The client gets this answer.
+    Answer(Reply),
+    /// The connection drops: the client gets a transport error.
+    Drop,
+}
+
 /// What the fault layer decided for one request.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum FaultDecision {
-    /// Serve the request after this delay.
+    /// Serve the request after this extra delay.
     Delay(Duration),
-    /// Answer this instead of serving the request.
-    Answer(Reply),
+    /// Fail the request without serving it.
+    Fail(Failure),
+    /// Serve the request (its change commits), then fail it.
+    CommitThenFail(Failure),
+}
+
+/// A rule that fired: its action and what it does to this request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Fired {
+    pub action: GitHubFaultAction,
+    pub decision: FaultDecision,
 }
 
 /// The rules and their dice.
@@ -39,20 +59,26 @@ impl FaultLayer {
     }
 
     /// The fault, if any, for `operation` at sim ms `now_ms`.
-    pub fn decide(&mut self, operation: Operation, now_ms: u64) -> Option<FaultDecision> {
+    pub fn decide(&mut self, operation: Operation, now_ms: u64) -> Option<Fired> {
         let name = operation.as_str();
         for rule in &self.rules {
             let in_window = rule.window.is_none_or(|w| w.contains(now_ms));
             let names_op = rule.operations.is_empty() || rule.operations.iter().any(|o| o == name);
-            if !(in_window && names_op) {
+            let can_commit = !rule.action.commits_first() || operation.is_mutating();
+            if !(in_window && names_op && can_commit) {
                 continue;
             }
             if self.rng.random::<f64>() < rule.probability {
-                return Some(apply(&rule.action, &mut self.rng));
+                let decision = apply(&rule.action, &mut self.rng);
+                return Some(Fired { action: rule.action.clone(), decision });
             }
         }
         None
     }
+}
+
+fn server_error(code: u16) -> Failure {
+    Failure::Answer(Reply::text(code, format!("injected fault: HTTP {code}")))
 }
 
 fn apply(action: &GitHubFaultAction, rng: &mut ChaCha8Rng) -> FaultDecision {
@@ -60,13 +86,14 @@ fn apply(action: &GitHubFaultAction, rng: &mut ChaCha8Rng) -> FaultDecision {
         GitHubFaultAction::Latency { min_ms, max_ms } => {
             FaultDecision::Delay(Duration::from_millis(rng.random_range(min_ms..=max_ms)))
         }
-        GitHubFaultAction::Error { code } => {
-            FaultDecision::Answer(Reply::text(code, format!("injected fault: HTTP {code}")))
-        }
-        GitHubFaultAction::Throttle { retry_after_seconds } => FaultDecision::Answer(
+        GitHubFaultAction::Error { code } => FaultDecision::Fail(server_error(code)),
+        GitHubFaultAction::Throttle { retry_after_seconds } => FaultDecision::Fail(Failure::Answer(
             Reply::rest_error(429, "API rate limit exceeded (injected fault)")
                 .with_header("Retry-After", retry_after_seconds.to_string()),
-        ),
+        )),
+        GitHubFaultAction::Drop => FaultDecision::Fail(Failure::Drop),
+        GitHubFaultAction::CommitThenError { code } => FaultDecision::CommitThenFail(server_error(code)),
+        GitHubFaultAction::CommitThenDrop => FaultDecision::CommitThenFail(Failure::Drop),
     }
 }
 
@@ -88,6 +115,10 @@ mod tests {
         }
     }
 
+    fn decision(fired: Option<Fired>) -> Option<FaultDecision> {
+        fired.map(|f| f.decision)
+    }
+
     #[test]
     fn rules_apply_only_to_their_operations_and_window() {
         let mut windowed = rule(&["remove-runner"], 1.0, GitHubFaultAction::Error { code: 503 });
@@ -95,8 +126,8 @@ mod tests {
         let mut layer = FaultLayer::new(Seed(1), &plan(vec![windowed]));
         assert_eq!(layer.decide(Operation::RemoveRunner, 50), None);
         assert_eq!(layer.decide(Operation::GetRunner, 150), None);
-        let hit = layer.decide(Operation::RemoveRunner, 150).expect("fires");
-        assert!(matches!(hit, FaultDecision::Answer(r) if r.status == 503));
+        let hit = decision(layer.decide(Operation::RemoveRunner, 150)).expect("fires");
+        assert!(matches!(hit, FaultDecision::Fail(Failure::Answer(r)) if r.status == 503));
     }
 
     #[test]
@@ -106,7 +137,9 @@ mod tests {
             rule(&[], 1.0, GitHubFaultAction::Error { code: 500 }),
         ];
         let mut layer = FaultLayer::new(Seed(1), &plan(rules));
-        let Some(FaultDecision::Answer(reply)) = layer.decide(Operation::GetMessage, 0) else {
+        let Some(FaultDecision::Fail(Failure::Answer(reply))) =
+            decision(layer.decide(Operation::GetMessage, 0))
+        else {
             panic!("throttle")
         };
         assert_eq!(reply.status, 429);
@@ -114,11 +147,22 @@ mod tests {
     }
 
     #[test]
+    fn a_commit_then_fail_rule_without_operations_hits_only_mutating_ones() {
+        let rules = vec![rule(&[], 1.0, GitHubFaultAction::CommitThenDrop)];
+        let mut layer = FaultLayer::new(Seed(1), &plan(rules));
+        assert_eq!(layer.decide(Operation::GetRunnerByName, 0), None);
+        assert_eq!(layer.decide(Operation::GetMessage, 0), None);
+        let fired = layer.decide(Operation::GenerateJitConfig, 0).expect("fires");
+        assert_eq!(fired.action, GitHubFaultAction::CommitThenDrop);
+        assert_eq!(fired.decision, FaultDecision::CommitThenFail(Failure::Drop));
+    }
+
+    #[test]
     fn the_same_seed_rolls_the_same_faults() {
         let rules = vec![rule(&[], 0.5, GitHubFaultAction::Latency { min_ms: 10, max_ms: 500 })];
         let roll = |seed| {
             let mut layer = FaultLayer::new(Seed(seed), &plan(rules.clone()));
-            (0..50).map(|ms| layer.decide(Operation::GetRunner, ms)).collect::<Vec<_>>()
+            (0..50).map(|ms| decision(layer.decide(Operation::GetRunner, ms))).collect::<Vec<_>>()
         };
         assert_eq!(roll(9), roll(9));
         assert_ne!(roll(9), roll(10));

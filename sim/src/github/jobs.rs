@@ -70,7 +70,8 @@ impl World {
         }
     }
 
-    fn offer(&mut self, request_id: i64, scale_set_id: i64) {
+    /// Offers job `request_id` to scale set `scale_set_id` (a JobAvailable in its queue).
+    pub fn offer(&mut self, request_id: i64, scale_set_id: i64) {
         let acquire_job_url =
             format!("{}_apis/runtime/runnerscalesets/{scale_set_id}/acquirejobs", self.cfg.service_url);
         let job = self.job_fields(request_id);
@@ -106,9 +107,12 @@ impl World {
         }
     }
 
-    /// AcquireJobs: of `request_ids`, acquires those still queued and offered to this scale set.
+    /// AcquireJobs: of `request_ids`, acquires those still queued and offered to this scale set, as
+    /// many as its capacity leaves room for; the others stay queued and are offered again later (see
+    /// `capacity`).
     pub fn acquire_jobs(&mut self, scale_set_id: i64, request_ids: &[i64]) -> Vec<i64> {
         let mut acquired = Vec::new();
+        let mut room = self.acquire_room(scale_set_id);
         for &request_id in request_ids {
             let now = self.now_ms();
             let Some(job) = self.jobs.get_mut(&request_id) else { continue };
@@ -118,6 +122,11 @@ impl World {
             {
                 continue;
             }
+            if room == Some(0) {
+                self.defer_acquisition(request_id, scale_set_id);
+                continue;
+            }
+            room = room.map(|r| r - 1);
             job.state = JobState::Acquired;
             job.acquired_by = Some(scale_set_id);
             job.acquired_ms = Some(now);
@@ -140,8 +149,10 @@ impl World {
         Ok(())
     }
 
-    /// Ends a job and tells the acquiring scale set (JobCompleted).
+    /// Ends a job and tells the acquiring scale set (JobCompleted, after a JobStarted still pending),
+    /// which may then have room for a job it had to leave.
     pub fn finish_job(&mut self, request_id: i64, result: JobResult, reason: EndReason) {
+        self.send_job_started(request_id);
         let now = self.now_ms();
         let job = self.jobs.get_mut(&request_id).expect("finished job exists");
         job.state = JobState::Completed { result, reason };
@@ -158,6 +169,7 @@ impl World {
             job: self.job_fields(request_id),
         };
         self.queue(scale_set_id).pending.push(completed);
+        self.reoffer_deferred(scale_set_id);
     }
 
     /// The common job-message fields of job `request_id` as of now.

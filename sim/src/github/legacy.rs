@@ -114,7 +114,9 @@ impl World {
             RemoveOutcome::NotFound
         };
         match outcome {
-            RemoveOutcome::Removed | RemoveOutcome::Unknown => Reply::empty(204),
+            RemoveOutcome::Removed | RemoveOutcome::RemovedAssigned | RemoveOutcome::Unknown => {
+                Reply::empty(204)
+            }
             RemoveOutcome::Busy | RemoveOutcome::JobStillRunning => {
                 let name = self.runners.get(&runner_id).map(|r| r.name.clone()).unwrap_or_default();
                 Reply::rest_error(422, format!("Bad request - Runner \"{name}\" is still running a job\""))

@@ -11,19 +11,26 @@
 //! ```
 //!
 //! Map of the module: `state` (the data), `scale_sets`, `jobs`, `runners`, `assign` (assignment and
-//! RemoveRunner, serialised), `sessions` (sessions, queue, long poll), `auth` (tokens), `legacy` (REST
-//! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
-//! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`, `scripted`
-//! (canned answers layered over the service, for tests), `wire` + `messages` (the bodies, in the
-//! fake's own types), `operation` (the names of what it serves).
+//! RemoveRunner, serialised), `start` (JobStarted and the runner's pickup after an assignment),
+//! `capacity` (`X-ScaleSetMaxCapacity` on acquisition and assignment), `sessions` (sessions, queue,
+//! long poll), `auth` (tokens), `app_auth` (GitHub App JWTs and installation tokens), `legacy` (REST
+//! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `tcp` (the same service on a socket),
+//! `timing` (call latency before and after the commit, JobStarted and pickup delays), `faults`,
+//! `process` (runner processes), `model` + `events` (what callers can read), `config` (knobs),
+//! `tokens`, `scripted` (canned answers layered over the service, for tests), `wire` + `messages`
+//! (the bodies, in the fake's own types), `operation` (the names of what it serves).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
-//! request is counted by operation and status ([`FakeGitHub::request_count`]). Randomness comes only
-//! from `Seed::rng(Component::GitHub)` (assignment latency and runner choice) and
-//! `Component::GitHubFaults` (the fault layer).
+//! request is counted by operation and status ([`FakeGitHub::request_count`]; status 0 is a dropped
+//! connection) and recorded as a [`GitHubCall`], every fault that fires as a [`GitHubFaultFired`].
+//! Randomness comes only from `Seed::rng(Component::GitHub)` (assignment latency and runner choice),
+//! the named streams `github/latency` (call latency) and `github/job-timing` (JobStarted and pickup
+//! delays), and `Component::GitHubFaults` (the fault layer).
 
+mod app_auth;
 mod assign;
 mod auth;
+mod capacity;
 mod config;
 mod events;
 mod faults;
@@ -40,7 +47,10 @@ mod scale_sets;
 mod scripted;
 mod service;
 mod sessions;
+mod start;
 mod state;
+pub mod tcp;
+mod timing;
 mod tokens;
 mod wire;
 
@@ -51,9 +61,10 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+pub use app_auth::{CLOCK_DRIFT_SECONDS, MAX_LIFETIME_SECONDS};
 pub use assign::SessionEnded;
-pub use config::{GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
-pub use events::{ConnectRefused, EventKind, GitHubCall, GitHubEvent, RemoveOutcome};
+pub use config::{GitHubApp, GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
+pub use events::{ConnectRefused, EventKind, GitHubCall, GitHubEvent, GitHubFaultFired, RemoveOutcome};
 pub use jobs::CancelError;
 pub use legacy::{LegacyRegistration, RegistrationFailed};
 pub use model::{
@@ -62,13 +73,15 @@ pub use model::{
 pub use operation::Operation;
 pub use process::{AssignedJob, RunnerSession};
 pub use scripted::{CannedAnswer, ScriptedGitHub};
-pub use service::GitHubService;
+pub use service::{ConnectionDropped, GitHubService};
+pub use timing::{CallLatency, DelayRange, LatencyClass, ServiceLatency};
 pub use wire::{Label, RegistrationToken, RunnerSetting, Statistics};
 
 use crate::clock::SimClock;
 use crate::faults::{FaultPlan, FaultPlanError};
 use crate::record::Recorder;
 use crate::seed::Seed;
+use assign::Assignment;
 use faults::FaultLayer;
 use runners::LostJob;
 use state::World;
@@ -143,14 +156,25 @@ impl Shared {
 }
 
 /// The assigner: whenever a job and an idle runner for it exist, wait a seeded latency, then assign
-/// whatever is assignable at that moment.
+/// whatever is assignable at that moment (and time its JobStarted).
 async fn run_assigner(shared: Arc<Shared>) {
     loop {
         shared.wait_until(|w| w.next_assignable().map(drop)).await;
         let latency = shared.lock().draw_assignment_latency();
         tokio::time::sleep(latency).await;
-        shared.mutate(World::assign_next);
+        let assigned = shared.mutate(World::assign_next);
+        if let Some(Assignment { request_id, job_started_in: Some(delay), .. }) = assigned {
+            spawn_job_started_timer(&shared, request_id, delay);
+        }
     }
+}
+
+fn spawn_job_started_timer(shared: &Arc<Shared>, request_id: i64, delay: Duration) {
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        shared.mutate(|w| w.send_job_started(request_id));
+    });
 }
 
 fn spawn_lost_runner_timer(shared: &Arc<Shared>, lost: LostJob) {

@@ -79,6 +79,12 @@ pub enum EndReason {
     Canceled,
     /// Its runner's process died and the lost-runner timeout passed.
     RunnerLost,
+    /// Its runner received a shutdown signal (SIGTERM) mid-job, canceled it and reported it canceled
+    /// ("The runner has received a shutdown signal").
+    RunnerShutdown,
+    /// Weak removal only: RemoveRunner removed the runner it was assigned to before its JobStarted
+    /// went out.
+    RunnerRemoved,
 }
 
 impl fmt::Display for EndReason {
@@ -87,6 +93,8 @@ impl fmt::Display for EndReason {
             EndReason::Completed => "completed",
             EndReason::Canceled => "canceled",
             EndReason::RunnerLost => "runner-lost",
+            EndReason::RunnerShutdown => "runner-shutdown",
+            EndReason::RunnerRemoved => "runner-removed",
         })
     }
 }
@@ -133,7 +141,8 @@ pub struct Job {
     pub queued_ms: u64,
     /// Sim ms a scale set acquired it.
     pub acquired_ms: Option<u64>,
-    /// Sim ms a runner started it.
+    /// Sim ms the service assigned it to a runner (the runner is busy from here; its process starts
+    /// running it after the pickup delay).
     pub started_ms: Option<u64>,
     /// Sim ms it ended.
     pub finished_ms: Option<u64>,

@@ -48,11 +48,13 @@ pub enum Operation {
     ListRunners,
     /// REST `DELETE {scope}/actions/runners/{id}`.
     DeleteRunner,
+    /// REST `POST /app/installations/{id}/access_tokens`: an app JWT for an installation token.
+    InstallationToken,
 }
 
 impl Operation {
     /// Every operation, in the order of `GITHUB_OPERATIONS`.
-    pub const ALL: [Operation; 19] = [
+    pub const ALL: [Operation; 20] = [
         Operation::AdminToken,
         Operation::RegistrationToken,
         Operation::GetRunnerGroup,
@@ -72,6 +74,7 @@ impl Operation {
         Operation::RemoveRunner,
         Operation::ListRunners,
         Operation::DeleteRunner,
+        Operation::InstallationToken,
     ];
 
     /// The kebab-case name (`remove-runner`).
@@ -96,7 +99,22 @@ impl Operation {
             Operation::RemoveRunner => "remove-runner",
             Operation::ListRunners => "list-runners",
             Operation::DeleteRunner => "delete-runner",
+            Operation::InstallationToken => "installation-token",
         }
+    }
+
+    /// Whether serving it changes the service's state (tokens issued, objects created or removed,
+    /// messages acknowledged, jobs acquired): the operations a commit-then-fail fault can hit.
+    pub fn is_mutating(self) -> bool {
+        !matches!(
+            self,
+            Operation::GetRunnerGroup
+                | Operation::GetScaleSet
+                | Operation::GetMessage
+                | Operation::GetRunner
+                | Operation::GetRunnerByName
+                | Operation::ListRunners
+        )
     }
 
     /// The operation named `name`, if any.
@@ -123,5 +141,12 @@ mod tests {
             assert_eq!(Operation::from_name(op.as_str()), Some(op));
         }
         assert_eq!(Operation::from_name("unknown"), None);
+    }
+
+    #[test]
+    fn the_mutating_operations_are_the_fault_plans_mutating_names() {
+        let mutating: Vec<&str> =
+            Operation::ALL.iter().filter(|op| op.is_mutating()).map(|op| op.as_str()).collect();
+        assert_eq!(mutating, crate::faults::GITHUB_MUTATING_OPERATIONS);
     }
 }

@@ -1,7 +1,8 @@
 //! [`RunnerSession`]: the fake's side of one simulated runner process, for the kubelet model.
 //!
 //! A process connects with its JIT config (`FakeGitHub::connect_runner`), waits for a job
-//! ([`RunnerSession::next_job`]), runs it for the job's duration unless it is canceled, reports the
+//! ([`RunnerSession::next_job`], which hands it over once the seeded pickup delay after the
+//! assignment has passed), runs it for the job's duration unless it is canceled, reports the
 //! result ([`RunnerSession::complete_job`]; an ephemeral runner then deregisters and the process exits
 //! 0), or dies on the way ([`RunnerSession::process_died`]). [`RunnerSession::run_one_job`] does the
 //! whole happy path. Handles are cheap clones; one that outlived its process (the runner reconnected)
@@ -51,10 +52,35 @@ impl RunnerSession {
         self.runner_id
     }
 
-    /// Waits until the service assigns a job (at once if one is already assigned). Ends with an error
-    /// when the runner is removed (RemoveRunner while idle) or this process is no longer connected.
+    /// Waits until the service assigns a job and the pickup delay has passed (at once if that has
+    /// happened already). Ends with an error when the runner is removed (RemoveRunner while idle or,
+    /// under weak removal, before its job was announced) or this process is no longer connected.
     pub async fn next_job(&self) -> Result<AssignedJob, SessionEnded> {
-        self.shared.wait_until(|w| self.probe_job(w)).await
+        loop {
+            let job = self.shared.wait_until(|w| self.probe_job(w)).await?;
+            self.wait_for_pickup(job.request_id).await;
+            let picked = self.shared.mutate(|w| {
+                let now = self.probe_job(w);
+                if matches!(&now, Some(Ok(same)) if same.request_id == job.request_id) {
+                    w.pick_up(job.request_id, self.runner_id);
+                }
+                now
+            });
+            if let Some(outcome) = picked {
+                return outcome;
+            }
+        }
+    }
+
+    /// Sleeps until job `request_id`'s pickup is due (not at all when it is due already).
+    async fn wait_for_pickup(&self, request_id: i64) {
+        let wait_ms = {
+            let world = self.shared.lock();
+            world.pickup_due(request_id).map_or(0, |due| due.saturating_sub(world.now_ms()))
+        };
+        if wait_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+        }
     }
 
     fn probe_job(&self, world: &World) -> Option<Result<AssignedJob, SessionEnded>> {
@@ -93,6 +119,13 @@ impl RunnerSession {
     /// ephemeral runner deregisters itself; a persistent one goes back to idle. Returns the job's id.
     pub fn complete_job(&self, result: JobResult) -> Result<i64, SessionEnded> {
         self.shared.mutate(|w| w.complete_from_runner(self.runner_id, self.connection, result))
+    }
+
+    /// The process was told to shut down (SIGTERM) while running its job: it canceled the job and
+    /// reports it canceled with reason `runner-shutdown`; an ephemeral runner then deregisters.
+    /// Returns the job's id.
+    pub fn cancel_job_for_shutdown(&self) -> Result<i64, SessionEnded> {
+        self.shared.mutate(|w| w.cancel_from_runner_shutdown(self.runner_id, self.connection))
     }
 
     /// The process died (pod killed, container exited). An idle runner goes offline; a busy one keeps

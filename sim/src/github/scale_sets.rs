@@ -163,6 +163,7 @@ impl World {
         }
         self.scale_sets.remove(&id);
         self.queues.remove(&id);
+        self.deferred.remove(&id);
         self.record(EventKind::ScaleSetDeleted { scale_set_id: id });
         self.requeue_jobs_of(id);
     }

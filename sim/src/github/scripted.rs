@@ -6,7 +6,6 @@
 //! without reaching the fake; answers queue per operation and are used once each.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -20,6 +19,7 @@ use super::GitHubService;
 use super::operation::Operation;
 use super::route::Route;
 use super::service::BoxError;
+use super::service::ConnectionDropped;
 
 /// A canned reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,10 +70,10 @@ where
     B::Error: Into<BoxError> + Send,
 {
     type Response = Response<Full<Bytes>>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+    type Error = ConnectionDropped;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, ConnectionDropped>> + Send>>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ConnectionDropped>> {
         Poll::Ready(Ok(()))
     }
 

@@ -1,38 +1,49 @@
 //! [`GitHubService`]: the fake as a `tower::Service` speaking the wire format of GitHub's REST API and
 //! the Actions service, so the production `ActionsClient` drives it unchanged.
 //!
-//! Each request is routed, passed through the fault layer, authorised, served under the world lock
-//! (GetMessage: long-polled), counted by operation and status, and traced as
-//! `github http <METHOD> <path> <operation> <status>`.
+//! Each request is routed and passed through the fault layer; then it waits its seeded latency before
+//! the commit, is authorised and served under the world lock (GetMessage: long-polled), waits its
+//! latency after the commit, and is answered (or, under a fault, failed: see `faults`), counted by
+//! operation and status, and recorded as a [`GitHubCall`] (trace line
+//! `github http <METHOD> <path> <operation> <status>`).
+//!
+//! A request whose latency before the commit is not zero is served by a task of its own, so it
+//! commits even if the client gives up on it meanwhile (a request on the wire reaches the service
+//! whatever its sender does next); GetMessage's long poll stays tied to its connection.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
-use http::request::Parts;
-use http::{Request, Response};
+use http::{HeaderMap, Method, Request, Response};
 use http_body_util::{BodyExt, Full};
 use serde::de::DeserializeOwned;
 
 use super::Shared;
 use super::assign::RemovalApi;
 use super::auth::Authorized;
-use super::events::GitHubCall;
-use super::events::RemoveOutcome;
-use super::faults::FaultDecision;
+use super::events::{GitHubCall, GitHubFaultFired, RemoveOutcome};
+use super::faults::{Failure, FaultDecision, Fired};
 use super::operation::Operation;
 use super::reply::Reply;
 use super::route::Route;
 use super::sessions;
 use super::state::World;
+use super::timing::LatencyClass;
 use super::tokens;
 use super::wire::{ItemList, SessionRequest};
 
 /// An error of a request body's stream.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The connection was dropped before the answer (a `drop` or `commit-then-drop` fault): what a client
+/// sees as a transport error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the connection to the fake GitHub closed before an answer (injected fault)")]
+pub struct ConnectionDropped;
 
 /// The fake GitHub as a cloneable `tower::Service`. Clones share the fake.
 #[derive(Clone)]
@@ -46,6 +57,9 @@ impl std::fmt::Debug for GitHubService {
     }
 }
 
+/// The service's answer to one request.
+pub(crate) type Answer = Result<Response<Full<Bytes>>, ConnectionDropped>;
+
 impl<B> tower::Service<Request<B>> for GitHubService
 where
     B: http_body::Body + Send + 'static,
@@ -53,10 +67,10 @@ where
     B::Error: Into<BoxError> + Send,
 {
     type Response = Response<Full<Bytes>>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+    type Error = ConnectionDropped;
+    type Future = Pin<Box<dyn Future<Output = Answer> + Send>>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ConnectionDropped>> {
         Poll::Ready(Ok(()))
     }
 
@@ -64,48 +78,156 @@ where
         let shared = Arc::clone(&self.shared);
         Box::pin(async move {
             let (parts, body) = request.into_parts();
-            let response = match body.collect().await {
-                Ok(collected) => handle(&shared, &parts, collected.to_bytes()).await,
-                Err(_) => {
-                    finish(&shared, &parts, None, Reply::bad_request("the request body could not be read"))
-                }
+            let (body, unreadable) = match body.collect().await {
+                Ok(collected) => (collected.to_bytes(), false),
+                Err(_) => (Bytes::new(), true),
             };
-            Ok(response)
+            let incoming = Incoming {
+                method: parts.method,
+                path: parts.uri.path().to_string(),
+                query: parts.uri.query().unwrap_or("").to_string(),
+                headers: parts.headers,
+                body,
+            };
+            if unreadable {
+                let received_ms = shared.lock().now_ms();
+                let unread = Reply::bad_request("the request body could not be read");
+                return finish(&shared, &incoming, None, received_ms, Delivered::answered(unread));
+            }
+            handle(&shared, Arc::new(incoming)).await
         })
     }
 }
 
-async fn handle(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Response<Full<Bytes>> {
-    let Some(route) = Route::parse(&parts.method, parts.uri.path()) else {
-        return finish(shared, parts, None, Reply::rest_error(404, "Not Found"));
-    };
-    let now_ms = shared.lock().now_ms();
-    let decision = shared.faults.lock().unwrap_or_else(|p| p.into_inner()).decide(route.operation(), now_ms);
-    let reply = match decision {
-        Some(FaultDecision::Answer(reply)) => reply,
-        Some(FaultDecision::Delay(delay)) => {
-            tokio::time::sleep(delay).await;
-            serve(shared, &route, parts, &body).await
-        }
-        None => serve(shared, &route, parts, &body).await,
-    };
-    finish(shared, parts, Some(route.operation()), reply)
+/// A request, read and owned (a task serving it may outlive the caller).
+#[derive(Debug)]
+struct Incoming {
+    method: Method,
+    path: String,
+    query: String,
+    headers: HeaderMap,
+    body: Bytes,
 }
 
-async fn serve(shared: &Arc<Shared>, route: &Route, parts: &Parts, body: &Bytes) -> Reply {
-    let authorized = match shared.lock().authorize(route.auth(), &parts.headers) {
+/// What became of a request.
+struct Delivered {
+    /// The status the service's own answer had, when it served the request.
+    served: Option<u16>,
+    /// What the client gets.
+    outcome: Failure,
+}
+
+impl Delivered {
+    fn answered(reply: Reply) -> Delivered {
+        Delivered { served: Some(reply.status), outcome: Failure::Answer(reply) }
+    }
+}
+
+/// What the fault layer's decision means for the flow of one request.
+struct Plan {
+    extra_delay: Duration,
+    serve: bool,
+    failure: Option<Failure>,
+}
+
+impl Plan {
+    fn of(decision: Option<FaultDecision>) -> Plan {
+        let normal = Plan { extra_delay: Duration::ZERO, serve: true, failure: None };
+        match decision {
+            None => normal,
+            Some(FaultDecision::Delay(extra_delay)) => Plan { extra_delay, ..normal },
+            Some(FaultDecision::Fail(failure)) => Plan { serve: false, failure: Some(failure), ..normal },
+            Some(FaultDecision::CommitThenFail(failure)) => Plan { failure: Some(failure), ..normal },
+        }
+    }
+}
+
+async fn handle(shared: &Arc<Shared>, request: Arc<Incoming>) -> Answer {
+    let received_ms = shared.lock().now_ms();
+    let Some(route) = Route::parse(&request.method, &request.path) else {
+        let unknown = Delivered::answered(Reply::rest_error(404, "Not Found"));
+        return finish(shared, &request, None, received_ms, unknown);
+    };
+    let operation = route.operation();
+    let fired = decide_fault(shared, operation, &request.path, received_ms);
+    let (before, after) = {
+        let mut world = shared.lock();
+        let latency = world.cfg.latency.of(LatencyClass::of(operation));
+        latency.draw(&mut world.latency_rng)
+    };
+    let plan = Plan::of(fired.map(|f| f.decision));
+    let served = if plan.serve {
+        Some(commit(shared, route, Arc::clone(&request), before + plan.extra_delay).await)
+    } else {
+        pause(before).await;
+        None
+    };
+    pause(after).await;
+    let status = served.as_ref().map(|reply| reply.status);
+    let outcome = match (plan.failure, served) {
+        (Some(failure), _) => failure,
+        (None, Some(reply)) => Failure::Answer(reply),
+        (None, None) => unreachable!("a request is served unless a fault fails it"),
+    };
+    finish(shared, &request, Some(operation), received_ms, Delivered { served: status, outcome })
+}
+
+/// Rolls the fault layer's dice for a request and records a fault that fires.
+fn decide_fault(shared: &Shared, operation: Operation, path: &str, now_ms: u64) -> Option<Fired> {
+    let fired = shared.faults.lock().unwrap_or_else(|p| p.into_inner()).decide(operation, now_ms);
+    if let Some(fired) = &fired {
+        let event = GitHubFaultFired {
+            operation: operation.as_str(),
+            path: path.to_string(),
+            action: fired.action.clone(),
+        };
+        shared.lock().record.emit(event);
+    }
+    fired
+}
+
+/// Sleeps `delay` in sim time; no sleep (and no yield) when it is zero.
+async fn pause(delay: Duration) {
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// Serves the request after `delay`: inline when there is no delay or it is a long poll, otherwise in
+/// a task of its own that commits whatever becomes of the caller.
+async fn commit(shared: &Arc<Shared>, route: Route, request: Arc<Incoming>, delay: Duration) -> Reply {
+    if delay.is_zero() || matches!(route, Route::GetMessage { .. }) {
+        pause(delay).await;
+        return serve(shared, &route, &request).await;
+    }
+    let task_shared = Arc::clone(shared);
+    let task = tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        serve(&task_shared, &route, &request).await
+    });
+    match task.await {
+        Ok(reply) => reply,
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        Err(_) => Reply::text(503, "the service is shutting down"),
+    }
+}
+
+async fn serve(shared: &Arc<Shared>, route: &Route, request: &Incoming) -> Reply {
+    let authorized = match shared.lock().authorize(route.auth(), &request.headers) {
         Ok(authorized) => authorized,
         Err(reply) => return reply,
     };
-    if let (Route::GetMessage { id }, Authorized::Session { session_id }) = (route, &authorized) {
-        let query = parts.uri.query().unwrap_or("");
-        return sessions::get_message(shared, *id, session_id, query, &parts.headers).await;
+    if let (Route::InstallationToken { installation_id }, Authorized::App { jwt }) = (route, &authorized) {
+        return shared.mutate(|world| world.http_installation_token(*installation_id, jwt));
     }
-    shared.mutate(|world| dispatch(world, route, parts, body))
+    if let (Route::GetMessage { id }, Authorized::Session { session_id }) = (route, &authorized) {
+        return sessions::get_message(shared, *id, session_id, &request.query, &request.headers).await;
+    }
+    shared.mutate(|world| dispatch(world, route, &request.query, &request.body))
 }
 
-fn dispatch(w: &mut World, route: &Route, parts: &Parts, body: &Bytes) -> Reply {
-    let query = Query::parse(parts.uri.query());
+fn dispatch(w: &mut World, route: &Route, query: &str, body: &Bytes) -> Reply {
+    let query = Query::parse(query);
     match route {
         Route::RegistrationToken { scope } => Reply::json(201, &w.issue_registration_token(scope)),
         Route::AdminToken => with_json(body, |request| w.http_admin_token(&request)),
@@ -130,6 +252,7 @@ fn dispatch(w: &mut World, route: &Route, parts: &Parts, body: &Bytes) -> Reply 
         Route::RefreshSession { id, session } => w.http_refresh_session(*id, session),
         Route::DeleteSession { id, session } => w.http_delete_session(*id, session),
         Route::GetMessage { .. } => unreachable!("GetMessage is long-polled by serve()"),
+        Route::InstallationToken { .. } => unreachable!("installation tokens are served by serve()"),
         Route::DeleteMessage { id, message_id } => w.http_delete_message(*id, *message_id),
         Route::AcquireJobs { id } => {
             with_json(body, |ids: Vec<i64>| Reply::json(200, &ItemList::of(w.acquire_jobs(*id, &ids))))
@@ -147,7 +270,7 @@ fn dispatch(w: &mut World, route: &Route, parts: &Parts, body: &Bytes) -> Reply 
 
 fn remove_runner_reply(outcome: RemoveOutcome, runner_id: i64) -> Reply {
     match outcome {
-        RemoveOutcome::Removed | RemoveOutcome::Unknown => Reply::empty(204),
+        RemoveOutcome::Removed | RemoveOutcome::RemovedAssigned | RemoveOutcome::Unknown => Reply::empty(204),
         RemoveOutcome::JobStillRunning | RemoveOutcome::Busy => Reply::exception(
             400,
             "JobStillRunningException",
@@ -168,32 +291,44 @@ fn with_json<T: DeserializeOwned>(body: &Bytes, serve: impl FnOnce(T) -> Reply) 
     }
 }
 
+/// Counts and records the request, then answers it or drops the connection.
 fn finish(
     shared: &Shared,
-    parts: &Parts,
+    request: &Incoming,
     operation: Option<Operation>,
-    reply: Reply,
-) -> Response<Full<Bytes>> {
+    received_ms: u64,
+    delivered: Delivered,
+) -> Answer {
     let mut world = shared.lock();
     let name = operation.map_or("unknown", Operation::as_str);
-    world.count_request(name, reply.status);
-    let call = GitHubCall {
-        method: parts.method.to_string(),
-        path: parts.uri.path().to_string(),
-        operation: name,
-        status: reply.status,
+    let status = match &delivered.outcome {
+        Failure::Answer(reply) => Some(reply.status),
+        Failure::Drop => None,
     };
-    world.record.emit(call);
-    let activity_id = tokens::uuid(world.seed, "activity", world.next_number());
-    reply.into_response(&activity_id)
+    world.count_request(name, status.unwrap_or(0));
+    world.record.emit(GitHubCall {
+        method: request.method.to_string(),
+        path: request.path.clone(),
+        operation: name,
+        received_ms,
+        served: delivered.served,
+        status,
+    });
+    match delivered.outcome {
+        Failure::Answer(reply) => {
+            let activity_id = tokens::uuid(world.seed, "activity", world.next_number());
+            Ok(reply.into_response(&activity_id))
+        }
+        Failure::Drop => Err(ConnectionDropped),
+    }
 }
 
 /// A request's query parameters.
 struct Query(Vec<(String, String)>);
 
 impl Query {
-    fn parse(query: Option<&str>) -> Query {
-        Query(form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect())
+    fn parse(query: &str) -> Query {
+        Query(form_urlencoded::parse(query.as_bytes()).into_owned().collect())
     }
 
     fn text(&self, key: &str) -> &str {

@@ -172,7 +172,11 @@ impl World {
         session.last_seen_ms = now;
         let scale_set_id = session.scale_set_id;
         if let (Some(cap), Some(set)) = (max_capacity, self.scale_sets.get_mut(&scale_set_id)) {
+            let raised = set.max_capacity.is_none_or(|was| cap > was);
             set.max_capacity = Some(cap);
+            if raised {
+                self.reoffer_deferred(scale_set_id);
+            }
         }
     }
 

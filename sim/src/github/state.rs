@@ -4,7 +4,7 @@
 //! The operations live in sibling files by concern (`scale_sets`, `jobs`, `runners`, `assign`,
 //! `sessions`, `legacy`); this file holds the data, the clocks and counters, and the event log.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::{SignedDuration, Timestamp};
 use rand_chacha::ChaCha8Rng;
@@ -51,7 +51,12 @@ pub(crate) struct World {
     pub clock: SimClock,
     pub record: Recorder,
     pub seed: Seed,
+    /// Assignment latency and runner choice.
     pub rng: ChaCha8Rng,
+    /// Call latencies (stream `github/latency`).
+    pub latency_rng: ChaCha8Rng,
+    /// JobStarted and pickup delays (stream `github/job-timing`).
+    pub job_timing_rng: ChaCha8Rng,
     counter: u64,
     pub groups: BTreeMap<i64, String>,
     pub scale_sets: BTreeMap<i64, ScaleSet>,
@@ -63,8 +68,15 @@ pub(crate) struct World {
     pub queues: BTreeMap<i64, Queue>,
     pub registration_tokens: BTreeMap<String, RegistrationTokenRec>,
     pub admin_tokens: BTreeMap<String, u64>,
+    pub installation_tokens: BTreeMap<String, super::app_auth::InstallationTokenRec>,
     pub legacy_lists: BTreeMap<String, CachedRunnerList>,
     pub requests: BTreeMap<(String, u16), u64>,
+    /// Assigned scale-set jobs whose JobStarted has not been queued yet: request id → runner id.
+    pub pending_started: BTreeMap<i64, i64>,
+    /// Assigned jobs their runner process has not started yet: request id → sim ms it will.
+    pub pickup_due_ms: BTreeMap<i64, u64>,
+    /// Per scale set, the queued jobs AcquireJobs left for lack of capacity, to offer again.
+    pub deferred: BTreeMap<i64, BTreeSet<i64>>,
 }
 
 impl World {
@@ -74,6 +86,8 @@ impl World {
         groups.extend(cfg.runner_groups.iter().cloned().zip(2..).map(|(name, id)| (id, name)));
         World {
             rng: seed.rng(Component::GitHub),
+            latency_rng: seed.named_rng("github/latency"),
+            job_timing_rng: seed.named_rng("github/job-timing"),
             cfg,
             clock,
             record,
@@ -88,8 +102,12 @@ impl World {
             queues: BTreeMap::new(),
             registration_tokens: BTreeMap::new(),
             admin_tokens: BTreeMap::new(),
+            installation_tokens: BTreeMap::new(),
             legacy_lists: BTreeMap::new(),
             requests: BTreeMap::new(),
+            pending_started: BTreeMap::new(),
+            pickup_due_ms: BTreeMap::new(),
+            deferred: BTreeMap::new(),
         }
     }
 

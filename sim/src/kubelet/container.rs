@@ -1,6 +1,7 @@
-//! What runs inside a container: a simulated runner process (scale-set JIT or legacy `config.sh`), the
-//! controller's real listener code, or an idle process. Each is a future that ends with an exit code;
-//! it watches a cancellation token (SIGTERM) and cleans up at the fake GitHub when killed.
+//! What runs inside a container: a simulated runner process (scale-set JIT or legacy `config.sh`,
+//! [`super::runner`]), the controller's real listener code, or an idle process. Each is a future that
+//! ends with an exit code; SIGTERM is a cancellation token the process handles as its image does, and
+//! SIGKILL is the kubelet dropping the future (and the connection the process held, [`ProcessState`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -10,16 +11,17 @@ use kube::Api;
 use tokio_util::sync::CancellationToken;
 
 use super::contract::{
-    LISTENER_CONFIG_PATH_ENV, RUNNER_EPHEMERAL_ENV, RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV,
-    RUNNER_NAME_ENV, RUNNER_TOKEN_ENV,
+    LISTENER_CONFIG_PATH_ENV, LISTENER_PROGRAM, LISTENER_SUBCOMMAND, RUNNER_EPHEMERAL_ENV,
+    RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV, RUNNER_NAME_ENV, RUNNER_TOKEN_ENV,
 };
 use super::events::KubeletEventKind;
-use crate::github::{ConnectRefused, FakeGitHub, JobResult, RunnerSession, SessionEnded};
+use super::runner::{self, Shutdown};
+use crate::github::{FakeGitHub, RunnerSession};
 
-/// Exit code of a process killed by SIGTERM.
+/// Exit code of a process that dies of SIGTERM (128 + 15).
 pub const EXIT_SIGTERM: i32 = 143;
-/// Exit code of a runner whose version is deprecated (ARC-MODEL §2.4).
-pub const EXIT_OUTDATED: i32 = 7;
+/// Exit code of a process killed by SIGKILL (128 + 9).
+pub const EXIT_SIGKILL: i32 = 137;
 
 /// What a container runs, decided from its spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,13 +77,22 @@ impl Process {
             let ephemeral = plain(RUNNER_EPHEMERAL_ENV).is_some_and(|e| e == "true");
             return Process::LegacyRunner { token, name, labels, ephemeral };
         }
-        if let Some((secret, key)) =
-            plain(LISTENER_CONFIG_PATH_ENV).and_then(|path| mounted_file(pod, container, &path))
+        if let Some((secret, key)) = plain(LISTENER_CONFIG_PATH_ENV)
+            .filter(|_| runs_the_listener(container))
+            .and_then(|path| mounted_file(pod, container, &path))
         {
             return Process::Listener { secret, key };
         }
         Process::Idle
     }
+}
+
+/// Whether `container` runs `…/arc-controller listener` (command, then args).
+fn runs_the_listener(container: &Container) -> bool {
+    let argv: Vec<&str> =
+        container.command.iter().chain(&container.args).flatten().map(String::as_str).collect();
+    let program = argv.first().is_some_and(|p| p.rsplit('/').next() == Some(LISTENER_PROGRAM));
+    program && argv.get(1) == Some(&LISTENER_SUBCOMMAND)
 }
 
 /// The secret and key behind file `path` of `container`: a secret volume mounted at a directory that
@@ -100,13 +111,25 @@ fn mounted_file(pod: &Pod, container: &Container, path: &str) -> Option<(String,
 pub type ListenerLauncher =
     Arc<dyn Fn(String, Vec<u8>, CancellationToken) -> BoxFuture<'static, i32> + Send + Sync>;
 
-/// What a running process has told the kubelet about itself (for kill events).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a running process has told the kubelet about itself (for kill events), and the connection a
+/// SIGKILL drops.
+#[derive(Debug, Clone, Default)]
 pub struct ProcessState {
     /// The GitHub runner it runs as.
     pub runner_id: Option<i64>,
-    /// The job it is running.
+    /// The job it is running (kept when a shutdown canceled it).
     pub running_job: Option<i64>,
+    /// Its runner session while connected.
+    pub session: Option<RunnerSession>,
+}
+
+impl ProcessState {
+    /// SIGKILL: the process is gone without a word; its connection to GitHub drops where it stands.
+    pub fn killed(&mut self) {
+        if let Some(session) = self.session.take() {
+            session.process_died();
+        }
+    }
 }
 
 /// Everything a process needs from the world.
@@ -126,6 +149,8 @@ pub struct ProcessContext {
     pub state: Arc<Mutex<ProcessState>>,
     /// Records a kubelet event for this pod.
     pub record: Arc<dyn Fn(KubeletEventKind) + Send + Sync>,
+    /// How long a runner takes to shut down after SIGTERM.
+    pub shutdown: Shutdown,
 }
 
 /// Why a container could not start (the kubelet retries).
@@ -154,124 +179,31 @@ pub async fn prepare(ctx: &ProcessContext, process: &Process) -> Result<Option<V
     }
 }
 
-/// Runs `process` until it exits or `cancel` fires; returns the exit code.
+/// Runs `process` until it exits (SIGTERM is `sigterm` firing); returns the exit code.
 pub async fn run(
     ctx: ProcessContext,
     process: Process,
     input: Option<Vec<u8>>,
-    cancel: CancellationToken,
+    sigterm: CancellationToken,
 ) -> i32 {
     match process {
         Process::ScaleSetRunner { .. } => {
             let jit = String::from_utf8_lossy(&input.unwrap_or_default()).into_owned();
-            scale_set_runner(&ctx, &jit, &cancel).await
+            runner::scale_set_runner(&ctx, &jit, &sigterm).await
         }
         Process::LegacyRunner { token, name, labels, ephemeral } => {
-            legacy_runner(&ctx, &token, &name, &labels, ephemeral, &cancel).await
+            runner::legacy_runner(&ctx, &token, &name, &labels, ephemeral, &sigterm).await
         }
         Process::Listener { .. } => match &ctx.listener {
-            Some(launch) => launch(ctx.pod.clone(), input.unwrap_or_default(), cancel).await,
-            None => idle(&cancel).await,
+            Some(launch) => launch(ctx.pod.clone(), input.unwrap_or_default(), sigterm).await,
+            None => idle(&sigterm).await,
         },
-        Process::Idle => idle(&cancel).await,
+        Process::Idle => idle(&sigterm).await,
     }
 }
 
-async fn idle(cancel: &CancellationToken) -> i32 {
-    cancel.cancelled().await;
+/// A process with no behaviour of its own: runs until signalled, and dies of SIGTERM (143).
+async fn idle(sigterm: &CancellationToken) -> i32 {
+    sigterm.cancelled().await;
     EXIT_SIGTERM
-}
-
-/// A JIT runner: connect; take one job; report it; exit 0. Refused: exit 1 (7 when outdated).
-async fn scale_set_runner(ctx: &ProcessContext, jit: &str, cancel: &CancellationToken) -> i32 {
-    let session = match ctx.github.connect_runner(jit) {
-        Ok(session) => session,
-        Err(ConnectRefused::VersionDeprecated) => return EXIT_OUTDATED,
-        Err(_) => return 1,
-    };
-    connected(ctx, &session);
-    match serve_jobs(ctx, &session, cancel, true).await {
-        Some(code) => code,
-        None => EXIT_SIGTERM,
-    }
-}
-
-/// A legacy runner: `config.sh` with the token (exit 1 when refused), then serve jobs; an ephemeral
-/// one exits 0 after its job, a persistent one keeps serving.
-async fn legacy_runner(
-    ctx: &ProcessContext,
-    token: &str,
-    name: &str,
-    labels: &[String],
-    ephemeral: bool,
-    cancel: &CancellationToken,
-) -> i32 {
-    let registration = match ctx.github.legacy_configure(token, name, labels, ephemeral) {
-        Ok(registration) => registration,
-        Err(e) => {
-            (ctx.record)(KubeletEventKind::RegistrationFailed {
-                token: token.to_string(),
-                reason: e.to_string(),
-            });
-            return 1;
-        }
-    };
-    let session = match ctx.github.connect_runner(&registration.config) {
-        Ok(session) => session,
-        Err(ConnectRefused::VersionDeprecated) => return EXIT_OUTDATED,
-        Err(_) => return 1,
-    };
-    connected(ctx, &session);
-    serve_jobs(ctx, &session, cancel, ephemeral).await.unwrap_or(EXIT_SIGTERM)
-}
-
-fn connected(ctx: &ProcessContext, session: &RunnerSession) {
-    ctx.state.lock().expect("process state").runner_id = Some(session.runner_id());
-    (ctx.record)(KubeletEventKind::RunnerConnected { runner_id: session.runner_id() });
-}
-
-/// Serves jobs until the runner is done (exit code) or the process is killed (`None`, after telling
-/// the service the process died).
-async fn serve_jobs(
-    ctx: &ProcessContext,
-    session: &RunnerSession,
-    cancel: &CancellationToken,
-    once: bool,
-) -> Option<i32> {
-    loop {
-        let job = tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                session.process_died();
-                return None;
-            }
-            job = session.next_job() => job,
-        };
-        let job = match job {
-            Ok(job) => job,
-            Err(SessionEnded::Removed) => return Some(0),
-            Err(_) => return Some(1),
-        };
-        ctx.state.lock().expect("process state").running_job = Some(job.request_id);
-        (ctx.record)(KubeletEventKind::JobStarted {
-            runner_id: session.runner_id(),
-            request_id: job.request_id,
-        });
-        let result = tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                session.process_died();
-                return None;
-            }
-            () = session.job_ended(job.request_id) => JobResult::Canceled,
-            () = tokio::time::sleep(job.duration) => job.planned_result,
-        };
-        if session.complete_job(result).is_err() {
-            return Some(1);
-        }
-        ctx.state.lock().expect("process state").running_job = None;
-        if once {
-            return Some(0);
-        }
-    }
 }

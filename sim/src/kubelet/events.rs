@@ -70,6 +70,21 @@ pub enum KubeletEventKind {
         /// The job it was running when it stopped, if any.
         running_job: Option<i64>,
     },
+    /// The kubelet saw, through its watch, that the pod is being deleted with this grace period.
+    Terminating {
+        /// `deletionGracePeriodSeconds`.
+        grace_seconds: i64,
+    },
+    /// The container's process got SIGTERM.
+    Sigterm {
+        /// Container name.
+        container: String,
+    },
+    /// The grace period ran out: the container's process got SIGKILL.
+    Sigkill {
+        /// Container name.
+        container: String,
+    },
     /// The pod was evicted.
     Evicted {
         /// The eviction reason (`Evicted`, `OutOfmemory`, …).

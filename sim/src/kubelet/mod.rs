@@ -1,50 +1,84 @@
 //! # The kubelet model
 //!
-//! One simulated node. The kubelet follows every pod through the fake API server's change stream and
-//! gives each its own task ([`pod`]): bind after a seeded scheduling delay, start the containers after a
-//! seeded start delay, run the main container's process ([`container`]: a scale-set runner against the
-//! fake GitHub, a legacy runner running `config.sh` with its registration token, the controller's real
-//! listener code, or an idle process), restart per `restartPolicy` with CrashLoopBackOff, and on
-//! deletion stop the containers within the grace period and remove the pod with a grace-0 delete. Its
-//! API writes go through its own `kube::Client`, attributed to actor `kubelet`. Scenarios can evict pods
-//! and crash containers. What it did is a structured event log ([`events`]) and trace lines. What a
-//! process reads from its pod spec is the images' contract ([`contract`]), not any controller's code.
+//! One simulated node, and the scheduler of the one-node cluster. The kubelet is an API client (its
+//! own `kube::Client`, actor `kubelet`) that sees pods only through its own list and watch
+//! ([`informer`]), which lags on its own ([`KubeletConfig::pod_watch_lag`]). The scheduler
+//! ([`scheduler`]) binds each pod it sees unscheduled; once the kubelet sees a pod bound to its node it
+//! gives it a pod worker ([`pod`]): status writes through `pods/status` in a real kubelet's sequence
+//! ([`status`]), the sandbox, the main container's process ([`container`]: a runner against the fake
+//! GitHub ([`runner`]), the controller's real listener code, or an idle process), restarts per
+//! `restartPolicy` with CrashLoopBackOff, and, when it sees the pod's deletion, graceful termination
+//! ([`termination`]): SIGTERM after a seeded delay, SIGKILL when the grace period runs out, the
+//! terminal status, and the kubelet's grace-0 delete. Its writes are in [`writes`]. Scenarios can
+//! evict pods and crash containers. What it did is a structured event log ([`events`]) and trace
+//! lines. What a process reads from its pod spec is the images' contract ([`contract`]), not any
+//! controller's code.
 
 pub mod container;
 pub mod contract;
 pub mod events;
+pub mod informer;
 pub mod pod;
+pub mod runner;
+pub mod scheduler;
 pub mod status;
+pub mod termination;
+pub mod writes;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-use crate::apiserver::{EventType, FakeApiServer, LagRange};
+use crate::apiserver::admission::timestamp_seconds;
+use crate::apiserver::{FakeApiServer, LagRange};
 use crate::clock::SimClock;
 use crate::github::FakeGitHub;
 use crate::record::Recorder;
 use crate::seed::Seed;
 pub use container::ListenerLauncher;
 pub use events::{KubeletEvent, KubeletEventKind, StopCause};
+use informer::{PodChange, PodInformer, key_of};
 use pod::{PodSignal, PodTask};
 
-/// How the node behaves; every field has a documented default.
+/// The API client actor the kubelet's requests and watches are attributed to.
+pub const ACTOR: &str = "kubelet";
+
+/// How the node behaves; every field has a documented default. Every delay is drawn uniformly from its
+/// range (inclusive) from a seeded stream of the pod it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KubeletConfig {
     /// The node's name (`spec.nodeName` of bound pods). Default `arcsim-node-1`.
     pub node_name: String,
-    /// From pod creation to binding (default 10–200 ms).
+    /// How late the kubelet's pod watch delivers each change after it commits (default 50–500 ms):
+    /// uniform per change, drawn from the watch's own seeded stream, never reordering changes (a change
+    /// is due no earlier than the one before it). It replaces the API server's per-resource lag for
+    /// this one watch, so a scenario that slows the controller's pod watch leaves the kubelet's alone.
+    pub pod_watch_lag: LagRange,
+    /// From seeing a pod unscheduled to binding it (the scheduler; default 10–200 ms).
     pub scheduling_delay: LagRange,
-    /// From binding to the main container running: image pull and start (default 500–2500 ms).
+    /// From seeing its pod bound to the sandbox ready with the pod's IP (default 100–500 ms).
+    pub sandbox_delay: LagRange,
+    /// From the sandbox to the main container running: image pull and start (default 500–2500 ms).
     pub start_delay: LagRange,
-    /// From SIGTERM to the containers having stopped, capped by the grace period (default 50–1000 ms).
-    pub stop_delay: LagRange,
+    /// From a container's last exit to the sandbox torn down (default 50–300 ms).
+    pub teardown_delay: LagRange,
+    /// From seeing a deletion to SIGTERM reaching the containers: the pod worker's sync and the
+    /// runtime's StopContainer (default 10–200 ms). The grace period counts from SIGTERM.
+    pub sigterm_delay: LagRange,
+    /// From SIGTERM to a runner having deleted its session and exited 0 (default 100–1000 ms); until
+    /// then GitHub may still assign it a job, which it never acquires.
+    pub runner_stop: LagRange,
+    /// From SIGTERM to a busy runner having interrupted its job's steps and reported the job canceled
+    /// (default 1–10 s); it then stops as an idle one does.
+    pub runner_job_cancel: LagRange,
     /// First CrashLoopBackOff delay (default 10 s); it doubles per restart.
     pub crash_backoff_initial_ms: u64,
     /// CrashLoopBackOff cap (default 300 s).
@@ -57,14 +91,26 @@ impl Default for KubeletConfig {
     fn default() -> Self {
         KubeletConfig {
             node_name: "arcsim-node-1".into(),
+            pod_watch_lag: LagRange::between(50, 500),
             scheduling_delay: LagRange::between(10, 200),
+            sandbox_delay: LagRange::between(100, 500),
             start_delay: LagRange::between(500, 2500),
-            stop_delay: LagRange::between(50, 1000),
+            teardown_delay: LagRange::between(50, 300),
+            sigterm_delay: LagRange::between(10, 200),
+            runner_stop: LagRange::between(100, 1000),
+            runner_job_cancel: LagRange::between(1000, 10_000),
             crash_backoff_initial_ms: 10_000,
             crash_backoff_max_ms: 300_000,
             config_error_retry_ms: 2_000,
         }
     }
+}
+
+/// A uniform draw from `range`.
+pub(crate) fn draw(rng: &mut ChaCha8Rng, range: LagRange) -> Duration {
+    let ms =
+        if range.max_ms == 0 { 0 } else { rng.random_range(range.min_ms..=range.max_ms.max(range.min_ms)) };
+    Duration::from_millis(ms)
 }
 
 /// What the pod tasks share.
@@ -75,6 +121,9 @@ pub(crate) struct Shared {
     pub clock: SimClock,
     pub record: Recorder,
     pub listener: Option<ListenerLauncher>,
+    pub seed: Seed,
+    /// The last pod IP handed out (10.244.x.y, in the order sandboxes come up).
+    pub last_ip: AtomicU32,
 }
 
 impl Shared {
@@ -82,6 +131,17 @@ impl Shared {
         let pod = format!("{namespace}/{name}");
         let event = KubeletEvent { ms: self.clock.elapsed_ms(), pod, uid: uid.to_string(), kind };
         self.record.emit(event);
+    }
+
+    /// Now, as the API's timestamps spell it (seconds).
+    pub fn now(&self) -> String {
+        timestamp_seconds(self.clock.now())
+    }
+
+    /// The next pod IP.
+    pub fn next_pod_ip(&self) -> String {
+        let n = self.last_ip.fetch_add(1, Ordering::Relaxed) + 2;
+        format!("10.244.{}.{}", (n / 254) % 256, n % 254 + 1)
     }
 }
 
@@ -93,6 +153,8 @@ type PodSignals = BTreeMap<String, (String, UnboundedSender<PodSignal>)>;
 pub struct Kubelet {
     shared: Arc<Shared>,
     pods: Arc<Mutex<PodSignals>>,
+    /// uids of the pods the scheduler has taken on.
+    scheduling: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl std::fmt::Debug for Kubelet {
@@ -103,7 +165,8 @@ impl std::fmt::Debug for Kubelet {
 
 impl Kubelet {
     /// Starts the kubelet on `apiserver`, running runner processes against `github` and listener pods
-    /// through `listener` (idle when `None`). Must be called inside the run's runtime.
+    /// through `listener` (idle when `None`). Its watches get `config.pod_watch_lag`. Must be called
+    /// inside the run's runtime.
     pub fn start(
         seed: Seed,
         apiserver: &FakeApiServer,
@@ -112,64 +175,65 @@ impl Kubelet {
         config: KubeletConfig,
         listener: Option<ListenerLauncher>,
     ) -> Kubelet {
-        let shared = Arc::new(Shared {
-            config,
-            client: apiserver.client_as("kubelet"),
-            github,
-            clock: record.clock(),
-            record,
-            listener,
-        });
-        let kubelet = Kubelet { shared, pods: Arc::default() };
-        let pods_type = apiserver.registry().find_plural("pods").expect("the fake serves pods");
-        let mut changes = apiserver.changes();
+        apiserver.set_actor_watch_lag(ACTOR, config.pod_watch_lag);
+        let client = apiserver.client_as(ACTOR);
+        let clock = record.clock();
+        let last_ip = AtomicU32::new(0);
+        let shared = Arc::new(Shared { config, client, github, clock, record, listener, seed, last_ip });
+        let kubelet = Kubelet { shared, pods: Arc::default(), scheduling: Arc::default() };
+        let informer = PodInformer::new(kubelet.shared.client.clone(), seed.named_rng("kubelet/informer"));
         let this = kubelet.clone();
-        tokio::spawn(async move {
-            while let Some(change) = changes.next().await {
-                if change.key.resource == pods_type {
-                    this.observe(change.kind, &change.object, seed);
-                }
-            }
-        });
+        tokio::spawn(informer.run(move |change| this.observe(change)));
         kubelet
     }
 
-    fn observe(&self, kind: EventType, object: &serde_json::Value, seed: Seed) {
-        let Ok(pod) = serde_json::from_value::<Pod>(object.clone()) else { return };
-        let uid = pod.metadata.uid.clone().unwrap_or_default();
-        let key = format!(
-            "{}/{}",
-            pod.metadata.namespace.as_deref().unwrap_or(""),
-            pod.metadata.name.as_deref().unwrap_or("")
-        );
+    fn observe(&self, change: PodChange) {
+        match change {
+            PodChange::Seen(pod) => self.seen(pod),
+            PodChange::Gone(pod) => self.gone(&pod),
+        }
+    }
+
+    /// A version of a pod: the scheduler takes an unscheduled one, the kubelet starts a pod bound to
+    /// its node, and a pod worker hears of its pod's deletion.
+    fn seen(&self, pod: Pod) {
+        let (key, uid) = (key_of(&pod), pod.metadata.uid.clone().unwrap_or_default());
+        let deleting = pod.metadata.deletion_timestamp.is_some();
+        let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
         let mut pods = self.pods.lock().expect("kubelet pods");
-        match kind {
-            EventType::Added => {
-                let (tx, signals) = unbounded_channel();
-                pods.insert(key, (uid.clone(), tx));
-                let rng = seed.named_rng(&format!("kubelet/pod/{uid}"));
-                let task = PodTask { kubelet: self.shared.clone(), pod, signals, rng };
-                tokio::spawn(task.run());
+        if let Some((_, tx)) = pods.get(&key).filter(|(known, _)| *known == uid) {
+            if deleting {
+                let _ = tx.send(PodSignal::Deleting { grace_seconds: grace });
             }
-            EventType::Modified => {
-                let Some(grace) = pod
-                    .metadata
-                    .deletion_grace_period_seconds
-                    .filter(|_| pod.metadata.deletion_timestamp.is_some())
-                else {
-                    return;
-                };
-                if let Some((_, tx)) = pods.get(&key).filter(|(known, _)| *known == uid) {
-                    let _ = tx.send(PodSignal::Deleting { grace_seconds: grace });
-                }
+            return;
+        }
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
+        if node == self.shared.config.node_name {
+            let (tx, signals) = unbounded_channel();
+            if deleting {
+                let _ = tx.send(PodSignal::Deleting { grace_seconds: grace });
             }
-            EventType::Deleted => {
-                if pods.get(&key).is_some_and(|(known, _)| *known == uid)
-                    && let Some((_, tx)) = pods.remove(&key)
-                {
-                    let _ = tx.send(PodSignal::Removed);
-                }
-            }
+            pods.insert(key, (uid.clone(), tx));
+            let rng = self.shared.seed.named_rng(&format!("kubelet/pod/{uid}"));
+            tokio::spawn(PodTask::new(self.shared.clone(), pod, signals, rng).run());
+        } else if node.is_empty()
+            && !deleting
+            && self.scheduling.lock().expect("scheduling").insert(uid.clone())
+        {
+            let rng = self.shared.seed.named_rng(&format!("kubelet/schedule/{uid}"));
+            tokio::spawn(scheduler::schedule(self.shared.clone(), pod, rng));
+        }
+    }
+
+    /// A pod gone from the API: its worker (if it has one) hears of it.
+    fn gone(&self, pod: &Pod) {
+        let (key, uid) = (key_of(pod), pod.metadata.uid.clone().unwrap_or_default());
+        self.scheduling.lock().expect("scheduling").remove(&uid);
+        let mut pods = self.pods.lock().expect("kubelet pods");
+        if pods.get(&key).is_some_and(|(known, _)| *known == uid)
+            && let Some((_, tx)) = pods.remove(&key)
+        {
+            let _ = tx.send(PodSignal::Removed);
         }
     }
 

@@ -1,40 +1,47 @@
-//! One pod's life on the simulated node, as a task: scheduled (bound) after a seeded delay, containers
-//! started after another, the main container's process run, restarted per `restartPolicy` with
-//! CrashLoopBackOff, and killed on deletion (graceful: SIGTERM, a seeded stop time within the grace
-//! period, then the kubelet's grace-0 delete), eviction, an injected crash, or the object's removal.
+//! One pod's worker on the simulated node, from the moment the kubelet sees the pod bound to it. Its
+//! status writes follow a real kubelet's sequence (see [`super::status`]):
 //!
-//! Every status write carries the pod's uid, an optimistic precondition, so a write can never land on a
-//! new pod that reuses the name.
+//! 1. admitted: Pending, PodReadyToStartContainers False, the container `waiting: ContainerCreating`,
+//!    `hostIP(s)` and `startTime`;
+//! 2. after a seeded sandbox delay: PodReadyToStartContainers True, `podIP(s)`;
+//! 3. after a seeded start delay (and once its secrets can be read): Running, the container running
+//!    (started, ready), ContainersReady and Ready True;
+//! 4. when the process exits and the restart policy does not restart it: the terminal phase, the
+//!    container terminated with its exit code; a restart instead writes `waiting: CrashLoopBackOff` with
+//!    `lastState` and then 3 again;
+//! 5. after a seeded teardown delay: PodReadyToStartContainers False.
+//!
+//! A deletion the worker hears of (through the kubelet's lagged watch) is handled in
+//! [`super::termination`]; an eviction kills the process at once and writes Failed with its reason; an
+//! injected crash kills the process with an exit code and restarts it per the policy.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
-use k8s_openapi::api::core::v1::Pod;
-use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
-use rand::Rng;
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use rand_chacha::ChaCha8Rng;
-use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use super::container::{self, Process, ProcessContext, ProcessState};
+use super::container::{self, EXIT_SIGKILL, Process, ProcessContext, ProcessState};
 use super::events::{KubeletEventKind, StopCause};
-use super::status::{ContainerState, ContainerView, status_patch};
+use super::runner::Shutdown;
+use super::status::{ContainerState, ContainerView, Eviction, PodView};
+use super::writes::PodWrites;
 use crate::apiserver::LagRange;
-use crate::apiserver::admission::timestamp_seconds;
 
-/// What the kubelet's watch tells a pod task.
+/// What the kubelet tells a pod worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PodSignal {
-    /// deletionTimestamp was set: terminate gracefully.
+    /// The kubelet's watch showed the pod with a deletionTimestamp: terminate gracefully.
     Deleting {
         /// The grace period, in seconds.
         grace_seconds: i64,
     },
-    /// The object is gone.
+    /// The object is gone from the API.
     Removed,
     /// Evict the pod (phase Failed, this reason).
     Evict {
@@ -48,20 +55,68 @@ pub enum PodSignal {
     },
 }
 
-/// How the main container's run ended.
-enum Ending {
+/// How a run of the main container ended, as far as the container loop cares.
+pub(crate) enum Ended {
+    /// The process exited (or crashed) with this code; the restart policy decides what follows.
     Exited(i32),
-    Signal(PodSignal, i32),
+    /// The pod's life is over (terminated, evicted or removed); the worker is done.
+    Done,
 }
 
+/// A started process: its future (dropping it is SIGKILL), its SIGTERM, what it reported.
+pub(crate) struct Running {
+    pub future: BoxFuture<'static, i32>,
+    pub sigterm: CancellationToken,
+    pub state: Arc<Mutex<ProcessState>>,
+    /// When it started (`startedAt`).
+    pub started: String,
+}
+
+impl Running {
+    /// SIGKILL: the process is gone where it stands, and so is its connection.
+    pub fn kill(&mut self) {
+        self.future = futures::future::pending().boxed();
+        self.state.lock().expect("process state").killed();
+    }
+}
+
+/// One pod's worker.
 pub(crate) struct PodTask {
     pub kubelet: Arc<Shared>,
     pub pod: Pod,
     pub signals: UnboundedReceiver<PodSignal>,
+    /// The signal channel has closed (the kubelet forgot the pod); no more signals will come.
+    pub closed: bool,
     pub rng: ChaCha8Rng,
+    pub view: PodView,
+    pub writes: PodWrites,
 }
 
 impl PodTask {
+    /// A worker for `pod` as the kubelet first saw it bound to its node.
+    pub fn new(
+        kubelet: Arc<Shared>,
+        pod: Pod,
+        signals: UnboundedReceiver<PodSignal>,
+        rng: ChaCha8Rng,
+    ) -> Self {
+        let spec = pod.spec.clone().unwrap_or_default();
+        let policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
+        let containers = main_container(&spec)
+            .map(|c| vec![ContainerView::creating(&c.name, c.image.as_deref().unwrap_or_default())])
+            .unwrap_or_default();
+        let existing =
+            pod.status.as_ref().and_then(|s| serde_json::to_value(&s.conditions).ok()).unwrap_or_default();
+        let (namespace, name) = (
+            pod.metadata.namespace.clone().unwrap_or_default(),
+            pod.metadata.name.clone().unwrap_or_default(),
+        );
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let view = PodView::admitted(&uid, &policy, containers, &existing);
+        let writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
+        PodTask { kubelet, pod, signals, closed: false, rng, view, writes }
+    }
+
     fn namespace(&self) -> String {
         self.pod.metadata.namespace.clone().unwrap_or_default()
     }
@@ -74,30 +129,46 @@ impl PodTask {
         self.pod.metadata.uid.clone().unwrap_or_default()
     }
 
-    fn api(&self) -> Api<Pod> {
-        Api::namespaced(self.kubelet.client.clone(), &self.namespace())
-    }
-
-    fn record(&self, kind: KubeletEventKind) {
+    pub fn record(&self, kind: KubeletEventKind) {
         self.kubelet.record(&self.namespace(), &self.name(), &self.uid(), kind);
     }
 
-    fn now(&self) -> String {
-        timestamp_seconds(self.kubelet.clock.now())
+    pub fn now(&self) -> String {
+        self.kubelet.now()
     }
 
-    fn draw(&mut self, range: LagRange) -> Duration {
-        let ms = if range.max_ms == 0 { 0 } else { self.rng.random_range(range.min_ms..=range.max_ms) };
-        Duration::from_millis(ms)
+    pub fn draw(&mut self, range: LagRange) -> Duration {
+        super::draw(&mut self.rng, range)
+    }
+
+    /// Writes the pod's status as it stands.
+    pub async fn write(&mut self) -> bool {
+        let now = self.now();
+        let status = self.view.document(&now);
+        self.writes.status(status).await
+    }
+
+    /// The next signal; once the channel has closed, `Removed` once and then nothing ever again.
+    pub async fn next_signal(&mut self) -> PodSignal {
+        if self.closed {
+            return std::future::pending().await;
+        }
+        match self.signals.recv().await {
+            Some(signal) => signal,
+            None => {
+                self.closed = true;
+                PodSignal::Removed
+            }
+        }
     }
 
     /// Sleeps `d` unless a signal comes first. A crash signal while no process runs is ignored.
-    async fn wait(&mut self, d: Duration) -> Option<PodSignal> {
+    pub async fn wait(&mut self, d: Duration) -> Option<PodSignal> {
         let deadline = tokio::time::Instant::now() + d;
         loop {
             let signal = tokio::select! {
                 biased;
-                signal = self.signals.recv() => signal.unwrap_or(PodSignal::Removed),
+                signal = self.next_signal() => signal,
                 () = tokio::time::sleep_until(deadline) => return None,
             };
             if !matches!(signal, PodSignal::Crash { .. }) {
@@ -106,40 +177,33 @@ impl PodTask {
         }
     }
 
-    /// The whole life of the pod.
+    /// The whole life of the pod on the node.
     pub async fn run(mut self) {
-        let delay = self.draw(self.kubelet.config.scheduling_delay);
+        self.view.start_time = Some(self.now());
+        self.write().await;
+        let delay = self.draw(self.kubelet.config.sandbox_delay);
         if let Some(signal) = self.wait(delay).await {
-            return self.end_before_start(signal).await;
+            return self.end_without_process(signal).await;
         }
-        if !self.bind().await {
-            return;
-        }
-        self.record(KubeletEventKind::Scheduled);
+        self.view.sandbox_ready = true;
+        self.view.pod_ip = Some(self.kubelet.next_pod_ip());
+        self.write().await;
         let delay = self.draw(self.kubelet.config.start_delay);
         if let Some(signal) = self.wait(delay).await {
-            return self.end_before_start(signal).await;
+            return self.end_without_process(signal).await;
         }
         self.run_containers().await;
     }
 
-    async fn bind(&self) -> bool {
-        let patch =
-            json!({"metadata": {"uid": self.uid()}, "spec": {"nodeName": self.kubelet.config.node_name}});
-        let (api, name, params, merge) =
-            (self.api(), self.name(), PatchParams::default(), Patch::Merge(&patch));
-        retrying(|| api.patch(&name, &params, &merge)).await.is_ok()
-    }
-
-    async fn end_before_start(&mut self, signal: PodSignal) {
+    /// A signal while no process runs.
+    pub async fn end_without_process(&mut self, signal: PodSignal) {
         match signal {
-            PodSignal::Removed => {}
-            PodSignal::Deleting { .. } => self.remove().await,
+            PodSignal::Removed | PodSignal::Crash { .. } => {}
+            PodSignal::Deleting { grace_seconds } => self.delete_stopped(grace_seconds).await,
             PodSignal::Evict { reason } => {
-                self.evicted(&reason, Vec::new()).await;
+                self.evicted(&reason).await;
                 self.await_deletion().await;
             }
-            PodSignal::Crash { .. } => {}
         }
     }
 
@@ -147,102 +211,78 @@ impl PodTask {
     async fn run_containers(&mut self) {
         let spec = self.pod.spec.clone().unwrap_or_default();
         let Some(main) = main_container(&spec) else { return };
-        let policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
         let process = Process::of(&self.pod, &main);
-        let mut view = ContainerView {
-            name: main.name.clone(),
-            image: main.image.clone().unwrap_or_default(),
-            state: ContainerState::Waiting("ContainerCreating".into()),
-            restart_count: 0,
-            last_terminated: None,
-        };
         loop {
-            let (ending, started) = match self.start_and_run(&process, &mut view).await {
-                Ok(ended) => ended,
-                Err(signal) => return self.end_before_start(signal).await,
+            let started = match self.start(&process).await {
+                Ok(running) => running,
+                Err(signal) => return self.end_without_process(signal).await,
             };
-            let code = match &ending {
-                Ending::Exited(code) | Ending::Signal(_, code) => *code,
-            };
+            let since = started.started.clone();
+            let Ended::Exited(code) = self.supervise(started).await else { return };
             let finished = self.now();
-            view.state = ContainerState::Terminated {
+            self.view.containers[0].state = ContainerState::Terminated {
                 exit_code: code,
-                started: started.clone(),
+                started: since.clone(),
                 finished: finished.clone(),
             };
-            match ending {
-                Ending::Signal(PodSignal::Removed, _) => return,
-                Ending::Signal(PodSignal::Deleting { grace_seconds }, _) => {
-                    return self.terminate(&view, grace_seconds).await;
-                }
-                Ending::Signal(PodSignal::Evict { reason }, _) => {
-                    self.evicted(&reason, vec![view]).await;
-                    return self.await_deletion().await;
-                }
-                Ending::Exited(_) | Ending::Signal(PodSignal::Crash { .. }, _) => {}
-            }
+            let policy = self.view.restart_policy.clone();
             let restart = policy == "Always" || (policy == "OnFailure" && code != 0);
             if !restart {
-                let phase = if code == 0 { "Succeeded" } else { "Failed" };
-                self.write_status(phase, std::slice::from_ref(&view)).await;
+                self.finish().await;
                 return self.await_deletion().await;
             }
-            if !self.back_off(&mut view, code, started, finished).await {
+            if !self.back_off(code, since, finished).await {
                 return;
             }
         }
     }
 
+    /// The pod ran to its end: the terminal status, then the sandbox torn down.
+    async fn finish(&mut self) {
+        self.view.terminal = true;
+        self.write().await;
+        let delay = self.draw(self.kubelet.config.teardown_delay);
+        tokio::time::sleep(delay).await;
+        self.view.sandbox_ready = false;
+        self.write().await;
+    }
+
     /// Waits out CrashLoopBackOff before the next start; false when the pod ended meanwhile.
-    async fn back_off(
-        &mut self,
-        view: &mut ContainerView,
-        code: i32,
-        started: String,
-        finished: String,
-    ) -> bool {
+    async fn back_off(&mut self, code: i32, started: String, finished: String) -> bool {
         let config = &self.kubelet.config;
+        let view = &mut self.view.containers[0];
         let exponent = view.restart_count.min(16);
         let backoff =
             config.crash_backoff_initial_ms.saturating_mul(1 << exponent).min(config.crash_backoff_max_ms);
         view.restart_count += 1;
         view.last_terminated = Some((code, started, finished));
         view.state = ContainerState::Waiting("CrashLoopBackOff".into());
-        self.write_status("Running", std::slice::from_ref(view)).await;
+        self.write().await;
         match self.wait(Duration::from_millis(backoff)).await {
-            None | Some(PodSignal::Crash { .. }) => true,
-            Some(PodSignal::Removed) => false,
-            Some(PodSignal::Deleting { .. }) => {
-                self.remove().await;
-                false
-            }
-            Some(PodSignal::Evict { reason }) => {
-                self.evicted(&reason, vec![view.clone()]).await;
-                self.await_deletion().await;
+            None => true,
+            Some(signal) => {
+                self.end_without_process(signal).await;
                 false
             }
         }
     }
 
-    /// Prepares and starts the process, and runs it until it exits or a signal stops it. Returns how it
-    /// ended and when it started; `Err` when a signal came before it could start.
-    async fn start_and_run(
-        &mut self,
-        process: &Process,
-        view: &mut ContainerView,
-    ) -> Result<(Ending, String), PodSignal> {
+    /// Prepares and starts the process. `Err` when a signal came before it could start.
+    async fn start(&mut self, process: &Process) -> Result<Running, PodSignal> {
         let state = Arc::new(Mutex::new(ProcessState::default()));
         let ctx = self.process_context(state.clone());
+        let name = self.view.containers[0].name.clone();
         let input = loop {
             match container::prepare(&ctx, process).await {
                 Ok(input) => break input,
                 Err(e) => {
                     self.record(KubeletEventKind::ContainerConfigError {
-                        container: view.name.clone(),
+                        container: name.clone(),
                         message: e.0,
                     });
-                    view.state = ContainerState::Waiting("CreateContainerConfigError".into());
-                    self.write_status("Pending", std::slice::from_ref(view)).await;
+                    self.view.containers[0].state =
+                        ContainerState::Waiting("CreateContainerConfigError".into());
+                    self.write().await;
                     let retry = Duration::from_millis(self.kubelet.config.config_error_retry_ms);
                     if let Some(signal) = self.wait(retry).await {
                         return Err(signal);
@@ -251,40 +291,54 @@ impl PodTask {
             }
         };
         let started = self.now();
-        view.state = ContainerState::Running(started.clone());
-        self.write_status("Running", std::slice::from_ref(view)).await;
-        self.record(KubeletEventKind::ContainerStarted {
-            container: view.name.clone(),
-            restart_count: view.restart_count,
-        });
-        let cancel = CancellationToken::new();
-        let mut running = container::run(ctx, process.clone(), input, cancel.clone()).boxed();
-        let ending = tokio::select! {
-            biased;
-            signal = self.signals.recv() => {
-                let signal = signal.unwrap_or(PodSignal::Removed);
-                cancel.cancel();
-                let code = running.await;
-                let code = match &signal { PodSignal::Crash { exit_code } => *exit_code, _ => code };
-                Ending::Signal(signal, code)
-            }
-            code = &mut running => Ending::Exited(code),
-        };
-        self.stopped(view, &ending, &state);
-        Ok((ending, started))
+        self.view.containers[0].state = ContainerState::Running(started.clone());
+        self.write().await;
+        let restart_count = self.view.containers[0].restart_count;
+        self.record(KubeletEventKind::ContainerStarted { container: name, restart_count });
+        let sigterm = CancellationToken::new();
+        let future = container::run(ctx, process.clone(), input, sigterm.clone()).boxed();
+        Ok(Running { future, sigterm, state, started })
     }
 
-    fn stopped(&self, view: &ContainerView, ending: &Ending, state: &Arc<Mutex<ProcessState>>) {
-        let (cause, exit_code) = match ending {
-            Ending::Exited(code) => (StopCause::Exited, *code),
-            Ending::Signal(PodSignal::Deleting { .. }, code) => (StopCause::PodDeleted, *code),
-            Ending::Signal(PodSignal::Removed, code) => (StopCause::PodRemoved, *code),
-            Ending::Signal(PodSignal::Evict { .. }, code) => (StopCause::Evicted, *code),
-            Ending::Signal(PodSignal::Crash { .. }, code) => (StopCause::Exited, *code),
+    /// Runs the process until it exits or a signal ends it.
+    async fn supervise(&mut self, mut running: Running) -> Ended {
+        let signal = tokio::select! {
+            biased;
+            signal = self.next_signal() => signal,
+            code = &mut running.future => {
+                self.stopped(code, StopCause::Exited, &running.state);
+                return Ended::Exited(code);
+            }
         };
+        match signal {
+            PodSignal::Crash { exit_code } => {
+                running.kill();
+                self.stopped(exit_code, StopCause::Exited, &running.state);
+                Ended::Exited(exit_code)
+            }
+            PodSignal::Evict { reason } => {
+                running.kill();
+                self.stopped(EXIT_SIGKILL, StopCause::Evicted, &running.state);
+                self.evicted(&reason).await;
+                self.await_deletion().await;
+                Ended::Done
+            }
+            PodSignal::Deleting { grace_seconds } => {
+                self.terminate(running, Some(grace_seconds)).await;
+                Ended::Done
+            }
+            PodSignal::Removed => {
+                self.terminate(running, None).await;
+                Ended::Done
+            }
+        }
+    }
+
+    /// Records the container's stop, with the runner and job its process reported.
+    pub fn stopped(&self, exit_code: i32, cause: StopCause, state: &Arc<Mutex<ProcessState>>) {
         let state = state.lock().expect("process state").clone();
         self.record(KubeletEventKind::ContainerStopped {
-            container: view.name.clone(),
+            container: self.view.containers[0].name.clone(),
             exit_code,
             cause,
             runner_id: state.runner_id,
@@ -292,7 +346,11 @@ impl PodTask {
         });
     }
 
-    fn process_context(&self, state: Arc<Mutex<ProcessState>>) -> ProcessContext {
+    fn process_context(&mut self, state: Arc<Mutex<ProcessState>>) -> ProcessContext {
+        let shutdown = Shutdown {
+            stop: self.draw(self.kubelet.config.runner_stop),
+            job_cancel: self.draw(self.kubelet.config.runner_job_cancel),
+        };
         let (kubelet, ns, name, uid) = (self.kubelet.clone(), self.namespace(), self.name(), self.uid());
         ProcessContext {
             github: self.kubelet.github.clone(),
@@ -302,100 +360,39 @@ impl PodTask {
             listener: self.kubelet.listener.clone(),
             state,
             record: Arc::new(move |kind| kubelet.record(&ns, &name, &uid, kind)),
+            shutdown,
         }
     }
 
-    /// Graceful termination: the containers take a seeded time (within the grace period) to stop, then
-    /// the kubelet deletes the pod with grace 0.
-    async fn terminate(&mut self, view: &ContainerView, grace_seconds: i64) {
-        let stop =
-            self.draw(self.kubelet.config.stop_delay).min(Duration::from_secs(grace_seconds.max(0) as u64));
-        tokio::time::sleep(stop).await;
-        self.write_status("Running", std::slice::from_ref(view)).await;
-        self.remove().await;
-    }
-
-    async fn evicted(&self, reason: &str, containers: Vec<ContainerView>) {
+    /// Eviction: phase Failed with the reason, the sandbox gone, the container reported as last seen
+    /// (running, not terminated: ARC's rule (a) reads an evicted pod that way).
+    async fn evicted(&mut self, reason: &str) {
         self.record(KubeletEventKind::Evicted { reason: reason.to_string() });
-        let now = self.now();
-        let mut patch = status_patch("Failed", &containers, &[], &now);
-        patch["status"]["reason"] = json!(reason);
-        patch["status"]["message"] = json!(format!("The node was low on resource: {reason}"));
-        for c in patch["status"]["containerStatuses"].as_array_mut().into_iter().flatten() {
-            // An evicted pod's container is reported as last seen (not terminated), ARC's rule (a).
-            if let Some(started) = c.pointer("/state/terminated/startedAt").cloned() {
-                c["state"] = json!({"running": {"startedAt": started}});
+        let message = format!("The node was low on resource: {reason}");
+        self.view.evicted = Some(Eviction { reason: reason.to_string(), message });
+        self.view.sandbox_ready = false;
+        for c in &mut self.view.containers {
+            if let ContainerState::Terminated { started, .. } = &c.state {
+                c.state = ContainerState::Running(started.clone());
             }
         }
-        self.patch_status(patch).await;
+        self.write().await;
     }
 
     /// After the pod ended (or was evicted) it stays until deleted; then the kubelet removes it.
-    async fn await_deletion(&mut self) {
-        while let Some(signal) = self.signals.recv().await {
-            match signal {
-                PodSignal::Deleting { .. } => return self.remove().await,
+    pub async fn await_deletion(&mut self) {
+        loop {
+            match self.next_signal().await {
+                PodSignal::Deleting { grace_seconds } => return self.delete_stopped(grace_seconds).await,
                 PodSignal::Removed => return,
                 PodSignal::Evict { .. } | PodSignal::Crash { .. } => {}
             }
         }
     }
-
-    /// The kubelet's grace-0 delete, guarded by the uid.
-    async fn remove(&self) {
-        let pre = Preconditions { uid: Some(self.uid()), resource_version: None };
-        let params = DeleteParams::default().grace_period(0).preconditions(pre);
-        let (api, name) = (self.api(), self.name());
-        if retrying(|| api.delete(&name, &params)).await.is_ok() {
-            self.record(KubeletEventKind::PodRemoved);
-        }
-    }
-
-    async fn write_status(&self, phase: &str, containers: &[ContainerView]) {
-        let now = self.now();
-        self.patch_status(status_patch(phase, containers, &[], &now)).await;
-    }
-
-    async fn patch_status(&self, mut patch: Value) {
-        patch["metadata"] = json!({"uid": self.uid()});
-        let (api, name, params, merge) =
-            (self.api(), self.name(), PatchParams::default(), Patch::Merge(&patch));
-        let _ = retrying(|| api.patch_status(&name, &params, &merge)).await;
-    }
-}
-
-/// Retries a kubelet API call the server refused for the moment (5xx, 429) or left unanswered (a
-/// dropped connection), once a second, as a kubelet's status manager keeps syncing until it succeeds;
-/// other answers end it.
-async fn retrying<T, F, Fut>(mut call: F) -> kube::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = kube::Result<T>>,
-{
-    let mut attempts = 0;
-    loop {
-        match call().await {
-            Err(e) if transient(&e) && attempts < 600 => {
-                attempts += 1;
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            result => return result,
-        }
-    }
-}
-
-/// A refusal for the moment (5xx, 429) or no answer at all (anything but an API status).
-fn transient(e: &kube::Error) -> bool {
-    match e {
-        kube::Error::Api(status) => status.code >= 500 || status.code == 429,
-        _ => true,
-    }
 }
 
 /// The container whose process the model runs: `runner` or `listener` if present, else the first.
-fn main_container(
-    spec: &k8s_openapi::api::core::v1::PodSpec,
-) -> Option<k8s_openapi::api::core::v1::Container> {
+fn main_container(spec: &PodSpec) -> Option<Container> {
     let named = |n: &str| spec.containers.iter().find(|c| c.name == n).cloned();
     named("runner").or_else(|| named("listener")).or_else(|| spec.containers.first().cloned())
 }

@@ -1,11 +1,28 @@
-//! Pod status documents the kubelet writes through `/status`, shaped as a real kubelet shapes them.
+//! The pod status the kubelet reports through `pods/status`, shaped as a real kubelet shapes it
+//! (kubernetes `pkg/kubelet/kubelet_pods.go` `generateAPIPodStatus` and `getPhase`,
+//! `pkg/kubelet/status/generate.go`, the status manager's `lastTransitionTime` rule).
+//!
+//! [`PodView`] is what the kubelet knows of one pod (sandbox, IPs, start time, its containers and their
+//! states); [`PodView::document`] renders it as the status the kubelet writes: phase, the five
+//! kubelet-owned conditions in the kubelet's order (PodReadyToStartContainers, Initialized, Ready,
+//! ContainersReady, PodScheduled), each `lastTransitionTime` kept until its status changes, `hostIP(s)`,
+//! `podIP(s)` once the sandbox has its network, `startTime`, and the container statuses. Every write
+//! sends the whole status; the fake API server treats the kubelet's strategic merge patch as a merge
+//! patch, which replaces the arrays whole (a real kubelet sends only the difference).
+
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+
+use crate::fnv::fnv1a64;
+
+/// The node's address (every pod's `hostIP`).
+pub const HOST_IP: &str = "10.0.0.1";
 
 /// The state of one container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContainerState {
-    /// Not started: `waiting` with a reason (`ContainerCreating`, `CreateContainerConfigError`,
+    /// Not running: `waiting` with a reason (`ContainerCreating`, `CreateContainerConfigError`,
     /// `CrashLoopBackOff`).
     Waiting(String),
     /// Running since the timestamp.
@@ -32,38 +49,82 @@ pub struct ContainerView {
     pub state: ContainerState,
     /// Restarts so far.
     pub restart_count: u32,
-    /// The previous termination, after a restart.
+    /// The previous termination (exit code, started, finished), after a restart.
     pub last_terminated: Option<(i32, String, String)>,
 }
 
 impl ContainerView {
+    /// A container the kubelet is about to create: `waiting` with reason `ContainerCreating`.
+    pub fn creating(name: &str, image: &str) -> Self {
+        ContainerView {
+            name: name.to_string(),
+            image: image.to_string(),
+            state: ContainerState::Waiting("ContainerCreating".into()),
+            restart_count: 0,
+            last_terminated: None,
+        }
+    }
+
+    /// Whether it is running (with no probes, running is started and ready).
+    pub fn is_running(&self) -> bool {
+        matches!(self.state, ContainerState::Running(_))
+    }
+
+    /// Whether it has run at least once (the runtime then reports a container and image id).
+    pub fn has_run(&self) -> bool {
+        !matches!(self.state, ContainerState::Waiting(_)) || self.last_terminated.is_some()
+    }
+
     /// The `containerStatuses[]` entry.
-    pub fn to_json(&self) -> Value {
-        let state = state_json(&self.state);
-        let ready = matches!(self.state, ContainerState::Running(_));
+    pub fn to_json(&self, pod_uid: &str) -> Value {
+        let running = self.is_running();
         let mut status = json!({
             "name": self.name,
             "image": self.image,
-            "imageID": format!("{}@sha256:arcsim", self.image),
-            "containerID": format!("arcsim://{}-{}", self.name, self.restart_count),
-            "ready": ready,
-            "started": ready,
+            "imageID": if self.has_run() { image_id(&self.image) } else { String::new() },
+            "ready": running,
+            "started": running,
             "restartCount": self.restart_count,
-            "state": state,
+            "state": state_json(&self.state, &self.container_id(pod_uid)),
+            "lastState": {},
         });
+        if self.has_run() {
+            status["containerID"] = json!(self.container_id(pod_uid));
+        }
         if let Some((code, started, finished)) = &self.last_terminated {
             let last = ContainerState::Terminated {
                 exit_code: *code,
                 started: started.clone(),
                 finished: finished.clone(),
             };
-            status["lastState"] = state_json(&last);
+            let previous =
+                ContainerView { restart_count: self.restart_count.saturating_sub(1), ..self.clone() };
+            status["lastState"] = state_json(&last, &previous.container_id(pod_uid));
         }
         status
     }
+
+    /// `containerd://` and 64 hex digits, fixed by the pod, the container and the attempt.
+    fn container_id(&self, pod_uid: &str) -> String {
+        let hex: String = (0..4)
+            .map(|part| {
+                format!(
+                    "{:016x}",
+                    fnv1a64(format!("{pod_uid}/{}/{}/{part}", self.name, self.restart_count).as_bytes())
+                )
+            })
+            .collect();
+        format!("containerd://{hex}")
+    }
 }
 
-fn state_json(state: &ContainerState) -> Value {
+fn image_id(image: &str) -> String {
+    let hex: String =
+        (0..4).map(|part| format!("{:016x}", fnv1a64(format!("{image}/{part}").as_bytes()))).collect();
+    format!("{image}@sha256:{hex}")
+}
+
+fn state_json(state: &ContainerState, container_id: &str) -> Value {
     match state {
         ContainerState::Waiting(reason) => json!({"waiting": {"reason": reason}}),
         ContainerState::Running(since) => json!({"running": {"startedAt": since}}),
@@ -72,61 +133,293 @@ fn state_json(state: &ContainerState) -> Value {
             "reason": if *exit_code == 0 { "Completed" } else { "Error" },
             "startedAt": started,
             "finishedAt": finished,
+            "containerID": container_id,
         }}),
     }
 }
 
-/// The Ready and ContainersReady conditions at `now`.
-pub fn conditions(ready: bool, now: &str) -> Value {
-    let status = if ready { "True" } else { "False" };
-    json!([
-        {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-        {"type": "Initialized", "status": "True", "lastTransitionTime": now},
-        {"type": "ContainersReady", "status": status, "lastTransitionTime": now},
-        {"type": "Ready", "status": status, "lastTransitionTime": now},
-    ])
+/// The pod phase as `getPhase` derives it from the containers and the restart policy; a terminal pod
+/// (deleted and stopped, or run to the end under its policy) is Succeeded when every container exited
+/// 0, Failed otherwise.
+pub fn phase(containers: &[ContainerView], restart_policy: &str, terminal: bool) -> &'static str {
+    let waiting = containers
+        .iter()
+        .any(|c| matches!(c.state, ContainerState::Waiting(_)) && c.last_terminated.is_none());
+    let running = containers.iter().any(ContainerView::is_running);
+    let code = |c: &ContainerView| match &c.state {
+        ContainerState::Terminated { exit_code, .. } => Some(*exit_code),
+        ContainerState::Waiting(_) => c.last_terminated.as_ref().map(|(code, _, _)| *code),
+        ContainerState::Running(_) => None,
+    };
+    let all_succeeded = containers.iter().all(|c| code(c) == Some(0));
+    match () {
+        () if waiting => "Pending",
+        () if running => "Running",
+        () if terminal || restart_policy == "Never" => {
+            if all_succeeded {
+                "Succeeded"
+            } else {
+                "Failed"
+            }
+        }
+        () if restart_policy == "Always" => "Running",
+        () if all_succeeded => "Succeeded",
+        () => "Running",
+    }
 }
 
-/// A status patch body: phase, conditions, container statuses.
-pub fn status_patch(phase: &str, containers: &[ContainerView], init: &[ContainerView], now: &str) -> Value {
-    let ready =
-        phase == "Running" && containers.iter().all(|c| matches!(c.state, ContainerState::Running(_)));
-    let mut status = json!({
-        "phase": phase,
-        "conditions": conditions(ready, now),
-        "containerStatuses": containers.iter().map(ContainerView::to_json).collect::<Vec<_>>(),
-        "hostIP": "10.0.0.1",
-        "podIP": "10.1.0.2",
-    });
-    if !init.is_empty() {
-        status["initContainerStatuses"] = json!(init.iter().map(ContainerView::to_json).collect::<Vec<_>>());
+/// One condition as the kubelet generates it, before its transition time is set.
+#[derive(Clone)]
+struct Generated {
+    kind: &'static str,
+    status: bool,
+    reason: Option<String>,
+    message: Option<String>,
+}
+
+impl Generated {
+    fn new(kind: &'static str, status: bool) -> Self {
+        Generated { kind, status, reason: None, message: None }
     }
-    json!({"status": status})
+
+    fn because(mut self, reason: &str, message: Option<String>) -> Self {
+        self.reason = Some(reason.to_string());
+        self.message = message;
+        self
+    }
+}
+
+/// Why the kubelet evicted a pod (status `reason` and `message`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Eviction {
+    /// `Evicted`, `OutOfmemory`, …
+    pub reason: String,
+    /// The message.
+    pub message: String,
+}
+
+/// What the kubelet knows of one pod, and the conditions' transition times it has reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodView {
+    /// The pod's uid (container ids derive from it).
+    pub uid: String,
+    /// `spec.restartPolicy`.
+    pub restart_policy: String,
+    /// Whether the sandbox exists with its network (PodReadyToStartContainers).
+    pub sandbox_ready: bool,
+    /// The pod's address, once its sandbox has one.
+    pub pod_ip: Option<String>,
+    /// When the kubelet first reported the pod.
+    pub start_time: Option<String>,
+    /// Its containers.
+    pub containers: Vec<ContainerView>,
+    /// The pod will not run again (deleted and stopped): its phase is final.
+    pub terminal: bool,
+    /// The pod was evicted: phase Failed with this reason, and a DisruptionTarget condition.
+    pub evicted: Option<Eviction>,
+    /// `(type, status) → lastTransitionTime` of every condition reported so far.
+    transitions: BTreeMap<String, (bool, String)>,
+}
+
+impl PodView {
+    /// A view of a pod the kubelet has just admitted, keeping the transition times of the conditions
+    /// the pod already carries (the scheduler's PodScheduled).
+    pub fn admitted(
+        uid: &str,
+        restart_policy: &str,
+        containers: Vec<ContainerView>,
+        existing: &Value,
+    ) -> Self {
+        let transitions = existing
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                let kind = c.get("type")?.as_str()?.to_string();
+                let status = c.get("status")?.as_str()? == "True";
+                let at = c.get("lastTransitionTime").and_then(Value::as_str).unwrap_or_default().to_string();
+                Some((kind, (status, at)))
+            })
+            .collect();
+        PodView {
+            uid: uid.to_string(),
+            restart_policy: restart_policy.to_string(),
+            sandbox_ready: false,
+            pod_ip: None,
+            start_time: None,
+            containers,
+            terminal: false,
+            evicted: None,
+            transitions,
+        }
+    }
+
+    /// The phase now.
+    pub fn phase(&self) -> &'static str {
+        if self.evicted.is_some() {
+            return "Failed";
+        }
+        phase(&self.containers, &self.restart_policy, self.terminal)
+    }
+
+    /// The status document at `now` (and the transition times it reports, remembered).
+    pub fn document(&mut self, now: &str) -> Value {
+        let phase = self.phase();
+        let conditions: Vec<Value> = self.generate(phase).into_iter().map(|c| self.stamp(c, now)).collect();
+        let mut status = json!({
+            "phase": phase,
+            "conditions": conditions,
+            "hostIP": HOST_IP,
+            "hostIPs": [{"ip": HOST_IP}],
+            "startTime": self.start_time,
+            "containerStatuses": self.containers.iter().map(|c| c.to_json(&self.uid)).collect::<Vec<_>>(),
+        });
+        if let Some(ip) = &self.pod_ip {
+            status["podIP"] = json!(ip);
+            status["podIPs"] = json!([{"ip": ip}]);
+        }
+        if let Some(eviction) = self.evicted.clone() {
+            for c in status["containerStatuses"].as_array_mut().into_iter().flatten() {
+                c["ready"] = json!(false);
+                c["started"] = json!(false);
+            }
+            status["reason"] = json!(eviction.reason);
+            status["message"] = json!(eviction.message);
+            let target = Generated::new("DisruptionTarget", true)
+                .because("TerminationByKubelet", Some(eviction.message));
+            let target = self.stamp(target, now);
+            status["conditions"].as_array_mut().expect("conditions").insert(0, target);
+        }
+        status
+    }
+
+    fn generate(&self, phase: &str) -> Vec<Generated> {
+        let terminal_reason = match phase {
+            "Succeeded" => Some("PodCompleted"),
+            "Failed" => Some("PodFailed"),
+            _ => None,
+        };
+        let unready: Vec<&str> =
+            self.containers.iter().filter(|c| !c.is_running()).map(|c| c.name.as_str()).collect();
+        let containers_ready = match terminal_reason {
+            Some(reason) => Generated::new("ContainersReady", false).because(reason, None),
+            None if unready.is_empty() => Generated::new("ContainersReady", true),
+            None => Generated::new("ContainersReady", false).because(
+                "ContainersNotReady",
+                Some(format!("containers with unready status: [{}]", unready.join(" "))),
+            ),
+        };
+        let ready = Generated { kind: "Ready", ..containers_ready.clone() };
+        let mut initialized = Generated::new("Initialized", true);
+        if phase == "Succeeded" {
+            initialized = initialized.because("PodCompleted", None);
+        }
+        vec![
+            Generated::new("PodReadyToStartContainers", self.sandbox_ready),
+            initialized,
+            ready,
+            containers_ready,
+            Generated::new("PodScheduled", true),
+        ]
+    }
+
+    /// The condition's JSON, its `lastTransitionTime` kept while its status is unchanged.
+    fn stamp(&mut self, c: Generated, now: &str) -> Value {
+        let at = match self.transitions.get(c.kind) {
+            Some((status, at)) if *status == c.status && !at.is_empty() => at.clone(),
+            _ => now.to_string(),
+        };
+        self.transitions.insert(c.kind.to_string(), (c.status, at.clone()));
+        let mut out = json!({
+            "type": c.kind,
+            "status": if c.status { "True" } else { "False" },
+            "lastProbeTime": null,
+            "lastTransitionTime": at,
+        });
+        if let Some(reason) = c.reason {
+            out["reason"] = json!(reason);
+        }
+        if let Some(message) = c.message {
+            out["message"] = json!(message);
+        }
+        out
+    }
+}
+
+/// The scheduler's PodScheduled condition at `now` (what a binding writes).
+pub fn scheduled_condition(now: &str) -> Value {
+    json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn runner(state: ContainerState) -> ContainerView {
+        ContainerView { state, ..ContainerView::creating("runner", "img") }
+    }
+
+    fn condition<'a>(status: &'a Value, kind: &str) -> &'a Value {
+        status["conditions"].as_array().unwrap().iter().find(|c| c["type"] == kind).unwrap()
+    }
+
     #[test]
-    fn a_running_container_is_ready_and_a_terminated_one_reports_its_code() {
-        let running = ContainerView {
-            name: "runner".into(),
-            image: "img".into(),
-            state: ContainerState::Running("t0".into()),
-            restart_count: 0,
-            last_terminated: None,
-        };
-        let patch = status_patch("Running", std::slice::from_ref(&running), &[], "t1");
-        assert_eq!(patch["status"]["conditions"][3]["status"], "True");
-        assert_eq!(patch["status"]["containerStatuses"][0]["state"]["running"]["startedAt"], "t0");
-        let done = ContainerView {
-            state: ContainerState::Terminated { exit_code: 7, started: "t0".into(), finished: "t2".into() },
-            ..running
-        };
-        let json = done.to_json();
+    fn conditions_come_in_the_kubelets_order_and_keep_their_time_until_they_change() {
+        let existing = json!([scheduled_condition("t0")]);
+        let mut view =
+            PodView::admitted("u1", "Never", vec![ContainerView::creating("runner", "img")], &existing);
+        let first = view.document("t1");
+        let kinds: Vec<&str> =
+            first["conditions"].as_array().unwrap().iter().map(|c| c["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+        );
+        assert_eq!(condition(&first, "PodScheduled")["lastTransitionTime"], "t0");
+        assert_eq!(condition(&first, "Ready")["message"], "containers with unready status: [runner]");
+        assert_eq!(first["phase"], "Pending");
+        assert!(first.get("podIP").is_none());
+        view.sandbox_ready = true;
+        view.pod_ip = Some("10.244.0.2".into());
+        view.containers[0].state = ContainerState::Running("t2".into());
+        let running = view.document("t2");
+        assert_eq!(running["phase"], "Running");
+        assert_eq!(condition(&running, "Ready")["status"], "True");
+        assert_eq!(condition(&running, "Ready")["lastTransitionTime"], "t2");
+        assert_eq!(condition(&running, "Initialized")["lastTransitionTime"], "t1");
+        assert_eq!(running["podIPs"][0]["ip"], "10.244.0.2");
+        assert_eq!(running["containerStatuses"][0]["started"], true);
+    }
+
+    #[test]
+    fn a_terminated_container_reports_its_code_and_the_pod_its_terminal_phase() {
+        let done =
+            runner(ContainerState::Terminated { exit_code: 7, started: "t0".into(), finished: "t2".into() });
+        let json = done.to_json("u1");
         assert_eq!(json["state"]["terminated"]["exitCode"], 7);
         assert_eq!(json["state"]["terminated"]["reason"], "Error");
         assert_eq!(json["ready"], false);
+        assert!(json["containerID"].as_str().unwrap().starts_with("containerd://"));
+        assert_eq!(phase(std::slice::from_ref(&done), "Never", false), "Failed");
+        assert_eq!(phase(std::slice::from_ref(&done), "OnFailure", false), "Running");
+        assert_eq!(phase(std::slice::from_ref(&done), "Always", true), "Failed");
+        let ok =
+            runner(ContainerState::Terminated { exit_code: 0, started: "t0".into(), finished: "t2".into() });
+        let mut view = PodView::admitted("u1", "Never", vec![ok], &Value::Null);
+        let status = view.document("t3");
+        assert_eq!(status["phase"], "Succeeded");
+        assert_eq!(condition(&status, "ContainersReady")["reason"], "PodCompleted");
+        assert_eq!(condition(&status, "Initialized")["reason"], "PodCompleted");
+    }
+
+    #[test]
+    fn a_restarted_container_reports_its_last_termination() {
+        let mut view = runner(ContainerState::Waiting("CrashLoopBackOff".into()));
+        view.restart_count = 1;
+        view.last_terminated = Some((137, "t0".into(), "t1".into()));
+        let json = view.to_json("u1");
+        assert_eq!(json["lastState"]["terminated"]["exitCode"], 137);
+        assert_ne!(json["lastState"]["terminated"]["containerID"], json["containerID"]);
+        assert_eq!(phase(std::slice::from_ref(&view), "Always", false), "Running");
     }
 }

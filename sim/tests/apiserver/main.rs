@@ -20,6 +20,7 @@ mod faults;
 mod gc;
 mod informer;
 mod labels;
+mod lease;
 mod patch;
 mod pod_status;
 mod quota;

@@ -19,7 +19,7 @@ async fn injected_server_errors_are_retried_with_backoff_until_they_stop() {
     let window = Some(Window { start_ms: 0, end_ms: 2_500 });
     let rig = rig_with_faults(
         1,
-        GitHubConfig::default(),
+        GitHubConfig::instant(),
         &fault("get-runner-by-name", window, GitHubFaultAction::Error { code: 503 }),
     );
     assert_eq!(rig.client.get_runner_by_name("x").await.unwrap(), None);
@@ -40,7 +40,7 @@ async fn injected_server_errors_are_retried_with_backoff_until_they_stop() {
 async fn a_throttle_is_retried_after_its_retry_after() {
     let window = Some(Window { start_ms: 0, end_ms: 1 });
     let throttle = GitHubFaultAction::Throttle { retry_after_seconds: 5 };
-    let rig = rig_with_faults(1, GitHubConfig::default(), &fault("get-runner-group", window, throttle));
+    let rig = rig_with_faults(1, GitHubConfig::instant(), &fault("get-runner-group", window, throttle));
     let group = rig.client.get_runner_group_by_name("Default").await.unwrap();
     assert_eq!((group.id, group.is_default), (1, true));
     assert_eq!(rig.ms(), 5_000);
@@ -50,7 +50,7 @@ async fn a_throttle_is_retried_after_its_retry_after() {
 async fn a_fault_that_never_stops_ends_in_a_typed_http_error_after_four_retries() {
     let rig = rig_with_faults(
         1,
-        GitHubConfig::default(),
+        GitHubConfig::instant(),
         &fault("remove-runner", None, GitHubFaultAction::Error { code: 500 }),
     );
     let err = rig.client.remove_runner(7).await.unwrap_err();
@@ -66,14 +66,14 @@ async fn a_fault_that_never_stops_ends_in_a_typed_http_error_after_four_retries(
 #[tokio::test(start_paused = true)]
 async fn injected_latency_delays_the_answer() {
     let latency = GitHubFaultAction::Latency { min_ms: 700, max_ms: 700 };
-    let rig = rig_with_faults(1, GitHubConfig::default(), &fault("get-runner-by-name", None, latency));
+    let rig = rig_with_faults(1, GitHubConfig::instant(), &fault("get-runner-by-name", None, latency));
     rig.client.get_runner_by_name("x").await.unwrap();
     assert_eq!(rig.ms(), 700);
 }
 
 #[tokio::test(start_paused = true)]
 async fn unknown_objects_come_back_as_typed_errors() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     rig.client.remove_runner(424_242).await.expect("204 for an unknown runner by default");
     assert!(rig.client.get_runner(424_242).await.unwrap_err().is_runner_not_found());
     assert!(rig.client.get_runner_scale_set_by_id(9).await.unwrap_err().is_not_found());
@@ -83,14 +83,14 @@ async fn unknown_objects_come_back_as_typed_errors() {
 
     let strict = crate::rig::rig(
         1,
-        GitHubConfig { remove_unknown_runner: UnknownRunnerAnswer::NotFound, ..GitHubConfig::default() },
+        GitHubConfig { remove_unknown_runner: UnknownRunnerAnswer::NotFound, ..GitHubConfig::instant() },
     );
     assert!(strict.client.remove_runner(424_242).await.unwrap_err().is_runner_not_found());
 }
 
 #[tokio::test(start_paused = true)]
 async fn scale_sets_are_created_found_updated_and_runner_groups_resolved() {
-    let config = GitHubConfig { runner_groups: vec!["gpu-group".into()], ..GitHubConfig::default() };
+    let config = GitHubConfig { runner_groups: vec!["gpu-group".into()], ..GitHubConfig::instant() };
     let rig = rig(1, config);
     let group = rig.client.get_runner_group_by_name("gpu-group").await.unwrap();
     assert_eq!((group.id, group.is_default), (2, false));
@@ -106,7 +106,7 @@ async fn scale_sets_are_created_found_updated_and_runner_groups_resolved() {
 
 #[tokio::test(start_paused = true)]
 async fn the_admin_token_is_fetched_once_and_refreshed_within_a_minute_of_expiry() {
-    let config = GitHubConfig { admin_token_ttl_ms: 300_000, ..GitHubConfig::default() };
+    let config = GitHubConfig { admin_token_ttl_ms: 300_000, ..GitHubConfig::instant() };
     let rig = rig(1, config);
     rig.client.get_runner_by_name("a").await.unwrap();
     tokio::time::sleep(Duration::from_secs(239)).await;

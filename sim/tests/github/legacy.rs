@@ -11,7 +11,7 @@ const SCOPE: &str = "/orgs/arcsim";
 
 #[tokio::test(start_paused = true)]
 async fn config_sh_works_with_a_fresh_token_and_fails_once_it_has_expired() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let token = rig.client.create_registration_token().await.unwrap();
     assert_eq!(token.expires_at, rig.clock.epoch() + jiff::SignedDuration::from_hours(1));
     tokio::time::sleep(Duration::from_secs(59 * 60)).await;
@@ -29,7 +29,7 @@ async fn config_sh_works_with_a_fresh_token_and_fails_once_it_has_expired() {
 
 #[tokio::test(start_paused = true)]
 async fn reconfiguring_a_name_replaces_an_idle_runner_but_not_a_busy_one() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let token = rig.fake.issue_registration_token(SCOPE).token;
     let first = rig.fake.legacy_configure(&token, "r", &[], false).unwrap();
     let second = rig.fake.legacy_configure(&token, "r", &[], false).unwrap();
@@ -43,7 +43,7 @@ async fn reconfiguring_a_name_replaces_an_idle_runner_but_not_a_busy_one() {
 
 #[tokio::test(start_paused = true)]
 async fn the_rest_runner_list_is_a_snapshot_up_to_the_staleness_old() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let token = rig.client.create_registration_token().await.unwrap().token;
     let registered = rig.fake.legacy_configure(&token, "r", &["linux".into()], false).unwrap();
     let process = rig.fake.connect_runner(&registered.config).unwrap();
@@ -63,7 +63,7 @@ async fn the_rest_runner_list_is_a_snapshot_up_to_the_staleness_old() {
 
 #[tokio::test(start_paused = true)]
 async fn the_rest_runner_list_pages_by_one_hundred() {
-    let config = GitHubConfig { list_runners_staleness_ms: 1, ..GitHubConfig::default() };
+    let config = GitHubConfig { list_runners_staleness_ms: 1, ..GitHubConfig::instant() };
     let rig = rig(1, config);
     let token = rig.fake.issue_registration_token(SCOPE).token;
     for n in 0..150 {
@@ -77,7 +77,7 @@ async fn the_rest_runner_list_pages_by_one_hundred() {
 
 #[tokio::test(start_paused = true)]
 async fn the_rest_delete_removes_an_idle_runner_and_404s_an_unknown_one() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let token = rig.fake.issue_registration_token(SCOPE).token;
     let registered = rig.fake.legacy_configure(&token, "r", &[], false).unwrap();
     let process = rig.fake.connect_runner(&registered.config).unwrap();

@@ -10,7 +10,7 @@ use crate::rig::{rig, types};
 
 #[tokio::test(start_paused = true)]
 async fn an_empty_long_poll_answers_202_exactly_at_the_timeout() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
     let start = rig.ms();
@@ -20,7 +20,7 @@ async fn an_empty_long_poll_answers_202_exactly_at_the_timeout() {
 
 #[tokio::test(start_paused = true)]
 async fn a_long_poll_answers_as_soon_as_a_job_arrives() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
     let fake = rig.fake.clone();
@@ -38,7 +38,7 @@ async fn a_long_poll_answers_as_soon_as_a_job_arrives() {
 
 #[tokio::test(start_paused = true)]
 async fn a_second_session_conflicts_until_the_first_is_deleted() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let first = rig.session(set).await;
     let err = rig.client.create_message_session(set, "other").await.unwrap_err();
@@ -52,7 +52,7 @@ async fn a_second_session_conflicts_until_the_first_is_deleted() {
 
 #[tokio::test(start_paused = true)]
 async fn an_abandoned_session_stops_blocking_after_the_idle_expiry_but_a_polled_one_does_not() {
-    let config = GitHubConfig { session_idle_expiry_ms: 120_000, ..GitHubConfig::default() };
+    let config = GitHubConfig { session_idle_expiry_ms: 120_000, ..GitHubConfig::instant() };
     let rig = rig(1, config);
     let set = rig.scale_set("arc").await;
     let polled = rig.session(set).await;
@@ -72,7 +72,7 @@ async fn an_abandoned_session_stops_blocking_after_the_idle_expiry_but_a_polled_
 
 #[tokio::test(start_paused = true)]
 async fn an_expired_queue_token_gets_401_until_the_session_is_refreshed() {
-    let config = GitHubConfig { queue_token_ttl_ms: 60_000, ..GitHubConfig::default() };
+    let config = GitHubConfig { queue_token_ttl_ms: 60_000, ..GitHubConfig::instant() };
     let rig = rig(1, config);
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
@@ -92,7 +92,7 @@ async fn an_expired_queue_token_gets_401_until_the_session_is_refreshed() {
 
 #[tokio::test(start_paused = true)]
 async fn unacknowledged_messages_are_redelivered_to_the_next_session_and_acked_ones_are_not() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let first = rig.session(set).await;
     rig.fake.submit_job(JobSpec::simple(&["arc"], 1_000));
@@ -112,7 +112,7 @@ async fn unacknowledged_messages_are_redelivered_to_the_next_session_and_acked_o
 
 #[tokio::test(start_paused = true)]
 async fn only_jobs_offered_to_a_scale_set_can_be_acquired_by_it_and_statistics_follow() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let (linux, gpu) = (rig.scale_set("linux").await, rig.scale_set("gpu").await);
     let (linux_session, gpu_session) = (rig.session(linux).await, rig.session(gpu).await);
     let job = rig.fake.submit_job(JobSpec::simple(&["linux"], 1_000));
@@ -133,7 +133,7 @@ async fn only_jobs_offered_to_a_scale_set_can_be_acquired_by_it_and_statistics_f
 
 #[tokio::test(start_paused = true)]
 async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
     let (a, b) = (rig.runner(set, "a").await, rig.runner(set, "b").await);
@@ -160,7 +160,7 @@ async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_job_travels_through_every_message_type_with_its_runner_named() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
     let runner = rig.runner(set, "arc-runner-x").await;
@@ -185,7 +185,7 @@ async fn a_job_travels_through_every_message_type_with_its_runner_named() {
 
 #[tokio::test(start_paused = true)]
 async fn a_listener_killed_mid_poll_does_not_keep_its_session_alive() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
     let poll = rig.client.get_message(&session.message_queue_url, &session.message_queue_access_token, 0, 1);

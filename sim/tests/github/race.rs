@@ -16,7 +16,7 @@ enum Winner {
 /// One runner idle, one job acquired at t0; RemoveRunner at t0 + 1.1 s while the service assigns
 /// after a latency drawn from [200 ms, 2 s].
 async fn race(seed: u64) -> Winner {
-    let rig = rig(seed, GitHubConfig::default());
+    let rig = rig(seed, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let runner = rig.runner(set, "arc-runner-1").await;
     let session = rig.session(set).await;
@@ -74,7 +74,7 @@ async fn the_same_seed_resolves_the_race_the_same_way_with_the_same_trace() {
         assert_eq!(run(seed).await, run(seed).await);
     }
     let trace_of = |seed| async move {
-        let rig = crate::rig::rig(seed, GitHubConfig::default());
+        let rig = crate::rig::rig(seed, GitHubConfig::instant());
         let set = rig.scale_set("arc").await;
         let _runner = rig.runner(set, "r").await;
         let session = rig.session(set).await;
@@ -90,7 +90,7 @@ async fn the_same_seed_resolves_the_race_the_same_way_with_the_same_trace() {
 
 #[tokio::test(start_paused = true)]
 async fn remove_outcomes_are_logged_with_their_sim_time() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let runner = rig.runner(set, "r").await;
     tokio::time::sleep(Duration::from_secs(3)).await;

@@ -13,7 +13,7 @@ use crate::rig::rig;
 
 #[tokio::test(start_paused = true)]
 async fn a_jit_config_for_a_taken_name_is_409_agent_exists_and_the_name_can_be_looked_up() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let setting = JitRunnerSetting { name: "arc-runner-a".into(), work_folder: "_work".into() };
     let jit = rig.client.generate_jit_runner_config(&setting, set).await.unwrap();
@@ -38,7 +38,7 @@ async fn a_jit_config_for_a_taken_name_is_409_agent_exists_and_the_name_can_be_l
 
 #[tokio::test(start_paused = true)]
 async fn a_removed_runner_is_refused_on_connect_and_never_gets_a_job() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
     let setting = JitRunnerSetting { name: "r".into(), work_folder: String::new() };
@@ -54,7 +54,7 @@ async fn a_removed_runner_is_refused_on_connect_and_never_gets_a_job() {
 
 #[tokio::test(start_paused = true)]
 async fn a_process_that_dies_idle_leaves_its_runner_offline_and_may_reconnect() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let setting = JitRunnerSetting { name: "r".into(), work_folder: String::new() };
     let jit = rig.client.generate_jit_runner_config(&setting, set).await.unwrap();
@@ -72,7 +72,7 @@ async fn a_process_that_dies_idle_leaves_its_runner_offline_and_may_reconnect() 
 
 #[tokio::test(start_paused = true)]
 async fn a_busy_runner_whose_process_dies_keeps_its_job_until_the_lost_runner_timeout() {
-    let config = GitHubConfig { lost_runner_timeout_ms: 30_000, ..GitHubConfig::default() };
+    let config = GitHubConfig { lost_runner_timeout_ms: 30_000, ..GitHubConfig::instant() };
     let rig = rig(1, config);
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
@@ -109,7 +109,7 @@ async fn a_busy_runner_whose_process_dies_keeps_its_job_until_the_lost_runner_ti
 
 #[tokio::test(start_paused = true)]
 async fn an_ephemeral_runner_deregisters_after_its_job_and_a_canceled_job_ends_at_once() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
     let runner = rig.runner(set, "r").await;
@@ -131,7 +131,7 @@ async fn an_ephemeral_runner_deregisters_after_its_job_and_a_canceled_job_ends_a
 
 #[tokio::test(start_paused = true)]
 async fn a_deprecated_runner_version_is_refused_and_stays_registered() {
-    let config = GitHubConfig { runner_version_deprecated: true, ..GitHubConfig::default() };
+    let config = GitHubConfig { runner_version_deprecated: true, ..GitHubConfig::instant() };
     let rig = rig(1, config);
     let set = rig.scale_set("arc").await;
     let setting = JitRunnerSetting { name: "old".into(), work_folder: String::new() };
@@ -145,7 +145,7 @@ async fn a_deprecated_runner_version_is_refused_and_stays_registered() {
 
 #[tokio::test(start_paused = true)]
 async fn deleting_a_scale_set_is_refused_while_a_runner_has_a_job_and_then_requeues_its_waiting_jobs() {
-    let rig = rig(1, GitHubConfig::default());
+    let rig = rig(1, GitHubConfig::instant());
     let (a, b) = (rig.scale_set("a").await, rig.scale_set("b").await);
     rig.client
         .update_runner_scale_set(

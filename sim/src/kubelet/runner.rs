@@ -1,0 +1,138 @@
+//! The runner processes: a scale-set runner (JIT config) and a legacy runner (`config.sh` with a
+//! registration token), both `actions/runner` serving jobs through a session at the fake GitHub, and
+//! what they do on SIGTERM.
+//!
+//! The shutdown model, from `actions/runner`: the images run `run.sh`, which turns SIGTERM into SIGINT
+//! for `Runner.Listener` (`RUNNER_MANUALLY_TRAP_SIG`); the listener then stops polling for jobs at once,
+//! cancels a running job (the worker interrupts its steps and reports the job canceled: "The runner has
+//! received a shutdown signal"), deletes its session and exits 0. Until the session is deleted the
+//! runner is online, so GitHub can still assign it a job, which it never acquires: that job fails as
+//! runner-lost. A SIGKILL (the grace period ran out) drops the connection where it stands.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::container::ProcessContext;
+use super::events::KubeletEventKind;
+use crate::github::{ConnectRefused, JobResult, RunnerSession, SessionEnded};
+
+/// Exit code of a runner whose version is deprecated (ARC-MODEL §2.4).
+pub const EXIT_OUTDATED: i32 = 7;
+
+/// How long a runner takes to shut down after SIGTERM (drawn by the kubelet per container start).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shutdown {
+    /// From SIGTERM (or the end of a canceled job) to the session deleted and the process gone.
+    pub stop: Duration,
+    /// From SIGTERM to a running job's steps interrupted and the job reported canceled.
+    pub job_cancel: Duration,
+}
+
+/// A JIT runner: connect; take one job; report it; exit 0. Refused: exit 1 (7 when outdated).
+pub async fn scale_set_runner(ctx: &ProcessContext, jit: &str, sigterm: &CancellationToken) -> i32 {
+    let session = match ctx.github.connect_runner(jit) {
+        Ok(session) => session,
+        Err(ConnectRefused::VersionDeprecated) => return EXIT_OUTDATED,
+        Err(_) => return 1,
+    };
+    connected(ctx, &session);
+    serve_jobs(ctx, &session, sigterm, true).await
+}
+
+/// A legacy runner: `config.sh` with the token (exit 1 when refused), then serve jobs; an ephemeral
+/// one exits 0 after its job, a persistent one keeps serving.
+pub async fn legacy_runner(
+    ctx: &ProcessContext,
+    token: &str,
+    name: &str,
+    labels: &[String],
+    ephemeral: bool,
+    sigterm: &CancellationToken,
+) -> i32 {
+    let registered = match ctx.github.legacy_configure(token, name, labels, ephemeral) {
+        Ok(registered) => registered,
+        Err(e) => {
+            (ctx.record)(KubeletEventKind::RegistrationFailed {
+                token: token.to_string(),
+                reason: e.to_string(),
+            });
+            return 1;
+        }
+    };
+    let session = match ctx.github.connect_runner(&registered.config) {
+        Ok(session) => session,
+        Err(ConnectRefused::VersionDeprecated) => return EXIT_OUTDATED,
+        Err(_) => return 1,
+    };
+    connected(ctx, &session);
+    serve_jobs(ctx, &session, sigterm, ephemeral).await
+}
+
+fn connected(ctx: &ProcessContext, session: &RunnerSession) {
+    let mut state = ctx.state.lock().expect("process state");
+    state.runner_id = Some(session.runner_id());
+    state.session = Some(session.clone());
+    drop(state);
+    (ctx.record)(KubeletEventKind::RunnerConnected { runner_id: session.runner_id() });
+}
+
+/// Serves jobs until the runner is done or shut down; returns the exit code.
+async fn serve_jobs(
+    ctx: &ProcessContext,
+    session: &RunnerSession,
+    sigterm: &CancellationToken,
+    once: bool,
+) -> i32 {
+    loop {
+        let job = tokio::select! {
+            biased;
+            () = sigterm.cancelled() => return stop(ctx, session).await,
+            job = session.next_job() => job,
+        };
+        let job = match job {
+            Ok(job) => job,
+            Err(SessionEnded::Removed) => return 0,
+            Err(_) => return 1,
+        };
+        ctx.state.lock().expect("process state").running_job = Some(job.request_id);
+        (ctx.record)(KubeletEventKind::JobStarted {
+            runner_id: session.runner_id(),
+            request_id: job.request_id,
+        });
+        let result = tokio::select! {
+            biased;
+            () = sigterm.cancelled() => return cancel_and_stop(ctx, session, job.request_id).await,
+            () = session.job_ended(job.request_id) => JobResult::Canceled,
+            () = tokio::time::sleep(job.duration) => job.planned_result,
+        };
+        if session.complete_job(result).is_err() {
+            return 1;
+        }
+        ctx.state.lock().expect("process state").running_job = None;
+        if once {
+            return 0;
+        }
+    }
+}
+
+/// SIGTERM mid-job: the steps are interrupted (or the job ends at the service first), the job is
+/// reported canceled, then the runner stops. The process state keeps the job it was running.
+async fn cancel_and_stop(ctx: &ProcessContext, session: &RunnerSession, request_id: i64) -> i32 {
+    tokio::select! {
+        biased;
+        () = session.job_ended(request_id) => {}
+        () = tokio::time::sleep(ctx.shutdown.job_cancel) => {}
+    }
+    let _ = session.cancel_job_for_shutdown();
+    stop(ctx, session).await
+}
+
+/// The listener's shutdown: its session stays connected (assignable) until it is deleted, then the
+/// process exits 0. A job assigned in between was never acquired: the runner is left holding it.
+async fn stop(ctx: &ProcessContext, session: &RunnerSession) -> i32 {
+    tokio::time::sleep(ctx.shutdown.stop).await;
+    ctx.state.lock().expect("process state").session = None;
+    session.process_died();
+    0
+}

@@ -1,0 +1,73 @@
+//! The kubelet's writes through the API, all guarded by the pod's uid (so a write can never land on a
+//! new pod that reuses the name): status patches (`pods/status`), the scheduler's binding of
+//! `spec.nodeName`, and the grace-0 delete that ends a pod's termination. Each is retried while the
+//! server refuses for the moment (5xx, 429), once a second, as a kubelet's status manager keeps
+//! syncing until it succeeds; other answers end it.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
+use serde_json::{Value, json};
+
+/// The pod's writer: its API, name and uid.
+pub struct PodWrites {
+    api: Api<Pod>,
+    name: String,
+    uid: String,
+}
+
+impl PodWrites {
+    /// Writes for pod `namespace/name` with uid `uid`, through `client`.
+    pub fn new(client: kube::Client, namespace: &str, name: &str, uid: &str) -> Self {
+        PodWrites { api: Api::namespaced(client, namespace), name: name.to_string(), uid: uid.to_string() }
+    }
+
+    /// Patches `pods/status` with `status`; true when it was written.
+    pub async fn status(&self, status: Value) -> bool {
+        let patch = json!({"metadata": {"uid": self.uid}, "status": status});
+        let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
+        retrying(|| self.api.patch_status(&self.name, &params, &merge)).await.is_ok()
+    }
+
+    /// Binds the pod to `node`; true when it was bound.
+    pub async fn bind(&self, node: &str) -> bool {
+        let patch = json!({"metadata": {"uid": self.uid}, "spec": {"nodeName": node}});
+        let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
+        retrying(|| self.api.patch(&self.name, &params, &merge)).await.is_ok()
+    }
+
+    /// The kubelet's grace-0 delete once the pod's containers have stopped; true when it was deleted.
+    pub async fn remove(&self) -> bool {
+        let pre = Preconditions { uid: Some(self.uid.clone()), resource_version: None };
+        let params = DeleteParams::default().grace_period(0).preconditions(pre);
+        retrying(|| self.api.delete(&self.name, &params)).await.is_ok()
+    }
+}
+
+async fn retrying<T, F, Fut>(mut call: F) -> kube::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = kube::Result<T>>,
+{
+    let mut attempts = 0;
+    loop {
+        match call().await {
+            Err(e) if transient(&e) && attempts < 600 => {
+                attempts += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// A refusal for the moment (5xx, 429) or no answer at all (anything but an API status: a dropped
+/// connection, whose write may have committed).
+fn transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(status) => status.code >= 500 || status.code == 429,
+        _ => true,
+    }
+}

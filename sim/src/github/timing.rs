@@ -115,6 +115,7 @@ impl LatencyClass {
     pub fn of(operation: Operation) -> LatencyClass {
         match operation {
             Operation::AdminToken
+            | Operation::InstallationToken
             | Operation::RegistrationToken
             | Operation::GetRunnerGroup
             | Operation::GetRunner

@@ -213,6 +213,7 @@ pub const GITHUB_MUTATING_OPERATIONS: &[&str] = &[
     "generate-jit-config",
     "remove-runner",
     "delete-runner",
+    "installation-token",
 ];
 
 /// One fault rule of the fake GitHub service.

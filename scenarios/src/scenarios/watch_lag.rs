@@ -5,7 +5,7 @@
 //! tight rate-limited retry loop. Secrets are read uncached, so the runner is never registered twice.
 
 use arc_sim::Seed;
-use arc_sim::apiserver::LagRange;
+use arc_sim::apiserver::{LagRange, WatchLag};
 
 use super::control::Control;
 use super::standard::{scale_set_oracles, scale_set_world};
@@ -61,14 +61,19 @@ fn race_world(seed: Seed, variant: Variant, pod_lag: LagRange, runner_lag: LagRa
     plan
 }
 
-/// Race 1 without its ingredient: no watch lag on pods, secrets or runners. (Even 0–50 ms on both
+/// Race 1 without its ingredient: no watch lag (nor watch-cache lag) on pods, secrets or runners. (Even 0–50 ms on both
 /// opens the window: the runner watch can deliver the controller's own status write before the pod
 /// it created.)
 pub static CONTROL: Control = Control {
     name: "watch-lag-duplicate-create-control",
     describe: "race 1's world with no watch lag on pods, secrets and runners",
     race: &WatchLagDuplicateCreate,
-    strip: |seed, variant| race_world(seed, variant, LagRange::between(0, 0), LagRange::between(0, 0)),
+    strip: |seed, variant| {
+        let mut plan = race_world(seed, variant, LagRange::between(0, 0), LagRange::between(0, 0));
+        // The watch cache's lag delays deliveries as a watch lag does.
+        plan.config.apiserver.watch_cache_lag = WatchLag::default();
+        plan
+    },
     goals: &[
         ProbeGoal::ceiling(&probes::POD_CREATE_ALREADY_EXISTS, Rate::measured(0, 100, 2_000_000)),
         ProbeGoal::ceiling(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 100, 2_000_000)),

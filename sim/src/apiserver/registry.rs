@@ -258,6 +258,6 @@ mod tests {
                 ("example.com", "v1")
             ]
         );
-        assert_eq!(Registry::builtin().types().len(), 8);
+        assert_eq!(Registry::builtin().types().len(), 9);
     }
 }

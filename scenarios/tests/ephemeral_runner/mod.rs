@@ -382,7 +382,9 @@ async fn fails_the_runner_with_reason_invalid_pod_when_the_pod_template_is_inval
         "{}",
         status.message
     );
-    assert!(github_runner_removed(&h, status.runner_id), "a failed runner leaves the service");
+    // RemoveRunner takes GitHub's latency after the Failed write.
+    h.eventually("a failed runner leaves the service", WAIT, || github_runner_removed(&h, status.runner_id))
+        .await;
     assert!(stored_pod(&h, "invalid-runner").is_none());
 }
 

@@ -188,16 +188,21 @@ async fn desired_count_follows_assigned_jobs_with_fresh_patch_ids_and_forces_zer
 
     let jobs: Vec<i64> = (0..3).map(|_| submit(&h)).collect();
     h.eventually("three assigned jobs, capped at max 2", SOON, || runner_set_spec(&h) == (2, 2)).await;
-    assert!(jobs.iter().all(|&id| job_state(&h, id) == JobState::Acquired));
+    let acquired = jobs.iter().filter(|&&id| job_state(&h, id) == JobState::Acquired).count();
+    assert_eq!(acquired, 2, "AcquireJobs honours the capacity header (max 2): the third job stays queued");
+    assert_eq!(job_state(&h, jobs[2]), JobState::Queued);
     h.eventually("a 202 repeats the target with a fresh patch ID", AFTER_A_POLL, || {
         runner_set_spec(&h) == (2, 3)
     })
     .await;
     h.github.cancel_job(jobs[0]).expect("cancelled");
-    h.eventually("a completed job marks the state dirty", SOON, || runner_set_spec(&h) == (2, 4)).await;
+    h.eventually("a completed job frees room: the queued job is acquired", SOON, || {
+        job_state(&h, jobs[2]) == JobState::Acquired && runner_set_spec(&h) == (2, 5)
+    })
+    .await;
     h.github.cancel_job(jobs[1]).expect("cancelled");
     h.github.cancel_job(jobs[2]).expect("cancelled");
-    h.eventually("back to min with a fresh patch ID", SOON, || runner_set_spec(&h) == (0, 5)).await;
+    h.eventually("back to min with a fresh patch ID", SOON, || runner_set_spec(&h) == (0, 6)).await;
     h.eventually("idle at min: the forced patch 0", AFTER_A_POLL, || runner_set_spec(&h) == (0, 0)).await;
     listener.stop().await.expect("a clean stop");
 
@@ -208,11 +213,13 @@ async fn desired_count_follows_assigned_jobs_with_fresh_patch_ids_and_forces_zer
             history.push((spec["replicas"].as_i64().unwrap_or(0), spec["patchID"].as_i64().unwrap_or(0)));
         }
     }
-    assert_eq!(history, [(5, 99), (0, 0), (2, 2), (2, 3), (2, 4), (0, 5), (0, 0)]);
+    // (1, 4): the completion leaves one job held; (2, 5): the queued job acquired in the room it left.
+    assert_eq!(history, [(5, 99), (0, 0), (2, 2), (2, 3), (1, 4), (2, 5), (0, 6), (0, 0)]);
     let patches = h.metric(API_CALLS_TOTAL, &[("verb", "patch"), ("kind", "EphemeralRunnerSet")]);
     assert_eq!(
-        patches, 7,
-        "initial, 4 messages (one a no-op forced 0 before the jobs were assigned), 2 polls"
+        patches, 8,
+        "initial, 5 messages (one a no-op forced 0 before the jobs were assigned; one the queued job's \
+         acquisition once a completion made room), 2 polls"
     );
     assert_eq!(h.github.scale_sets()[0].max_capacity, Some(2), "GetMessage sends maxRunners as capacity");
 }

@@ -78,7 +78,8 @@ fn is_runner_pod(pod: &serde_json::Value) -> bool {
 /// controller's next create of that pod comes at least [`ALREADY_EXISTS_REQUEUE_MS`] later, or after a
 /// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
 /// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
-/// milliseconds). Judged from API traffic, never from the controller's own counters.
+/// milliseconds), or the 409 was the first retry of a create whose answer was lost after its commit
+/// (see [`retried_a_lost_answer`]). Judged from API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;
 
 /// The requeue after a create answered AlreadyExists (ARC #4201: 5 s).
@@ -115,7 +116,8 @@ impl Oracle for NoAlreadyExistsErrors {
                 continue;
             };
             let waited = next.ms.saturating_sub(refused.ms) >= ALREADY_EXISTS_REQUEUE_MS;
-            if waited || delivered_between(run, &key, refused.ms, next.ms) {
+            let earlier_requeue = i > 0 && retried_a_lost_answer(creates[i - 1], refused);
+            if waited || earlier_requeue || delivered_between(run, &key, refused.ms, next.ms) {
                 continue;
             }
             out.push(Violation {
@@ -130,6 +132,15 @@ impl Oracle for NoAlreadyExistsErrors {
         }
         out
     }
+}
+
+/// Whether `refused` retried the same pod's create `before`, whose answer was lost after its commit
+/// (a dropped connection or a 5xx). That failure already put a rate-limited requeue in the work
+/// queue, and a requeue-after for AlreadyExists cannot take it back (client-go's delaying queue keeps the
+/// earliest time), so one more create follows in milliseconds, in ARC as here; only the first 409
+/// after a lost answer is excused, so a hot loop of 409s is still judged.
+fn retried_a_lost_answer(before: &AuditEntry, refused: &AuditEntry) -> bool {
+    before.namespace == refused.namespace && before.name == refused.name && before.committed_then_failed
 }
 
 /// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).
@@ -248,6 +259,20 @@ mod tests {
         let woken =
             with_pod().event(10, create(10, 409)).event(12, delivered).event(25, create(25, 409)).build();
         assert!(NoAlreadyExistsErrors.check(&woken).is_empty(), "a newer event woke the reconcile");
+        let lost = AuditEntry { code: 0, committed_then_failed: true, ..create(5, 0) };
+        let after_lost =
+            with_pod().event(5, lost.clone()).event(10, create(10, 409)).event(18, create(18, 409)).build();
+        assert!(
+            NoAlreadyExistsErrors.check(&after_lost).is_empty(),
+            "the lost answer's own requeue makes one more create"
+        );
+        let loop_after_lost = with_pod()
+            .event(5, lost)
+            .event(10, create(10, 409))
+            .event(18, create(18, 409))
+            .event(30, create(30, 409))
+            .build();
+        assert_eq!(NoAlreadyExistsErrors.check(&loop_after_lost).len(), 1, "a hot loop is still judged");
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! `exhaustive` is set. Unless the
 //! plan asks for the whole `matrix`, a bug variant runs only in the scenarios the kill table names for
 //! it, and only over the seeds of its bound: past the bound a survivor has already failed the sweep.
+//! A plan may be one [`Shard`] of a sweep: it runs only its share of each cell's seeds, and
+//! [`crate::merge`] puts the shards back together ([`crate::tally`] says why early stops agree).
 //! Each worker thread takes the next run from a shared counter and runs it on its own runtime; results
 //! are gathered in plan order, so the report does not depend on thread timing.
 
@@ -15,12 +17,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
-use crate::kill_table::{cell_bound, expectations};
-use crate::probes::ProbeBound;
+use crate::kill_table::cell_bound;
+use crate::plan_record::PlanRecord;
 use crate::runner::{RunError, run_one};
 use crate::scenario::Scenario;
+use crate::seed_result::SeedResult;
+use crate::shard::Shard;
+pub use crate::tally::{Cell, FirstFailure};
+use crate::tally::{FirstViolations, Kills, tally};
 use crate::variant::Variant;
-use crate::verdict::{Verdict, Violation, replay_line};
+use crate::verdict::Violation;
 
 /// What to run.
 pub struct SweepPlan<'a> {
@@ -38,16 +44,27 @@ pub struct SweepPlan<'a> {
     pub exhaustive: bool,
     /// Run every variant in every scenario, not only where the kill table expects a kill.
     pub matrix: bool,
+    /// The share of each cell's seeds to run ([`Shard::WHOLE`]: all of them).
+    pub shard: Shard,
 }
 
-impl SweepPlan<'_> {
+impl<'a> SweepPlan<'a> {
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
         self.matrix || variant.is_fixed() || cell_bound(variant, scenario.name()).is_some()
     }
 
-    /// The seeds a cell runs: all of them, or a bug variant's first (its largest row bound).
-    fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
+    /// The cells, in plan order.
+    pub fn cells(&self) -> Vec<(&'a dyn Scenario, Variant)> {
+        self.scenarios
+            .iter()
+            .flat_map(|s| self.variants.iter().filter(|v| self.runs(*s, **v)).map(move |v| (*s, *v)))
+            .collect()
+    }
+
+    /// The seeds a cell runs (before sharding): all of them, or a bug variant's first (its largest
+    /// row bound).
+    pub fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
         match cell_bound(variant, scenario.name()) {
             Some(bound) if !self.exhaustive && !variant.is_fixed() => {
                 &self.seeds[..self.seeds.len().min(bound as usize)]
@@ -57,129 +74,54 @@ impl SweepPlan<'_> {
     }
 
     /// Whether a bug-variant cell stops early once its kill rows are met.
-    fn stops_early(&self, variant: Variant) -> bool {
+    pub fn stops_early(&self, variant: Variant) -> bool {
         !self.exhaustive && !variant.is_fixed()
     }
 }
 
-/// The tally of one scenario × variant.
-#[derive(Debug, Clone, Serialize)]
-pub struct Cell {
-    /// Scenario name.
-    pub scenario: &'static str,
-    /// Variant.
-    pub variant: Variant,
-    /// Seeds run.
-    pub runs: u32,
-    /// Seeds with a violation.
-    pub failures: u32,
-    /// Per oracle: seeds in which it reported a violation.
-    pub oracle_seeds: BTreeMap<&'static str, u32>,
-    /// Per oracle: the position among the cell's seeds (1-based) of its first violation.
-    pub first_kills: BTreeMap<&'static str, u32>,
-    /// The first failing seed (in plan order), its position among the seeds, and its violations.
-    pub first_failure: Option<FirstFailure>,
-    /// Seeds whose two runs gave different traces (with `check_determinism`).
-    pub nondeterministic: Vec<Seed>,
-    /// Seeds that could not be run, with why.
-    pub errors: Vec<(Seed, String)>,
-    /// Per probe: seeds in which it fired.
-    pub probe_seeds: BTreeMap<&'static str, u32>,
-    /// The scenario's declared probes and their bounds.
-    pub probe_goals: Vec<(&'static str, ProbeBound)>,
-    /// Total simulated ms.
-    pub sim_ms: u64,
-    /// Total wall ms (summed over threads).
-    pub wall_ms: u64,
-}
-
-/// The first failure of a cell.
-#[derive(Debug, Clone, Serialize)]
-pub struct FirstFailure {
-    /// The seed.
-    pub seed: Seed,
-    /// How many seeds of the plan it took (1-based).
-    pub nth: u32,
-    /// What the oracles found.
-    pub violations: Vec<Violation>,
-    /// The command that replays it.
-    pub replay: String,
-}
-
-/// Every cell, in plan order.
+/// Every cell, in plan order, and the plan they came from.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepReport {
+    /// The plan (what `arcsim merge` checks shards against).
+    pub plan: PlanRecord,
     /// The cells.
     pub cells: Vec<Cell>,
 }
 
-/// Per oracle, the first task (in plan order) of a cell whose run it failed, as seen so far.
-#[derive(Default)]
-struct Kills(BTreeMap<&'static str, usize>);
+/// One run to make: the cell, the seed's position among the cell's seeds, the seed.
+type Task = (usize, usize, Seed);
 
-impl Kills {
-    fn saw(&mut self, task: usize, verdict: &Verdict) {
-        for v in &verdict.violations {
-            self.0.entry(v.oracle).and_modify(|first| *first = (*first).min(task)).or_insert(task);
-        }
-    }
-
-    /// The task by which every oracle of the cell's kill rows has fired, if all have. Kills seen
-    /// out of order only make it later, never earlier, so stopping past it is safe.
-    fn complete_at(&self, scenario: &dyn Scenario, variant: Variant) -> Option<usize> {
-        let rows = expectations(variant, scenario.name());
-        if rows.is_empty() {
-            return self.0.values().min().copied();
-        }
-        rows.iter()
-            .map(|row| self.0.get(row.oracle.name()).copied())
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            .max()
-    }
-}
-
-enum Outcome {
-    Ran { verdict: Verdict, deterministic: bool },
-    Failed(String),
-}
-
-/// Runs the plan; `progress(done, total)` is called after every run.
+/// Runs the plan; `progress(done, total)` is called after every run (or skipped run).
 pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> SweepReport {
-    let cells: Vec<(&dyn Scenario, Variant)> = plan
-        .scenarios
-        .iter()
-        .flat_map(|s| plan.variants.iter().filter(|v| plan.runs(*s, **v)).map(move |v| (*s, *v)))
-        .collect();
-    let tasks: Vec<(usize, Seed)> = cells
+    let cells = plan.cells();
+    let tasks: Vec<Task> = cells
         .iter()
         .enumerate()
-        .flat_map(|(c, (scenario, variant))| plan.seeds_of(*scenario, *variant).iter().map(move |s| (c, *s)))
+        .flat_map(|(c, (scenario, variant))| {
+            let mine = plan.seeds_of(*scenario, *variant).iter().enumerate();
+            mine.filter(|(at, _)| plan.shard.owns(*at)).map(move |(at, seed)| (c, at, *seed))
+        })
         .collect();
-    let results: Mutex<BTreeMap<usize, Outcome>> = Mutex::new(BTreeMap::new());
-    let killed: Mutex<BTreeMap<usize, Kills>> = Mutex::new(BTreeMap::new());
+    let results: Mutex<Vec<BTreeMap<usize, SeedResult>>> = Mutex::new(vec![BTreeMap::new(); cells.len()]);
+    let firsts: Mutex<Vec<FirstViolations>> = Mutex::new(vec![None; cells.len()]);
+    let killed: Mutex<Vec<Kills>> = Mutex::new(cells.iter().map(|_| Kills::default()).collect());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..plan.jobs.max(1) {
             scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&(cell, seed)) = tasks.get(i) else { break };
+                while let Some(&(cell, at, seed)) = tasks.get(next.fetch_add(1, Ordering::SeqCst)) {
                     let (scenario, variant) = cells[cell];
                     let skip = plan.stops_early(variant)
-                        && killed
-                            .lock()
-                            .expect("killed")
-                            .get(&cell)
-                            .and_then(|k| k.complete_at(scenario, variant))
-                            .is_some_and(|at| at < i);
+                        && killed.lock().expect("killed")[cell]
+                            .complete_at(scenario, variant)
+                            .is_some_and(|cut| cut < at);
                     if !skip {
-                        let outcome = run_checked(scenario, variant, seed, plan.check_determinism);
-                        if let Outcome::Ran { verdict, .. } = &outcome {
-                            killed.lock().expect("killed").entry(cell).or_default().saw(i, verdict);
-                        }
-                        results.lock().expect("results").insert(i, outcome);
+                        let (result, violations) =
+                            run_checked(scenario, variant, at, seed, plan.check_determinism);
+                        killed.lock().expect("killed")[cell].saw(at, &result);
+                        keep_first(&mut firsts.lock().expect("firsts")[cell], at, violations);
+                        results.lock().expect("results")[cell].insert(at, result);
                     }
                     progress(done.fetch_add(1, Ordering::SeqCst) + 1, tasks.len());
                 }
@@ -187,99 +129,47 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
         }
     });
     let results = results.into_inner().expect("results");
-    let killed = killed.into_inner().expect("killed");
+    let firsts = firsts.into_inner().expect("firsts");
     let cells = cells
         .iter()
-        .enumerate()
-        .map(|(c, (scenario, variant))| {
-            let complete_at = killed.get(&c).and_then(|k| k.complete_at(*scenario, *variant));
-            tally(c, *scenario, *variant, &tasks, &results, complete_at, plan)
+        .zip(results.iter().zip(&firsts))
+        .map(|((scenario, variant), (mine, first))| {
+            tally(*scenario, *variant, mine, first, plan.stops_early(*variant))
         })
         .collect();
-    SweepReport { cells }
+    SweepReport { plan: PlanRecord::of(plan), cells }
 }
 
-fn run_checked(scenario: &dyn Scenario, variant: Variant, seed: Seed, check_determinism: bool) -> Outcome {
+/// Keeps the violations of the earliest failing seed seen so far.
+fn keep_first(first: &mut FirstViolations, at: usize, violations: Vec<Violation>) {
+    let earlier = first.as_ref().is_none_or(|(known, _)| at < *known);
+    if !violations.is_empty() && earlier {
+        *first = Some((at, violations));
+    }
+}
+
+/// Runs the seed at position `at` (twice with `check_determinism`): its result and its violations.
+fn run_checked(
+    scenario: &dyn Scenario,
+    variant: Variant,
+    at: usize,
+    seed: Seed,
+    check_determinism: bool,
+) -> (SeedResult, Vec<Violation>) {
     let first = match run_one(scenario, variant, seed, TraceMode::HashOnly) {
         Ok((verdict, _)) => verdict,
-        Err(e) => return Outcome::Failed(e.to_string()),
+        Err(e) => return (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
     };
     if !check_determinism {
-        return Outcome::Ran { verdict: first, deterministic: true };
+        return (SeedResult::ran(at, &first, true), first.violations);
     }
     let again: Result<_, RunError> = run_one(scenario, variant, seed, TraceMode::HashOnly);
     match again {
         Ok((second, _)) => {
             let deterministic =
                 second.trace_hash == first.trace_hash && second.trace_lines == first.trace_lines;
-            Outcome::Ran { verdict: first, deterministic }
+            (SeedResult::ran(at, &first, deterministic), first.violations)
         }
-        Err(e) => Outcome::Failed(e.to_string()),
+        Err(e) => (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
     }
-}
-
-fn tally(
-    cell: usize,
-    scenario: &dyn Scenario,
-    variant: Variant,
-    tasks: &[(usize, Seed)],
-    results: &BTreeMap<usize, Outcome>,
-    complete_at: Option<usize>,
-    plan: &SweepPlan<'_>,
-) -> Cell {
-    let mut out = Cell {
-        scenario: scenario.name(),
-        variant,
-        runs: 0,
-        failures: 0,
-        oracle_seeds: BTreeMap::new(),
-        first_kills: BTreeMap::new(),
-        first_failure: None,
-        nondeterministic: Vec::new(),
-        errors: Vec::new(),
-        probe_seeds: BTreeMap::new(),
-        probe_goals: scenario.probe_goals().iter().map(|g| (g.probe.name, g.bound)).collect(),
-        sim_ms: 0,
-        wall_ms: 0,
-    };
-    let mine = tasks.iter().enumerate().filter(|(_, (c, _))| *c == cell);
-    for (nth, (i, (_, seed))) in mine.enumerate() {
-        let stop_here = plan.stops_early(variant) && complete_at.is_some_and(|k| i > k);
-        match results.get(&i) {
-            _ if stop_here => break,
-            None => {}
-            Some(Outcome::Failed(e)) => out.errors.push((*seed, e.clone())),
-            Some(Outcome::Ran { verdict, deterministic }) => {
-                out.runs += 1;
-                out.sim_ms += verdict.sim_ms;
-                out.wall_ms += verdict.wall_ms;
-                for probe in verdict.probes.keys() {
-                    *out.probe_seeds.entry(*probe).or_insert(0) += 1;
-                }
-                if !deterministic {
-                    out.nondeterministic.push(*seed);
-                }
-                let nth = u32::try_from(nth + 1).unwrap_or(u32::MAX);
-                let mut oracles: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
-                oracles.sort_unstable();
-                oracles.dedup();
-                for oracle in oracles {
-                    *out.oracle_seeds.entry(oracle).or_insert(0) += 1;
-                    out.first_kills.entry(oracle).or_insert(nth);
-                }
-                if !verdict.passed() {
-                    out.failures += 1;
-                    if out.first_failure.is_none() {
-                        out.first_failure = Some(FirstFailure {
-                            seed: *seed,
-                            nth,
-                            violations: verdict.violations.clone(),
-                            replay: replay_line(scenario.name(), variant, *seed),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
 }

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use arc_controller::{Fixes, Optimisations};
 
 /// A controller build, as a set of fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Variant {
     /// Every fix on.
     Fixed,

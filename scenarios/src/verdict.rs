@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use arc_sim::Seed;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::variant::Variant;
 
@@ -18,6 +18,25 @@ pub struct Violation {
     pub objects: Vec<String>,
     /// What is wrong.
     pub message: String,
+}
+
+/// A violation as a sweep's JSON holds it: read back into a [`Violation`] if its oracle is known.
+#[derive(Deserialize)]
+struct ViolationRecord {
+    oracle: String,
+    at_ms: u64,
+    objects: Vec<String>,
+    message: String,
+}
+
+impl<'de> Deserialize<'de> for Violation {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let r = ViolationRecord::deserialize(d)?;
+        let oracle = crate::names::oracle(&r.oracle).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown oracle {:?} (written by another arcsim?)", r.oracle))
+        })?;
+        Ok(Violation { oracle, at_ms: r.at_ms, objects: r.objects, message: r.message })
+    }
 }
 
 /// The outcome of one (scenario, variant, seed) run.

@@ -15,4 +15,5 @@ mod legacy_runner;
 mod listener;
 mod races;
 mod see_a_failure;
+mod sharding;
 mod staging;

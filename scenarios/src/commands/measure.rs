@@ -84,6 +84,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         check_determinism: false,
         exhaustive: true,
         matrix: args.matrix || args.variant.is_some(),
+        shard: crate::shard::Shard::WHOLE,
     };
     let report = sweep(&plan, &|_, _| {});
     if let Some(path) = &args.json {

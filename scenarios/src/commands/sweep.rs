@@ -1,7 +1,8 @@
 //! `arcsim sweep`: scenarios × variants × seeds on all cores, a table, and a non-zero exit when the fixed
-//! controller fails any seed or a bug variant survives its bound.
+//! controller fails any seed or a bug variant survives its bound. With `--shard I/N` it runs one share
+//! of the sweep and writes it for `arcsim merge`, which judges the whole.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arc_sim::Seed;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -9,7 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::report::{probe_table, sweep_passed, sweep_table};
 use crate::scenario::Scenario;
 use crate::scenarios;
-use crate::sweep::{SweepPlan, sweep};
+use crate::shard::Shard;
+use crate::sweep::{SweepPlan, SweepReport, sweep};
 use crate::variant::Variant;
 
 /// Options of `arcsim sweep`.
@@ -18,7 +20,7 @@ pub struct SweepArgs {
     /// A scenario name, or `all`.
     #[arg(long, default_value = "all")]
     pub scenario: String,
-    /// A variant name, or `all`.
+    /// A variant name, several separated by commas, or `all`.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Run seeds 1..=N.
@@ -47,6 +49,14 @@ pub struct SweepArgs {
     /// in the scenarios where the kill table expects it to be caught).
     #[arg(long)]
     pub matrix: bool,
+    /// Run shard I of N (from 0): the seeds at positions I, I+N, … of every cell. Writes its JSON for
+    /// `arcsim merge` and exits 0 once written; the merge judges the sweep.
+    #[arg(long, value_name = "I/N", requires = "json", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+}
+
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    text.parse().map_err(|e: crate::shard::ShardError| e.to_string())
 }
 
 /// Default number of seeds: a few hundred, minutes on two cores.
@@ -66,11 +76,11 @@ fn chosen_scenarios(name: &str) -> anyhow::Result<Vec<&'static dyn Scenario>> {
     Ok(vec![scenarios::find(name).map_err(anyhow::Error::msg)?])
 }
 
-fn chosen_variants(name: &str) -> anyhow::Result<Vec<Variant>> {
-    if name == "all" {
+fn chosen_variants(names: &str) -> anyhow::Result<Vec<Variant>> {
+    if names == "all" {
         return Ok(Variant::ALL.to_vec());
     }
-    Ok(vec![name.parse::<Variant>()?])
+    Ok(names.split(',').map(|name| name.trim().parse::<Variant>()).collect::<Result<_, _>>()?)
 }
 
 /// Runs the sweep and prints its table.
@@ -83,22 +93,40 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         check_determinism: args.check_determinism,
         exhaustive: args.exhaustive,
         matrix: args.matrix || args.variant != "all",
+        shard: args.shard.unwrap_or(Shard::WHOLE),
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
-    let total = plan.scenarios.len() * plan.variants.len() * plan.seeds.len();
-    let bar = ProgressBar::new(total as u64);
+    let bar = ProgressBar::new(0);
     bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, eta {eta}")
+        ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {per_sec}, {elapsed} elapsed, {eta} left")
             .expect("a valid template"),
     );
-    let report = sweep(&plan, &|done, _| bar.set_position(done as u64));
+    let report = sweep(&plan, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    });
     bar.finish_and_clear();
+    if plan.shard.is_whole() {
+        return finish(&report, args.json.as_deref());
+    }
+    println!("shard {} of the sweep (a partial table: `arcsim merge` judges the whole)", plan.shard);
     print!("{}", sweep_table(&report));
-    print!("{}", probe_table(&report));
-    if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report)?;
+    write_json(&report, args.json.as_deref())
+}
+
+/// Prints a whole sweep's tables, writes its JSON, and fails if the sweep found problems.
+pub fn finish(report: &SweepReport, json: Option<&Path>) -> anyhow::Result<()> {
+    print!("{}", sweep_table(report));
+    print!("{}", probe_table(report));
+    write_json(report, json)?;
+    anyhow::ensure!(sweep_passed(report), "the sweep found problems (see the table above)");
+    Ok(())
+}
+
+fn write_json(report: &SweepReport, path: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        let json = serde_json::to_string_pretty(report)?;
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    anyhow::ensure!(sweep_passed(&report), "the sweep found problems (see the table above)");
     Ok(())
 }

@@ -180,3 +180,24 @@ impl Harness {
         self.metrics.sum(name, filter)
     }
 }
+
+/// `json` with every `wall_ms` set to 0: what two sweeps of the same plan must agree on exactly.
+pub fn without_wall_time(mut json: serde_json::Value) -> serde_json::Value {
+    fn zero(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    if key == "wall_ms" {
+                        *v = 0.into();
+                    } else {
+                        zero(v);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(zero),
+            _ => {}
+        }
+    }
+    zero(&mut json);
+    json
+}

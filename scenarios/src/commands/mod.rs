@@ -5,6 +5,7 @@ pub mod list;
 pub mod listen;
 pub mod measure;
 pub mod merge;
+pub mod progress;
 pub mod run;
 pub mod serve;
 pub mod stage;

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use arc_sim::Seed;
-use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::commands::progress::Progress;
 use crate::report::{probe_table, sweep_passed, sweep_table};
 use crate::scenario::Scenario;
 use crate::scenarios;
@@ -96,16 +96,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         shard: args.shard.unwrap_or(Shard::WHOLE),
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {per_sec}, {elapsed} elapsed, {eta} left")
-            .expect("a valid template"),
-    );
-    let report = sweep(&plan, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    });
-    bar.finish_and_clear();
+    let progress = Progress::start();
+    let report = sweep(&plan, &|done, total| progress.update(done, total));
+    progress.finish();
     if plan.shard.is_whole() {
         return finish(&report, args.json.as_deref());
     }

@@ -6,7 +6,8 @@
 //! - [`variant`]: the fixed controller and one variant per historic bug.
 //! - [`oracles`]: named judges of a run's record; [`probes`]: named race windows a run hit or not;
 //!   [`probe_hits`]: where a probe first fired.
-//! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`].
+//! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`];
+//!   [`scaled`]: a scenario at another number of runners (`--runners`).
 //! - [`sweep`]: many runs on all cores, tallied per scenario × variant ([`tally`], from each seed's
 //!   [`seed_result`]); [`shard`]: a deterministic share of a sweep, and [`merge`]: shards back into
 //!   one sweep (by the [`plan_record`] each file carries, [`names`] read back); [`kill_table`]: which
@@ -30,6 +31,7 @@ pub mod rates;
 pub mod report;
 pub mod review;
 pub mod runner;
+pub mod scaled;
 pub mod scenario;
 pub mod scenarios;
 pub mod seed_result;

@@ -14,7 +14,7 @@ use crate::plan_record::PlanRecord;
 use crate::scenario::Scenario;
 use crate::seed_result::SeedResult;
 use crate::shard::Shard;
-use crate::sweep::{SweepPlan, SweepReport};
+use crate::sweep::{SweepPlan, SweepReport, with_runners};
 use crate::tally::{Cell, FirstFailure, FirstViolations, cut_off, tally};
 use crate::variant::Variant;
 
@@ -159,7 +159,8 @@ pub fn merge(mut files: Vec<(PathBuf, ShardFile)>) -> Result<SweepReport, MergeE
         check_first_failure(&merged)?;
         tallied.push(merged);
     }
-    Ok(SweepReport { plan: whole, cells: tallied })
+    let runners = whole.runners;
+    Ok(SweepReport { plan: whole, cells: with_runners(tallied, runners) })
 }
 
 /// One cell's seeds from all shards, by position, and the earliest of the shards' first failures.

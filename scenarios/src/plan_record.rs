@@ -28,6 +28,9 @@ pub struct PlanRecord {
     pub matrix: bool,
     /// The share of the seeds this file holds.
     pub shard: Shard,
+    /// Every scenario ran at this many runners (`--runners`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runners: Option<u32>,
 }
 
 /// `count` consecutive seeds from `from`.
@@ -50,6 +53,7 @@ impl PlanRecord {
             exhaustive: plan.exhaustive,
             matrix: plan.matrix,
             shard: plan.shard,
+            runners: plan.runners,
         }
     }
 
@@ -70,6 +74,7 @@ impl PlanRecord {
             exhaustive: self.exhaustive,
             matrix: self.matrix,
             shard: self.shard,
+            runners: self.runners,
         })
     }
 }
@@ -104,6 +109,7 @@ mod tests {
             exhaustive: false,
             matrix: false,
             shard: Shard::WHOLE,
+            runners: None,
         };
         let back = PlanRecord::of(&plan).plan(1).unwrap();
         assert_eq!(back.seeds, seeds);

@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::kill_table::cell_bound;
 use crate::plan_record::PlanRecord;
 use crate::runner::{RunError, run_one};
+use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::seed_result::SeedResult;
 use crate::shard::Shard;
@@ -46,6 +47,8 @@ pub struct SweepPlan<'a> {
     pub matrix: bool,
     /// The share of each cell's seeds to run ([`Shard::WHOLE`]: all of them).
     pub shard: Shard,
+    /// Run every scenario at this many runners ([`Scaled`]) instead of its own size.
+    pub runners: Option<u32>,
 }
 
 impl<'a> SweepPlan<'a> {
@@ -117,8 +120,13 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                             .complete_at(scenario, variant)
                             .is_some_and(|cut| cut < at);
                     if !skip {
-                        let (result, violations) =
-                            run_checked(scenario, variant, at, seed, plan.check_determinism);
+                        let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
+                            Some(Ok(scaled)) => {
+                                run_checked(&scaled, variant, at, seed, plan.check_determinism)
+                            }
+                            Some(Err(e)) => (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
+                            None => run_checked(scenario, variant, at, seed, plan.check_determinism),
+                        };
                         killed.lock().expect("killed")[cell].saw(at, &result);
                         keep_first(&mut firsts.lock().expect("firsts")[cell], at, violations);
                         results.lock().expect("results")[cell].insert(at, result);
@@ -137,7 +145,17 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
             tally(*scenario, *variant, mine, first, plan.stops_early(*variant))
         })
         .collect();
-    SweepReport { plan: PlanRecord::of(plan), cells }
+    SweepReport { plan: PlanRecord::of(plan), cells: with_runners(cells, plan.runners) }
+}
+
+/// `cells` with `--runners` on their replay lines, when the plan has it.
+pub fn with_runners(mut cells: Vec<Cell>, runners: Option<u32>) -> Vec<Cell> {
+    if let Some(n) = runners {
+        for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
+            first.replay = format!("{} --runners {n}", first.replay);
+        }
+    }
+    cells
 }
 
 /// Keeps the violations of the earliest failing seed seen so far.

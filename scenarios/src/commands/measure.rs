@@ -85,6 +85,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         exhaustive: true,
         matrix: args.matrix || args.variant.is_some(),
         shard: crate::shard::Shard::WHOLE,
+        runners: None,
     };
     let report = sweep(&plan, &|_, _| {});
     if let Some(path) = &args.json {

@@ -8,6 +8,7 @@ use arc_sim::Seed;
 
 use crate::commands::progress::Progress;
 use crate::report::{probe_table, sweep_passed, sweep_table};
+use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::scenarios;
 use crate::shard::Shard;
@@ -53,6 +54,9 @@ pub struct SweepArgs {
     /// `arcsim merge` and exits 0 once written; the merge judges the sweep.
     #[arg(long, value_name = "I/N", requires = "json", value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Run every scenario at N runners: its scale set's maximum, with the job rate scaled to match.
+    #[arg(long, value_name = "N")]
+    pub runners: Option<u32>,
 }
 
 fn parse_shard(text: &str) -> Result<Shard, String> {
@@ -94,8 +98,14 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         exhaustive: args.exhaustive,
         matrix: args.matrix || args.variant != "all",
         shard: args.shard.unwrap_or(Shard::WHOLE),
+        runners: args.runners,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
+    if let Some(n) = plan.runners {
+        for scenario in &plan.scenarios {
+            Scaled::new(*scenario, n)?;
+        }
+    }
     let progress = Progress::start();
     let report = sweep(&plan, &|done, total| progress.update(done, total));
     progress.finish();

@@ -2,15 +2,16 @@
 
 use std::fmt::Write as _;
 
-use crate::kill_table::expectation;
-use crate::sweep::{Cell, SweepReport};
+use arc_controller::Profile;
+
+use crate::sweep::{Cell, SweepReport, expectation_in};
 use crate::verdict::Verdict;
 
 /// A one-run summary: verdict, headline counters, time, trace hash, and the replay line.
 pub fn verdict_text(v: &Verdict) -> String {
     let mut out = String::new();
     let status = if v.passed() { "PASS" } else { "FAIL" };
-    let _ = writeln!(out, "{status} {} / {} / seed {}", v.scenario, v.variant, v.seed);
+    let _ = writeln!(out, "{status} {} / {} / {} / seed {}", v.scenario, v.profile, v.variant, v.seed);
     for violation in &v.violations {
         let _ = writeln!(
             out,
@@ -41,7 +42,8 @@ pub fn verdict_text(v: &Verdict) -> String {
 }
 
 /// What is wrong with a cell, if anything: the fixed controller failed, a bug variant survived its
-/// bound, a seed could not run, or a trace was not deterministic.
+/// bound, a seed could not run, or a trace was not deterministic. Under a profile other than
+/// `arcsim` only the last two are problems: failures there are findings ([`cell_finding`]).
 pub fn cell_problem(cell: &Cell) -> Option<String> {
     if let Some((seed, e)) = cell.errors.first() {
         return Some(format!("seed {seed} could not run: {e}"));
@@ -49,13 +51,16 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
     if let Some(seed) = cell.nondeterministic.first() {
         return Some(format!("seed {seed} gave two different traces"));
     }
+    if cell.profile != Profile::Arcsim {
+        return None;
+    }
     if cell.variant.is_fixed() {
         if cell.failures > 0 {
             return Some(format!("the fixed controller failed {} seed(s)", cell.failures));
         }
         return probe_shortfall(cell);
     }
-    let expect = expectation(cell.variant, cell.scenario)?;
+    let expect = expectation_in(cell.profile, cell.variant, cell.scenario)?;
     match &cell.first_failure {
         Some(f)
             if f.nth <= expect.within_seeds
@@ -76,6 +81,24 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
             expect.within_seeds,
             expect.oracle.name()
         )),
+    }
+}
+
+/// What a cell of a profile other than `arcsim` found: its failing seeds and the first one's oracle
+/// (and a declared probe under its minimum, which there is information, not a failure).
+pub fn cell_finding(cell: &Cell) -> Option<String> {
+    if cell.profile == Profile::Arcsim {
+        return None;
+    }
+    match &cell.first_failure {
+        Some(f) => Some(format!(
+            "FAILS {}/{} seeds, first by {}",
+            cell.failures,
+            cell.runs,
+            f.violations.first().map_or("?", |v| v.oracle)
+        )),
+        None if cell.variant.is_fixed() => probe_shortfall(cell).map(|p| format!("ok ({p})")),
+        None => None,
     }
 }
 
@@ -122,6 +145,9 @@ pub fn probe_table(report: &SweepReport) -> String {
 /// The sweep table: one row per scenario × variant.
 pub fn sweep_table(report: &SweepReport) -> String {
     let mut out = String::new();
+    if let Some(cell) = report.cells.first() {
+        let _ = writeln!(out, "profile {}", cell.profile);
+    }
     let _ = writeln!(
         out,
         "{:<28} {:<32} {:>6} {:>8} {:>12} {:>9}  verdict",
@@ -130,10 +156,14 @@ pub fn sweep_table(report: &SweepReport) -> String {
     for cell in &report.cells {
         let first =
             cell.first_failure.as_ref().map_or("-".to_string(), |f| format!("#{} ({})", f.nth, f.seed));
-        let verdict = match (cell_problem(cell), cell.variant.is_fixed()) {
-            (Some(problem), _) => format!("PROBLEM: {problem}"),
-            (None, true) => "ok".to_string(),
-            (None, false) => match (&cell.first_failure, expectation(cell.variant, cell.scenario)) {
+        let verdict = match (cell_problem(cell), cell_finding(cell), cell.variant.is_fixed()) {
+            (Some(problem), _, _) => format!("PROBLEM: {problem}"),
+            (None, Some(finding), _) => finding,
+            (None, None, true) => "ok".to_string(),
+            (None, None, false) => match (
+                &cell.first_failure,
+                expectation_in(cell.profile, cell.variant, cell.scenario),
+            ) {
                 (Some(_), Some(e)) => format!("killed by {}", e.oracle.name()),
                 (Some(f), None) => format!("killed by {}", f.violations[0].oracle),
                 (None, _) => "not killed (no expectation here)".to_string(),

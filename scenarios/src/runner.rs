@@ -11,7 +11,7 @@ use arc_sim::{Seed, TraceMode};
 
 use crate::probes;
 use crate::scenario::{Scenario, Twin, WorldPlan};
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 use crate::verdict::{Verdict, Violation};
 
 /// Why a run could not be carried out (as opposed to a run that found a violation).
@@ -25,15 +25,25 @@ pub enum RunError {
     World(#[from] arc_sim::world::WorldError),
 }
 
-/// Runs one seed and judges it, keeping of the record what its judges need. `trace_mode` decides
-/// whether the record keeps trace lines.
+/// Runs one seed of `variant` of the default (`arcsim`) profile and judges it, keeping of the record
+/// what its judges need. `trace_mode` decides whether the record keeps trace lines.
 pub fn run_one(
     scenario: &dyn Scenario,
     variant: Variant,
     seed: Seed,
     trace_mode: TraceMode,
 ) -> Result<(Verdict, RunRecord), RunError> {
-    run_one_keeping(scenario, variant, seed, trace_mode, None)
+    run_build(scenario, Build::arcsim(variant), seed, trace_mode)
+}
+
+/// Runs one seed of `build` and judges it, keeping of the record what its judges need.
+pub fn run_build(
+    scenario: &dyn Scenario,
+    build: Build,
+    seed: Seed,
+    trace_mode: TraceMode,
+) -> Result<(Verdict, RunRecord), RunError> {
+    run_build_keeping(scenario, build, seed, trace_mode, None)
 }
 
 /// [`run_one`], keeping `keep` of the record instead of what the judges say they need (`None`).
@@ -44,11 +54,22 @@ pub fn run_one_keeping(
     trace_mode: TraceMode,
     keep: Option<Interest>,
 ) -> Result<(Verdict, RunRecord), RunError> {
+    run_build_keeping(scenario, Build::arcsim(variant), seed, trace_mode, keep)
+}
+
+/// [`run_build`], keeping `keep` of the record instead of what the judges say they need (`None`).
+pub fn run_build_keeping(
+    scenario: &dyn Scenario,
+    build: Build,
+    seed: Seed,
+    trace_mode: TraceMode,
+    keep: Option<Interest>,
+) -> Result<(Verdict, RunRecord), RunError> {
     #[allow(clippy::disallowed_methods)] // wall clock ok: reported as wall time, never traced
     let started = std::time::Instant::now(); // wall clock ok
-    let twins = scenario.twins(seed, variant);
+    let twins = scenario.twins_for(seed, build);
     let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
-    let record = run_world(scenario.world(seed, variant), trace_mode, keep.clone())?;
+    let record = run_world(scenario.world_for(seed, build), trace_mode, keep.clone())?;
     let mut violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
     for twin in twins {
         let other = run_world(twin.plan, TraceMode::HashOnly, keep.clone())?;
@@ -61,7 +82,8 @@ pub fn run_one_keeping(
     }
     let verdict = Verdict {
         scenario: scenario.name(),
-        variant,
+        profile: build.profile,
+        variant: build.variant,
         seed,
         violations,
         probes: probes::fired(&record),

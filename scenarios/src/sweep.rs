@@ -1,4 +1,6 @@
-//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant.
+//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant, for one
+//! profile. The kill table applies to the default (`arcsim`) profile; under another profile a sweep
+//! runs the fixed controller (and any variant asked for) and reports what fails.
 //!
 //! A fixed-controller cell runs every seed; a bug-variant cell stops at its first failing seed (the
 //! variant is killed, and further seeds would only repeat it) unless `exhaustive` is set. Unless the
@@ -11,17 +13,21 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
 use crate::kill_table::expectation;
-use crate::runner::{RunError, run_one};
+use crate::kill_table::KillExpectation;
+use crate::runner::{RunError, run_build};
 use crate::scenario::Scenario;
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 use crate::verdict::{Verdict, Violation, replay_line};
 
 /// What to run.
 pub struct SweepPlan<'a> {
+    /// The profile every variant is a variant of.
+    pub profile: Profile,
     /// The scenarios.
     pub scenarios: Vec<&'a dyn Scenario>,
     /// The variants, each run against every scenario.
@@ -39,14 +45,20 @@ pub struct SweepPlan<'a> {
 }
 
 impl SweepPlan<'_> {
+    /// The kill-table row for `variant` in `scenario`, under this plan's profile (rows apply to
+    /// `arcsim` only).
+    fn expectation(&self, scenario: &dyn Scenario, variant: Variant) -> Option<&'static KillExpectation> {
+        expectation_in(self.profile, variant, scenario.name())
+    }
+
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
-        self.matrix || variant.is_fixed() || expectation(variant, scenario.name()).is_some()
+        self.matrix || variant.is_fixed() || self.expectation(scenario, variant).is_some()
     }
 
     /// The seeds a cell runs: all of them, or a bug variant's first `within_seeds`.
     fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
-        match expectation(variant, scenario.name()) {
+        match self.expectation(scenario, variant) {
             Some(e) if !self.exhaustive && !variant.is_fixed() => {
                 &self.seeds[..self.seeds.len().min(e.within_seeds as usize)]
             }
@@ -55,11 +67,18 @@ impl SweepPlan<'_> {
     }
 }
 
+/// The kill-table row for `variant` in `scenario` under `profile`: the table is `arcsim`'s.
+pub fn expectation_in(profile: Profile, variant: Variant, scenario: &str) -> Option<&'static KillExpectation> {
+    (profile == Profile::Arcsim).then(|| expectation(variant, scenario)).flatten()
+}
+
 /// The tally of one scenario × variant.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
     /// Scenario name.
     pub scenario: &'static str,
+    /// Profile.
+    pub profile: Profile,
     /// Variant.
     pub variant: Variant,
     /// Seeds run.
@@ -134,7 +153,8 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                         && !variant.is_fixed()
                         && killed.lock().expect("killed").get(&cell).is_some_and(|first| *first < i);
                     if !skip {
-                        let outcome = run_checked(scenario, variant, seed, plan.check_determinism);
+                        let build = Build::new(plan.profile, variant);
+                        let outcome = run_checked(scenario, build, seed, plan.check_determinism);
                         if matches!(&outcome, Outcome::Ran { verdict, .. } if !verdict.passed()) {
                             killed
                                 .lock()
@@ -160,15 +180,15 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
     SweepReport { cells }
 }
 
-fn run_checked(scenario: &dyn Scenario, variant: Variant, seed: Seed, check_determinism: bool) -> Outcome {
-    let first = match run_one(scenario, variant, seed, TraceMode::HashOnly) {
+fn run_checked(scenario: &dyn Scenario, build: Build, seed: Seed, check_determinism: bool) -> Outcome {
+    let first = match run_build(scenario, build, seed, TraceMode::HashOnly) {
         Ok((verdict, _)) => verdict,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
     if !check_determinism {
         return Outcome::Ran { verdict: first, deterministic: true };
     }
-    let again: Result<_, RunError> = run_one(scenario, variant, seed, TraceMode::HashOnly);
+    let again: Result<_, RunError> = run_build(scenario, build, seed, TraceMode::HashOnly);
     match again {
         Ok((second, _)) => {
             let deterministic =
@@ -190,6 +210,7 @@ fn tally(
 ) -> Cell {
     let mut out = Cell {
         scenario: scenario.name(),
+        profile: plan.profile,
         variant,
         runs: 0,
         failures: 0,
@@ -225,7 +246,7 @@ fn tally(
                             seed: *seed,
                             nth: u32::try_from(nth + 1).unwrap_or(u32::MAX),
                             violations: verdict.violations.clone(),
-                            replay: replay_line(scenario.name(), variant, *seed),
+                            replay: replay_line(scenario.name(), Build::new(plan.profile, variant), *seed),
                         });
                     }
                 }

@@ -7,9 +7,9 @@ use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::client_limit::ClientRateLimitLayer;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::{ScaleSetReconcilers, ScaleSetSettings};
-use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations, SystemClock};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use arc_controller::{Families, GitHubTransport, Inputs, SystemClock};
+
+use super::switch_args::SwitchArgs;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -52,35 +52,15 @@ pub struct RunArgs {
     /// `ephemeralrunnerset`, `ephemeralrunner`, `autoscalinglistener`.
     #[arg(long = "controllers", value_name = "NAME", value_delimiter = ',')]
     pub controllers: Vec<String>,
-    /// Switch a historic fix off (repeatable), e.g. `--disable-fix already_exists_requeue`.
-    #[arg(long = "disable-fix", value_name = "NAME")]
-    pub disable_fixes: Vec<String>,
-    /// Switch an optimisation off (repeatable), e.g. `--disable-optimisation predicates`.
-    #[arg(long = "disable-optimisation", value_name = "NAME")]
-    pub disable_optimisations: Vec<String>,
+    /// The profile and switch changes.
+    #[command(flatten)]
+    pub switches: SwitchArgs,
     /// Namespace of the legacy controller's GitHub secret.
     #[arg(long, default_value = "actions-runner-system")]
     pub legacy_secret_namespace: String,
     /// Name of the legacy controller's GitHub secret (key `github_token`).
     #[arg(long, default_value = "controller-manager")]
     pub legacy_secret_name: String,
-}
-
-/// `defaults` with every switch named in `off` turned off; an unknown name is an error listing the
-/// valid ones.
-pub fn switched_off<T: Serialize + DeserializeOwned>(defaults: T, off: &[String]) -> Result<T, String> {
-    let mut value = serde_json::to_value(defaults).map_err(|e| e.to_string())?;
-    let fields = value.as_object_mut().ok_or("switches are not an object")?;
-    for name in off {
-        match fields.get_mut(name) {
-            Some(field) => *field = serde_json::Value::Bool(false),
-            None => {
-                let valid: Vec<&str> = fields.keys().map(String::as_str).collect();
-                return Err(format!("unknown switch {name:?}; valid: {}", valid.join(", ")));
-            }
-        }
-    }
-    serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
 /// Runs the controllers until a stop signal.
@@ -95,11 +75,15 @@ pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> 
         clock: Arc::new(SystemClock),
         metrics: Metrics::new(),
         github: GitHubTransport::Https,
-        fixes: switched_off(Fixes::default(), &args.disable_fixes)?,
-        optimisations: switched_off(Optimisations::default(), &args.disable_optimisations)?,
+        switches: args.switches.switches()?,
     };
     let mut manager = arc_controller::start(&inputs, &families);
-    tracing::info!(families = families.name(), fixes = ?inputs.fixes, optimisations = ?inputs.optimisations, "controllers started; waiting for caches");
+    tracing::info!(
+        families = families.name(),
+        profile = %args.switches.profile,
+        switches = ?inputs.switches,
+        "controllers started; waiting for caches"
+    );
     if manager.wait_for_cache_sync().await {
         tracing::info!("caches synced");
     }
@@ -132,17 +116,4 @@ fn families(args: &RunArgs) -> Result<Families, String> {
         ..Default::default()
     });
     Ok(Families { scale_set, legacy })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn switches_are_turned_off_by_name_and_unknown_names_are_refused() {
-        let fixes = switched_off(Fixes::default(), &["already_exists_requeue".into()]).unwrap();
-        assert!(!fixes.already_exists_requeue && fixes.token_in_pod_hash);
-        let err = switched_off(Optimisations::default(), &["turbo".into()]).unwrap_err();
-        assert!(err.contains("unknown switch \"turbo\"") && err.contains("predicates"), "{err}");
-    }
 }

@@ -1,4 +1,10 @@
-//! `arcsim list`: the scenarios, variants, oracles and probes, one line each.
+//! `arcsim list`: the scenarios, profiles (with every switch's value in each), variants (with the
+//! profiles in which a variant is the fixed controller itself), oracles and probes.
+
+use std::fmt::Write as _;
+
+use arc_controller::Profile;
+use arc_controller::switches::GROUPS;
 
 use crate::{oracles, probes, scenarios, variant::Variant};
 
@@ -8,9 +14,10 @@ pub fn run() -> anyhow::Result<()> {
     for s in scenarios::all() {
         println!("  {:<30} {}", s.name(), s.describe());
     }
-    println!("variants:");
+    print!("{}", profiles_text());
+    println!("variants (of the chosen profile; `= fixed in P`: profile P never had the fix):");
     for v in Variant::ALL {
-        println!("  {:<30} {}", v.name(), v.describe());
+        println!("  {:<30} {}{}", v.name(), v.describe(), same_as_fixed_note(v));
     }
     println!("oracles:");
     for o in oracles::all() {
@@ -24,4 +31,59 @@ pub fn run() -> anyhow::Result<()> {
         println!("  {:<30} {}", p.name, p.describe);
     }
     Ok(())
+}
+
+/// The profiles, then every switch with its value in each profile (`on`/`-`) and its origin.
+pub fn profiles_text() -> String {
+    let mut out = String::from("profiles:\n");
+    for p in Profile::ALL {
+        let _ = writeln!(out, "  {:<30} {}", p.name(), p.describe());
+    }
+    let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+    let _ = writeln!(out, "switches ({}):", names.join(" | "));
+    let switches: Vec<_> = Profile::ALL.iter().map(|p| p.switches().values()).collect();
+    let mut row = 0;
+    for (group, docs) in GROUPS {
+        for doc in docs {
+            let marks: Vec<&str> =
+                switches.iter().map(|values| if values[row].on { "on" } else { "-" }).collect();
+            let name = format!("{group}.{}", doc.name);
+            let _ = writeln!(out, "  {name:<46} {:<16} {} [{}]", marks.join(" "), doc.summary, doc.origin);
+            row += 1;
+        }
+    }
+    out
+}
+
+/// ` (= fixed in P, Q)` for the profiles in which `variant` changes nothing.
+fn same_as_fixed_note(variant: Variant) -> String {
+    if variant.is_fixed() {
+        return String::new();
+    }
+    let same: Vec<&str> =
+        Profile::ALL.iter().filter(|p| variant.same_as_fixed_in(**p)).map(|p| p.name()).collect();
+    if same.is_empty() { String::new() } else { format!(" (= fixed in {})", same.join(", ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_profile_table_lists_every_switch_with_a_value_per_profile() {
+        let text = profiles_text();
+        for p in Profile::ALL {
+            assert!(text.contains(p.name()), "{text}");
+        }
+        assert!(text.contains("scaling.actionable_revision"), "{text}");
+        let row = text.lines().find(|l| l.contains("fixes.reread_runner_before_removal")).unwrap();
+        assert!(row.contains("- - - on"), "{row}");
+    }
+
+    #[test]
+    fn a_variant_of_a_fix_a_profile_never_had_says_so() {
+        assert!(same_as_fixed_note(Variant::BugStaleRemovalSnapshot).contains("arc-0.13.1"));
+        assert!(!same_as_fixed_note(Variant::Bug4201).contains("arc-0.13.1"));
+        assert_eq!(same_as_fixed_note(Variant::Fixed), "");
+    }
 }

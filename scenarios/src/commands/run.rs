@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
+use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 
 use crate::report::verdict_text;
-use crate::runner::run_one;
+use crate::runner::run_build;
 use crate::scenarios;
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 
 /// Options of `arcsim run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -15,6 +16,9 @@ pub struct RunArgs {
     /// Scenario (see `arcsim list`).
     #[arg(long, default_value = "standard")]
     pub scenario: String,
+    /// Profile: the controller build the variant is a variant of (see `arcsim list`).
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
     /// Variant: `fixed` or a historic bug (see `arcsim list`).
     #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
     pub variant: Variant,
@@ -33,7 +37,8 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
-    let (verdict, record) = run_one(scenario, args.variant, args.seed, mode)?;
+    let build = Build::new(args.profile, args.variant);
+    let (verdict, record) = run_build(scenario, build, args.seed, mode)?;
     print!("{}", verdict_text(&verdict));
     if let Some(path) = &args.trace {
         std::fs::write(path, record.trace.text())
@@ -41,7 +46,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         println!("  trace written to {}", path.display());
     }
     if args.check_determinism {
-        let (again, _) = run_one(scenario, args.variant, args.seed, TraceMode::HashOnly)?;
+        let (again, _) = run_build(scenario, build, args.seed, TraceMode::HashOnly)?;
         anyhow::ensure!(
             again.trace_hash == verdict.trace_hash,
             "not deterministic: a second run gave trace hash {:016x}",

@@ -21,7 +21,7 @@ pub fn scale_set_world(seed: Seed, variant: Variant, min_runners: u32, max_runne
     let mut config = default_config(seed);
     config.apiserver.namespaces.extend([RUNNER_NAMESPACE.to_string(), CONTROLLER_NAMESPACE.to_string()]);
     config.workload.labels = vec![RUNNER_SET.to_string()];
-    config.fixes = variant.fixes();
+    config.switches = variant.switches(arc_controller::Profile::Arcsim);
     config.objects = vec![github_secret(RUNNER_NAMESPACE), runner_set(min_runners, max_runners)];
     let settings =
         ScaleSetSettings { controller_namespace: CONTROLLER_NAMESPACE.into(), ..Default::default() };

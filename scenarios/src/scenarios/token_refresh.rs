@@ -58,7 +58,7 @@ impl Scenario for TokenRefreshRecreation {
             .apiserver
             .namespaces
             .extend([RUNNER_NAMESPACE.to_string(), LEGACY_SECRET_NAMESPACE.to_string()]);
-        config.fixes = variant.fixes();
+        config.switches = variant.switches(arc_controller::Profile::Arcsim);
         config.objects = vec![github_secret(LEGACY_SECRET_NAMESPACE)];
         config.objects.extend((0..RUNNERS).map(|i| legacy_runner(&format!("legacy-runner-{i}"))));
         let workload = &mut config.workload;

@@ -90,6 +90,12 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     row(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::NoAlreadyExistsErrors, 3),
     row(Variant::BugSecretsCached, &WatchLagDuplicateCreate, &registrations::JitConfigOncePerRunner, 3),
     row(Variant::Bug4580Finalizer, &WatchLagDuplicateCreate, &deletion::FinalizersInOneWrite, 3),
+    row(
+        Variant::Bug4580ShortCircuit,
+        &AssignDuringDelete,
+        &registrations::RegistrationRemovedBeforeRunnerGone,
+        10,
+    ),
     row(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 5),
     row(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 5),
     row(Variant::BugUnlistedRunnerGone, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 70),

@@ -39,6 +39,7 @@ pub fn scale_set_oracles() -> Vec<&'static dyn Oracle> {
         &convergence::NoJobLost,
         &jobs::NoJobLostToControllerKill,
         &registrations::NoOrphanRegistration,
+        &registrations::RegistrationRemovedBeforeRunnerGone,
         &registrations::JitConfigOncePerRunner,
         &pods::PodOwnedByItsRunner,
         &pods::NoAlreadyExistsErrors,

@@ -2,6 +2,7 @@
 
 pub mod assign_during_delete;
 pub mod equivalence;
+pub mod jobid_equivalence;
 pub mod objects;
 pub mod standard;
 pub mod steady_state;
@@ -19,6 +20,7 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &assign_during_delete::AssignDuringDelete,
         &steady_state::SteadyState,
         &equivalence::OptimisationEquivalence,
+        &jobid_equivalence::JobIdPredicateEquivalence,
     ]
 }
 

@@ -3,9 +3,9 @@
 //! simulation) fills them with its own client, transport and clock, and goes through the same
 //! entry points ([`crate::start`], [`crate::scaleset::listener::run`]).
 
+use crate::SharedClock;
 use crate::github::GitHubTransport;
 use crate::runtime::metrics::Metrics;
-use crate::SharedClock;
 use crate::switches::Switches;
 
 /// The seams and switches of one controller or listener process.

@@ -46,7 +46,10 @@ mod tests {
     fn a_bad_profile_or_variant_is_an_error_listing_the_valid_names() {
         assert_eq!(parse_profile("arc-0.13.1"), Ok(arc_controller::Profile::Arc0131));
         let err = parse_profile("arc-0.14.0").unwrap_err();
-        assert!(err.contains("unknown profile \"arc-0.14.0\"") && err.contains("arc-0.15.0, change-set, arcsim"), "{err}");
+        assert!(
+            err.contains("unknown profile \"arc-0.14.0\"") && err.contains("arc-0.15.0, change-set, arcsim"),
+            "{err}"
+        );
         let err = parse_variant("bug-0").unwrap_err();
         assert!(err.contains("valid: fixed") && err.contains("bug-4580-short-circuit"), "{err}");
     }

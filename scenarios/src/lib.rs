@@ -15,6 +15,7 @@ pub mod commands;
 pub mod kill_table;
 pub mod oracles;
 pub mod probes;
+pub mod rates;
 pub mod report;
 pub mod runner;
 pub mod scenario;

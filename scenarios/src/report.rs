@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use arc_controller::Profile;
 
-use crate::sweep::{Cell, SweepReport, expectation_in};
+use crate::sweep::{Cell, SweepReport, expectations_in};
 use crate::verdict::Verdict;
 
 /// A one-run summary: verdict, headline counters, time, trace hash, and the replay line.
@@ -41,9 +41,10 @@ pub fn verdict_text(v: &Verdict) -> String {
     out
 }
 
-/// What is wrong with a cell, if anything: the fixed controller failed, a bug variant survived its
-/// bound, a seed could not run, or a trace was not deterministic. Under a profile other than
-/// `arcsim` only the last two are problems: failures there are findings ([`cell_finding`]).
+/// What is wrong with a cell, if anything: the fixed controller failed or missed a probe bound, a
+/// bug variant survived the bound of one of its rows, a seed could not run, or a trace was not
+/// deterministic. Under a profile other than `arcsim` only the last two are problems: failures there
+/// are findings ([`cell_finding`]).
 pub fn cell_problem(cell: &Cell) -> Option<String> {
     if let Some((seed, e)) = cell.errors.first() {
         return Some(format!("seed {seed} could not run: {e}"));
@@ -60,28 +61,19 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
         }
         return probe_shortfall(cell);
     }
-    let expect = expectation_in(cell.profile, cell.variant, cell.scenario)?;
-    match &cell.first_failure {
-        Some(f)
-            if f.nth <= expect.within_seeds
-                && f.violations.iter().any(|v| v.oracle == expect.oracle.name()) =>
-        {
-            None
+    expectations_in(cell.profile, cell.variant, cell.scenario).into_iter().find_map(|row| {
+        let bound = row.within_seeds();
+        let first = cell.first_kills.get(row.oracle.name()).copied();
+        match first {
+            Some(nth) if nth <= bound => None,
+            _ if cell.runs < bound => None,
+            _ => Some(format!(
+                "survived {} seeds (bound {bound}, oracle {})",
+                cell.runs.min(bound),
+                row.oracle.name()
+            )),
         }
-        Some(f) if f.nth <= expect.within_seeds => Some(format!(
-            "killed at seed #{} but not by {} (by {})",
-            f.nth,
-            expect.oracle.name(),
-            f.violations[0].oracle
-        )),
-        _ if cell.runs < expect.within_seeds => None,
-        _ => Some(format!(
-            "survived {} seeds (bound {}, oracle {})",
-            cell.runs,
-            expect.within_seeds,
-            expect.oracle.name()
-        )),
-    }
+    })
 }
 
 /// What a cell of a profile other than `arcsim` found: its failing seeds and the first one's oracle
@@ -110,27 +102,31 @@ pub fn probe_share(cell: &Cell, probe: &str) -> f64 {
     f64::from(cell.probe_seeds.get(probe).copied().unwrap_or(0)) / f64::from(cell.runs)
 }
 
-/// A declared probe of the cell's scenario that fired in fewer seeds than its minimum share.
+/// A declared probe of the cell's scenario outside its bound (a floor in a race world, a ceiling in a
+/// control world).
 fn probe_shortfall(cell: &Cell) -> Option<String> {
-    cell.probe_goals.iter().find(|(probe, min)| probe_share(cell, probe) < *min).map(|(probe, min)| {
-        format!(
-            "probe {probe} fired in {:.0}% of seeds, under its minimum {:.0}%",
-            probe_share(cell, probe) * 100.0,
-            min * 100.0
-        )
+    cell.probe_goals.iter().find_map(|(probe, bound)| {
+        let hits = cell.probe_seeds.get(probe).copied().unwrap_or(0);
+        bound.check(hits, cell.runs).err().map(|why| format!("probe {probe} {why}"))
     })
 }
 
 /// Per scenario (its fixed-controller cell): the share of seeds in which each probe fired, declared
-/// probes first with their minimum.
+/// probes first with their bound.
 pub fn probe_table(report: &SweepReport) -> String {
     let mut out = String::new();
     for cell in report.cells.iter().filter(|c| c.variant.is_fixed() && c.runs > 0) {
         let _ = writeln!(out, "probes of {} ({} seeds, fixed):", cell.scenario, cell.runs);
-        for (probe, min) in &cell.probe_goals {
-            let share = probe_share(cell, probe);
-            let mark = if share >= *min { "ok" } else { "LOW" };
-            let _ = writeln!(out, "  {probe:<38} {:>5.1}%  (min {:.0}%) {mark}", share * 100.0, min * 100.0);
+        for (probe, bound) in &cell.probe_goals {
+            let hits = cell.probe_seeds.get(probe).copied().unwrap_or(0);
+            let mark = if bound.check(hits, cell.runs).is_ok() { "ok" } else { "OUT" };
+            let _ = writeln!(
+                out,
+                "  {probe:<38} {:>5.1}%  ({hits}/{}, {}) {mark}",
+                probe_share(cell, probe) * 100.0,
+                cell.runs,
+                bound.describe(cell.runs)
+            );
         }
         let undeclared =
             cell.probe_seeds.iter().filter(|(p, _)| !cell.probe_goals.iter().any(|(g, _)| g == *p));
@@ -160,14 +156,18 @@ pub fn sweep_table(report: &SweepReport) -> String {
             (Some(problem), _, _) => format!("PROBLEM: {problem}"),
             (None, Some(finding), _) => finding,
             (None, None, true) => "ok".to_string(),
-            (None, None, false) => match (
-                &cell.first_failure,
-                expectation_in(cell.profile, cell.variant, cell.scenario),
-            ) {
-                (Some(_), Some(e)) => format!("killed by {}", e.oracle.name()),
-                (Some(f), None) => format!("killed by {}", f.violations[0].oracle),
-                (None, _) => "not killed (no expectation here)".to_string(),
-            },
+            (None, None, false) => {
+                let rows = expectations_in(cell.profile, cell.variant, cell.scenario);
+                match &cell.first_failure {
+                    Some(_) if !rows.is_empty() => {
+                        let by: Vec<&str> = rows.iter().map(|r| r.oracle.name()).collect();
+                        format!("killed by {}", by.join(", "))
+                    }
+                    Some(f) => format!("killed by {}", f.violations[0].oracle),
+                    None if rows.is_empty() => "not killed (no expectation here)".to_string(),
+                    None => "not killed yet (within its bound)".to_string(),
+                }
+            }
         };
         let sim_hours = cell.sim_ms as f64 / 3_600_000.0;
         let _ = writeln!(

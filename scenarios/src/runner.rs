@@ -71,8 +71,10 @@ pub fn run_build_keeping(
     let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
     let record = run_world(scenario.world_for(seed, build), trace_mode, keep.clone())?;
     let mut violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
+    let mut twin_hashes = BTreeMap::new();
     for twin in twins {
         let other = run_world(twin.plan, TraceMode::HashOnly, keep.clone())?;
+        twin_hashes.insert(twin.name, other.trace.hash());
         for oracle in &twin.oracles {
             violations.extend(oracle.compare(&record, &other).into_iter().map(|mut v| {
                 v.message = format!("{} (against the {} twin)", v.message, twin.name);
@@ -89,6 +91,7 @@ pub fn run_build_keeping(
         probes: probes::fired(&record),
         counters: headline_counters(&record),
         trace_hash: record.trace.hash(),
+        twin_hashes,
         trace_lines: record.trace.len(),
         sim_ms: record.end_ms,
         wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

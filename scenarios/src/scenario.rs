@@ -73,9 +73,15 @@ pub trait Scenario: Send + Sync {
         twins
     }
 
-    /// The coverage probes this scenario exists to hit, with their minimum shares.
+    /// The coverage probes this scenario exists to hit (or, for a control world, to stay quiet on),
+    /// with their bounds.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         &[]
+    }
+
+    /// This race scenario's control world: the same world without the race's ingredient.
+    fn control(&self) -> Option<&'static dyn Scenario> {
+        None
     }
 }
 

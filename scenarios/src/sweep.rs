@@ -2,8 +2,9 @@
 //! profile. The kill table applies to the default (`arcsim`) profile; under another profile a sweep
 //! runs the fixed controller (and any variant asked for) and reports what fails.
 //!
-//! A fixed-controller cell runs every seed; a bug-variant cell stops at its first failing seed (the
-//! variant is killed, and further seeds would only repeat it) unless `exhaustive` is set. Unless the
+//! A fixed-controller cell runs every seed; a bug-variant cell stops once every oracle its kill rows
+//! name has reported it (the variant is killed, and further seeds would only repeat it) unless
+//! `exhaustive` is set. Unless the
 //! plan asks for the whole `matrix`, a bug variant runs only in the scenarios the kill table names for
 //! it, and only over the seeds of its bound: past the bound a survivor has already failed the sweep.
 //! Each worker thread takes the next run from a shared counter and runs it on its own runtime; results
@@ -17,8 +18,8 @@ use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
-use crate::kill_table::expectation;
-use crate::kill_table::KillExpectation;
+use crate::kill_table::{KillExpectation, expectations};
+use crate::probes::ProbeBound;
 use crate::runner::{RunError, run_build};
 use crate::scenario::Scenario;
 use crate::variant::{Build, Variant};
@@ -45,31 +46,37 @@ pub struct SweepPlan<'a> {
 }
 
 impl SweepPlan<'_> {
-    /// The kill-table row for `variant` in `scenario`, under this plan's profile (rows apply to
-    /// `arcsim` only).
-    fn expectation(&self, scenario: &dyn Scenario, variant: Variant) -> Option<&'static KillExpectation> {
-        expectation_in(self.profile, variant, scenario.name())
-    }
-
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
-        self.matrix || variant.is_fixed() || self.expectation(scenario, variant).is_some()
+        self.matrix || variant.is_fixed() || cell_bound_in(self.profile, variant, scenario.name()).is_some()
     }
 
-    /// The seeds a cell runs: all of them, or a bug variant's first `within_seeds`.
+    /// The seeds a cell runs: all of them, or a bug variant's first (its largest row bound).
     fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
-        match self.expectation(scenario, variant) {
-            Some(e) if !self.exhaustive && !variant.is_fixed() => {
-                &self.seeds[..self.seeds.len().min(e.within_seeds as usize)]
+        match cell_bound_in(self.profile, variant, scenario.name()) {
+            Some(bound) if !self.exhaustive && !variant.is_fixed() => {
+                &self.seeds[..self.seeds.len().min(bound as usize)]
             }
             _ => &self.seeds,
         }
     }
+
+    /// Whether a bug-variant cell stops early once its kill rows are met.
+    fn stops_early(&self, variant: Variant) -> bool {
+        !self.exhaustive && !variant.is_fixed()
+    }
 }
 
-/// The kill-table row for `variant` in `scenario` under `profile`: the table is `arcsim`'s.
-pub fn expectation_in(profile: Profile, variant: Variant, scenario: &str) -> Option<&'static KillExpectation> {
-    (profile == Profile::Arcsim).then(|| expectation(variant, scenario)).flatten()
+/// The kill-table rows for `variant` in `scenario` under `profile`: the table is `arcsim`'s, so under
+/// any other profile there are none.
+pub fn expectations_in(profile: Profile, variant: Variant, scenario: &str) -> Vec<&'static KillExpectation> {
+    if profile == Profile::Arcsim { expectations(variant, scenario) } else { Vec::new() }
+}
+
+/// How many seeds a sweep must run of `variant` in `scenario` under `profile`: the largest bound of
+/// its rows (`None` without rows).
+pub fn cell_bound_in(profile: Profile, variant: Variant, scenario: &str) -> Option<u32> {
+    expectations_in(profile, variant, scenario).iter().map(|k| k.within_seeds()).max()
 }
 
 /// The tally of one scenario × variant.
@@ -85,6 +92,10 @@ pub struct Cell {
     pub runs: u32,
     /// Seeds with a violation.
     pub failures: u32,
+    /// Per oracle: seeds in which it reported a violation.
+    pub oracle_seeds: BTreeMap<&'static str, u32>,
+    /// Per oracle: the position among the cell's seeds (1-based) of its first violation.
+    pub first_kills: BTreeMap<&'static str, u32>,
     /// The first failing seed (in plan order), its position among the seeds, and its violations.
     pub first_failure: Option<FirstFailure>,
     /// Seeds whose two runs gave different traces (with `check_determinism`).
@@ -93,8 +104,8 @@ pub struct Cell {
     pub errors: Vec<(Seed, String)>,
     /// Per probe: seeds in which it fired.
     pub probe_seeds: BTreeMap<&'static str, u32>,
-    /// The scenario's declared probes and their minimum shares.
-    pub probe_goals: Vec<(&'static str, f64)>,
+    /// The scenario's declared probes and their bounds.
+    pub probe_goals: Vec<(&'static str, ProbeBound)>,
     /// Total simulated ms.
     pub sim_ms: u64,
     /// Total wall ms (summed over threads).
@@ -121,6 +132,31 @@ pub struct SweepReport {
     pub cells: Vec<Cell>,
 }
 
+/// Per oracle, the first task (in plan order) of a cell whose run it failed, as seen so far.
+#[derive(Default)]
+struct Kills(BTreeMap<&'static str, usize>);
+
+impl Kills {
+    fn saw(&mut self, task: usize, verdict: &Verdict) {
+        for v in &verdict.violations {
+            self.0.entry(v.oracle).and_modify(|first| *first = (*first).min(task)).or_insert(task);
+        }
+    }
+
+    /// The task by which every oracle of the cell's kill rows has fired, if all have. Kills seen
+    /// out of order only make it later, never earlier, so stopping past it is safe.
+    fn complete_at(&self, rows: &[&KillExpectation]) -> Option<usize> {
+        if rows.is_empty() {
+            return self.0.values().min().copied();
+        }
+        rows.iter()
+            .map(|row| self.0.get(row.oracle.name()).copied())
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .max()
+    }
+}
+
 enum Outcome {
     Ran { verdict: Verdict, deterministic: bool },
     Failed(String),
@@ -139,7 +175,7 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
         .flat_map(|(c, (scenario, variant))| plan.seeds_of(*scenario, *variant).iter().map(move |s| (c, *s)))
         .collect();
     let results: Mutex<BTreeMap<usize, Outcome>> = Mutex::new(BTreeMap::new());
-    let killed: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+    let killed: Mutex<BTreeMap<usize, Kills>> = Mutex::new(BTreeMap::new());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -149,19 +185,20 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&(cell, seed)) = tasks.get(i) else { break };
                     let (scenario, variant) = cells[cell];
-                    let skip = !plan.exhaustive
-                        && !variant.is_fixed()
-                        && killed.lock().expect("killed").get(&cell).is_some_and(|first| *first < i);
+                    let skip = plan.stops_early(variant)
+                        && killed
+                            .lock()
+                            .expect("killed")
+                            .get(&cell)
+                            .and_then(|k| {
+                                k.complete_at(&expectations_in(plan.profile, variant, scenario.name()))
+                            })
+                            .is_some_and(|at| at < i);
                     if !skip {
                         let build = Build::new(plan.profile, variant);
                         let outcome = run_checked(scenario, build, seed, plan.check_determinism);
-                        if matches!(&outcome, Outcome::Ran { verdict, .. } if !verdict.passed()) {
-                            killed
-                                .lock()
-                                .expect("killed")
-                                .entry(cell)
-                                .and_modify(|f| *f = (*f).min(i))
-                                .or_insert(i);
+                        if let Outcome::Ran { verdict, .. } = &outcome {
+                            killed.lock().expect("killed").entry(cell).or_default().saw(i, verdict);
                         }
                         results.lock().expect("results").insert(i, outcome);
                     }
@@ -175,7 +212,12 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
     let cells = cells
         .iter()
         .enumerate()
-        .map(|(c, (scenario, variant))| tally(c, *scenario, *variant, &tasks, &results, killed.get(&c), plan))
+        .map(|(c, (scenario, variant))| {
+            let complete_at = killed
+                .get(&c)
+                .and_then(|k| k.complete_at(&expectations_in(plan.profile, *variant, scenario.name())));
+            tally(c, *scenario, *variant, &tasks, &results, complete_at, plan)
+        })
         .collect();
     SweepReport { cells }
 }
@@ -205,7 +247,7 @@ fn tally(
     variant: Variant,
     tasks: &[(usize, Seed)],
     results: &BTreeMap<usize, Outcome>,
-    killed_at: Option<&usize>,
+    complete_at: Option<usize>,
     plan: &SweepPlan<'_>,
 ) -> Cell {
     let mut out = Cell {
@@ -214,17 +256,19 @@ fn tally(
         variant,
         runs: 0,
         failures: 0,
+        oracle_seeds: BTreeMap::new(),
+        first_kills: BTreeMap::new(),
         first_failure: None,
         nondeterministic: Vec::new(),
         errors: Vec::new(),
         probe_seeds: BTreeMap::new(),
-        probe_goals: scenario.probe_goals().iter().map(|g| (g.probe.name, g.min_share)).collect(),
+        probe_goals: scenario.probe_goals().iter().map(|g| (g.probe.name, g.bound)).collect(),
         sim_ms: 0,
         wall_ms: 0,
     };
     let mine = tasks.iter().enumerate().filter(|(_, (c, _))| *c == cell);
     for (nth, (i, (_, seed))) in mine.enumerate() {
-        let stop_here = !plan.exhaustive && !variant.is_fixed() && killed_at.is_some_and(|k| i > *k);
+        let stop_here = plan.stops_early(variant) && complete_at.is_some_and(|k| i > k);
         match results.get(&i) {
             _ if stop_here => break,
             None => {}
@@ -239,12 +283,20 @@ fn tally(
                 if !deterministic {
                     out.nondeterministic.push(*seed);
                 }
+                let nth = u32::try_from(nth + 1).unwrap_or(u32::MAX);
+                let mut oracles: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
+                oracles.sort_unstable();
+                oracles.dedup();
+                for oracle in oracles {
+                    *out.oracle_seeds.entry(oracle).or_insert(0) += 1;
+                    out.first_kills.entry(oracle).or_insert(nth);
+                }
                 if !verdict.passed() {
                     out.failures += 1;
                     if out.first_failure.is_none() {
                         out.first_failure = Some(FirstFailure {
                             seed: *seed,
-                            nth: u32::try_from(nth + 1).unwrap_or(u32::MAX),
+                            nth,
                             violations: verdict.violations.clone(),
                             replay: replay_line(scenario.name(), Build::new(plan.profile, variant), *seed),
                         });

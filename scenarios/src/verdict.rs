@@ -22,7 +22,7 @@ pub struct Violation {
 }
 
 /// The outcome of one (scenario, variant, seed) run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     /// Scenario name.
     pub scenario: &'static str,
@@ -40,6 +40,8 @@ pub struct Verdict {
     pub counters: BTreeMap<String, i64>,
     /// FNV-1a of the trace.
     pub trace_hash: u64,
+    /// FNV-1a of each twin run's trace, by twin name.
+    pub twin_hashes: BTreeMap<&'static str, u64>,
     /// Trace lines.
     pub trace_lines: u64,
     /// Simulated time the run took.
@@ -49,6 +51,11 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The verdict without its wall time: what two runs of the same seed must agree on exactly.
+    pub fn without_wall_time(&self) -> Verdict {
+        Verdict { wall_ms: 0, ..self.clone() }
+    }
+
     /// Whether no oracle found anything.
     pub fn passed(&self) -> bool {
         self.violations.is_empty()

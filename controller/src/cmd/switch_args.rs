@@ -72,7 +72,10 @@ mod tests {
         assert!(err.contains("unknown profile") && err.contains("arcsim"), "{err}");
         let args = SwitchArgs { disable_optimisations: vec!["turbo".into()], ..Default::default() };
         let err = args.switches().unwrap_err();
-        assert!(err.contains("unknown switch \"turbo\" in optimisations") && err.contains("predicates"), "{err}");
+        assert!(
+            err.contains("unknown switch \"turbo\" in optimisations") && err.contains("predicates"),
+            "{err}"
+        );
         let args = SwitchArgs { disable_fixes: vec!["predicates".into()], ..Default::default() };
         assert!(args.switches().unwrap_err().contains("in fixes"));
     }

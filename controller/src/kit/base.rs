@@ -6,12 +6,12 @@
 use k8s_openapi::api::core::v1::Secret;
 
 use super::error::{Error, Result};
+use crate::SharedClock;
 use crate::github::{ActionsClient, ActionsClients, GitHubCredentials};
 use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::lazy_copy::CopyMode;
 use crate::runtime::metrics::Metrics;
-use crate::SharedClock;
 use crate::switches::Switches;
 
 /// What every reconciler context holds.
@@ -30,9 +30,7 @@ pub struct Base {
 
 impl std::fmt::Debug for Base {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Base")
-            .field("switches", &self.switches)
-            .finish_non_exhaustive()
+        f.debug_struct("Base").field("switches", &self.switches).finish_non_exhaustive()
     }
 }
 

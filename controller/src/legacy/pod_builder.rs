@@ -25,9 +25,9 @@ use crate::crd::constants::{
 use crate::hash::ObjectsHasher;
 use crate::kit::BuildResult;
 use crate::kit::meta::{annotations_of, controller_reference, labels_of, name_of, namespace_of, plain_env};
-use crate::switches::Switches;
 #[cfg(test)]
 use crate::switches::Fixes;
+use crate::switches::Switches;
 
 /// Work directory when the Runner does not set one.
 const DEFAULT_WORK_DIR: &str = "/runner/_work";

@@ -35,11 +35,31 @@ pub struct Departures {
 
 /// Every departure, with what it departs from, in declaration order.
 pub const DOCS: &[SwitchDoc] = &[
-    SwitchDoc::new("failure_time_kept", "ARC deletePodAsFailed", "a pod failure keeps the time it was first seen"),
-    SwitchDoc::new("pod_hash_covers_every_part", "ARC hash/fnv.go (legacy)", "legacy pod hash covers every part, not the last"),
-    SwitchDoc::new("ars_status_on_any_count", "ARC ARS updateStatus", "ARS mirrors the counts when any of them differs"),
-    SwitchDoc::new("ars_metadata_compare_merged", "ARC ARS runner-set metadata", "compare merged metadata: no no-op patch stall"),
-    SwitchDoc::new("listener_compare_with_pull_secrets", "ARC ARS listener compare", "desired listener built with its pull secrets"),
+    SwitchDoc::new(
+        "failure_time_kept",
+        "ARC deletePodAsFailed",
+        "a pod failure keeps the time it was first seen",
+    ),
+    SwitchDoc::new(
+        "pod_hash_covers_every_part",
+        "ARC hash/fnv.go (legacy)",
+        "legacy pod hash covers every part, not the last",
+    ),
+    SwitchDoc::new(
+        "ars_status_on_any_count",
+        "ARC ARS updateStatus",
+        "ARS mirrors the counts when any of them differs",
+    ),
+    SwitchDoc::new(
+        "ars_metadata_compare_merged",
+        "ARC ARS runner-set metadata",
+        "compare merged metadata: no no-op patch stall",
+    ),
+    SwitchDoc::new(
+        "listener_compare_with_pull_secrets",
+        "ARC ARS listener compare",
+        "desired listener built with its pull secrets",
+    ),
 ];
 
 impl Default for Departures {

@@ -78,19 +78,63 @@ pub struct Fixes {
 
 /// Every fix, with its origin, in declaration order.
 pub const DOCS: &[SwitchDoc] = &[
-    SwitchDoc::new("already_exists_requeue", "#4201 (0.13.0)", "pod AlreadyExists is watch lag: info log, requeue 5 s"),
-    SwitchDoc::new("remove_runner_before_scale_down", "#1125 (scale-set form)", "RemoveRunner before deleting an idle runner"),
-    SwitchDoc::new("patch_id_gate", "#3371 (0.9.0)", "act only on a new patch ID; scale down only on patch 0"),
-    SwitchDoc::new("predicate_includes_job_id", "#4647 review (0.15.0)", "ERS<-ER predicate sees status.jobId"),
+    SwitchDoc::new(
+        "already_exists_requeue",
+        "#4201 (0.13.0)",
+        "pod AlreadyExists is watch lag: info log, requeue 5 s",
+    ),
+    SwitchDoc::new(
+        "remove_runner_before_scale_down",
+        "#1125 (scale-set form)",
+        "RemoveRunner before deleting an idle runner",
+    ),
+    SwitchDoc::new(
+        "patch_id_gate",
+        "#3371 (0.9.0)",
+        "act only on a new patch ID; scale down only on patch 0",
+    ),
+    SwitchDoc::new(
+        "predicate_includes_job_id",
+        "#4647 review (0.15.0)",
+        "ERS<-ER predicate sees status.jobId",
+    ),
     SwitchDoc::new("ars_predicate_includes_counts", "arcsim", "ARS<-ERS predicate sees the ERS counts"),
-    SwitchDoc::new("add_both_finalizers_at_once", "#4320 (0.13.1)", "runners created with both finalizers; missing ones added in one pass"),
-    SwitchDoc::new("no_finalizer_short_circuit", "#4580 (0.15.0)", "no short circuit: both finalizers before registration"),
-    SwitchDoc::new("secrets_read_uncached", "#2276/#2947", "JIT secrets read from the API server, not a cache"),
-    SwitchDoc::new("running_never_overwrites_terminal", "#4646 (0.15.0)", "listener's Running write guarded and locked"),
-    SwitchDoc::new("reread_runner_before_removal", "arcsim", "re-read a runner before RemoveRunner-then-delete"),
+    SwitchDoc::new(
+        "add_both_finalizers_at_once",
+        "#4320 (0.13.1)",
+        "runners created with both finalizers; missing ones added in one pass",
+    ),
+    SwitchDoc::new(
+        "no_finalizer_short_circuit",
+        "#4580 (0.15.0)",
+        "no short circuit: both finalizers before registration",
+    ),
+    SwitchDoc::new(
+        "secrets_read_uncached",
+        "#2276/#2947",
+        "JIT secrets read from the API server, not a cache",
+    ),
+    SwitchDoc::new(
+        "running_never_overwrites_terminal",
+        "#4646 (0.15.0)",
+        "listener's Running write guarded and locked",
+    ),
+    SwitchDoc::new(
+        "reread_runner_before_removal",
+        "arcsim",
+        "re-read a runner before RemoveRunner-then-delete",
+    ),
     SwitchDoc::new("token_in_pod_hash", "#1087 (legacy)", "registration token in the legacy pod hash"),
-    SwitchDoc::new("unregister_before_recreate", "#1125 (legacy)", "unregister before recreating a legacy pod"),
-    SwitchDoc::new("keep_unlisted_running_runner", "arcsim (legacy)", "keep the pod of an unlisted runner whose container runs"),
+    SwitchDoc::new(
+        "unregister_before_recreate",
+        "#1125 (legacy)",
+        "unregister before recreating a legacy pod",
+    ),
+    SwitchDoc::new(
+        "keep_unlisted_running_runner",
+        "arcsim (legacy)",
+        "keep the pod of an unlisted runner whose container runs",
+    ),
 ];
 
 impl Default for Fixes {

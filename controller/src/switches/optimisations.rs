@@ -25,7 +25,11 @@ pub struct Optimisations {
 pub const DOCS: &[SwitchDoc] = &[
     SwitchDoc::new("predicates", "§5.1, #4647 (0.15.0)", "update predicates on the owned watches"),
     SwitchDoc::new("lazy_copy", "§5.3", "copy on first mutation, no write when nothing changed"),
-    SwitchDoc::new("running_from_listener", "§5.2, #4646 (0.15.0)", "Running comes from JobStarted, not the pod phase"),
+    SwitchDoc::new(
+        "running_from_listener",
+        "§5.2, #4646 (0.15.0)",
+        "Running comes from JobStarted, not the pod phase",
+    ),
 ];
 
 impl Default for Optimisations {

@@ -156,7 +156,10 @@ mod tests {
             assert_eq!(profile.name().parse::<Profile>(), Ok(profile));
         }
         let err = "arc-0.14".parse::<Profile>().unwrap_err().to_string();
-        assert!(err.contains("unknown profile \"arc-0.14\"") && err.contains("arc-0.13.1, arc-0.15.0"), "{err}");
+        assert!(
+            err.contains("unknown profile \"arc-0.14\"") && err.contains("arc-0.13.1, arc-0.15.0"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -166,7 +169,9 @@ mod tests {
         assert_eq!(s.scaling, ScalingCore::upstream());
         assert_eq!(s.releases, Releases::v0_13_1());
         assert_eq!(s.departures, Departures::upstream());
-        assert!(s.fixes.already_exists_requeue && s.fixes.add_both_finalizers_at_once && s.fixes.patch_id_gate);
+        assert!(
+            s.fixes.already_exists_requeue && s.fixes.add_both_finalizers_at_once && s.fixes.patch_id_gate
+        );
         assert!(!s.fixes.reread_runner_before_removal && !s.fixes.keep_unlisted_running_runner);
     }
 

@@ -37,11 +37,23 @@ pub struct Releases {
 
 /// Every release switch, with its origin, in declaration order.
 pub const DOCS: &[SwitchDoc] = &[
-    SwitchDoc::new("scaleset_listener", "#4383/#4390/#4405 (0.14.0)", "the actions/scaleset listener, not ghalistener's worker"),
+    SwitchDoc::new(
+        "scaleset_listener",
+        "#4383/#4390/#4405 (0.14.0)",
+        "the actions/scaleset listener, not ghalistener's worker",
+    ),
     SwitchDoc::new("outdated_phase", "#4404 (0.14.0)", "exit 7 marks the runner (and its set) Outdated"),
-    SwitchDoc::new("init_container_check", "#4457 (0.14.2)", "a failed init container fails the runner's pod"),
+    SwitchDoc::new(
+        "init_container_check",
+        "#4457 (0.14.2)",
+        "a failed init container fails the runner's pod",
+    ),
     SwitchDoc::new("pod_before_identity", "#4681 (0.15.0)", "create the pod before recording the runner id"),
-    SwitchDoc::new("cleanup_skips_unregistered", "#4683 (0.15.0)", "set cleanup leaves runners without a runner id"),
+    SwitchDoc::new(
+        "cleanup_skips_unregistered",
+        "#4683 (0.15.0)",
+        "set cleanup leaves runners without a runner id",
+    ),
 ];
 
 impl Default for Releases {

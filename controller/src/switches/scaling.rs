@@ -39,10 +39,22 @@ pub struct ScalingCore {
 
 /// Every part of the scaling core, with its origin, in declaration order.
 pub const DOCS: &[SwitchDoc] = &[
-    SwitchDoc::new("actionable_revision", "§5.4, #4638/#4644 (0.15.0)", "revision step instead of the integrity-hash step"),
-    SwitchDoc::new("cleanup_finished_first", "§5.4, #4642 (0.15.0)", "clean up finished runners first (marker), then stop"),
+    SwitchDoc::new(
+        "actionable_revision",
+        "§5.4, #4638/#4644 (0.15.0)",
+        "revision step instead of the integrity-hash step",
+    ),
+    SwitchDoc::new(
+        "cleanup_finished_first",
+        "§5.4, #4642 (0.15.0)",
+        "clean up finished runners first (marker), then stop",
+    ),
     SwitchDoc::new("scale_up_counts_deleting", "§5.4", "scale up when total + deleting < replicas"),
-    SwitchDoc::new("suppress_cleanup_scale_up", "§5.4, #4642 (0.15.0)", "no scale-up for the gap a finished cleanup left"),
+    SwitchDoc::new(
+        "suppress_cleanup_scale_up",
+        "§5.4, #4642 (0.15.0)",
+        "no scale-up for the gap a finished cleanup left",
+    ),
     SwitchDoc::new("status_without_counts", "§5.4", "ERS status holds no runner counts"),
 ];
 

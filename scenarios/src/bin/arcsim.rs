@@ -21,6 +21,8 @@ enum Command {
     Run(commands::run::RunArgs),
     /// List the scenarios, variants, oracles and probes.
     List,
+    /// Measure kill rates or probe rates on seeds of your choice (what the bounds derive from).
+    Measure(commands::measure::MeasureArgs),
     /// Serve the fake Kubernetes API server over TCP (for kubectl).
     Apiserver(commands::apiserver::ApiServerArgs),
 }
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::List => commands::list::run(),
+        Command::Measure(args) => commands::measure::run(args),
         Command::Apiserver(args) => commands::apiserver::run(args),
     };
     match result {

@@ -1,5 +1,5 @@
-//! `arcsim list`: the scenarios, profiles (with every switch's value in each), variants (with the
-//! profiles in which a variant is the fixed controller itself), oracles and probes.
+//! `arcsim list`: the scenarios, control worlds, profiles (with every switch's value in each),
+//! variants (with the profiles in which a variant is the fixed controller itself), oracles and probes.
 
 use std::fmt::Write as _;
 
@@ -12,6 +12,10 @@ use crate::{oracles, probes, scenarios, variant::Variant};
 pub fn run() -> anyhow::Result<()> {
     println!("scenarios:");
     for s in scenarios::all() {
+        println!("  {:<30} {}", s.name(), s.describe());
+    }
+    println!("control worlds (run on request: the race without its ingredient):");
+    for s in scenarios::controls() {
         println!("  {:<30} {}", s.name(), s.describe());
     }
     print!("{}", profiles_text());

@@ -2,5 +2,6 @@
 
 pub mod apiserver;
 pub mod list;
+pub mod measure;
 pub mod run;
 pub mod sweep;

@@ -28,9 +28,12 @@ pub struct RunArgs {
     /// Write the trace to this file.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Run twice and fail if the traces differ.
+    /// Run twice and fail if the traces or verdicts differ.
     #[arg(long)]
     pub check_determinism: bool,
+    /// Write the verdict as JSON to this file (wall time included).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
@@ -45,14 +48,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         println!("  trace written to {}", path.display());
     }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&verdict)?;
+        std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
     if args.check_determinism {
         let (again, _) = run_build(scenario, build, args.seed, TraceMode::HashOnly)?;
         anyhow::ensure!(
-            again.trace_hash == verdict.trace_hash,
-            "not deterministic: a second run gave trace hash {:016x}",
+            again.without_wall_time() == verdict.without_wall_time(),
+            "not deterministic: a second run gave trace hash {:016x} and a different verdict",
             again.trace_hash
         );
-        println!("  determinism: a second run gave the same trace hash");
+        println!("  determinism: a second run gave the same verdict and trace hash");
     }
     anyhow::ensure!(
         verdict.passed(),

@@ -78,6 +78,13 @@ pub fn scale_downs_judged(run: &RunRecord) -> u32 {
     u32::try_from(scale_downs(run).len()).unwrap_or(u32::MAX)
 }
 
+/// How many judged scale-downs came while the controller's cache could also hold its set at a
+/// non-zero patch ID: the window in which the gate decides (the `idle-runner-scaled-down` probe).
+pub fn scale_downs_with_nonzero_patch_held(run: &RunRecord) -> u32 {
+    let contested = scale_downs(run).into_iter().filter(|s| s.patch_ids.iter().any(|p| *p != 0));
+    u32::try_from(contested.count()).unwrap_or(u32::MAX)
+}
+
 /// One judged scale-down.
 struct ScaleDown {
     /// Sim ms of the delete.

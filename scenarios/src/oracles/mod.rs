@@ -5,6 +5,8 @@
 pub mod convergence;
 pub mod deletion;
 pub mod equivalence;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod gate;
 pub mod jobs;
 pub mod phases;

@@ -3,11 +3,12 @@
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::Committed;
+use arc_sim::github::{EventKind, GitHubEvent};
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
-use super::view::{is_terminal, key_of, runner_phase, str_at, uid_of};
+use super::view::{is_terminal, key_of, runner_id, runner_phase, str_at, uid_of};
 use crate::verdict::Violation;
 
 /// An EphemeralRunner never leaves Succeeded, Failed or Outdated for Pending or Running.
@@ -49,8 +50,9 @@ impl Oracle for TerminalPhaseIsFinal {
     }
 }
 
-/// An EphemeralRunner is Running only once the listener has recorded a started job on it (with
-/// Running written by the listener, §5.2).
+/// An EphemeralRunner is Running only with the job GitHub assigned to its runner: its `status.jobId`
+/// is the id of a job assigned to the runner of its `status.runnerId` at or before that commit (the
+/// listener writes Running with the job fields from JobStarted, §5.2).
 pub struct RunningOnlyAfterJobStarted;
 
 impl Oracle for RunningOnlyAfterJobStarted {
@@ -59,24 +61,103 @@ impl Oracle for RunningOnlyAfterJobStarted {
     }
 
     fn describe(&self) -> &'static str {
-        "an EphemeralRunner in phase Running carries the job the listener saw start on it"
+        "an EphemeralRunner in phase Running carries a job GitHub had assigned to its runner"
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["ephemeralrunners"])
+        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        run.changes_of("ephemeralrunners")
-            .filter(|(_, c)| {
-                runner_phase(&c.object) == "Running" && str_at(&c.object, "/status/jobId").is_none()
-            })
-            .map(|(ms, c)| Violation {
-                oracle: self.name(),
-                at_ms: ms,
-                objects: vec![format!("ephemeralrunner {}", key_of(&c.object))],
-                message: "phase Running without a started job".into(),
-            })
-            .collect()
+        let job_ids: BTreeMap<i64, &str> =
+            run.jobs.iter().map(|j| (j.request_id, j.job_id.as_str())).collect();
+        let mut out = Vec::new();
+        for (ms, change) in run.changes_of("ephemeralrunners") {
+            if runner_phase(&change.object) != "Running" {
+                continue;
+            }
+            let job = str_at(&change.object, "/status/jobId");
+            let runner = runner_id(&change.object);
+            let assigned = job.is_some_and(|job| assigned_before(run, &job_ids, runner, job, ms));
+            if !assigned {
+                out.push(Violation {
+                    oracle: self.name(),
+                    at_ms: ms,
+                    objects: vec![
+                        format!("ephemeralrunner {}", key_of(&change.object)),
+                        format!("runner {runner}"),
+                    ],
+                    message: match job {
+                        None => "phase Running without a started job".into(),
+                        Some(job) => format!(
+                            "phase Running with job {job}, which GitHub never assigned to runner {runner}"
+                        ),
+                    },
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Whether GitHub assigned the job with id `job` to `runner` at or before `ms`.
+fn assigned_before(run: &RunRecord, job_ids: &BTreeMap<i64, &str>, runner: i64, job: &str, ms: u64) -> bool {
+    run.github_events().take_while(|e| e.at_ms <= ms).any(|e| match e.kind {
+        EventKind::JobAssigned { request_id, runner_id } => {
+            runner_id == runner && job_ids.get(&request_id).is_some_and(|id| *id == job)
+        }
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::apiserver::EventType;
+    use arc_sim::github::{EventKind, JobState};
+    use arc_sim::world::synthetic::SyntheticRun;
+
+    use super::*;
+    use crate::oracles::fixtures::{er, github, job};
+
+    #[test]
+    fn a_terminal_phase_that_goes_back_to_pending_is_a_violation() {
+        let clean = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", None, 0, None))
+            .committed(2, "ephemeralrunners", EventType::Modified, er("r", "u1", Some("Failed"), 0, None))
+            .build();
+        assert!(TerminalPhaseIsFinal.check(&clean).is_empty());
+        let broken = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Modified, er("r", "u1", Some("Failed"), 0, None))
+            .committed(2, "ephemeralrunners", EventType::Modified, er("r", "u1", Some("Pending"), 0, None))
+            .build();
+        let found = TerminalPhaseIsFinal.check(&broken);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].message.contains("from Failed back to Pending"));
+    }
+
+    #[test]
+    fn running_needs_the_job_github_assigned_to_that_runner() {
+        let assigned = |runner| github(5, EventKind::JobAssigned { request_id: 7, runner_id: runner });
+        let running = er("r", "u1", Some("Running"), 41, Some("job-7"));
+        let record = |runner| {
+            SyntheticRun::new()
+                .event(5, assigned(runner))
+                .committed(6, "ephemeralrunners", EventType::Modified, running.clone())
+                .jobs(vec![job(7, JobState::Running, Some(runner))])
+                .build()
+        };
+        assert!(RunningOnlyAfterJobStarted.check(&record(41)).is_empty());
+        let elsewhere = RunningOnlyAfterJobStarted.check(&record(42));
+        assert_eq!(elsewhere.len(), 1, "assigned to another runner: {elsewhere:?}");
+        let no_job = SyntheticRun::new()
+            .committed(6, "ephemeralrunners", EventType::Modified, er("r", "u1", Some("Running"), 41, None))
+            .build();
+        assert!(RunningOnlyAfterJobStarted.check(&no_job)[0].message.contains("without a started job"));
+        let too_early = SyntheticRun::new()
+            .committed(4, "ephemeralrunners", EventType::Modified, running.clone())
+            .event(5, assigned(41))
+            .jobs(vec![job(7, JobState::Running, Some(41))])
+            .build();
+        assert_eq!(RunningOnlyAfterJobStarted.check(&too_early).len(), 1, "Running before the assignment");
     }
 }

@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use arc_controller::runtime::metrics::RECONCILE_ERRORS_TOTAL;
 use arc_sim::apiserver::EventType;
-use arc_sim::apiserver::{AuditEntry, Committed};
+use arc_sim::apiserver::{AuditEntry, Committed, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
@@ -14,7 +13,8 @@ use super::Oracle;
 use super::view::{controller_uid, key_of, uid_of};
 use crate::verdict::Violation;
 
-/// Every runner pod is controlled by the live EphemeralRunner (or Runner) of the same name.
+/// Every runner pod is controlled by the live EphemeralRunner (or Runner) of the same name, and no
+/// runner pod is created while no runner of its name exists.
 pub struct PodOwnedByItsRunner;
 
 impl Oracle for PodOwnedByItsRunner {
@@ -23,7 +23,7 @@ impl Oracle for PodOwnedByItsRunner {
     }
 
     fn describe(&self) -> &'static str {
-        "a runner pod's controller ownerReference is the uid of the runner of the same name"
+        "a runner pod is created only for a live runner of its name, and controlled by that runner's uid"
     }
 
     fn needs(&self) -> Interest {
@@ -34,29 +34,29 @@ impl Oracle for PodOwnedByItsRunner {
         let mut owners: BTreeMap<String, String> = BTreeMap::new();
         let mut out = Vec::new();
         for (ms, plural, change) in run.committed() {
+            let key = key_of(&change.object);
             match (plural, change.kind) {
                 ("ephemeralrunners" | "runners", EventType::Added) => {
-                    owners.insert(key_of(&change.object), uid_of(&change.object).to_string());
+                    owners.insert(key, uid_of(&change.object).to_string());
                 }
                 ("ephemeralrunners" | "runners", EventType::Deleted) => {
-                    owners.remove(&key_of(&change.object));
+                    owners.remove(&key);
                 }
-                ("pods", EventType::Added) => {
-                    let key = key_of(&change.object);
-                    let (Some(owner), Some(expected)) = (controller_uid(&change.object), owners.get(&key))
-                    else {
-                        continue;
+                ("pods", EventType::Added) if is_runner_pod(&change.object) => {
+                    let owner = controller_uid(&change.object).unwrap_or("");
+                    let problem = match owners.get(&key) {
+                        None => format!("created while no runner {key} exists (controlled by uid {owner})"),
+                        Some(expected) if expected != owner => {
+                            format!("controlled by uid {owner}, but the live runner {key} is uid {expected}")
+                        }
+                        Some(_) => continue,
                     };
-                    if owner != expected {
-                        out.push(Violation {
-                            oracle: self.name(),
-                            at_ms: ms,
-                            objects: vec![format!("pod {key}")],
-                            message: format!(
-                                "controlled by uid {owner}, but the live runner {key} is uid {expected}"
-                            ),
-                        });
-                    }
+                    out.push(Violation {
+                        oracle: self.name(),
+                        at_ms: ms,
+                        objects: vec![format!("pod {key}")],
+                        message: problem,
+                    });
                 }
                 _ => {}
             }
@@ -65,9 +65,24 @@ impl Oracle for PodOwnedByItsRunner {
     }
 }
 
-/// No reconcile of the EphemeralRunner controller fails because a pod create met AlreadyExists (with
-/// #4201 such a create is an info log and a 5 s requeue).
+/// Whether a pod's controller is an EphemeralRunner or a legacy Runner.
+fn is_runner_pod(pod: &serde_json::Value) -> bool {
+    let owners = pod.pointer("/metadata/ownerReferences").and_then(serde_json::Value::as_array);
+    owners.into_iter().flatten().any(|r| {
+        r.get("controller").and_then(serde_json::Value::as_bool) == Some(true)
+            && matches!(r.get("kind").and_then(serde_json::Value::as_str), Some("EphemeralRunner" | "Runner"))
+    })
+}
+
+/// A runner-pod create the API server answered AlreadyExists is not retried in a hot loop: the
+/// controller's next create of that pod comes at least [`ALREADY_EXISTS_REQUEUE_MS`] later, or after a
+/// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
+/// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
+/// milliseconds). Judged from API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;
+
+/// The requeue after a create answered AlreadyExists (ARC #4201: 5 s).
+pub const ALREADY_EXISTS_REQUEUE_MS: u64 = 5_000;
 
 impl Oracle for NoAlreadyExistsErrors {
     fn name(&self) -> &'static str {
@@ -75,28 +90,66 @@ impl Oracle for NoAlreadyExistsErrors {
     }
 
     fn describe(&self) -> &'static str {
-        "zero EphemeralRunner reconcile errors caused by AlreadyExists"
+        "after a runner-pod create meets AlreadyExists, the next create of it waits 5 s or a newer event"
     }
 
     fn needs(&self) -> Interest {
-        Interest::none()
+        Interest::of_resources::<AuditEntry>(&["pods"])
+            .and_resources::<WatchSent>(&["pods", "ephemeralrunners"])
+            .and_resources::<Committed>(&["pods"])
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let errors = run.metric(
-            RECONCILE_ERRORS_TOTAL,
-            &[("controller", "ephemeralrunner"), ("reason", "AlreadyExists")],
-        );
-        if errors == 0 {
-            return Vec::new();
+        let runner_pods = runner_pod_keys(run);
+        let creates: Vec<&AuditEntry> = run
+            .audit()
+            .filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create && a.actor == "controller")
+            .filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name)))
+            .collect();
+        let mut out = Vec::new();
+        for (i, refused) in creates.iter().enumerate().filter(|(_, a)| a.code == 409) {
+            let key = format!("{}/{}", refused.namespace, refused.name);
+            let Some(next) =
+                creates[i + 1..].iter().find(|a| a.namespace == refused.namespace && a.name == refused.name)
+            else {
+                continue;
+            };
+            let waited = next.ms.saturating_sub(refused.ms) >= ALREADY_EXISTS_REQUEUE_MS;
+            if waited || delivered_between(run, &key, refused.ms, next.ms) {
+                continue;
+            }
+            out.push(Violation {
+                oracle: self.name(),
+                at_ms: next.ms,
+                objects: vec![format!("pod {key}")],
+                message: format!(
+                    "created again {} ms after a create answered AlreadyExists, with no newer event delivered",
+                    next.ms - refused.ms
+                ),
+            });
         }
-        vec![Violation {
-            oracle: self.name(),
-            at_ms: run.end_ms,
-            objects: vec!["controller ephemeralrunner".into()],
-            message: format!("{errors} reconcile errors with reason AlreadyExists"),
-        }]
+        out
     }
+}
+
+/// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).
+fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<String> {
+    run.changes_of("pods")
+        .filter(|(_, c)| c.object.pointer("/metadata/labels/actions-ephemeral-runner").is_some())
+        .map(|(_, c)| key_of(&c.object))
+        .collect()
+}
+
+/// Whether a watch event on `key` (the runner or its pod) reached the controller in `(from, to]`.
+fn delivered_between(run: &RunRecord, key: &str, from: u64, to: u64) -> bool {
+    run.events.iter().any(|e| {
+        e.at_ms > from
+            && e.at_ms <= to
+            && e.get::<WatchSent>().is_some_and(|w| {
+                w.actor.as_deref() == Some("controller")
+                    && matches!(&w.item, WatchItem::Change { key: k, .. } if k == key)
+            })
+    })
 }
 
 /// Duplicate runner-pod creates (answered AlreadyExists) stay within a small bound per pod incarnation:
@@ -122,11 +175,7 @@ impl Oracle for BoundedPodCreates {
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let runner_pods: std::collections::BTreeSet<String> = run
-            .changes_of("pods")
-            .filter(|(_, c)| c.object.pointer("/metadata/labels/actions-ephemeral-runner").is_some())
-            .map(|(_, c)| key_of(&c.object))
-            .collect();
+        let runner_pods = runner_pod_keys(run);
         let mut per_name: BTreeMap<(&str, &str), (usize, usize, u64)> = BTreeMap::new();
         let pod_creates = run.audit().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
         for a in pod_creates.filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name))) {
@@ -150,5 +199,71 @@ impl Oracle for BoundedPodCreates {
                 message: format!("{dup} creates answered AlreadyExists for {made} pod incarnation(s)"),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::apiserver::{EventType, WatchItem, WatchSent};
+    use arc_sim::faults::ApiVerb;
+    use arc_sim::world::synthetic::SyntheticRun;
+
+    use super::*;
+    use crate::oracles::fixtures::{NS, er, pod, request};
+
+    fn with_pod() -> SyntheticRun {
+        SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", None, 0, None))
+            .committed(2, "pods", EventType::Added, pod("r", "u1"))
+    }
+
+    #[test]
+    fn a_pod_controlled_by_another_uid_or_created_with_no_runner_is_a_violation() {
+        assert!(PodOwnedByItsRunner.check(&with_pod().build()).is_empty());
+        let wrong = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u2", None, 0, None))
+            .committed(2, "pods", EventType::Added, pod("r", "u1"))
+            .build();
+        assert!(PodOwnedByItsRunner.check(&wrong)[0].message.contains("but the live runner"));
+        let gone = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", None, 0, None))
+            .committed(2, "ephemeralrunners", EventType::Deleted, er("r", "u1", None, 0, None))
+            .committed(3, "pods", EventType::Added, pod("r", "u1"))
+            .build();
+        assert!(PodOwnedByItsRunner.check(&gone)[0].message.contains("while no runner"));
+    }
+
+    #[test]
+    fn a_create_retried_fast_after_already_exists_with_nothing_new_delivered_is_a_violation() {
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let hot = with_pod().event(10, create(10, 409)).event(25, create(25, 409)).build();
+        let found = NoAlreadyExistsErrors.check(&hot);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let waited = with_pod().event(10, create(10, 409)).event(5_020, create(5_020, 409)).build();
+        assert!(NoAlreadyExistsErrors.check(&waited).is_empty(), "a 5 s requeue");
+        let delivered = WatchSent {
+            id: 3,
+            actor: Some("controller".into()),
+            resource: "ephemeralrunners".into(),
+            item: WatchItem::Change { kind: "MODIFIED", key: format!("{NS}/r"), rv: "9".into() },
+        };
+        let woken =
+            with_pod().event(10, create(10, 409)).event(12, delivered).event(25, create(25, 409)).build();
+        assert!(NoAlreadyExistsErrors.check(&woken).is_empty(), "a newer event woke the reconcile");
+    }
+
+    #[test]
+    fn more_duplicate_creates_than_the_bound_per_pod_is_a_violation() {
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let mut few = with_pod().event(2, create(2, 201));
+        for ms in 3..3 + DUPLICATE_CREATES_PER_POD as u64 {
+            few = few.event(ms, create(ms, 409));
+        }
+        assert!(BoundedPodCreates.check(&few.build()).is_empty());
+        let mut many = with_pod().event(2, create(2, 201));
+        for ms in 3..4 + DUPLICATE_CREATES_PER_POD as u64 {
+            many = many.event(ms, create(ms, 409));
+        }
+        assert_eq!(BoundedPodCreates.check(&many.build()).len(), 1);
     }
 }

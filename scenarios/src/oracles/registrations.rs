@@ -1,4 +1,4 @@
-//! Registrations at GitHub: none orphaned once the world has settled, none outliving the
+//! Registrations at GitHub: none orphaned at the end of a run, none outliving the
 //! EphemeralRunner it was made for (the registration finalizer's promise), and one JIT registration
 //! per EphemeralRunner (per incarnation: `generateName` may hand a later runner a name an earlier one
 //! had).
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use arc_sim::apiserver::Committed;
 use arc_sim::apiserver::EventType;
 use arc_sim::github::EventKind;
-use arc_sim::github::GitHubEvent;
+use arc_sim::github::{GitHubEvent, Runner};
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
@@ -16,8 +16,9 @@ use super::Oracle;
 use super::view::{key_of, runner_id, str_at, uid_of};
 use crate::verdict::Violation;
 
-/// Once the world has settled, every runner still registered at GitHub belongs to a live
-/// EphemeralRunner (by `status.runnerId`) or legacy Runner (by name).
+/// At the end of the run, settled or not, every runner still registered at GitHub belongs to an
+/// EphemeralRunner (by `status.runnerId`, or by name while its id is being recorded) or a legacy Runner
+/// (by name).
 pub struct NoOrphanRegistration;
 
 impl Oracle for NoOrphanRegistration {
@@ -26,28 +27,19 @@ impl Oracle for NoOrphanRegistration {
     }
 
     fn describe(&self) -> &'static str {
-        "after settling, no runner is registered at GitHub without an EphemeralRunner or Runner"
+        "at the end of the run no runner is registered at GitHub without an EphemeralRunner or Runner"
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
+        Interest::none()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let Some(at_ms) = run.settled_at_ms else { return Vec::new() };
-        let er_ids: Vec<i64> = run.objects_of("ephemeralrunners").iter().map(runner_id).collect();
-        let legacy_names: Vec<&str> =
-            run.objects_of("runners").iter().filter_map(|r| str_at(r, "/metadata/name")).collect();
-        run.runners
-            .iter()
-            .filter(|r| !r.is_removed())
-            .filter(|r| match r.scale_set_id {
-                Some(_) => !er_ids.contains(&r.id),
-                None => !legacy_names.contains(&r.name.as_str()),
-            })
+        orphan_registrations(run)
+            .into_iter()
             .map(|r| Violation {
                 oracle: self.name(),
-                at_ms,
+                at_ms: run.end_ms,
                 objects: vec![format!("runner {} ({})", r.id, r.name)],
                 message: format!(
                     "runner is still registered ({:?}) but nothing in the cluster owns it",
@@ -82,7 +74,9 @@ impl Oracle for RegistrationRemovedBeforeRunnerGone {
         let created = creations_by_name(run);
         let removed = removals(run);
         let mut out = Vec::new();
-        for (gone_ms, change) in run.changes_of("ephemeralrunners").filter(|(_, c)| c.kind == EventType::Deleted) {
+        for (gone_ms, change) in
+            run.changes_of("ephemeralrunners").filter(|(_, c)| c.kind == EventType::Deleted)
+        {
             let Some(name) = str_at(&change.object, "/metadata/name") else { continue };
             let uid = uid_of(&change.object);
             for (registered_ms, runner) in registrations_of(run, &created, name, uid) {
@@ -92,7 +86,10 @@ impl Oracle for RegistrationRemovedBeforeRunnerGone {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: gone_ms,
-                    objects: vec![format!("ephemeralrunner {}", key_of(&change.object)), format!("runner {runner}")],
+                    objects: vec![
+                        format!("ephemeralrunner {}", key_of(&change.object)),
+                        format!("runner {runner}"),
+                    ],
                     message: format!(
                         "the runner was gone at {gone_ms} ms, but runner {runner} registered for it at \
                          {registered_ms} ms was never removed before"
@@ -112,8 +109,9 @@ fn registrations_of(
     name: &str,
     uid: &str,
 ) -> Vec<(u64, i64)> {
-    let incarnation_at =
-        |ms: u64| created.get(name).and_then(|c| c.iter().rev().find(|(at, _)| *at <= ms)).map(|(_, u)| u.as_str());
+    let incarnation_at = |ms: u64| {
+        created.get(name).and_then(|c| c.iter().rev().find(|(at, _)| *at <= ms)).map(|(_, u)| u.as_str())
+    };
     run.github_events()
         .filter_map(|e| match &e.kind {
             EventKind::RunnerRegistered { runner_id, name: n, scale_set_id: Some(_) }
@@ -122,6 +120,23 @@ fn registrations_of(
                 Some((e.at_ms, *runner_id))
             }
             _ => None,
+        })
+        .collect()
+}
+
+/// The runners registered at GitHub at the end of the run that no object left in the cluster owns.
+pub fn orphan_registrations(run: &RunRecord) -> Vec<&Runner> {
+    let ers = run.objects_of("ephemeralrunners");
+    let er_ids: Vec<i64> = ers.iter().map(runner_id).collect();
+    let er_names: Vec<&str> = ers.iter().filter_map(|r| str_at(r, "/metadata/name")).collect();
+    let legacy_names: Vec<&str> =
+        run.objects_of("runners").iter().filter_map(|r| str_at(r, "/metadata/name")).collect();
+    run.runners
+        .iter()
+        .filter(|r| !r.is_removed())
+        .filter(|r| match r.scale_set_id {
+            Some(_) => !er_ids.contains(&r.id) && !er_names.contains(&r.name.as_str()),
+            None => !legacy_names.contains(&r.name.as_str()),
         })
         .collect()
 }
@@ -199,95 +214,100 @@ fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use arc_sim::Seed;
-    use arc_sim::apiserver::store::StoreKey;
-    use arc_sim::apiserver::{Change, Committed, EventType};
-    use arc_sim::clock::SimClock;
-    use arc_sim::github::{EventKind, GitHubEvent, RemovalReason};
-    use arc_sim::record::{Event, Observed};
-    use arc_sim::trace::{Trace, TraceMode};
-    use arc_sim::world::RunRecord;
-    use serde_json::json;
+    use arc_sim::apiserver::EventType;
+    use arc_sim::github::{EventKind, GitHubEvent, RemovalReason, RunnerState};
+    use arc_sim::world::synthetic::SyntheticRun;
 
     use super::*;
+    use crate::oracles::fixtures::{er, github, removed_runner, runner};
 
-    /// A record holding `events`, stamped with their sim ms, in order.
-    fn record(events: Vec<(u64, Arc<dyn Observed>)>) -> RunRecord {
-        let events = events
-            .into_iter()
-            .enumerate()
-            .map(|(seq, (at_ms, body))| Event { seq: seq as u64, at_ms, body })
-            .collect();
-        RunRecord {
-            seed: Seed(1),
-            plug: "scale-set",
-            settled_at_ms: None,
-            end_ms: 10_000,
-            workload_end_ms: 0,
-            trace: Trace::new(SimClock::start(), TraceMode::HashOnly),
-            events,
-            api_requests: Default::default(),
-            jobs: Vec::new(),
-            runners: Vec::new(),
-            metrics: Default::default(),
-            listener_metrics: Default::default(),
-            objects: Default::default(),
-            submitted_jobs: Vec::new(),
-            controller_restarts: 0,
-            restarts_mid_reconcile: 0,
+    #[test]
+    fn a_registration_nothing_owns_at_the_end_is_an_orphan_settled_or_not() {
+        let owned = SyntheticRun::new()
+            .objects("ephemeralrunners", vec![er("r-1", "u1", None, 5, None), er("r-2", "u2", None, 0, None)])
+            .runners(vec![runner(5, "r-1", RunnerState::Idle), runner(6, "r-2", RunnerState::Offline)])
+            .build();
+        assert!(
+            NoOrphanRegistration.check(&owned).is_empty(),
+            "owned by id, and by name while the id is recorded"
+        );
+        let orphan = SyntheticRun::new()
+            .runners(vec![runner(5, "r-1", RunnerState::Offline), removed_runner(6, "r-2")])
+            .ended_at(9_000)
+            .build();
+        let found = NoOrphanRegistration.check(&orphan);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_ms, found[0].objects[0].as_str()), (9_000, "runner 5 (r-1)"));
+    }
+
+    #[test]
+    fn a_second_jit_registration_of_one_runner_incarnation_is_a_violation() {
+        let registered = |at, id| {
+            github(
+                at,
+                EventKind::RunnerRegistered { runner_id: id, name: "r-1".into(), scale_set_id: Some(1) },
+            )
+        };
+        let once = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+            .event(2, registered(2, 5))
+            .committed(3, "ephemeralrunners", EventType::Added, er("r-1", "u2", None, 0, None))
+            .event(4, registered(4, 6))
+            .build();
+        assert!(JitConfigOncePerRunner.check(&once).is_empty(), "a new incarnation may register again");
+        let twice = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+            .event(2, registered(2, 5))
+            .event(3, registered(3, 6))
+            .build();
+        assert_eq!(JitConfigOncePerRunner.check(&twice).len(), 1);
+    }
+
+    fn registered(at_ms: u64) -> GitHubEvent {
+        github(at_ms, EventKind::RunnerRegistered { runner_id: 7, name: "r-1".into(), scale_set_id: Some(1) })
+    }
+
+    fn removed(at_ms: u64) -> GitHubEvent {
+        github(at_ms, EventKind::RunnerRemoved { runner_id: 7, reason: RemovalReason::Removed })
+    }
+
+    fn runner_lifetime(events: &[(&str, u64)]) -> RunRecord {
+        let mut run = SyntheticRun::new();
+        for (what, at) in events {
+            run = match *what {
+                "added" => {
+                    run.committed(*at, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+                }
+                "deleted" => {
+                    run.committed(*at, "ephemeralrunners", EventType::Deleted, er("r-1", "u1", None, 7, None))
+                }
+                "registered" => run.event(*at, registered(*at)),
+                _ => run.event(*at, removed(*at)),
+            };
         }
+        run.build()
     }
 
-    fn runner_change(kind: EventType, rv: u64) -> Arc<dyn Observed> {
-        let object = json!({"metadata": {"name": "arc-runner-x", "namespace": "ns", "uid": "uid-1"}});
-        let key = StoreKey { resource: 0, namespace: "ns".into(), name: "arc-runner-x".into() };
-        let change = Change { rv, kind, key, object: Arc::new(object), old: None };
-        Arc::new(Committed { resource: "ephemeralrunners".into(), change: Arc::new(change) })
-    }
-
-    fn github(at_ms: u64, kind: EventKind) -> Arc<dyn Observed> {
-        Arc::new(GitHubEvent { at_ms, kind })
-    }
-
-    fn registered(at_ms: u64) -> (u64, Arc<dyn Observed>) {
-        let kind = EventKind::RunnerRegistered { runner_id: 7, name: "arc-runner-x".into(), scale_set_id: Some(1) };
-        (at_ms, github(at_ms, kind))
-    }
-
-    fn removed(at_ms: u64) -> (u64, Arc<dyn Observed>) {
-        (at_ms, github(at_ms, EventKind::RunnerRemoved { runner_id: 7, reason: RemovalReason::Removed }))
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_runner_gone_after_its_registration_was_removed_is_clean() {
-        let run = record(vec![
-            (100, runner_change(EventType::Added, 1)),
-            registered(200),
-            removed(900),
-            (1_000, runner_change(EventType::Deleted, 5)),
-        ]);
+    #[test]
+    fn a_runner_gone_after_its_registration_was_removed_is_clean() {
+        let run =
+            runner_lifetime(&[("added", 100), ("registered", 200), ("removed", 900), ("deleted", 1_000)]);
         assert_eq!(RegistrationRemovedBeforeRunnerGone.check(&run), Vec::new());
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_runner_gone_while_its_registration_stays_is_a_violation() {
-        let run = record(vec![
-            (100, runner_change(EventType::Added, 1)),
-            registered(200),
-            (1_000, runner_change(EventType::Deleted, 5)),
-            removed(5_000),
-        ]);
+    #[test]
+    fn a_runner_gone_while_its_registration_stays_is_a_violation() {
+        let run =
+            runner_lifetime(&[("added", 100), ("registered", 200), ("deleted", 1_000), ("removed", 5_000)]);
         let violations = RegistrationRemovedBeforeRunnerGone.check(&run);
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].at_ms, 1_000);
-        assert_eq!(violations[0].objects, ["ephemeralrunner ns/arc-runner-x", "runner 7"]);
+        assert_eq!(violations[0].objects[1], "runner 7");
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_registration_of_another_incarnation_of_the_name_does_not_count() {
-        let run = record(vec![registered(50), (100, runner_change(EventType::Added, 1)), (1_000, runner_change(EventType::Deleted, 5))]);
+    #[test]
+    fn a_registration_of_another_incarnation_of_the_name_does_not_count() {
+        let run = runner_lifetime(&[("registered", 50), ("added", 100), ("deleted", 1_000)]);
         assert_eq!(RegistrationRemovedBeforeRunnerGone.check(&run), Vec::new());
     }
 }

@@ -12,9 +12,11 @@ use serde_json::json;
 
 use super::objects::{RUNNER_NAMESPACE, RUNNER_SET};
 
+use super::control::Control;
 use super::standard::{scale_set_oracles, scale_set_world};
 use crate::oracles::{self, Oracle};
 use crate::probes::{self, ProbeGoal};
+use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::{Build, Variant};
 
@@ -27,7 +29,14 @@ pub struct AssignDuringDelete;
 /// assignment latency; slow listener polls and slow RemoveRunner answers (so a late JobStarted can meet
 /// a runner whose deletion is still under way).
 pub fn assign_during_delete_world(seed: Seed, variant: Variant) -> WorldPlan {
-    let mut plan = scale_set_world(seed, variant, 2, 8);
+    let mut plan = race_world(seed, variant, 2);
+    plan.config.disruptions = runner_refreshes(seed, 600_000);
+    plan
+}
+
+/// Race 3's workload and GitHub timing with `min_runners` (of 8), without runner refreshes.
+fn race_world(seed: Seed, variant: Variant, min_runners: u32) -> WorldPlan {
+    let mut plan = scale_set_world(seed, variant, min_runners, 8);
     let workload = &mut plan.config.workload;
     workload.arrivals_per_minute = 12.0;
     workload.burst_probability = 0.3;
@@ -43,7 +52,6 @@ pub fn assign_during_delete_world(seed: Seed, variant: Variant) -> WorldPlan {
     github.assignment_latency_ms_min = 0;
     github.assignment_latency_ms_max = 4_000;
     github.long_poll_timeout_ms = 2_000;
-    plan.config.disruptions = runner_refreshes(seed, 600_000);
     plan.config.faults.github.extend([
         GitHubFault {
             operations: vec!["get-message".into()],
@@ -139,11 +147,40 @@ impl Scenario for AssignDuringDelete {
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        &[
-            ProbeGoal { probe: &probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, min_share: 0.3 },
-            ProbeGoal { probe: &probes::IDLE_RUNNER_SCALED_DOWN, min_share: 0.3 },
-            ProbeGoal { probe: &probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, min_share: 0.3 },
-            ProbeGoal { probe: &probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE, min_share: 0.3 },
-        ]
+        const GOALS: &[ProbeGoal] = &[
+            ProbeGoal::floor(&probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::IDLE_RUNNER_SCALED_DOWN, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE, Rate::measured(0, 0, 0)),
+        ];
+        GOALS
+    }
+
+    fn control(&self) -> Option<&'static dyn Scenario> {
+        Some(&CONTROL)
     }
 }
+
+/// Race 3 without its ingredient, as far as a scale set allows: nothing asks for a scale-down while
+/// jobs arrive (min = max = 8 runners, no refreshes, no cancellations, no bursts, 2 jobs a minute
+/// against 8 runners). The runner set still removes the odd runner it over-created while replacing
+/// finished ones; that churn is what the ceilings allow for.
+pub static CONTROL: Control = Control {
+    name: "assign-during-delete-control",
+    describe: "race 3's timing with nothing asking for scale-down: 8 runners, 2 jobs/min, no refreshes or cancellations",
+    race: &AssignDuringDelete,
+    strip: |seed, variant| {
+        let mut plan = race_world(seed, variant, 8);
+        let workload = &mut plan.config.workload;
+        workload.arrivals_per_minute = 2.0;
+        workload.burst_probability = 0.0;
+        workload.cancel_probability = 0.0;
+        plan
+    },
+    goals: &[
+        ProbeGoal::ceiling(&probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, Rate::measured(0, 0, 0)),
+        ProbeGoal::ceiling(&probes::IDLE_RUNNER_SCALED_DOWN, Rate::measured(0, 0, 0)),
+        ProbeGoal::ceiling(&probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, Rate::measured(0, 0, 0)),
+        ProbeGoal::ceiling(&probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE, Rate::measured(0, 0, 0)),
+    ],
+};

@@ -25,7 +25,11 @@ pub struct JobIdPredicateEquivalence;
 /// The world: quiet race 3, a lagging runner watch, Running from the pod, switches of `build`.
 fn lagged_world(seed: Seed, build: Build) -> WorldPlan {
     let mut plan = quiet_world(seed, build.variant);
-    plan.config.apiserver.watch_lag.per_resource.insert("ephemeralrunners".into(), LagRange::between(200, 2_000));
+    plan.config
+        .apiserver
+        .watch_lag
+        .per_resource
+        .insert("ephemeralrunners".into(), LagRange::between(200, 2_000));
     plan.config.switches = build.switches();
     plan.config.switches.optimisations.running_from_listener = false;
     refreshes_in_controller_form(&mut plan);

@@ -1,6 +1,7 @@
 //! The scenarios arcsim ships, and the objects they start from.
 
 pub mod assign_during_delete;
+pub mod control;
 pub mod equivalence;
 pub mod jobid_equivalence;
 pub mod objects;
@@ -24,10 +25,16 @@ pub fn all() -> Vec<&'static dyn Scenario> {
     ]
 }
 
-/// The scenario named `name`, or an error listing the valid names.
+/// The race scenarios' control worlds (run on request, not by a default sweep).
+pub fn controls() -> Vec<&'static dyn Scenario> {
+    vec![&watch_lag::CONTROL, &token_refresh::CONTROL, &assign_during_delete::CONTROL]
+}
+
+/// The scenario or control world named `name`, or an error listing the valid names.
 pub fn find(name: &str) -> Result<&'static dyn Scenario, String> {
-    all().into_iter().find(|s| s.name() == name).ok_or_else(|| {
-        let valid: Vec<&str> = all().iter().map(|s| s.name()).collect();
+    let known = || all().into_iter().chain(controls());
+    known().find(|s| s.name() == name).ok_or_else(|| {
+        let valid: Vec<&str> = known().map(|s| s.name()).collect();
         format!("unknown scenario {name:?}; valid: {}", valid.join(", "))
     })
 }

@@ -15,6 +15,7 @@ use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::standard::scale_set_world;
 use crate::oracles::{self, Oracle};
 use crate::probes::{self, ProbeGoal};
+use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 
@@ -145,6 +146,10 @@ impl Scenario for SteadyState {
         vec![
             &jobs::NoJobLostToControllerKill,
             &deletion::NoBusyRunnerDeleted,
+            &deletion::FinalizersInOneWrite,
+            &pods::NoAlreadyExistsErrors,
+            &pods::BoundedPodCreates,
+            &registrations::JitConfigOncePerRunner,
             &deletion::NoRunningWhileDeleting,
             &phases::TerminalPhaseIsFinal,
             &phases::RunningOnlyAfterJobStarted,
@@ -156,6 +161,8 @@ impl Scenario for SteadyState {
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        &[ProbeGoal { probe: &probes::STALE_POD_CACHE_READ, min_share: 0.3 }]
+        const GOALS: &[ProbeGoal] =
+            &[ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 0, 0))];
+        GOALS
     }
 }

@@ -582,7 +582,8 @@ async fn no_succeeded_without_termination_status(
     running_from_listener: bool,
     expected: EphemeralRunnerPhase,
 ) {
-    let (h, scale_set_id) = setup(|b| b.switches.optimisations.running_from_listener = running_from_listener).await;
+    let (h, scale_set_id) =
+        setup(|b| b.switches.optimisations.running_from_listener = running_from_listener).await;
     let _manager = start(&h);
     create(&h, &runner(scale_set_id)).await;
     wait_for_pod(&h, None).await;

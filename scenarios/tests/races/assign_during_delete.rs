@@ -4,9 +4,12 @@ use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::assign_during_delete::AssignDuringDelete;
 use arc_scenarios::variant::Variant;
 
-use super::suite::{fixed_passes, killed_within_bound, probe_goals_met};
+use super::suite::{control_stays_quiet, fixed_passes, killed_within_bound, probe_goals_met};
 
 const SCENARIO: &AssignDuringDelete = &AssignDuringDelete;
+
+/// Seeds of the control world each test run judges.
+const CONTROL_SEEDS: u64 = 5;
 
 /// Seeds pinned because they once showed something worth keeping an eye on.
 const REGRESSION_SEEDS: &[u64] = &[
@@ -34,6 +37,11 @@ fn without_the_patch_id_gate_idle_runners_are_scaled_down_on_non_zero_patches() 
 #[test]
 fn an_unguarded_running_write_lands_on_a_deleting_runner() {
     killed_within_bound(SCENARIO, Variant::BugRunningOverwritesTerminal);
+}
+
+#[test]
+fn the_control_world_without_the_race_stays_quiet() {
+    control_stays_quiet(SCENARIO, 1..=CONTROL_SEEDS);
 }
 
 #[test]

@@ -1,36 +1,104 @@
-//! The same seed gives a byte-identical trace: twice in one process, and in a child process.
+//! The same seed gives the same run, wherever it can break: the whole verdict (violations, probes,
+//! counters, the trace hash of the run and of each twin) and the trace text, twice in one process and
+//! once in a child process, for every scenario and one bug variant; and a sweep gives the same report
+//! on one worker thread as on two, with its own determinism check on.
 
 use std::process::Command;
 
 use arc_scenarios::runner::run_one;
+use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios;
+use arc_scenarios::scenarios::watch_lag::WatchLagDuplicateCreate;
+use arc_scenarios::sweep::{SweepPlan, sweep};
 use arc_scenarios::variant::Variant;
+use arc_scenarios::verdict::Verdict;
 use arc_sim::{Seed, TraceMode};
 
-fn trace_of(scenario: &str, seed: u64) -> (String, u64) {
-    let scenario = scenarios::find(scenario).expect("a known scenario");
+const SEED: u64 = 11;
+
+/// Every scenario with the fixed controller, and one bug variant.
+fn cases() -> Vec<(&'static dyn Scenario, Variant)> {
+    let mut cases: Vec<(&'static dyn Scenario, Variant)> =
+        scenarios::all().into_iter().map(|s| (s, Variant::Fixed)).collect();
+    cases.push((&WatchLagDuplicateCreate, Variant::Bug4201));
+    cases
+}
+
+fn run(scenario: &dyn Scenario, variant: Variant) -> (Verdict, String) {
     let (verdict, record) =
-        run_one(scenario, Variant::Fixed, Seed(seed), TraceMode::Full).expect("the run completes");
-    (record.trace.text(), verdict.trace_hash)
+        run_one(scenario, variant, Seed(SEED), TraceMode::Full).expect("the run completes");
+    (verdict.without_wall_time(), record.trace.text())
 }
 
 #[test]
-fn the_same_seed_twice_in_one_process_gives_byte_identical_traces() {
-    for scenario in ["standard", "watch-lag-duplicate-create", "token-refresh-recreation", "steady-state"] {
-        let (first, _) = trace_of(scenario, 11);
-        let (second, _) = trace_of(scenario, 11);
-        assert!(first == second, "{scenario}: two runs of seed 11 differ");
+fn the_same_seed_twice_in_one_process_gives_the_same_verdict_and_trace() {
+    for (scenario, variant) in cases() {
+        let (first, first_trace) = run(scenario, variant);
+        let (second, second_trace) = run(scenario, variant);
+        let name = scenario.name();
+        assert_eq!(first, second, "{name}/{variant}: two runs of seed {SEED} gave different verdicts");
+        assert!(
+            first_trace == second_trace,
+            "{name}/{variant}: two runs of seed {SEED} gave different traces"
+        );
     }
 }
 
 #[test]
-fn a_child_process_reproduces_the_trace_hash() {
-    let (_, hash) = trace_of("assign-during-delete", 7);
-    let output = Command::new(env!("CARGO_BIN_EXE_arcsim"))
-        .args(["run", "--scenario", "assign-during-delete", "--seed", "7"])
-        .output()
-        .expect("arcsim runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let expected = format!("trace hash {hash:016x}");
-    assert!(stdout.contains(&expected), "the child printed:\n{stdout}\nexpected {expected}");
+fn a_child_process_reproduces_the_verdict_of_every_scenario() {
+    let dir = std::env::temp_dir().join(format!("arcsim-determinism-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    for (scenario, variant) in cases() {
+        let (here, _) = run(scenario, variant);
+        let file = dir.join(format!("{}-{variant}.json", scenario.name()));
+        let status = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+            .args([
+                "run",
+                "--scenario",
+                scenario.name(),
+                "--variant",
+                variant.name(),
+                "--seed",
+                &SEED.to_string(),
+            ])
+            .arg("--json")
+            .arg(&file)
+            .status()
+            .expect("arcsim runs");
+        assert_eq!(status.success(), here.passed(), "{}: the child's exit status", scenario.name());
+        let mut there: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("the child wrote its verdict"))
+                .expect("JSON");
+        there["wall_ms"] = 0.into();
+        assert_eq!(
+            there,
+            serde_json::to_value(&here).unwrap(),
+            "{}/{variant}: the child's verdict",
+            scenario.name()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
+    let plan = |jobs| SweepPlan {
+        profile: arc_controller::Profile::Arcsim,
+        scenarios: vec![scenarios::find("standard").unwrap(), &WatchLagDuplicateCreate],
+        variants: vec![Variant::Fixed, Variant::Bug4201],
+        seeds: vec![Seed(3), Seed(4)],
+        jobs,
+        check_determinism: true,
+        exhaustive: false,
+        matrix: false,
+    };
+    let report = |jobs| {
+        let mut json = serde_json::to_value(sweep(&plan(jobs), &|_, _| {})).unwrap();
+        for cell in json["cells"].as_array_mut().unwrap() {
+            cell["wall_ms"] = 0.into();
+            assert_eq!(cell["nondeterministic"], serde_json::json!([]), "{cell}");
+        }
+        json
+    };
+    assert_eq!(report(1), report(2));
 }

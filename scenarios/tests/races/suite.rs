@@ -1,6 +1,6 @@
 //! Shared assertions of the race suites.
 
-use arc_scenarios::kill_table::expectation;
+use arc_scenarios::kill_table::expectations;
 use arc_scenarios::probes::ProbeGoal;
 use arc_scenarios::runner::run_one;
 use arc_scenarios::scenario::Scenario;
@@ -30,31 +30,42 @@ pub fn fixed_passes(scenario: &dyn Scenario, seeds: impl IntoIterator<Item = u64
     verdicts
 }
 
-/// `variant` is killed in `scenario` within the kill table's bound, by the oracle it names.
+/// Every kill row of `variant` in `scenario` is met: its oracle fires within the row's bound (derived
+/// from the rate measured on seeds outside this range), on seeds 1 onwards.
 pub fn killed_within_bound(scenario: &dyn Scenario, variant: Variant) {
-    let expect =
-        expectation(variant, scenario.name()).expect("the kill table has a row for this variant here");
-    for seed in 1..=u64::from(expect.within_seeds) {
+    let rows = expectations(variant, scenario.name());
+    assert!(!rows.is_empty(), "the kill table has no row for {variant} in {}", scenario.name());
+    let mut pending: Vec<(&str, u32)> = rows.iter().map(|r| (r.oracle.name(), r.within_seeds())).collect();
+    let last = pending.iter().map(|(_, bound)| *bound).max().unwrap_or(0);
+    for seed in 1..=u64::from(last) {
         let v = verdict(scenario, variant, seed);
-        if v.violations.iter().any(|x| x.oracle == expect.oracle.name()) {
+        pending.retain(|(oracle, _)| !v.violations.iter().any(|x| x.oracle == *oracle));
+        if let Some((oracle, bound)) = pending.iter().find(|(_, bound)| u64::from(*bound) <= seed) {
+            panic!("{variant} survived {bound} seeds of {}: {oracle} never fired", scenario.name());
+        }
+        if pending.is_empty() {
             return;
         }
     }
-    let (bound, oracle) = (expect.within_seeds, expect.oracle.name());
-    panic!("{variant} survived {bound} seeds of {}: {oracle} never fired", scenario.name());
 }
 
-/// Every probe goal of `scenario` is met over `verdicts` (the share of seeds in which it fired).
+/// Every probe goal of a scenario is met over `verdicts`: a race world's probes fire in at least their
+/// floor of the seeds, a control world's in at most their ceiling.
 pub fn probe_goals_met(goals: &[ProbeGoal], verdicts: &[Verdict]) {
+    let seeds = u32::try_from(verdicts.len()).expect("a few seeds");
     for goal in goals {
         let hits = verdicts.iter().filter(|v| v.probes.contains_key(goal.probe.name)).count();
-        let share = hits as f64 / verdicts.len() as f64;
-        assert!(
-            share >= goal.min_share,
-            "probe {} fired in {hits}/{} seeds ({share:.2}), under its minimum {}",
-            goal.probe.name,
-            verdicts.len(),
-            goal.min_share
-        );
+        let hits = u32::try_from(hits).expect("a few seeds");
+        if let Err(why) = goal.bound.check(hits, seeds) {
+            panic!("probe {} {why}", goal.probe.name);
+        }
     }
+}
+
+/// `scenario`'s control world passes `seeds` with the fixed controller, and its probes stay under
+/// their ceilings there.
+pub fn control_stays_quiet(scenario: &dyn Scenario, seeds: impl IntoIterator<Item = u64>) {
+    let control = scenario.control().expect("a race scenario has a control world");
+    let verdicts = fixed_passes(control, seeds);
+    probe_goals_met(control.probe_goals(), &verdicts);
 }

@@ -4,9 +4,12 @@ use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::token_refresh::TokenRefreshRecreation;
 use arc_scenarios::variant::Variant;
 
-use super::suite::{fixed_passes, killed_within_bound, probe_goals_met, verdict};
+use super::suite::{control_stays_quiet, fixed_passes, killed_within_bound, probe_goals_met, verdict};
 
 const SCENARIO: &TokenRefreshRecreation = &TokenRefreshRecreation;
+
+/// Seeds of the control world each test run judges.
+const CONTROL_SEEDS: u64 = 5;
 
 /// Seeds pinned because they once showed something worth keeping an eye on.
 const REGRESSION_SEEDS: &[u64] = &[
@@ -35,6 +38,11 @@ fn without_1087_a_restarted_container_registers_with_an_expired_token() {
 #[test]
 fn without_1125_a_stale_idle_listing_kills_a_runner_mid_job() {
     killed_within_bound(SCENARIO, Variant::Bug1125);
+}
+
+#[test]
+fn the_control_world_without_the_race_stays_quiet() {
+    control_stays_quiet(SCENARIO, 1..=CONTROL_SEEDS);
 }
 
 #[test]

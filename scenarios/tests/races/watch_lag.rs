@@ -4,9 +4,12 @@ use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::watch_lag::WatchLagDuplicateCreate;
 use arc_scenarios::variant::Variant;
 
-use super::suite::{fixed_passes, killed_within_bound, probe_goals_met};
+use super::suite::{control_stays_quiet, fixed_passes, killed_within_bound, probe_goals_met};
 
 const SCENARIO: &WatchLagDuplicateCreate = &WatchLagDuplicateCreate;
+
+/// Seeds of the control world each test run judges.
+const CONTROL_SEEDS: u64 = 5;
 
 /// Seeds pinned because they once showed something worth keeping an eye on.
 const REGRESSION_SEEDS: &[u64] = &[
@@ -34,6 +37,11 @@ fn with_secrets_read_from_a_cache_a_runner_is_registered_twice() {
 #[test]
 fn adding_one_finalizer_per_reconcile_takes_two_writes_per_runner() {
     killed_within_bound(SCENARIO, Variant::Bug4580Finalizer);
+}
+
+#[test]
+fn the_control_world_without_the_race_stays_quiet() {
+    control_stays_quiet(SCENARIO, 1..=CONTROL_SEEDS);
 }
 
 #[test]

@@ -10,7 +10,8 @@ use crate::faults::ApiVerb;
 use crate::record::{Line, Observed};
 
 /// One answered request (every verb but watch, see [`WatchOpened`]). The mutating ones are what
-/// kube-apiserver's audit log would record.
+/// kube-apiserver's audit log would record; their trace line carries the hash of the request body, so
+/// a write whose content varied between two runs shows in the trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditEntry {
     /// Sim milliseconds when it was answered.
@@ -54,6 +55,9 @@ impl Observed for AuditEntry {
         }
         if self.warnings > 0 {
             details.push_str(&format!(" warnings={}", self.warnings));
+        }
+        if self.verb.is_mutating() {
+            details.push_str(&format!(" body={:016x}", self.body_hash));
         }
         if self.attributed {
             details.push_str(&format!(" by={}", self.actor));

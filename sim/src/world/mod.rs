@@ -16,6 +16,7 @@ pub mod crds;
 pub mod record;
 pub mod seam;
 pub mod settled;
+pub mod synthetic;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -399,6 +400,7 @@ impl World {
             api_requests: self.apiserver.request_counts(),
             jobs: self.github.jobs(),
             runners: self.github.runners(),
+            sessions: self.github.sessions(),
             metrics: self.metrics.snapshot(),
             listener_metrics: self.listener_metrics.snapshot(),
             objects,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::apiserver::reads::ReadEntry;
 use crate::apiserver::{AuditEntry, Change, Committed, RequestCounts};
-use crate::github::{GitHubEvent, Job, Runner};
+use crate::github::{GitHubEvent, Job, Runner, Session};
 use crate::kubelet::KubeletEvent;
 use crate::record::{Event, Interest, Observed};
 use crate::seed::Seed;
@@ -39,6 +39,8 @@ pub struct RunRecord {
     pub jobs: Vec<Job>,
     /// Every runner at the end (removed ones included).
     pub runners: Vec<Runner>,
+    /// The message sessions open at the end.
+    pub sessions: Vec<Session>,
     /// The controller's metrics at the end (reconciles, API calls, copies, predicate drops).
     pub metrics: BTreeMap<MetricKey, i64>,
     /// The listeners' metrics at the end (their API and GitHub calls), kept apart from the controller's.

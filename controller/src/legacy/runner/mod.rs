@@ -388,7 +388,8 @@ impl RunnerReconciler {
             match github.unregister().await {
                 Ok(Unregistered::Removed) => tracing::debug!(runner = %key, "Unregistered runner"),
                 Ok(Unregistered::AlreadyGone)
-                    if self.ctx.switches.fixes.keep_unlisted_running_runner && runner_container_running(pod) =>
+                    if self.ctx.switches.fixes.keep_unlisted_running_runner
+                        && runner_container_running(pod) =>
                 {
                     tracing::info!(runner = %key, "Runner not listed on GitHub but its container runs; keeping the pod");
                     self.ctx

@@ -322,7 +322,11 @@ mod tests {
     #[test]
     fn a_failed_pod_is_judged_by_the_runner_containers_exit_code() {
         use PodVerdict::*;
-        assert_eq!(classify_pod(&pod("Failed", None, None), PodChecks::ALL), FailedBeforeRunnerStarted, "a: no status");
+        assert_eq!(
+            classify_pod(&pod("Failed", None, None), PodChecks::ALL),
+            FailedBeforeRunnerStarted,
+            "a: no status"
+        );
         assert_eq!(
             classify_pod(&pod("Failed", Some(None), None), PodChecks::ALL),
             FailedBeforeRunnerStarted,
@@ -334,7 +338,11 @@ mod tests {
             "b: a sidecar's exit is ignored"
         );
         assert_eq!(classify_pod(&pod("Failed", Some(Some(7)), None), PodChecks::ALL), Outdated, "c");
-        assert_eq!(classify_pod(&pod("Failed", Some(Some(137)), Some(1)), PodChecks::ALL), RunnerFailed, "d before e");
+        assert_eq!(
+            classify_pod(&pod("Failed", Some(Some(137)), Some(1)), PodChecks::ALL),
+            RunnerFailed,
+            "d before e"
+        );
     }
 
     #[test]
@@ -356,7 +364,11 @@ mod tests {
         assert_eq!(classify_pod(&pod("Running", Some(Some(7)), None), PodChecks::ALL), Outdated, "h");
         assert_eq!(classify_pod(&pod("Running", Some(Some(2)), None), PodChecks::ALL), RunnerFailed, "i");
         assert_eq!(classify_pod(&pod("Succeeded", Some(Some(0)), None), PodChecks::ALL), Succeeded, "j");
-        assert_eq!(classify_pod(&Pod::default(), PodChecks::ALL), Starting, "a pod without status is starting");
+        assert_eq!(
+            classify_pod(&Pod::default(), PodChecks::ALL),
+            Starting,
+            "a pod without status is starting"
+        );
     }
 
     #[test]

@@ -190,7 +190,10 @@ fn leave_unregistered(runner: &EphemeralRunner) -> bool {
     let unregistered = runner.runner_id() == 0;
     if unregistered {
         let name = runner.metadata.name.as_deref().unwrap_or_default();
-        tracing::info!(runner = name, "Leaving ephemeral runner without a runner id for a later cleanup pass");
+        tracing::info!(
+            runner = name,
+            "Leaving ephemeral runner without a runner id for a later cleanup pass"
+        );
     }
     unregistered
 }

@@ -75,11 +75,10 @@ pub fn ephemeral_runner_set_controller(
 ) -> Controller<EphemeralRunnerSetReconciler> {
     let runner_sets = manager.informer(ctx.watched::<EphemeralRunnerSet>(), watcher::Config::default());
     let runners = manager.informer(ctx.watched::<EphemeralRunner>(), watcher::Config::default());
-    let predicate = ctx
-        .switches
-        .optimisations
-        .predicates
-        .then(|| UpdatePredicate::new(ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate(&ctx.switches.fixes)));
+    let predicate =
+        ctx.switches.optimisations.predicates.then(|| {
+            UpdatePredicate::new(ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate(&ctx.switches.fixes))
+        });
     let metrics = manager.metrics().clone();
     let reconciler = Arc::new(EphemeralRunnerSetReconciler::new(ctx, runner_sets.store(), runners.store()));
     Controller::new(CONTROLLER_NAME, reconciler, &metrics).for_resource(&runner_sets).owns(

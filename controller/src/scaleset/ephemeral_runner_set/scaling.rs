@@ -69,7 +69,11 @@ pub(crate) fn gate_open(ers: &EphemeralRunnerSet, buckets: &RunnerBuckets, rules
 }
 
 /// The decision for `ers` with `buckets` under `rules`.
-pub(crate) fn decide(ers: &EphemeralRunnerSet, buckets: &RunnerBuckets, rules: ScalingRules) -> ScalingDecision {
+pub(crate) fn decide(
+    ers: &EphemeralRunnerSet,
+    buckets: &RunnerBuckets,
+    rules: ScalingRules,
+) -> ScalingDecision {
     let patch_id = ers.spec.patch_id;
     if !gate_open(ers, buckets, rules) {
         return ScalingDecision::Hold;
@@ -228,8 +232,10 @@ mod tests {
 
     use EphemeralRunnerPhase::{Pending, Running, Succeeded};
 
-    const ARCSIM: ScalingRules = ScalingRules { gated: true, cleanup_finished_first: true, count_deleting: true };
-    const UPSTREAM: ScalingRules = ScalingRules { gated: true, cleanup_finished_first: false, count_deleting: false };
+    const ARCSIM: ScalingRules =
+        ScalingRules { gated: true, cleanup_finished_first: true, count_deleting: true };
+    const UPSTREAM: ScalingRules =
+        ScalingRules { gated: true, cleanup_finished_first: false, count_deleting: false };
     const UNGATED: ScalingRules = ScalingRules { gated: false, ..ARCSIM };
 
     #[test]

@@ -28,7 +28,9 @@ impl EphemeralRunnerSetReconciler {
         ers: &mut LazyCopy<EphemeralRunnerSet>,
         hash: String,
     ) -> Result<Outcome> {
-        tracing::info!("EphemeralRunnerSpec has changed, deleting idle ephemeral runners to apply the new spec");
+        tracing::info!(
+            "EphemeralRunnerSpec has changed, deleting idle ephemeral runners to apply the new spec"
+        );
         self.clean_up_runners(ers.get()).await?;
         self.reconcile_proxy_secret(ers.get()).await?;
         tracing::info!("Updating EphemeralRunnerSet with new spec hash");

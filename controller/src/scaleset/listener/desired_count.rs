@@ -49,7 +49,12 @@ pub struct DesiredCount {
 
 impl DesiredCount {
     /// Scales `namespace/name` through `api` with `decider`'s decisions.
-    pub fn new(decider: Decider, api: KubeApi, namespace: impl Into<String>, name: impl Into<String>) -> Self {
+    pub fn new(
+        decider: Decider,
+        api: KubeApi,
+        namespace: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Self {
         DesiredCount { decider, api, namespace: namespace.into(), name: name.into() }
     }
 

@@ -69,12 +69,11 @@ impl JobHandlers {
         );
         let running_from_listener = self.switches.optimisations.running_from_listener;
         let guarded = self.switches.fixes.running_never_overwrites_terminal;
-        let outcome =
-            match (running_from_listener, guarded) {
-                (false, _) => self.write(job, None).await?,
-                (true, false) => self.write(job, Some(RunningWrite::Blind)).await?,
-                (true, true) => self.write_guarded(job).await?,
-            };
+        let outcome = match (running_from_listener, guarded) {
+            (false, _) => self.write(job, None).await?,
+            (true, false) => self.write(job, Some(RunningWrite::Blind)).await?,
+            (true, true) => self.write_guarded(job).await?,
+        };
         tracing::info!(runner = %job.runner_name, ?outcome, "job recorded");
         Ok(outcome)
     }

@@ -36,12 +36,12 @@ use self::desired_count::{Decider, DesiredCount};
 use self::job_handlers::JobHandlers;
 use self::message_loop::MessageLoop;
 use self::session::{MessageSession, Opening};
+use crate::SharedClock;
 use crate::github::ActionsClient;
 use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::metrics::Metrics;
 use crate::scaleset::resource_builder::ListenerConfig;
-use crate::SharedClock;
 use crate::switches::Switches;
 
 /// How long the final DeleteMessageSession may take (ARC: 30 s).
@@ -257,14 +257,7 @@ mod tests {
         )
         .expect("a client");
         let client = ScriptedApi::new().client();
-        Listener::new(
-            config,
-            client,
-            github,
-            clock,
-            Metrics::new(),
-            Switches::default(),
-        )
+        Listener::new(config, client, github, clock, Metrics::new(), Switches::default())
     }
 
     #[tokio::test]

@@ -1,0 +1,86 @@
+//! What probes read from a run's record, indexed: every committed version of each object, and which
+//! versions each actor was handed (gets, list items and watch events) and when. A probe asks "had the
+//! controller seen this version when it acted?" with these two.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arc_sim::apiserver::reads::ReadEntry;
+use arc_sim::apiserver::{Change, Committed, EventType};
+use arc_sim::world::RunRecord;
+use serde_json::Value;
+
+/// Every committed change of one resource, by `namespace/name`, in commit order with its sim ms.
+pub struct Commits<'a> {
+    by_key: BTreeMap<String, Vec<(u64, &'a Arc<Change>)>>,
+}
+
+impl<'a> Commits<'a> {
+    /// The commits of `plural` in `run`.
+    pub fn of(run: &'a RunRecord, plural: &str) -> Self {
+        let mut by_key: BTreeMap<String, Vec<(u64, &'a Arc<Change>)>> = BTreeMap::new();
+        for event in &run.events {
+            let Some(committed) = event.get::<Committed>().filter(|c| c.resource == plural) else { continue };
+            let key = crate::oracles::view::key_of(&committed.change.object);
+            by_key.entry(key).or_default().push((event.at_ms, &committed.change));
+        }
+        Commits { by_key }
+    }
+
+    /// The last change of `key` committed at or before `ms`.
+    pub fn last_before(&self, key: &str, ms: u64) -> Option<&'a Arc<Change>> {
+        self.by_key.get(key)?.iter().rev().find(|(at, _)| *at <= ms).map(|(_, c)| *c)
+    }
+
+    /// The creation of the incarnation of `key` that was live at `ms` (the last ADDED at or before it).
+    pub fn created_before(&self, key: &str, ms: u64) -> Option<&'a Arc<Change>> {
+        let changes = self.by_key.get(key)?;
+        changes
+            .iter()
+            .rev()
+            .filter(|(at, _)| *at <= ms)
+            .find(|(_, c)| c.kind == EventType::Added)
+            .map(|(_, c)| *c)
+    }
+
+    /// The object of `key` as committed at resourceVersion `rv`.
+    pub fn version(&self, key: &str, rv: u64) -> Option<&'a Value> {
+        self.by_key.get(key)?.iter().find(|(_, c)| c.rv == rv).map(|(_, c)| c.object.as_ref())
+    }
+
+    /// The change of `key` that committed at resourceVersion `rv`.
+    pub fn change_at(&self, key: &str, rv: u64) -> Option<&'a Arc<Change>> {
+        self.by_key.get(key)?.iter().find(|(_, c)| c.rv == rv).map(|(_, c)| *c)
+    }
+
+    /// Every key with its changes.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Vec<(u64, &'a Arc<Change>)>)> {
+        self.by_key.iter()
+    }
+}
+
+/// The versions of one resource an actor was handed: `namespace/name` → `(ms, rv)` in order.
+pub struct Handed {
+    by_key: BTreeMap<String, Vec<(u64, u64)>>,
+}
+
+impl Handed {
+    /// What `actor` was handed of `plural` in `run`.
+    pub fn to(run: &RunRecord, actor: &str, plural: &str) -> Self {
+        let mut by_key: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+        for read in run.events_of::<ReadEntry>().filter(|r| r.actor == actor && r.resource == plural) {
+            by_key.entry(read.key.clone()).or_default().push((read.ms, read.rv));
+        }
+        Handed { by_key }
+    }
+
+    /// Whether the actor had been handed a version of `key` at `rv` or newer by `ms`.
+    pub fn saw(&self, key: &str, rv: u64, ms: u64) -> bool {
+        self.by_key.get(key).is_some_and(|reads| reads.iter().any(|(at, v)| *at <= ms && *v >= rv))
+    }
+
+    /// The newest version of `key` handed over at or before `ms`.
+    pub fn last_before(&self, key: &str, ms: u64) -> Option<u64> {
+        self.by_key.get(key)?.iter().filter(|(at, _)| *at <= ms).map(|(_, rv)| *rv).max()
+    }
+}

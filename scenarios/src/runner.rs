@@ -69,8 +69,11 @@ pub fn run_build_keeping(
     let started = std::time::Instant::now(); // wall clock ok
     let twins = scenario.twins_for(seed, build);
     let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
-    let record = run_world(scenario.world_for(seed, build), trace_mode, keep.clone())?;
-    let mut violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
+    let plan = scenario.world_for(seed, build);
+    let switches = plan.config.switches;
+    let record = run_world(plan, trace_mode, keep.clone())?;
+    let judges = scenario.oracles().into_iter().filter(|o| o.applies(&switches));
+    let mut violations: Vec<Violation> = judges.flat_map(|o| o.check(&record)).collect();
     let mut twin_hashes = BTreeMap::new();
     for twin in twins {
         let other = run_world(twin.plan, TraceMode::HashOnly, keep.clone())?;

@@ -58,7 +58,13 @@ pub const DOCS: &[SwitchDoc] = &[
 
 impl Default for Releases {
     fn default() -> Self {
-        Releases { pod_before_identity: false, cleanup_skips_unregistered: false, ..Self::v0_15_0() }
+        Releases {
+            scaleset_listener: true,
+            outdated_phase: true,
+            init_container_check: true,
+            pod_before_identity: false,
+            cleanup_skips_unregistered: false,
+        }
     }
 }
 

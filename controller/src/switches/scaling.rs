@@ -60,7 +60,13 @@ pub const DOCS: &[SwitchDoc] = &[
 
 impl Default for ScalingCore {
     fn default() -> Self {
-        ScalingCore { status_without_counts: false, ..Self::change_set() }
+        ScalingCore {
+            actionable_revision: true,
+            cleanup_finished_first: true,
+            scale_up_counts_deleting: true,
+            suppress_cleanup_scale_up: true,
+            status_without_counts: false,
+        }
     }
 }
 

@@ -33,6 +33,14 @@ pub trait Oracle: Send + Sync {
 
     /// Every violation in `run`.
     fn check(&self, run: &RunRecord) -> Vec<Violation>;
+
+    /// Whether the invariant is one the controller built with `switches` promises at all: an oracle
+    /// of a change-set property (say, Running only from the listener) does not judge a build
+    /// without that change. Every oracle applies unless it says otherwise.
+    fn applies(&self, switches: &arc_controller::Switches) -> bool {
+        let _ = switches;
+        true
+    }
 }
 
 /// A judge of two runs of the same seed that should behave alike.

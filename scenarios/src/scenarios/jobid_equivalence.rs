@@ -1,6 +1,6 @@
 //! `jobid-predicate-equivalence` (#4647's review, `452febd4`): does leaving `status.jobId` out of the
 //! ERS←ER update predicate change a decision? Every seed runs twice: as is (predicates on) and with
-//! the update predicates off, in the quiet race-3 world of `optimisation-equivalence`, but with the
+//! `fixes.predicate_includes_job_id` flipped, in the quiet race-3 world of `optimisation-equivalence`, but with the
 //! EphemeralRunner watch lagging 0.2–2 s behind the API server and with the Running phase taken from
 //! the pod (`optimisations.running_from_listener` off), so that a JobStarted write changes only the
 //! job fields of a runner whose phase is already Running — the one update the JobID-less predicate
@@ -58,11 +58,12 @@ impl Scenario for JobIdPredicateEquivalence {
     }
 
     fn twins_for(&self, seed: Seed, build: Build) -> Vec<Twin> {
-        let mut no_predicates = lagged_world(seed, build);
-        no_predicates.config.switches.optimisations.predicates = false;
+        let mut flipped = lagged_world(seed, build);
+        let job_id = &mut flipped.config.switches.fixes.predicate_includes_job_id;
+        *job_id = !*job_id;
         vec![Twin {
-            name: "predicates-off",
-            plan: no_predicates,
+            name: "jobid-predicate-flipped",
+            plan: flipped,
             oracles: vec![&oracles::equivalence::SameCallsAndFinalState],
         }]
     }
@@ -84,7 +85,8 @@ mod tests {
         assert!(plan.config.switches.optimisations.predicates);
         let twins = JobIdPredicateEquivalence.twins(Seed(1), Variant::Fixed);
         assert_eq!(twins.len(), 1);
-        assert!(!twins[0].plan.config.switches.optimisations.predicates);
+        assert!(twins[0].plan.config.switches.optimisations.predicates);
+        assert!(!twins[0].plan.config.switches.fixes.predicate_includes_job_id);
         assert!(!twins[0].plan.config.switches.optimisations.running_from_listener);
     }
 }

@@ -21,7 +21,6 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &assign_during_delete::AssignDuringDelete,
         &steady_state::SteadyState,
         &equivalence::OptimisationEquivalence,
-        &jobid_equivalence::JobIdPredicateEquivalence,
     ]
 }
 

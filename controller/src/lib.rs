@@ -15,6 +15,8 @@
 //! - [`runtime`]: the controller-runtime pieces (informers, workqueue, predicates, lazy copy,
 //!   metrics, the clock).
 //! - [`github`]: the GitHub client and its transport seam.
+//! - [`ops`]: operating a process: the `/metrics`, `/healthz` and `/readyz` endpoints, leader
+//!   election on a Lease, and [`ops::run_process`], one process from start to stop.
 //! - [`crd`]: the custom resources and their manifests; [`switches`]: fixes and optimisations;
 //!   [`hash`]: the fixed hashes ARC writes into names and labels.
 
@@ -24,6 +26,7 @@ pub mod hash;
 mod inputs;
 pub(crate) mod kit;
 pub mod legacy;
+pub mod ops;
 pub mod runtime;
 pub mod scaleset;
 mod start;

@@ -28,7 +28,7 @@ struct Cli {
 enum Command {
     /// Run the controllers against the cluster of the kubeconfig (or in-cluster) and GitHub, until
     /// SIGTERM.
-    Run(cmd::run::RunArgs),
+    Run(Box<cmd::run::RunArgs>),
     /// Print the five CustomResourceDefinitions as multi-document YAML (`kubectl apply -f -`).
     Crds,
     /// Run one scale set's listener: hold its message session and scale its EphemeralRunnerSet,
@@ -48,7 +48,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Run(args)) => run_controllers(args),
+        Some(Command::Run(args)) => run_controllers(*args),
         Some(Command::Crds) => print_crds(),
         Some(Command::Listener { config, switches }) => run_listener(config, &switches),
         None => {

@@ -4,22 +4,32 @@
 //!
 //! - [`scenario`]: a scenario = a seeded world plan + its oracles + its probe goals; [`scenarios`] holds them.
 //! - [`variant`]: the fixed controller and one variant per historic bug.
-//! - [`oracles`]: named judges of a run's record; [`probes`]: named race windows a run hit or not.
+//! - [`oracles`]: named judges of a run's record; [`probes`]: named race windows a run hit or not;
+//!   [`probe_hits`]: where a probe first fired.
 //! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`].
 //! - [`sweep`]: many runs on all cores, tallied per scenario × variant; [`kill_table`]: which oracle
-//!   must kill each bug variant within how many seeds; [`report`]: tables and pass/fail.
+//!   must kill each bug variant within how many seeds; [`report`]: tables and pass/fail; [`review`]:
+//!   one run as a reviewer reads it (the canonical-trace snapshots).
+//! - [`story`]: what a violation is about and the events that led to it; [`visual`]: the run as a
+//!   timeline page (HTML) and as a Mermaid sequence diagram.
+//! - [`serve`]: a world paused at a simulated instant, served to kubectl and stepped on from stdin.
 //! - [`cli`]: argument parsing shared by the subcommands; [`commands`]: one module per subcommand.
 
 pub mod cli;
 pub mod commands;
 pub mod kill_table;
 pub mod oracles;
+pub mod probe_hits;
 pub mod probes;
 pub mod rates;
 pub mod report;
+pub mod review;
 pub mod runner;
 pub mod scenario;
 pub mod scenarios;
+pub mod serve;
+pub mod story;
 pub mod sweep;
 pub mod variant;
 pub mod verdict;
+pub mod visual;

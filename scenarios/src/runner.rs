@@ -70,9 +70,11 @@ pub fn run_build_keeping(
     let twins = scenario.twins_for(seed, build);
     let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
     let plan = scenario.world_for(seed, build);
-    let switches = plan.config.switches;
     let record = run_world(plan, trace_mode, keep.clone())?;
-    let judges = scenario.oracles().into_iter().filter(|o| o.applies(&switches));
+    // An oracle judges the builds whose profile promises its property; a bug variant that turns the
+    // property's switch off is judged (that is what kills it).
+    let promised = build.profile.switches();
+    let judges = scenario.oracles().into_iter().filter(|o| o.applies(&promised));
     let mut violations: Vec<Violation> = judges.flat_map(|o| o.check(&record)).collect();
     let mut twin_hashes = BTreeMap::new();
     for twin in twins {

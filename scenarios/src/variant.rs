@@ -6,7 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use arc_controller::{Fixes, Profile, Switches};
+use arc_controller::{Profile, Switches};
 
 /// A controller build, as a set of fixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -43,11 +43,17 @@ pub enum Variant {
     /// A legacy runner missing from the (stale) runner list is taken as gone while its container
     /// runs (ARC's own behaviour; a race this suite found).
     BugUnlistedRunnerGone,
+    /// A runner deleted while it registers is deregistered from a stale snapshot with no runner id,
+    /// leaving its registration behind (ARC's own behaviour; a race this suite found).
+    BugStaleDeregistration,
+    /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
+    /// upstream did before the listener came to own the Running phase (§5.2, #4646 in 0.15.0).
+    BugRunningFromPod,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 14] = [
+    pub const ALL: [Variant; 16] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -62,6 +68,8 @@ impl Variant {
         Variant::BugRunningOverwritesTerminal,
         Variant::BugStaleRemovalSnapshot,
         Variant::BugUnlistedRunnerGone,
+        Variant::BugStaleDeregistration,
+        Variant::BugRunningFromPod,
     ];
 
     /// The command-line name.
@@ -81,6 +89,8 @@ impl Variant {
             Variant::BugRunningOverwritesTerminal => "bug-running-overwrites-terminal",
             Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
+            Variant::BugStaleDeregistration => "bug-stale-deregistration",
+            Variant::BugRunningFromPod => "bug-running-from-pod",
         }
     }
 
@@ -107,39 +117,43 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => {
                 "legacy: an unlisted runner is gone even while its container runs (ARC as is; found by arcsim)"
             }
+            Variant::BugStaleDeregistration => {
+                "a runner deleted while registering is deregistered as id 0 and leaks (ARC as is; found by arcsim)"
+            }
+            Variant::BugRunningFromPod => {
+                "phase Running copied from the pod, before any job (upstream before #4646)"
+            }
         }
     }
 
-    /// The fix this variant turns off (`None` for the fixed controller).
-    pub fn fix(self) -> Option<&'static str> {
+    /// The switch this variant turns off, `group.name` (`None` for the fixed controller): a fix, or
+    /// for `bug-running-from-pod` the change-set switch that moved Running to the listener.
+    pub fn switch(self) -> Option<&'static str> {
         Some(match self {
             Variant::Fixed => return None,
-            Variant::Bug4201 => "already_exists_requeue",
-            Variant::Bug1087 => "token_in_pod_hash",
-            Variant::Bug1125 => "unregister_before_recreate",
-            Variant::BugScaleDownNoRemove => "remove_runner_before_scale_down",
-            Variant::Bug3371 => "patch_id_gate",
-            Variant::Bug4647JobId => "predicate_includes_job_id",
-            Variant::BugArsPredicateCounts => "ars_predicate_includes_counts",
-            Variant::Bug4580Finalizer => "add_both_finalizers_at_once",
-            Variant::Bug4580ShortCircuit => "no_finalizer_short_circuit",
-            Variant::BugSecretsCached => "secrets_read_uncached",
-            Variant::BugRunningOverwritesTerminal => "running_never_overwrites_terminal",
-            Variant::BugStaleRemovalSnapshot => "reread_runner_before_removal",
-            Variant::BugUnlistedRunnerGone => "keep_unlisted_running_runner",
+            Variant::Bug4201 => "fixes.already_exists_requeue",
+            Variant::Bug1087 => "fixes.token_in_pod_hash",
+            Variant::Bug1125 => "fixes.unregister_before_recreate",
+            Variant::BugScaleDownNoRemove => "fixes.remove_runner_before_scale_down",
+            Variant::Bug3371 => "fixes.patch_id_gate",
+            Variant::Bug4647JobId => "fixes.predicate_includes_job_id",
+            Variant::BugArsPredicateCounts => "fixes.ars_predicate_includes_counts",
+            Variant::Bug4580Finalizer => "fixes.add_both_finalizers_at_once",
+            Variant::Bug4580ShortCircuit => "fixes.no_finalizer_short_circuit",
+            Variant::BugSecretsCached => "fixes.secrets_read_uncached",
+            Variant::BugRunningOverwritesTerminal => "fixes.running_never_overwrites_terminal",
+            Variant::BugStaleRemovalSnapshot => "fixes.reread_runner_before_removal",
+            Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
+            Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
+            Variant::BugRunningFromPod => "optimisations.running_from_listener",
         })
     }
 
-    /// The controller's fixes under this variant of the `arcsim` profile.
-    pub fn fixes(self) -> Fixes {
-        self.switches(Profile::Arcsim).fixes
-    }
-
-    /// `profile`'s switches with this variant's fix off.
+    /// `profile`'s switches with this variant's switch off.
     pub fn switches(self, profile: Profile) -> Switches {
         let mut switches = profile.switches();
-        if let Some(fix) = self.fix() {
-            switches.set_in(Some("fixes"), fix, false).expect("every variant names a fix");
+        if let Some(switch) = self.switch() {
+            switches.set_in(None, switch, false).expect("every variant names a switch");
         }
         switches
     }
@@ -211,14 +225,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_bug_variant_turns_exactly_one_fix_off() {
-        let on = |f: Fixes| {
-            serde_json::to_value(f).unwrap().as_object().unwrap().values().filter(|v| **v == true).count()
+    fn every_bug_variant_turns_exactly_one_switch_off() {
+        let on =
+            |value: serde_json::Value| value.as_object().unwrap().values().filter(|v| **v == true).count();
+        let switches_on = |v: Variant| {
+            let switches = v.switches(Profile::Arcsim);
+            on(serde_json::to_value(switches.fixes).unwrap())
+                + on(serde_json::to_value(switches.optimisations).unwrap())
         };
-        let all = on(Fixes::default());
+        let all = switches_on(Variant::Fixed);
         for v in Variant::ALL {
             let expected = if v.is_fixed() { all } else { all - 1 };
-            assert_eq!(on(v.fixes()), expected, "{v}");
+            assert_eq!(switches_on(v), expected, "{v}");
             assert_eq!(v.name().parse::<Variant>(), Ok(v));
         }
         let err = "bug-9999".parse::<Variant>().unwrap_err().to_string();

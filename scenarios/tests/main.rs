@@ -14,3 +14,5 @@ mod ephemeral_runner_set;
 mod legacy_runner;
 mod listener;
 mod races;
+mod see_a_failure;
+mod staging;

@@ -28,12 +28,12 @@ impl SimClock {
 
     /// Starts a clock whose "now" is `epoch`.
     pub fn start_at(epoch: Timestamp) -> Self {
-        SimClock { epoch, start: Instant::now() }
+        SimClock { epoch, start: Instant::now() } // allow-nondeterminism: tokio clock, paused in every run
     }
 
     /// Simulated time since the run began.
     pub fn elapsed(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.start)
+        Instant::now().saturating_duration_since(self.start) // allow-nondeterminism: tokio clock, paused in every run
     }
 
     /// Simulated milliseconds since the run began: the stamp on every trace line.

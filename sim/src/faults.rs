@@ -166,6 +166,7 @@ pub const GITHUB_OPERATIONS: &[&str] = &[
     "remove-runner",
     "list-runners",
     "delete-runner",
+    "installation-token",
 ];
 
 /// One fault rule of the fake GitHub service.

@@ -9,7 +9,9 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{MetricsConfig, ProxyConfig, ResourceMeta, TlsConfig, VaultConfig, empty_string_as_none};
+use super::common::{
+    MetricsConfig, ProxyConfig, ResourceMeta, StatusCondition, TlsConfig, VaultConfig, empty_string_as_none,
+};
 use super::constants::ANNOTATION_RUNNER_SCALE_SET_ID;
 use crate::hash::{self, HashError};
 
@@ -132,6 +134,10 @@ pub struct AutoscalingRunnerSetStatus {
     /// Runners in the failed bucket.
     #[serde(rename = "failedEphemeralRunners", default)]
     pub failed_ephemeral_runners: i32,
+    /// Conditions the controller reports beside the phase (arcsim's addition; ARC has none): today
+    /// only `VersionAccepted=False`, while the `app.kubernetes.io/version` label is not accepted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<StatusCondition>,
 }
 
 /// The `runner-scale-set-id` annotation is missing or not a number.

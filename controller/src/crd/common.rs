@@ -130,6 +130,27 @@ pub struct HistogramMetric {
     pub buckets: Vec<f64>,
 }
 
+/// One condition of a status, shaped like Kubernetes' `metav1.Condition` (`type`, `status`, `reason`,
+/// `message`, `lastTransitionTime`), so `kubectl describe` and `kubectl wait --for=condition=…` read it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct StatusCondition {
+    /// The condition's type, in CamelCase (`VersionAccepted`).
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// A CamelCase reason for the last transition.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// A human-readable message.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// When the status last changed (RFC 3339).
+    #[serde(rename = "lastTransitionTime", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub last_transition_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+}
+
 /// Deserializes a Go string-typed phase: absent, `null` and `""` all mean "no phase yet".
 pub(crate) fn empty_string_as_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where

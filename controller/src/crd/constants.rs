@@ -56,7 +56,8 @@ pub const COMPONENT_RUNNER_SET: &str = "runner-set";
 pub const COMPONENT_RUNNER: &str = "runner";
 /// [`LABEL_COMPONENT`] value of an AutoscalingListener.
 pub const COMPONENT_LISTENER: &str = "runner-scale-set-listener";
-/// `app.kubernetes.io/version`: an ARS whose value is not allowed by the build is deleted.
+/// `app.kubernetes.io/version`: an ARS whose value the controller does not accept is left alone, with a
+/// `VersionAccepted=False` condition.
 pub const LABEL_VERSION: &str = "app.kubernetes.io/version";
 /// The scale set's (ARS) name.
 pub const LABEL_SCALE_SET_NAME: &str = "actions.github.com/scale-set-name";

@@ -25,7 +25,7 @@ pub use autoscaling_listener::{AutoscalingListener, AutoscalingListenerSpec, Aut
 pub use autoscaling_runner_set::{
     AutoscalingRunnerSet, AutoscalingRunnerSetPhase, AutoscalingRunnerSetSpec, AutoscalingRunnerSetStatus,
 };
-pub use common::{ProxyConfig, ProxyServerConfig, ResourceMeta, TlsConfig, VaultConfig};
+pub use common::{ProxyConfig, ProxyServerConfig, ResourceMeta, StatusCondition, TlsConfig, VaultConfig};
 pub use ephemeral_runner::{
     EphemeralRunner, EphemeralRunnerPhase, EphemeralRunnerSpec, EphemeralRunnerStatus,
 };

@@ -43,7 +43,7 @@ impl ActionsClient {
         let op = Operation::RegistrationToken;
         self.observe(op, async {
             let url = self.inner.config.registration_token_url();
-            let call = self.rest_call(op, Method::POST, url)?;
+            let call = self.rest_call(op, Method::POST, url).await?;
             let answer = self.exchange(&call, &[201]).await?;
             decode(op, &answer)
         })

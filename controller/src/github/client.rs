@@ -15,12 +15,13 @@ use http::header::{ACCEPT, AUTHORIZATION, USER_AGENT};
 use serde::de::DeserializeOwned;
 
 use super::admin_session::AdminSession;
+use super::app_key::{AppKey, AppKeyError};
 use super::config::GitHubConfigUrl;
 use super::error::{ActionsError, BoxError, ErrorBody, from_answer};
 use super::operation::Operation;
 use super::retry::RetryPolicy;
 use super::transport::{Answer, BoxedService, Call, HttpRequest, Transport, boxed};
-use super::wire::API_VERSION;
+use super::wire::{API_VERSION, InstallationAccessToken};
 use crate::runtime::clock::SharedClock;
 use crate::runtime::metrics::{GITHUB_CALLS_TOTAL, Metrics};
 
@@ -29,15 +30,51 @@ use crate::runtime::metrics::{GITHUB_CALLS_TOTAL, Metrics};
 pub enum Credentials {
     /// A personal access token (classic, `admin:org` / `repo` scope as ARC documents).
     Token(String),
+    /// A GitHub App installation: REST calls carry an installation token bought with the app's JWT.
+    App(AppCredentials),
 }
 
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Credentials::Token(_) => f.write_str("Credentials::Token(<redacted>)"),
+            Credentials::App(app) => write!(
+                f,
+                "Credentials::App {{ app_id: {:?}, installation_id: {}, key: <redacted> }}",
+                app.app_id, app.installation_id
+            ),
         }
     }
 }
+
+/// A GitHub App's id, the installation the runners belong to, and the app's private key.
+#[derive(Clone)]
+pub struct AppCredentials {
+    /// The app id (or client id): the JWT's `iss`.
+    pub app_id: String,
+    /// The installation whose token the client uses.
+    pub installation_id: i64,
+    /// The app's private key.
+    pub key: Arc<AppKey>,
+}
+
+impl AppCredentials {
+    /// Credentials of app `app_id`'s installation `installation_id`, with the PEM private key `pem`.
+    pub fn new(app_id: &str, installation_id: i64, pem: &str) -> Result<Self, AppKeyError> {
+        let key = Arc::new(AppKey::from_pem(pem)?);
+        Ok(AppCredentials { app_id: app_id.trim().to_string(), installation_id, key })
+    }
+}
+
+impl PartialEq for AppCredentials {
+    fn eq(&self, other: &Self) -> bool {
+        self.app_id == other.app_id
+            && self.installation_id == other.installation_id
+            && Arc::ptr_eq(&self.key, &other.key)
+    }
+}
+
+impl Eq for AppCredentials {}
 
 /// A client for the GitHub Actions service and GitHub's REST API. Cheap to clone; clones share the
 /// transport and the cached admin token.
@@ -53,6 +90,7 @@ pub(crate) struct ClientInner {
     pub clock: SharedClock,
     pub user_agent: String,
     pub admin: tokio::sync::Mutex<Option<AdminSession>>,
+    pub installation: tokio::sync::Mutex<Option<InstallationAccessToken>>,
 }
 
 impl fmt::Debug for ActionsClient {
@@ -69,7 +107,8 @@ impl ActionsClient {
     /// Builds a client over `service` for the scope named by `github_config_url`.
     ///
     /// `service` may be any `tower::Service` taking `http::Request<Full<Bytes>>` with absolute URIs.
-    /// Fails with [`ActionsError::Config`] on a malformed URL or an empty token.
+    /// Fails with [`ActionsError::Config`] on a malformed URL, an empty token, or an app without id or
+    /// installation.
     pub fn new<S, B>(
         service: S,
         github_config_url: &str,
@@ -97,14 +136,18 @@ impl ActionsClient {
         metrics: Metrics,
     ) -> Result<Self, ActionsError> {
         let config = GitHubConfigUrl::parse(github_config_url)?;
-        let Credentials::Token(token) = &credentials;
-        if token.trim().is_empty() {
-            return Err(ActionsError::Config { message: "the GitHub token is empty".into() });
-        }
+        check_credentials(&credentials)?;
         let transport = Transport { service, retry: RetryPolicy::default(), metrics };
         let user_agent = format!("arc-controller/{}", env!("CARGO_PKG_VERSION"));
-        let inner =
-            ClientInner { transport, config, credentials, clock, user_agent, admin: Default::default() };
+        let inner = ClientInner {
+            transport,
+            config,
+            credentials,
+            clock,
+            user_agent,
+            admin: Default::default(),
+            installation: Default::default(),
+        };
         Ok(ActionsClient { inner: Arc::new(inner) })
     }
 
@@ -129,6 +172,7 @@ impl ActionsClient {
             clock: old.clock.clone(),
             user_agent: old.user_agent.clone(),
             admin: Default::default(),
+            installation: Default::default(),
         };
         change(&mut inner);
         ActionsClient { inner: Arc::new(inner) }
@@ -198,23 +242,46 @@ impl ActionsClient {
             .header(AUTHORIZATION, &format!("Bearer {queue_token}"))
     }
 
-    /// A call to GitHub's REST API at the absolute `url`, with the personal access token.
-    pub(crate) fn rest_call(
+    /// A call to GitHub's REST API at the absolute `url`, with the personal access token or the
+    /// installation token (bought first if there is none or it is about to expire).
+    pub(crate) async fn rest_call(
         &self,
         operation: Operation,
         method: Method,
         url: String,
     ) -> Result<Call, ActionsError> {
-        let Credentials::Token(token) = &self.inner.credentials;
+        let token = self.rest_token().await?;
+        self.rest_call_with(operation, method, url, &token)
+    }
+
+    /// A REST call authorised by `bearer` (a PAT, an installation token, or an app JWT).
+    pub(crate) fn rest_call_with(
+        &self,
+        operation: Operation,
+        method: Method,
+        url: String,
+        bearer: &str,
+    ) -> Result<Call, ActionsError> {
         self.with_common_headers(Call::new(operation, method, url))?
             .header(ACCEPT, "application/vnd.github+json")?
             .header("X-GitHub-Api-Version", "2022-11-28")?
-            .header(AUTHORIZATION, &format!("Bearer {token}"))
+            .header(AUTHORIZATION, &format!("Bearer {bearer}"))
     }
 
     fn with_common_headers(&self, call: Call) -> Result<Call, ActionsError> {
         call.header(USER_AGENT, &self.inner.user_agent)
     }
+}
+
+/// An empty token, or an app without id or installation, is a configuration error.
+fn check_credentials(credentials: &Credentials) -> Result<(), ActionsError> {
+    let problem = match credentials {
+        Credentials::Token(token) if token.trim().is_empty() => "the GitHub token is empty",
+        Credentials::App(app) if app.app_id.is_empty() => "the GitHub App id is empty",
+        Credentials::App(app) if app.installation_id <= 0 => "the GitHub App installation id is not positive",
+        _ => return Ok(()),
+    };
+    Err(ActionsError::Config { message: problem.into() })
 }
 
 /// Decodes a success answer's JSON body (a UTF-8 byte-order mark is dropped, as ARC does).

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use super::client::{ActionsClient, Credentials};
+use super::connection::{ConnectionOptions, ProxyUrls};
 use super::credentials::GitHubCredentials;
 use super::error::{ActionsError, BoxError};
 use super::transport::{BoxedService, HttpRequest, boxed};
@@ -18,8 +19,12 @@ use crate::runtime::metrics::Metrics;
 /// How a process reaches GitHub.
 #[derive(Clone)]
 pub enum GitHubTransport {
-    /// HTTPS to GitHub (or GitHub Enterprise Server) with the platform's root certificates.
+    /// HTTPS to GitHub (or GitHub Enterprise Server) with the platform's root certificates, through
+    /// the environment's proxies unless an object names its own.
     Https,
+    /// [`GitHubTransport::Https`] through these proxies (`arc-controller run --https-proxy …`) unless
+    /// an object names its own.
+    HttpsVia(ProxyUrls),
     /// Any service over `http` requests with absolute URIs (a proxy, a recorder, a fake).
     Service(BoxedService),
 }
@@ -28,6 +33,7 @@ impl std::fmt::Debug for GitHubTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             GitHubTransport::Https => "GitHubTransport::Https",
+            GitHubTransport::HttpsVia(_) => "GitHubTransport::HttpsVia",
             GitHubTransport::Service(_) => "GitHubTransport::Service",
         })
     }
@@ -48,16 +54,25 @@ impl GitHubTransport {
     }
 
     /// A client for `github_config_url` with `credentials` on this transport. HTTPS clients must be
-    /// built inside a tokio runtime (their connection pool spawns tasks).
+    /// built inside a tokio runtime (their connection pool spawns tasks) and use `options` (proxies,
+    /// extra CAs); a service transport is the whole way to GitHub and ignores them.
     pub fn client(
         &self,
         github_config_url: &str,
         credentials: Credentials,
+        options: &ConnectionOptions,
         clock: SharedClock,
         metrics: Metrics,
     ) -> Result<ActionsClient, ActionsError> {
         match self {
-            GitHubTransport::Https => ActionsClient::https(github_config_url, credentials, clock, metrics),
+            GitHubTransport::Https => {
+                ActionsClient::https_with(github_config_url, credentials, options, clock, metrics)
+            }
+            GitHubTransport::HttpsVia(proxy) => {
+                let mut options = options.clone();
+                options.proxy.get_or_insert_with(|| proxy.clone());
+                ActionsClient::https_with(github_config_url, credentials, &options, clock, metrics)
+            }
             GitHubTransport::Service(service) => {
                 ActionsClient::over(service.clone(), github_config_url, credentials, clock, metrics)
             }
@@ -89,14 +104,16 @@ impl ActionsClients {
         ActionsClients { transport, clock, metrics, cache: Mutex::new(BTreeMap::new()) }
     }
 
-    /// The client for `github_config_url` with `credentials`, built once per distinct pair (a
-    /// failed build is not cached).
+    /// The client for `github_config_url` with `credentials` and `options`, built once per distinct
+    /// triple (a failed build is not cached).
     pub fn get(
         &self,
         github_config_url: &str,
         credentials: &GitHubCredentials,
+        options: &ConnectionOptions,
     ) -> Result<ActionsClient, ActionsError> {
-        let key = (github_config_url.to_string(), credentials.fingerprint());
+        let fingerprint = credentials.fingerprint() ^ options.fingerprint().rotate_left(1);
+        let key = (github_config_url.to_string(), fingerprint);
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(client) = cache.get(&key) {
             return Ok(client.clone());
@@ -104,6 +121,7 @@ impl ActionsClients {
         let client = self.transport.client(
             github_config_url,
             credentials.client_credentials()?,
+            options,
             self.clock.clone(),
             self.metrics.clone(),
         )?;
@@ -133,14 +151,18 @@ mod tests {
     fn clients_are_built_once_per_url_and_credentials() {
         let clients = ActionsClients::new(never_called(), Arc::new(SystemClock), Metrics::new());
         let creds = GitHubCredentials { github_token: "t".into(), ..Default::default() };
-        let a = clients.get("https://github.com/o", &creds).unwrap();
-        let b = clients.get("https://github.com/o", &creds).unwrap();
+        let plain = ConnectionOptions::default();
+        let a = clients.get("https://github.com/o", &creds, &plain).unwrap();
+        let b = clients.get("https://github.com/o", &creds, &plain).unwrap();
         assert!(Arc::ptr_eq(&a.inner, &b.inner), "the second get reuses the first client");
         let other = GitHubCredentials { github_token: "u".into(), ..Default::default() };
-        let c = clients.get("https://github.com/o", &other).unwrap();
+        let c = clients.get("https://github.com/o", &other, &plain).unwrap();
         assert!(!Arc::ptr_eq(&a.inner, &c.inner));
-        assert!(clients.get("not a url", &creds).is_err(), "a failed build is reported");
+        let with_ca = ConnectionOptions { root_ca_pem: "x".into(), ..Default::default() };
+        let d = clients.get("https://github.com/o", &creds, &with_ca).unwrap();
+        assert!(!Arc::ptr_eq(&a.inner, &d.inner), "other options, another client");
+        assert!(clients.get("not a url", &creds, &plain).is_err(), "a failed build is reported");
         let app = GitHubCredentials { github_app_id: "1".into(), ..Default::default() };
-        assert!(clients.get("https://github.com/o", &app).is_err());
+        assert!(clients.get("https://github.com/o", &app, &plain).is_err(), "an app without key is refused");
     }
 }

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::ByteString;
 use serde::{Deserialize, Serialize};
 
-use super::client::Credentials;
+use super::client::{AppCredentials, Credentials};
 use super::error::ActionsError;
 
 /// GitHub credentials: either a personal access token or a GitHub App (ARC's `AppConfig`).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Default, PartialEq, Eq)]
 pub struct GitHubCredentials {
     /// GitHub App id.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -25,6 +25,18 @@ pub struct GitHubCredentials {
     /// Personal access token.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub github_token: String,
+}
+
+impl std::fmt::Debug for GitHubCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redacted = |secret: &str| if secret.is_empty() { "" } else { "<redacted>" };
+        f.debug_struct("GitHubCredentials")
+            .field("github_app_id", &self.github_app_id)
+            .field("github_app_installation_id", &self.github_app_installation_id)
+            .field("github_app_private_key", &redacted(&self.github_app_private_key))
+            .field("github_token", &redacted(&self.github_token))
+            .finish()
+    }
 }
 
 fn is_zero(value: &i64) -> bool {
@@ -83,15 +95,20 @@ impl GitHubCredentials {
         }
     }
 
-    /// What [`ActionsClient`](super::ActionsClient) authenticates with: the personal access token.
-    /// GitHub App credentials are not supported by the client yet and are a configuration error.
+    /// What [`ActionsClient`](super::ActionsClient) authenticates with: the personal access token, or
+    /// the GitHub App (its private key parsed here; an unusable key is a configuration error that
+    /// names the key).
     pub fn client_credentials(&self) -> Result<Credentials, ActionsError> {
-        if self.github_token.is_empty() {
-            return Err(ActionsError::Config {
-                message: "GitHub App credentials are not supported by this controller; use a personal access token (github_token)".into(),
-            });
+        if !self.github_token.is_empty() {
+            return Ok(Credentials::Token(self.github_token.clone()));
         }
-        Ok(Credentials::Token(self.github_token.clone()))
+        let app = AppCredentials::new(
+            &self.github_app_id,
+            self.github_app_installation_id,
+            &self.github_app_private_key,
+        )
+        .map_err(|e| ActionsError::Config { message: e.to_string() })?;
+        Ok(Credentials::App(app))
     }
 
     /// A fingerprint of the credentials (FNV-1a), so clients can be cached per credentials without
@@ -119,13 +136,24 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_with_an_app_yields_app_credentials_with_its_key_parsed() {
+        let key = crate::github::app_key::tests::FIXTURE_KEY;
+        let app =
+            [("github_app_id", "12"), ("github_app_installation_id", "34"), ("github_app_private_key", key)];
+        let app = GitHubCredentials::from_secret_data(&data(&app)).unwrap();
+        let Ok(Credentials::App(credentials)) = app.client_credentials() else { panic!("app credentials") };
+        assert_eq!((credentials.app_id.as_str(), credentials.installation_id), ("12", 34));
+        assert!(!format!("{:?}", Credentials::App(credentials)).contains("BEGIN"));
+        let bad =
+            [("github_app_id", "1"), ("github_app_installation_id", "2"), ("github_app_private_key", "k")];
+        let bad = GitHubCredentials::from_secret_data(&data(&bad)).unwrap();
+        assert!(bad.client_credentials().unwrap_err().to_string().contains("github_app_private_key"));
+    }
+
+    #[test]
     fn a_secret_holds_a_token_or_an_app_but_not_both() {
         let token = GitHubCredentials::from_secret_data(&data(&[("github_token", "ghp")])).unwrap();
         assert!(token.client_credentials().is_ok());
-        let app =
-            [("github_app_id", "1"), ("github_app_installation_id", "2"), ("github_app_private_key", "k")];
-        let app = GitHubCredentials::from_secret_data(&data(&app)).unwrap();
-        assert!(app.client_credentials().unwrap_err().to_string().contains("personal access token"));
         let both = [
             ("github_token", "t"),
             ("github_app_id", "1"),

@@ -26,7 +26,7 @@ impl ActionsClient {
                 let (per_page, number) = (RUNNERS_PER_PAGE.to_string(), number.to_string());
                 let params = [("per_page", per_page.as_str()), ("page", number.as_str())];
                 let url = with_query(&self.inner.config.runners_url(), &params);
-                let answer = self.exchange(&self.rest_call(op, Method::GET, url)?, &[200]).await?;
+                let answer = self.exchange(&self.rest_call(op, Method::GET, url).await?, &[200]).await?;
                 let list: LegacyRunnerList = decode(op, &answer)?;
                 runners.extend(list.runners);
                 page =
@@ -42,7 +42,7 @@ impl ActionsClient {
     pub async fn remove_legacy_runner(&self, runner_id: i64) -> Result<(), ActionsError> {
         let op = Operation::DeleteRunner;
         self.observe(op, async {
-            let call = self.rest_call(op, Method::DELETE, self.inner.config.runner_url(runner_id))?;
+            let call = self.rest_call(op, Method::DELETE, self.inner.config.runner_url(runner_id)).await?;
             self.exchange(&call, &[204]).await.map(drop)
         })
         .await

@@ -13,22 +13,31 @@
 //! - `config`: the `githubConfigUrl` and its scope.
 //! - `admin` and `admin_session`: registration token → Actions service URL + admin JWT, refreshed
 //!   near expiry.
+//! - `app_key`, `app_jwt` and `installation_token`: GitHub App authentication (the app's RS256 JWT
+//!   exchanged for an installation token, refreshed near expiry).
 //! - `scale_sets`, `sessions`, `runners`, `legacy`: the operations, by area.
 //! - `transport` and `retry`: the erased service, retries (retryablehttp's policy, no jitter) and
 //!   per-attempt counters.
 //! - [`wire`] and [`job_messages`]: the request and response bodies.
 //! - [`error`]: [`ActionsError`], one variant per answer the controller branches on.
 //! - `operation`: the names of the calls, for metrics, traces and fault plans.
-//! - `https`: the production constructor ([`ActionsClient::https`]).
+//! - `https`, `connection` and `connector`: the production constructor ([`ActionsClient::https_with`])
+//!   with its [`ConnectionOptions`] (an ARS's proxy and `githubServerTLS` CAs, or the environment's
+//!   proxies).
 
 mod admin;
 mod admin_session;
+mod app_jwt;
+mod app_key;
 mod client;
 mod clients;
 mod config;
+mod connection;
+mod connector;
 mod credentials;
 pub mod error;
 mod https;
+mod installation_token;
 pub mod job_messages;
 mod legacy;
 mod operation;
@@ -40,11 +49,15 @@ mod transport;
 pub mod wire;
 
 pub use admin_session::{ADMIN_TOKEN_REFRESH_MARGIN, jwt_expiry};
-pub use client::{ActionsClient, Credentials};
+pub use app_jwt::{APP_JWT_BACKDATE, APP_JWT_LIFETIME, app_jwt};
+pub use app_key::{AppKey, AppKeyError};
+pub use client::{ActionsClient, AppCredentials, Credentials};
 pub use clients::{ActionsClients, GitHubTransport};
 pub use config::{GitHubConfigUrl, Scope};
+pub use connection::{ConnectionOptions, ProxyUrls, without_user_info};
 pub use credentials::{CredentialsError, GitHubCredentials};
 pub use error::ActionsError;
+pub use installation_token::INSTALLATION_TOKEN_REFRESH_MARGIN;
 pub use job_messages::JobMessage;
 pub use legacy::{RUNNERS_PER_PAGE, next_page};
 pub use operation::Operation;

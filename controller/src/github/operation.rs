@@ -46,11 +46,13 @@ pub enum Operation {
     ListRunners,
     /// Legacy REST `DELETE …/actions/runners/{id}`.
     DeleteRunner,
+    /// REST `POST /app/installations/{id}/access_tokens`: a GitHub App's JWT for an installation token.
+    InstallationToken,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Operation; 19] = [
+    pub const ALL: [Operation; 20] = [
         Operation::AdminToken,
         Operation::RegistrationToken,
         Operation::GetRunnerGroup,
@@ -70,6 +72,7 @@ impl Operation {
         Operation::RemoveRunner,
         Operation::ListRunners,
         Operation::DeleteRunner,
+        Operation::InstallationToken,
     ];
 
     /// The stable kebab-case name (`remove-runner`).
@@ -94,6 +97,7 @@ impl Operation {
             Operation::RemoveRunner => "remove-runner",
             Operation::ListRunners => "list-runners",
             Operation::DeleteRunner => "delete-runner",
+            Operation::InstallationToken => "installation-token",
         }
     }
 

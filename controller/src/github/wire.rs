@@ -263,6 +263,16 @@ pub struct RegistrationToken {
     pub expires_at: Timestamp,
 }
 
+/// A GitHub App installation access token (`POST /app/installations/{id}/access_tokens`, 201; ARC's
+/// `accessToken`). GitHub also sends `permissions` and `repository_selection`, which nothing reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstallationAccessToken {
+    /// The token (`ghs_…`), sent as `Authorization: Bearer` on REST calls.
+    pub token: String,
+    /// When it stops working (an hour after issue).
+    pub expires_at: Timestamp,
+}
+
 /// Body of `POST /actions/runner-registration`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunnerRegistrationRequest {

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Secret;
 
 use super::error::{Error, Result};
 use crate::SharedClock;
-use crate::github::{ActionsClient, ActionsClients, GitHubCredentials};
+use crate::github::{ActionsClient, ActionsClients, ConnectionOptions, GitHubCredentials};
 use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::lazy_copy::CopyMode;
@@ -65,13 +65,14 @@ impl Base {
         }
     }
 
-    /// The GitHub client for `github_config_url`, with the credentials read (uncached, as ARC reads
-    /// secrets, ARC-MODEL §1.1) from secret `namespace/name`.
+    /// The GitHub client for `github_config_url` over `options`, with the credentials read
+    /// (uncached, as ARC reads secrets, ARC-MODEL §1.1) from secret `namespace/name`.
     pub async fn actions_client_from_secret(
         &self,
         github_config_url: &str,
         namespace: &str,
         name: &str,
+        options: &ConnectionOptions,
     ) -> Result<ActionsClient> {
         let secret: Option<Secret> = self.api.get(namespace, name).await?;
         let secret = secret.ok_or_else(|| Error::MissingSecret {
@@ -80,6 +81,6 @@ impl Base {
         })?;
         let credentials = GitHubCredentials::from_secret_data(&secret.data.unwrap_or_default())
             .map_err(|source| Error::Credentials { secret: name.to_string(), source })?;
-        Ok(self.github.get(github_config_url, &credentials)?)
+        Ok(self.github.get(github_config_url, &credentials, options)?)
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::pod_builder::LegacyPodSettings;
 use super::token_cache::{DEFAULT_TOKEN_MARGIN, RegistrationTokenCache};
-use crate::github::ActionsClient;
+use crate::github::{ActionsClient, GitHubCredentials};
 use crate::inputs::Inputs;
 use crate::kit::{Base, Result};
 
@@ -22,8 +22,11 @@ pub struct LegacySettings {
     pub pod: LegacyPodSettings,
     /// Namespace of the secret holding the controller's GitHub credentials.
     pub github_secret_namespace: String,
-    /// Name of that secret (`github_token`; GitHub App keys are not supported).
+    /// Name of that secret (`github_token`, or `github_app_id`, `github_app_installation_id` and
+    /// `github_app_private_key`).
     pub github_secret_name: String,
+    /// Credentials to use instead of the secret's (`arc-controller run --github-app-*`).
+    pub github_credentials: Option<GitHubCredentials>,
     /// A cached registration token is reused only while it expires later than this (#1296: 30 min).
     pub registration_token_margin: Duration,
     /// ListRunners is asked about a runner at most once per this (ARC's
@@ -50,6 +53,7 @@ impl Default for LegacySettings {
             },
             github_secret_namespace: "actions-runner-system".into(),
             github_secret_name: "controller-manager".into(),
+            github_credentials: None,
             registration_token_margin: DEFAULT_TOKEN_MARGIN,
             registration_recheck_interval: Duration::from_secs(60),
             registration_recheck_jitter: Duration::from_secs(10),
@@ -108,7 +112,11 @@ impl LegacyContext {
     /// The GitHub client for `github_config_url`, with the credentials read (uncached) from the
     /// controller's secret.
     pub async fn actions_client(&self, github_config_url: &str) -> Result<ActionsClient> {
+        let options = crate::github::ConnectionOptions::default();
+        if let Some(credentials) = &self.settings.github_credentials {
+            return Ok(self.base.github.get(github_config_url, credentials, &options)?);
+        }
         let (namespace, name) = (&self.settings.github_secret_namespace, &self.settings.github_secret_name);
-        self.base.actions_client_from_secret(github_config_url, namespace, name).await
+        self.base.actions_client_from_secret(github_config_url, namespace, name, &options).await
     }
 }

@@ -138,19 +138,27 @@ impl Manager {
     /// Waits until every registered informer has applied its first list. Returns `false` if the manager
     /// was cancelled first.
     pub async fn wait_for_cache_sync(&self) -> bool {
-        let all_synced = async {
-            for signal in &self.synced {
-                let mut signal = signal.clone();
-                if signal.wait_for(|synced| *synced).await.is_err() {
-                    return false;
+        self.cache_sync().await
+    }
+
+    /// [`Manager::wait_for_cache_sync`] as a future that borrows nothing from the manager, so a task
+    /// that must be `Send` can await it.
+    pub fn cache_sync(&self) -> impl Future<Output = bool> + Send + 'static {
+        let (signals, cancel) = (self.synced.clone(), self.cancel.clone());
+        async move {
+            let all_synced = async {
+                for mut signal in signals {
+                    if signal.wait_for(|synced| *synced).await.is_err() {
+                        return false;
+                    }
                 }
+                true
+            };
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => false,
+                synced = all_synced => synced,
             }
-            true
-        };
-        tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => false,
-            synced = all_synced => synced,
         }
     }
 

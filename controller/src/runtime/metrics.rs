@@ -41,6 +41,17 @@ pub const LEGACY_POD_RECREATIONS_TOTAL: &str = "arc_legacy_runner_pod_recreation
 /// a GitHub error), by reason (`runner_busy`, …).
 pub const LEGACY_RECREATIONS_DEFERRED_TOTAL: &str = "arc_legacy_runner_recreations_deferred_total";
 
+/// Whether this process leads (1) or stands by (0), by lease name: client-go's leader-election gauge.
+pub const LEADER_ELECTION_MASTER_STATUS: &str = "leader_election_master_status";
+
+/// The Prometheus type of metric `name`: the gauges are named here, everything else counts.
+pub fn metric_type(name: &str) -> &'static str {
+    match name {
+        ACTIVE_WORKERS | WORKQUEUE_DEPTH | LEADER_ELECTION_MASTER_STATUS => "gauge",
+        _ => "counter",
+    }
+}
+
 /// A metric name with its labels, sorted by label name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MetricKey {
@@ -138,14 +149,62 @@ impl Metrics {
         out
     }
 
+    /// The registry in the Prometheus text exposition format (0.0.4): a `# TYPE` line before each
+    /// metric's samples, label values escaped, in key order.
+    pub fn render_prometheus(&self) -> String {
+        let mut out = String::new();
+        let mut current = "";
+        let values = self.lock();
+        for (key, value) in values.iter() {
+            if key.name != current {
+                current = &key.name;
+                let _ = writeln!(out, "# TYPE {} {}", key.name, metric_type(&key.name));
+            }
+            out.push_str(&key.name);
+            if !key.labels.is_empty() {
+                let labels: Vec<String> =
+                    key.labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape_label(v))).collect();
+                let _ = write!(out, "{{{}}}", labels.join(","));
+            }
+            let _ = writeln!(out, " {value}");
+        }
+        out
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<MetricKey, i64>> {
         self.values.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
+/// A label value as the exposition format quotes it: backslash, double quote and newline escaped.
+fn escape_label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prometheus_rendering_types_each_metric_and_escapes_label_values() {
+        let m = Metrics::new();
+        m.inc(RECONCILE_TOTAL, &[("controller", "ephemeralrunner"), ("result", "success")]);
+        m.set(ACTIVE_WORKERS, &[("controller", "ephemeralrunner")], 2);
+        m.inc(API_CALLS_TOTAL, &[("verb", "get"), ("kind", "a\"b\\c")]);
+        let text = m.render_prometheus();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "# TYPE arc_api_calls_total counter",
+                "arc_api_calls_total{kind=\"a\\\"b\\\\c\",verb=\"get\"} 1",
+                "# TYPE controller_runtime_active_workers gauge",
+                "controller_runtime_active_workers{controller=\"ephemeralrunner\"} 2",
+                "# TYPE controller_runtime_reconcile_total counter",
+                "controller_runtime_reconcile_total{controller=\"ephemeralrunner\",result=\"success\"} 1",
+            ]
+        );
+    }
 
     #[test]
     fn counters_sum_over_matching_labels_and_render_sorted() {

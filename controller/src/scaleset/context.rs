@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use super::resource_builder::ResourceBuilder;
-use crate::github::ActionsClient;
+use super::version::AcceptedVersions;
 use crate::inputs::Inputs;
-use crate::kit::{Base, Result};
+use crate::kit::Base;
 
 /// Which of the scale-set reconcilers a process runs (as kube-controller-manager's `--controllers`
 /// selects its loops). `Default` is all four.
@@ -86,19 +86,23 @@ pub struct ScaleSetSettings {
     pub runner_max_concurrent_reconciles: usize,
     /// Which reconcilers run.
     pub reconcilers: ScaleSetReconcilers,
+    /// The `app.kubernetes.io/version` labels reconciled besides this build's own (ARC's chart 0.13–0.15
+    /// by default).
+    pub accepted_versions: AcceptedVersions,
 }
 
 impl Default for ScaleSetSettings {
     fn default() -> Self {
         ScaleSetSettings {
             controller_namespace: "arc-systems".into(),
-            listener_image: "ghcr.io/actions/gha-runner-scale-set-controller:0.13.1".into(),
+            listener_image: super::resource_builder::DEFAULT_LISTENER_IMAGE.into(),
             listener_image_pull_secrets: Vec::new(),
             failed_runner_backoff: [0, 5, 10, 20, 40, 80].into_iter().map(Duration::from_secs).collect(),
             max_runner_failures: 5,
             watch_namespace: None,
             runner_max_concurrent_reconciles: 2,
             reconcilers: ScaleSetReconcilers::default(),
+            accepted_versions: AcceptedVersions::default(),
         }
     }
 }
@@ -157,16 +161,6 @@ impl ScaleSetContext {
         let watched = self.settings.watch_namespace.as_deref();
         let same = watched == Some(self.settings.controller_namespace.as_str());
         self.base.api_in(if same { watched } else { None })
-    }
-
-    /// The GitHub client for an object's config URL and config secret (read uncached from `namespace`).
-    pub async fn actions_client(
-        &self,
-        namespace: &str,
-        github_config_url: &str,
-        github_config_secret: &str,
-    ) -> Result<ActionsClient> {
-        self.base.actions_client_from_secret(github_config_url, namespace, github_config_secret).await
     }
 }
 

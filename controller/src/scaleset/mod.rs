@@ -4,7 +4,8 @@
 //! - `context`: what every reconciler shares (the kit's base, builders, settings).
 //! - [`resource_builder`]: pure builders for every object the scale-set controllers create.
 //! - [`predicates`]: the \[V\] update predicates of the owned watches (ARC-MODEL §5.1).
-//! - `autoscaling_runner_set`: the AutoscalingRunnerSet controller (§3.3).
+//! - `autoscaling_runner_set`: the AutoscalingRunnerSet controller (§3.3); [`version`]: which
+//!   `app.kubernetes.io/version` labels it reconciles.
 //! - [`ephemeral_runner_set`]: the EphemeralRunnerSet controller (§3.2, §5.4).
 //! - [`ephemeral_runner`]: the EphemeralRunner controller (§3.1).
 //! - `autoscaling_listener`: the AutoscalingListener controller (§3.4).
@@ -16,16 +17,20 @@
 
 pub(crate) mod autoscaling_listener;
 pub(crate) mod autoscaling_runner_set;
+mod connection;
 mod context;
 pub mod ephemeral_runner;
 pub mod ephemeral_runner_set;
 pub mod listener;
 pub mod predicates;
 pub mod resource_builder;
+pub mod version;
 
 use std::sync::Arc;
 
+pub use connection::GitHubTarget;
 pub use context::{ScaleSetContext, ScaleSetReconcilers, ScaleSetSettings};
+pub use version::{ARC_CHART_VERSIONS, AcceptedVersions, InvalidAcceptedVersion, is_version_allowed};
 
 use crate::inputs::Inputs;
 use crate::runtime::manager::Manager;

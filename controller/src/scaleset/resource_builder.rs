@@ -34,8 +34,13 @@ pub(crate) use crate::kit::meta::{
 pub use listener_pod::ListenerPodInputs;
 pub use runner::JitConfig;
 
-/// Default path of the listener binary inside the listener image (ARC's `/ghalistener`).
-pub const DEFAULT_LISTENER_ENTRYPOINT: &str = "/ghalistener";
+/// The listener container's command: this controller's own listener (`arc-controller listener`, which
+/// reads `$LISTENER_CONFIG_PATH`), not ARC's `/ghalistener`, so the listener that runs in a cluster is
+/// the one arcsim's simulation runs and verifies.
+pub const DEFAULT_LISTENER_COMMAND: [&str; 2] = ["/arc-controller", "listener"];
+
+/// The listener pods' image unless the process is told otherwise: this build's controller image.
+pub const DEFAULT_LISTENER_IMAGE: &str = concat!("ghcr.io/arcsim/arc-controller:", env!("CARGO_PKG_VERSION"));
 
 /// Settings that shape what the builders produce; one per controller process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +50,7 @@ pub struct ResourceBuilder {
     /// Controller version, sent by runners as `actions-runner-controller/<version>`.
     pub controller_version: String,
     /// Command of the listener container.
-    pub listener_entrypoint: String,
+    pub listener_command: Vec<String>,
     /// Log level written into the listener config (`debug`, `info`, `warn`, `error`).
     pub listener_log_level: String,
     /// Log format written into the listener config (`text`, `json`).
@@ -57,7 +62,7 @@ impl Default for ResourceBuilder {
         ResourceBuilder {
             exclude_label_propagation_prefixes: Vec::new(),
             controller_version: env!("CARGO_PKG_VERSION").to_string(),
-            listener_entrypoint: DEFAULT_LISTENER_ENTRYPOINT.to_string(),
+            listener_command: DEFAULT_LISTENER_COMMAND.iter().map(|s| (*s).to_string()).collect(),
             listener_log_level: "debug".to_string(),
             listener_log_format: "text".to_string(),
         }

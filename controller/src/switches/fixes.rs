@@ -60,6 +60,14 @@ pub struct Fixes {
     /// Off: ARC's behaviour, which can remove `runnerId` 0 and delete a runner that has since
     /// registered and taken a job.
     pub reread_runner_before_removal: bool,
+    /// arcsim's own fix for a race the suite found in ARC's EphemeralRunner deletion path: a runner
+    /// deleted while its controller registers it is finalized from a cached snapshot that may not
+    /// hold the runner id the registering reconcile just wrote, so RemoveRunner is called with id 0,
+    /// the registration finalizer goes (a merge patch, no optimistic lock) and the registration is
+    /// left at GitHub, offline, owned by nothing. With the fix, a deleting runner with no recorded id
+    /// is read afresh before it is deregistered. Off: ARC's behaviour (0.13.1 to HEAD
+    /// `deleteRunnerFromService` removes the snapshot's `Status.RunnerId`).
+    pub reread_runner_before_deregistration: bool,
     /// #1087 (legacy): the registration token is part of the runner pod's `pod-template-hash`, so a
     /// refreshed token recreates the pod. Off: a restarted container registers with the old token
     /// (race 2, §8.2).
@@ -124,6 +132,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "arcsim",
         "re-read a runner before RemoveRunner-then-delete",
     ),
+    SwitchDoc::new(
+        "reread_runner_before_deregistration",
+        "arcsim",
+        "re-read a deleting runner with no id before RemoveRunner",
+    ),
     SwitchDoc::new("token_in_pod_hash", "#1087 (legacy)", "registration token in the legacy pod hash"),
     SwitchDoc::new(
         "unregister_before_recreate",
@@ -166,6 +179,7 @@ impl Fixes {
             secrets_read_uncached: on,
             running_never_overwrites_terminal: on,
             reread_runner_before_removal: on,
+            reread_runner_before_deregistration: on,
             token_in_pod_hash: on,
             unregister_before_recreate: on,
             keep_unlisted_running_runner: on,

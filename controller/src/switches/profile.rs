@@ -83,6 +83,7 @@ const fn upstream_fixes() -> Fixes {
         ars_predicate_includes_counts: false,
         running_never_overwrites_terminal: false,
         reread_runner_before_removal: false,
+        reread_runner_before_deregistration: false,
         keep_unlisted_running_runner: false,
         ..Fixes::all_on()
     }
@@ -173,6 +174,7 @@ mod tests {
             s.fixes.already_exists_requeue && s.fixes.add_both_finalizers_at_once && s.fixes.patch_id_gate
         );
         assert!(!s.fixes.reread_runner_before_removal && !s.fixes.keep_unlisted_running_runner);
+        assert!(!s.fixes.reread_runner_before_deregistration);
     }
 
     #[test]

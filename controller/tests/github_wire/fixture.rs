@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use arc_controller::github::{ActionsClient, Credentials, RetryPolicy};
+use arc_controller::github::{ActionsClient, AppCredentials, Credentials, RetryPolicy};
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::{Clock, SharedClock};
 use bytes::Bytes;
@@ -19,6 +19,10 @@ use serde_json::Value;
 
 /// The `githubConfigUrl` every case is recorded for.
 pub const CONFIG_URL: &str = "https://github.com/octo-org";
+/// The GitHub App of the app cases: its id, installation and (test-only) private key.
+pub const APP_ID: &str = "123456";
+pub const APP_INSTALLATION_ID: i64 = 987654;
+pub const APP_PRIVATE_KEY: &str = include_str!("../../../fixtures/github/app-private-key.pem");
 
 /// One golden case: `{"operation", "source", "request", "response"}`.
 #[derive(Debug, Clone)]
@@ -80,6 +84,16 @@ impl Stub {
     pub fn client(&self) -> ActionsClient {
         let pat = Case::load("registration-token").text("/request/headers/Authorization");
         let token = pat.strip_prefix("Bearer ").expect("a bearer token").to_string();
+        self.client_with(Credentials::Token(token))
+    }
+
+    /// [`Stub::client`] authenticating as the cases' GitHub App installation.
+    pub fn app_client(&self) -> ActionsClient {
+        let app = AppCredentials::new(APP_ID, APP_INSTALLATION_ID, APP_PRIVATE_KEY).expect("the fixture key");
+        self.client_with(Credentials::App(app))
+    }
+
+    fn client_with(&self, credentials: Credentials) -> ActionsClient {
         let service = tower::service_fn({
             let stub = self.clone();
             move |request: Request<Full<Bytes>>| {
@@ -88,7 +102,7 @@ impl Stub {
             }
         });
         let clock: SharedClock = Arc::new(FixedClock);
-        ActionsClient::new(service, CONFIG_URL, Credentials::Token(token), clock, Metrics::new())
+        ActionsClient::new(service, CONFIG_URL, credentials, clock, Metrics::new())
             .expect("a valid client")
             .with_retry_policy(RetryPolicy::none())
     }

@@ -25,6 +25,11 @@ enum Command {
     Measure(commands::measure::MeasureArgs),
     /// Serve the fake Kubernetes API server over TCP (for kubectl).
     Apiserver(commands::apiserver::ApiServerArgs),
+    /// Serve a staging world on wall-clock time (fake API server and fake GitHub over loopback TCP,
+    /// kubelet, a small workload) for a controller started as its own process.
+    Stage(commands::stage::StageArgs),
+    /// Run a scenario's world to a simulated time, pause it, serve it to kubectl and step it from stdin.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +40,8 @@ fn main() -> ExitCode {
         Command::List => commands::list::run(),
         Command::Measure(args) => commands::measure::run(args),
         Command::Apiserver(args) => commands::apiserver::run(args),
+        Command::Stage(args) => commands::stage::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

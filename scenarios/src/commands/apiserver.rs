@@ -18,9 +18,14 @@ use arc_sim::{Seed, SimClock, TraceMode};
 /// Options of `arcsim apiserver`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ApiServerArgs {
-    /// Address to listen on, e.g. 127.0.0.1:6443 (port 0 picks a free port).
+    /// Address to listen on, e.g. 127.0.0.1:6443 (port 0 picks a free port). Loopback only unless
+    /// `--allow-remote`.
     #[arg(long, default_value = "127.0.0.1:6443")]
     pub listen: SocketAddr,
+    /// Listen on a non-loopback address too. The fake has no authentication: anyone who can reach it
+    /// can read and change everything it serves.
+    #[arg(long)]
+    pub allow_remote: bool,
     /// Seed for generated names, uids and fault dice.
     #[arg(long, default_value = "1", value_parser = crate::cli::parse_seed)]
     pub seed: Seed,
@@ -68,6 +73,7 @@ fn read(path: &Path) -> Result<String, CrdFileError> {
 
 /// Serves until interrupted (Ctrl-C).
 pub fn run(args: ApiServerArgs) -> anyhow::Result<()> {
+    super::listen::check_listen(args.listen, args.allow_remote)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(serve(args))
 }

@@ -1,11 +1,13 @@
 //! `arcsim list`: the scenarios, control worlds, profiles (with every switch's value in each),
-//! variants (with the profiles in which a variant is the fixed controller itself), oracles and probes.
+//! variants (with the profiles in which a variant is the fixed controller itself), oracles, probes
+//! and kill rows.
 
 use std::fmt::Write as _;
 
 use arc_controller::Profile;
 use arc_controller::switches::GROUPS;
 
+use crate::kill_table::{CI_SEED_BUDGET, KILL_TABLE};
 use crate::{oracles, probes, scenarios, variant::Variant};
 
 /// Prints the catalogue.
@@ -33,6 +35,21 @@ pub fn run() -> anyhow::Result<()> {
     println!("probes:");
     for p in probes::all() {
         println!("  {:<30} {}", p.name, p.describe);
+    }
+    println!(
+        "kill table (variant scenario oracle hits/seeds bound median; bounds over {CI_SEED_BUDGET} seeds are swept by scripts/kill-rows.sh):"
+    );
+    for row in KILL_TABLE {
+        println!(
+            "  {} {} {} {}/{} {} {}",
+            row.variant,
+            row.scenario.name(),
+            row.oracle.name(),
+            row.rate.hits,
+            row.rate.seeds,
+            row.within_seeds(),
+            row.rate.median_seeds_to_kill().map_or("-".to_string(), |m| m.to_string())
+        );
     }
     Ok(())
 }

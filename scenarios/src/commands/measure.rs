@@ -138,6 +138,13 @@ fn kill_lines(cell: &Cell, from: u64) -> String {
 
 fn probe_lines(cell: &Cell, from: u64) -> String {
     let mut out = String::new();
+    if let Some(first) = &cell.first_failure {
+        let _ = writeln!(
+            out,
+            "{:<36} FIXED CONTROLLER FAILED {} of {} seeds, first {}: {}",
+            cell.scenario, cell.failures, cell.runs, first.seed, first.replay
+        );
+    }
     let declared = cell.probe_goals.iter().map(|(p, _)| *p);
     let fired = cell.probe_seeds.keys().copied();
     let mut probes: Vec<&str> = declared.chain(fired).collect();

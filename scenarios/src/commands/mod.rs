@@ -2,6 +2,9 @@
 
 pub mod apiserver;
 pub mod list;
+pub mod listen;
 pub mod measure;
 pub mod run;
+pub mod serve;
+pub mod stage;
 pub mod sweep;

@@ -3,12 +3,14 @@
 use std::path::PathBuf;
 
 use arc_controller::Profile;
+use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
 
 use crate::report::verdict_text;
-use crate::runner::run_build;
+use crate::runner::{run_build, run_build_keeping};
 use crate::scenarios;
 use crate::variant::{Build, Variant};
+use crate::{story, visual};
 
 /// Options of `arcsim run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -31,6 +33,12 @@ pub struct RunArgs {
     /// Run twice and fail if the traces or verdicts differ.
     #[arg(long)]
     pub check_determinism: bool,
+    /// Write the run as a timeline page: one self-contained HTML file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write the first violation's window as a Mermaid sequence diagram (fenced when FILE ends in .md).
+    #[arg(long, value_name = "FILE")]
+    pub mermaid: Option<PathBuf>,
     /// Write the verdict as JSON to this file (wall time included).
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -41,8 +49,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
     let build = Build::new(args.profile, args.variant);
-    let (verdict, record) = run_build(scenario, build, args.seed, mode)?;
+    // One seed: keep the whole record, for the story of a failure and the pictures.
+    let keep = Some(Interest::everything());
+    let (verdict, record) = run_build_keeping(scenario, build, args.seed, mode, keep)?;
+    print!("{}", story::stories(&record, &verdict.violations));
     print!("{}", verdict_text(&verdict));
+    if let Some(path) = &args.html {
+        let bytes = visual::files::write_html(path, &record, &verdict)?;
+        println!("  timeline page written to {} ({} KiB)", path.display(), bytes / 1024);
+    }
+    if let Some(path) = &args.mermaid {
+        let lines = visual::files::write_mermaid(path, &record, &verdict)?;
+        println!("  sequence diagram written to {} ({lines} lines)", path.display());
+    }
     if let Some(path) = &args.trace {
         std::fs::write(path, record.trace.text())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;

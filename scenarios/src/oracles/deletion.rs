@@ -9,11 +9,12 @@ use arc_sim::github::EventKind;
 use arc_sim::github::GitHubEvent;
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
-use arc_sim::record::Interest;
+use arc_sim::record::{Event, Interest};
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
 use super::view::{is_deleting, key_of, runner_id, runner_phase};
+use crate::story::{Evidence, Subject};
 use crate::verdict::Violation;
 
 /// When the controller deletes an EphemeralRunner whose pod is still running, its runner holds no job
@@ -41,7 +42,7 @@ impl Oracle for NoBusyRunnerDeleted {
         let running = running_pods(run);
         let mut out = Vec::new();
         for a in run.audit().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
-            if a.actor != "controller" || a.code >= 300 || a.status_subresource {
+            if !super::view::is_controller(&a.actor) || a.code >= 300 || a.status_subresource {
                 continue;
             }
             let key = format!("{}/{}", a.namespace, a.name);
@@ -64,6 +65,39 @@ impl Oracle for NoBusyRunnerDeleted {
         }
         out
     }
+
+    /// The delete, the commit that gave the runner its id, its pod's container start and the job's
+    /// assignment.
+    fn evidence(&self, run: &RunRecord, violation: &Violation) -> Evidence {
+        let named = Subject::parse_all(&violation.objects);
+        let evidence = Evidence::around(run, violation, &self.needs());
+        evidence.citing(run, |e| read_by_busy_runner_deleted(e, &named, violation.at_ms))
+    }
+}
+
+/// Whether [`NoBusyRunnerDeleted`] read `event` to find a violation about `named` at `at_ms`.
+fn read_by_busy_runner_deleted(event: &Event, named: &[Subject], at_ms: u64) -> bool {
+    let (mut key, mut runner, mut job) = ("", 0, 0);
+    for subject in named {
+        match subject {
+            Subject::Object { key: k, .. } => key = k,
+            Subject::Runner(id) => runner = *id,
+            Subject::Job(id) => job = *id,
+        }
+    }
+    if let Some(a) = event.get::<AuditEntry>() {
+        return a.verb == ApiVerb::Delete && a.ms == at_ms && format!("{}/{}", a.namespace, a.name) == key;
+    }
+    if let Some(c) = event.get::<Committed>() {
+        let was = c.change.old.as_deref().map_or(0, runner_id);
+        return key_of(&c.change.object) == key && runner_id(&c.change.object) == runner && was != runner;
+    }
+    if let Some(k) = event.get::<KubeletEvent>() {
+        return k.pod == key && matches!(k.kind, KubeletEventKind::ContainerStarted { .. });
+    }
+    event.get::<GitHubEvent>().is_some_and(|g| {
+        matches!(g.kind, EventKind::JobAssigned { request_id, runner_id } if request_id == job && runner_id == runner)
+    })
 }
 
 /// `namespace/name → runnerId` of every EphemeralRunner that registered.
@@ -184,5 +218,158 @@ impl Oracle for FinalizersInOneWrite {
                 message: format!("finalizers added in {writes} writes"),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::apiserver::EventType;
+    use arc_sim::github::{EndReason, JobResult, RemovalReason};
+    use arc_sim::kubelet::StopCause;
+    use arc_sim::world::synthetic::SyntheticRun;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::oracles::fixtures::{NS, er, github, request};
+
+    fn kubelet(ms: u64, kind: KubeletEventKind) -> KubeletEvent {
+        KubeletEvent { ms, pod: format!("{NS}/r"), uid: "pod-r".into(), kind }
+    }
+
+    /// Runner `r` (id 41) registered at 1 ms, its pod started at 2 ms and GitHub assigned it job 7 at
+    /// 3 ms.
+    fn busy_runner() -> SyntheticRun {
+        let started = KubeletEventKind::ContainerStarted { container: "runner".into(), restart_count: 0 };
+        SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", Some("Running"), 41, None))
+            .event(2, kubelet(2, started))
+            .event(3, github(3, EventKind::JobAssigned { request_id: 7, runner_id: 41 }))
+    }
+
+    /// `actor` deletes EphemeralRunner `r` at 5 ms, answered `code`.
+    fn deleted(run: SyntheticRun, actor: &str, code: u16) -> RunRecord {
+        run.event(5, request(5, actor, ApiVerb::Delete, "ephemeralrunners", "r", code)).build()
+    }
+
+    #[test]
+    fn deleting_a_runner_whose_pod_runs_a_job_is_a_violation() {
+        let found = NoBusyRunnerDeleted.check(&deleted(busy_runner(), "controller", 200));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].at_ms, 5);
+        assert_eq!(
+            found[0].objects,
+            vec![format!("ephemeralrunner {NS}/r"), "runner 41".into(), "job 7".into()]
+        );
+    }
+
+    #[test]
+    fn deleting_a_runner_whose_job_ended_or_whose_pod_stopped_is_clean() {
+        let completed = EventKind::JobCompleted {
+            request_id: 7,
+            result: JobResult::Succeeded,
+            reason: EndReason::Completed,
+        };
+        let job_done = busy_runner().event(4, github(4, completed));
+        assert!(NoBusyRunnerDeleted.check(&deleted(job_done, "controller", 200)).is_empty());
+        let removed = EventKind::RunnerRemoved { runner_id: 41, reason: RemovalReason::Removed };
+        let runner_gone = busy_runner().event(4, github(4, removed));
+        assert!(NoBusyRunnerDeleted.check(&deleted(runner_gone, "controller", 200)).is_empty());
+        let stopped = KubeletEventKind::ContainerStopped {
+            container: "runner".into(),
+            exit_code: 0,
+            cause: StopCause::Exited,
+            runner_id: Some(41),
+            running_job: None,
+        };
+        let pod_done = busy_runner().event(4, kubelet(4, stopped));
+        assert!(NoBusyRunnerDeleted.check(&deleted(pod_done, "controller", 200)).is_empty());
+    }
+
+    #[test]
+    fn only_the_controllers_successful_deletes_are_judged() {
+        assert!(NoBusyRunnerDeleted.check(&deleted(busy_runner(), "user", 200)).is_empty());
+        assert!(NoBusyRunnerDeleted.check(&deleted(busy_runner(), "controller", 404)).is_empty());
+    }
+
+    /// EphemeralRunner `r` with its deletion begun.
+    fn deleting(mut runner: Value) -> Value {
+        runner["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
+        runner
+    }
+
+    #[test]
+    fn moving_a_runner_being_deleted_to_running_is_a_violation() {
+        let pending = er("r", "u1", Some("Pending"), 41, None);
+        let running = er("r", "u1", Some("Running"), 41, None);
+        let broken = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, pending.clone())
+            .committed(2, "ephemeralrunners", EventType::Modified, deleting(pending))
+            .committed(3, "ephemeralrunners", EventType::Modified, deleting(running.clone()))
+            .build();
+        let found = NoRunningWhileDeleting.check(&broken);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_ms, found[0].objects.clone()), (3, vec![format!("ephemeralrunner {NS}/r")]));
+        let before_deletion = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", Some("Pending"), 41, None))
+            .committed(2, "ephemeralrunners", EventType::Modified, running.clone())
+            .committed(3, "ephemeralrunners", EventType::Modified, deleting(running))
+            .build();
+        assert!(NoRunningWhileDeleting.check(&before_deletion).is_empty(), "Running before deletion began");
+    }
+
+    #[test]
+    fn a_runner_deleted_while_running_that_stays_running_is_clean() {
+        let running = er("r", "u1", Some("Running"), 41, None);
+        let stays = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, running.clone())
+            .committed(2, "ephemeralrunners", EventType::Modified, deleting(running.clone()))
+            .committed(3, "ephemeralrunners", EventType::Modified, deleting(running))
+            .build();
+        assert!(NoRunningWhileDeleting.check(&stays).is_empty());
+    }
+
+    /// EphemeralRunner `r` (uid `uid`) holding `finalizers`.
+    fn with_finalizers(uid: &str, finalizers: &[&str]) -> Value {
+        let mut runner = er("r", uid, None, 0, None);
+        runner["metadata"]["finalizers"] = json!(finalizers);
+        runner
+    }
+
+    const BOTH: [&str; 2] = [
+        "ephemeralrunner.actions.github.com/finalizer",
+        "ephemeralrunner.actions.github.com/runner-registration-finalizer",
+    ];
+
+    #[test]
+    fn finalizers_added_in_two_writes_are_a_violation() {
+        let broken = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &[]))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH[..1]))
+            .committed(3, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH))
+            .build();
+        let found = FinalizersInOneWrite.check(&broken);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_ms, found[0].message.as_str()), (3, "finalizers added in 2 writes"));
+    }
+
+    #[test]
+    fn finalizers_at_creation_or_in_one_later_write_are_clean() {
+        let at_creation = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &BOTH))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &[]))
+            .build();
+        assert!(FinalizersInOneWrite.check(&at_creation).is_empty(), "removal is not a write that adds");
+        let one_write = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &[]))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH))
+            .build();
+        assert!(FinalizersInOneWrite.check(&one_write).is_empty());
+        let two_runners = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, with_finalizers("u1", &[]))
+            .committed(2, "ephemeralrunners", EventType::Modified, with_finalizers("u1", &BOTH))
+            .committed(3, "ephemeralrunners", EventType::Added, with_finalizers("u2", &[]))
+            .committed(4, "ephemeralrunners", EventType::Modified, with_finalizers("u2", &BOTH))
+            .build();
+        assert!(FinalizersInOneWrite.check(&two_runners).is_empty(), "a recreated runner is a new uid");
     }
 }

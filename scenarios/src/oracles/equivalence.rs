@@ -30,7 +30,8 @@ type CallsByObject = BTreeMap<(String, String), Vec<(Call, String, u64)>>;
 
 fn calls(run: &RunRecord) -> CallsByObject {
     let mut out: CallsByObject = BTreeMap::new();
-    for a in run.audit().filter(|a| a.code < 300 && matches!(a.actor.as_str(), "controller" | "listener")) {
+    let judged = |actor: &str| actor == "listener" || super::view::is_controller(actor);
+    for a in run.audit().filter(|a| a.code < 300 && judged(&a.actor)) {
         let stream = if a.status_subresource { "/status" } else { "" };
         let key = (a.resource.clone(), format!("{}/{}{stream}", a.namespace, a.name));
         let call = (a.verb.to_string(), a.status_subresource, a.body_hash);
@@ -121,7 +122,7 @@ impl TwinOracle for SameCallsAndFinalState {
         if out.is_empty() && s != t {
             let differing: Vec<String> = s
                 .keys()
-                .chain(t.keys())
+                .chain(t.keys().filter(|k| !s.contains_key(*k)))
                 .filter(|k| s.get(*k) != t.get(*k))
                 .map(|k| format!("{} {}", k.0, k.1))
                 .collect();
@@ -133,5 +134,94 @@ impl TwinOracle for SameCallsAndFinalState {
             });
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::faults::ApiVerb;
+    use arc_sim::world::synthetic::SyntheticRun;
+
+    use super::*;
+    use crate::oracles::fixtures::{NS, er, request};
+
+    /// A successful write of `actor` to EphemeralRunner `r` at `ms` (to its status when `status`),
+    /// whose body hashes to `body`.
+    fn write(ms: u64, actor: &str, status: bool, body: u64) -> AuditEntry {
+        let mut entry = request(ms, actor, ApiVerb::Patch, "ephemeralrunners", "r", 200);
+        entry.status_subresource = status;
+        entry.body_hash = body;
+        entry
+    }
+
+    /// A run making `writes` and ending with runner `r` in `phase`.
+    fn run(writes: Vec<AuditEntry>, phase: &str) -> RunRecord {
+        let mut synthetic = SyntheticRun::new();
+        for w in writes {
+            synthetic = synthetic.event(w.ms, w);
+        }
+        synthetic.objects("ephemeralrunners", vec![er("r", "u1", Some(phase), 41, None)]).build()
+    }
+
+    #[test]
+    fn the_same_calls_and_final_state_are_clean() {
+        let calls = || vec![write(1, "controller", false, 10), write(2, "controller", true, 20)];
+        assert!(
+            SameCallsAndFinalState.compare(&run(calls(), "Running"), &run(calls(), "Running")).is_empty()
+        );
+    }
+
+    #[test]
+    fn a_write_with_another_body_is_a_violation() {
+        let base = run(vec![write(1, "controller", false, 10), write(2, "controller", false, 11)], "Running");
+        let twin = run(vec![write(1, "controller", false, 10), write(2, "controller", false, 12)], "Running");
+        let found = SameCallsAndFinalState.compare(&base, &twin);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].at_ms, 2);
+        assert_eq!(found[0].objects, vec![format!("ephemeralrunners {NS}/r")]);
+        assert!(found[0].message.contains("2 vs 2 successful mutating calls, first difference at call #2"));
+    }
+
+    #[test]
+    fn an_extra_write_in_the_twin_is_a_violation() {
+        let base = run(vec![write(1, "controller", false, 10)], "Running");
+        let twin = run(vec![write(1, "controller", false, 10), write(3, "listener", false, 10)], "Running");
+        let found = SameCallsAndFinalState.compare(&base, &twin);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].message.contains("1 vs 2 successful mutating calls"), "{}", found[0].message);
+        assert!(found[0].message.contains("none vs patch by listener at 3 ms"), "{}", found[0].message);
+    }
+
+    #[test]
+    fn only_the_last_status_write_of_an_instant_is_compared() {
+        let base = run(vec![write(5, "controller", true, 1), write(5, "controller", true, 2)], "Running");
+        let twin = run(vec![write(5, "controller", true, 2)], "Running");
+        assert!(SameCallsAndFinalState.compare(&base, &twin).is_empty());
+        let spread = run(vec![write(4, "controller", true, 1), write(5, "controller", true, 2)], "Running");
+        assert_eq!(SameCallsAndFinalState.compare(&spread, &twin).len(), 1, "two instants, two writes");
+    }
+
+    #[test]
+    fn failed_calls_and_other_actors_are_not_compared() {
+        let mut refused = write(2, "controller", false, 99);
+        refused.code = 409;
+        let base =
+            run(vec![write(1, "controller", false, 10), refused, write(3, "kubelet", false, 7)], "Running");
+        let twin = run(vec![write(1, "controller", false, 10)], "Running");
+        assert!(SameCallsAndFinalState.compare(&base, &twin).is_empty());
+    }
+
+    #[test]
+    fn the_same_calls_with_another_final_state_is_a_violation() {
+        let calls = || vec![write(1, "controller", false, 10)];
+        let found = SameCallsAndFinalState.compare(&run(calls(), "Running"), &run(calls(), "Succeeded"));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].objects, vec![format!("ephemeralrunners {NS}/r")]);
+        assert_eq!(found[0].message, "the same calls but a different final state");
+        let mut moved_on = run(calls(), "Running");
+        moved_on.objects.get_mut("ephemeralrunners").expect("set")[0]["metadata"]["resourceVersion"] =
+            "77".into();
+        let same = SameCallsAndFinalState.compare(&run(calls(), "Running"), &moved_on);
+        assert!(same.is_empty(), "resourceVersions may differ: {same:?}");
     }
 }

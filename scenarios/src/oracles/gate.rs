@@ -107,7 +107,7 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
     let deletes = run.audit().filter(|a| {
         a.resource == "ephemeralrunners"
             && a.verb == ApiVerb::Delete
-            && a.actor == "controller"
+            && super::view::is_controller(&a.actor)
             && a.code < 300
             && !a.status_subresource
     });
@@ -248,7 +248,7 @@ struct CacheReads<'a> {
 impl<'a> CacheReads<'a> {
     fn of(run: &'a RunRecord) -> Self {
         let mut by_key: BTreeMap<(&'a str, &'a str), Vec<&'a ReadEntry>> = BTreeMap::new();
-        for read in run.reads().filter(|r| r.actor == "controller" && r.via != ReadVia::Get) {
+        for read in run.reads().filter(|r| super::view::is_controller(&r.actor) && r.via != ReadVia::Get) {
             by_key.entry((read.resource.as_str(), read.key.as_str())).or_default().push(read);
         }
         CacheReads { by_key }
@@ -267,5 +267,117 @@ impl<'a> CacheReads<'a> {
         let before = reads.iter().rev().find(|r| r.ms < from).map(|r| r.rv);
         let within = reads.iter().filter(|r| r.ms >= from && r.ms <= to).map(|r| r.rv);
         before.into_iter().chain(within).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::apiserver::EventType;
+    use arc_sim::world::synthetic::SyntheticRun;
+    use serde_json::json;
+
+    use super::*;
+    use crate::oracles::fixtures::{NS, er, github, request};
+
+    /// EphemeralRunnerSet `set` at `patch_id`.
+    fn set(patch_id: i64) -> Value {
+        json!({"apiVersion": "actions.github.com/v1alpha1", "kind": "EphemeralRunnerSet",
+            "metadata": {"name": "set", "namespace": NS, "uid": "ers-uid"},
+            "spec": {"patchID": patch_id, "replicas": 0}})
+    }
+
+    /// Registered idle runner `r` (id 41) of `set`, with `job_id` if it had one.
+    fn idle_runner(job_id: Option<&str>) -> Value {
+        let mut runner = er("r", "u1", Some("Running"), 41, job_id);
+        runner["metadata"]["ownerReferences"] = json!([{"apiVersion": "actions.github.com/v1alpha1",
+            "kind": "EphemeralRunnerSet", "name": "set", "uid": "ers-uid", "controller": true}]);
+        runner
+    }
+
+    /// The controller's informer was handed `key` of `resource` at resourceVersion `rv`.
+    fn read(ms: u64, resource: &str, key: &str, rv: u64) -> ReadEntry {
+        ReadEntry {
+            ms,
+            actor: "controller".into(),
+            resource: resource.into(),
+            key: format!("{NS}/{key}"),
+            rv,
+            via: ReadVia::Watch,
+        }
+    }
+
+    /// The set (rv 1, at `patch_id`) is read at 1 ms; runner `r` (rv 2) is committed at 2 ms and first
+    /// read at 3 ms. The caller adds what happens in the window, then [`removed_and_deleted`] and builds.
+    fn scaling(patch_id: i64, runner: Value) -> SyntheticRun {
+        SyntheticRun::new()
+            .committed(1, "ephemeralrunnersets", EventType::Added, set(patch_id))
+            .event(1, read(1, "ephemeralrunnersets", "set", 1))
+            .committed(2, "ephemeralrunners", EventType::Added, runner)
+            .event(3, read(3, "ephemeralrunners", "r", 2))
+    }
+
+    /// GitHub answers RemoveRunner for runner 41 with `outcome` at 6 ms; the controller deletes `r` at 7 ms.
+    fn removed_and_deleted(run: SyntheticRun, outcome: RemoveOutcome) -> SyntheticRun {
+        run.event(6, github(6, EventKind::RemoveRunner { runner_id: 41, outcome }))
+            .event(7, request(7, "controller", ApiVerb::Delete, "ephemeralrunners", "r", 200))
+    }
+
+    #[test]
+    fn scaling_down_while_the_cache_held_only_a_non_zero_patch_is_a_violation() {
+        let run = removed_and_deleted(scaling(3, idle_runner(None)), RemoveOutcome::Removed).build();
+        assert_eq!(scale_downs_judged(&run), 1);
+        let found = ScaleDownOnlyOnPatchZero.check(&run);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].at_ms, 7);
+        assert_eq!(
+            found[0].objects,
+            vec![format!("ephemeralrunner {NS}/r"), format!("ephemeralrunnerset {NS}/set")]
+        );
+        assert!(
+            found[0].message.contains("between 3 and 6 ms had a non-zero patch ID ([3])"),
+            "{}",
+            found[0].message
+        );
+    }
+
+    #[test]
+    fn scaling_down_on_patch_zero_is_clean() {
+        let run = removed_and_deleted(scaling(0, idle_runner(None)), RemoveOutcome::Unknown).build();
+        assert_eq!(scale_downs_judged(&run), 1);
+        assert!(ScaleDownOnlyOnPatchZero.check(&run).is_empty());
+    }
+
+    #[test]
+    fn a_patch_zero_counts_only_if_the_cache_got_it_before_remove_runner() {
+        let zero_in_window = scaling(3, idle_runner(None))
+            .committed(4, "ephemeralrunnersets", EventType::Modified, set(0))
+            .event(5, read(5, "ephemeralrunnersets", "set", 3));
+        let run = removed_and_deleted(zero_in_window, RemoveOutcome::Removed).build();
+        assert!(ScaleDownOnlyOnPatchZero.check(&run).is_empty(), "the reconcile may have read patch 0");
+        let zero_too_late =
+            scaling(3, idle_runner(None)).committed(4, "ephemeralrunnersets", EventType::Modified, set(0));
+        let late = removed_and_deleted(zero_too_late, RemoveOutcome::Removed)
+            .event(8, read(8, "ephemeralrunnersets", "set", 3));
+        let found = ScaleDownOnlyOnPatchZero.check(&late.build());
+        assert_eq!(found.len(), 1, "patch 0 reached the cache after the removal: {found:?}");
+    }
+
+    #[test]
+    fn removals_the_scaling_path_does_not_explain_are_not_judged() {
+        let busy = removed_and_deleted(scaling(3, idle_runner(None)), RemoveOutcome::JobStillRunning).build();
+        assert_eq!(scale_downs_judged(&busy), 0, "RemoveRunner refused: the delete comes from elsewhere");
+        let had_job =
+            removed_and_deleted(scaling(3, idle_runner(Some("job-7"))), RemoveOutcome::Removed).build();
+        assert_eq!(scale_downs_judged(&had_job), 0, "not idle");
+        let mut deleting_set = set(3);
+        deleting_set["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
+        let set_deleted = SyntheticRun::new()
+            .committed(1, "ephemeralrunnersets", EventType::Modified, deleting_set)
+            .event(1, read(1, "ephemeralrunnersets", "set", 1))
+            .committed(2, "ephemeralrunners", EventType::Added, idle_runner(None))
+            .event(3, read(3, "ephemeralrunners", "r", 2));
+        let run = removed_and_deleted(set_deleted, RemoveOutcome::Removed).build();
+        assert_eq!(scale_downs_judged(&run), 0, "a set being deleted removes its runners");
+        assert!(ScaleDownOnlyOnPatchZero.check(&run).is_empty());
     }
 }

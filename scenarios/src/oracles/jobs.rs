@@ -57,3 +57,61 @@ impl Oracle for NoJobLostToControllerKill {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::github::JobState;
+    use arc_sim::world::synthetic::SyntheticRun;
+
+    use super::*;
+    use crate::oracles::fixtures::{NS, ended_job, job};
+
+    /// The runner pod `r` stopped at 50 ms for `cause` while its runner 41 ran job 7.
+    fn stopped(cause: StopCause) -> KubeletEvent {
+        KubeletEvent {
+            ms: 50,
+            pod: format!("{NS}/r"),
+            uid: "pod-r".into(),
+            kind: KubeletEventKind::ContainerStopped {
+                container: "runner".into(),
+                exit_code: 137,
+                cause,
+                runner_id: Some(41),
+                running_job: Some(7),
+            },
+        }
+    }
+
+    fn run(cause: StopCause, job_7: arc_sim::github::Job) -> RunRecord {
+        SyntheticRun::new().event(50, stopped(cause)).jobs(vec![job_7]).build()
+    }
+
+    #[test]
+    fn a_job_lost_after_the_controller_deleted_its_pod_is_a_violation() {
+        for cause in [StopCause::PodDeleted, StopCause::PodRemoved] {
+            let found =
+                NoJobLostToControllerKill.check(&run(cause, ended_job(7, EndReason::RunnerLost, Some(41))));
+            assert_eq!(found.len(), 1, "{cause:?}: {found:?}");
+            assert_eq!(found[0].at_ms, 50);
+            assert_eq!(found[0].objects, vec![format!("pod {NS}/r"), "runner 41".into(), "job 7".into()]);
+        }
+    }
+
+    #[test]
+    fn a_deleted_pod_whose_job_survived_is_clean() {
+        let completed = run(StopCause::PodDeleted, ended_job(7, EndReason::Completed, Some(41)));
+        assert!(NoJobLostToControllerKill.check(&completed).is_empty());
+        let still_running = run(StopCause::PodDeleted, job(7, JobState::Running, Some(41)));
+        assert!(NoJobLostToControllerKill.check(&still_running).is_empty());
+        let other_job_lost = run(StopCause::PodDeleted, ended_job(8, EndReason::RunnerLost, Some(41)));
+        assert!(NoJobLostToControllerKill.check(&other_job_lost).is_empty(), "job 8 ran elsewhere");
+    }
+
+    #[test]
+    fn a_job_lost_to_an_eviction_or_a_crash_is_not_the_controllers_doing() {
+        for cause in [StopCause::Evicted, StopCause::Exited] {
+            let lost = run(cause, ended_job(7, EndReason::RunnerLost, Some(41)));
+            assert!(NoJobLostToControllerKill.check(&lost).is_empty(), "{cause:?}");
+        }
+    }
+}

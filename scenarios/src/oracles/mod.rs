@@ -9,6 +9,7 @@ pub mod equivalence;
 pub(crate) mod fixtures;
 pub mod gate;
 pub mod jobs;
+pub mod leadership;
 pub mod phases;
 pub mod pods;
 pub mod registrations;
@@ -18,6 +19,7 @@ pub mod view;
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
+use crate::story::Evidence;
 use crate::verdict::Violation;
 
 /// A judge of runs.
@@ -34,12 +36,20 @@ pub trait Oracle: Send + Sync {
     /// Every violation in `run`.
     fn check(&self, run: &RunRecord) -> Vec<Violation>;
 
-    /// Whether the invariant is one the controller built with `switches` promises at all: an oracle
-    /// of a change-set property (say, Running only from the listener) does not judge a build
-    /// without that change. Every oracle applies unless it says otherwise.
+    /// Whether the invariant is one a profile with `switches` promises at all: an oracle of a
+    /// change-set property (say, Running only from the listener) does not judge a profile without
+    /// that change, but does judge a bug variant that turns it off in a profile that has it. Every
+    /// oracle applies unless it says otherwise.
     fn applies(&self, switches: &arc_controller::Switches) -> bool {
         let _ = switches;
         true
+    }
+
+    /// What `violation` (one of this oracle's) rests on: its window, its subjects and the events this
+    /// oracle used. By default the events of the kinds it reads ([`Oracle::needs`]) on the subjects the
+    /// violation names, in the window of their last events; an oracle that knows better says so.
+    fn evidence(&self, run: &RunRecord, violation: &Violation) -> Evidence {
+        Evidence::around(run, violation, &self.needs())
     }
 }
 

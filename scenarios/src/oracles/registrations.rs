@@ -152,8 +152,11 @@ fn removals(run: &RunRecord) -> BTreeMap<i64, u64> {
     out
 }
 
-/// Each runner name is registered through a JIT config at most once: the JIT secret is read from the
-/// API server, so a stale cache never causes a second registration (§8.1 (c)).
+/// Each runner name is registered through a JIT config at most once after its config was saved: the
+/// JIT secret is read from the API server, so a stale cache never causes a second registration (§8.1
+/// (c)). A secret stored in the second registration's own instant is the second one's. A registration
+/// whose secret was never stored (its create failed) may be replaced: the
+/// controller removes the runner by name on AgentExists and registers again, as ARC does.
 pub struct JitConfigOncePerRunner;
 
 impl Oracle for JitConfigOncePerRunner {
@@ -162,15 +165,16 @@ impl Oracle for JitConfigOncePerRunner {
     }
 
     fn describe(&self) -> &'static str {
-        "GenerateJitRunnerConfig registers each EphemeralRunner once"
+        "GenerateJitRunnerConfig registers each EphemeralRunner once its JIT config secret is stored"
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
+        Interest::of_resources::<Committed>(&["ephemeralrunners", "secrets"]).and::<GitHubEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let created = creations_by_name(run);
+        let secrets = secrets_stored(run);
         let mut seen: BTreeMap<(&str, &str), (u64, i64)> = BTreeMap::new();
         let mut out = Vec::new();
         for event in run.github_events() {
@@ -181,7 +185,14 @@ impl Oracle for JitConfigOncePerRunner {
                 .get(name.as_str())
                 .and_then(|c| c.iter().rev().find(|(ms, _)| *ms <= event.at_ms))
                 .map_or("", |(_, uid)| uid.as_str());
-            if let Some((first_ms, first_id)) = seen.insert((name, incarnation), (event.at_ms, *runner_id)) {
+            let Some((first_ms, first_id)) = seen.insert((name, incarnation), (event.at_ms, *runner_id))
+            else {
+                continue;
+            };
+            let stored = secrets
+                .get(name.as_str())
+                .is_some_and(|at| at.iter().any(|ms| (first_ms..event.at_ms).contains(ms)));
+            if stored {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: event.at_ms,
@@ -190,7 +201,7 @@ impl Oracle for JitConfigOncePerRunner {
                         format!("runners {first_id} and {runner_id}"),
                     ],
                     message: format!(
-                        "registered again at {} ms after a first registration at {first_ms} ms",
+                        "registered again at {} ms after a first registration at {first_ms} ms whose JIT config was stored",
                         event.at_ms
                     ),
                 });
@@ -198,6 +209,17 @@ impl Oracle for JitConfigOncePerRunner {
         }
         out
     }
+}
+
+/// Per Secret name (the JIT secret is named after its runner), the sim ms of each creation.
+fn secrets_stored(run: &RunRecord) -> BTreeMap<&str, Vec<u64>> {
+    let mut out: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for (ms, change) in run.changes_of("secrets").filter(|(_, c)| c.kind == EventType::Added) {
+        if let Some(name) = str_at(&change.object, "/metadata/name") {
+            out.entry(name).or_default().push(ms);
+        }
+    }
+    out
 }
 
 /// Per EphemeralRunner name (without namespace: GitHub knows runners by name), the sim ms and uid of
@@ -255,12 +277,36 @@ mod tests {
             .event(4, registered(4, 6))
             .build();
         assert!(JitConfigOncePerRunner.check(&once).is_empty(), "a new incarnation may register again");
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "r-1", "namespace": crate::oracles::fixtures::NS}});
         let twice = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+            .event(2, registered(2, 5))
+            .committed(2, "secrets", EventType::Added, secret)
+            .event(3, registered(3, 6))
+            .build();
+        assert_eq!(JitConfigOncePerRunner.check(&twice).len(), 1);
+        let secret_never_stored = SyntheticRun::new()
             .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
             .event(2, registered(2, 5))
             .event(3, registered(3, 6))
             .build();
-        assert_eq!(JitConfigOncePerRunner.check(&twice).len(), 1);
+        assert!(
+            JitConfigOncePerRunner.check(&secret_never_stored).is_empty(),
+            "a registration whose config was never stored may be replaced"
+        );
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "r-1", "namespace": crate::oracles::fixtures::NS}});
+        let stored_by_the_second = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+            .event(2, registered(2, 5))
+            .event(3, registered(3, 6))
+            .committed(3, "secrets", EventType::Added, secret)
+            .build();
+        assert!(
+            JitConfigOncePerRunner.check(&stored_by_the_second).is_empty(),
+            "a secret stored in the second registration's instant is the second one's"
+        );
     }
 
     fn registered(at_ms: u64) -> GitHubEvent {

@@ -108,7 +108,76 @@ fn idle_stretch(from: u64, to: u64, busy: &[(u64, u64)], window: u64) -> Option<
 
 #[cfg(test)]
 mod tests {
+    use arc_sim::apiserver::EventType;
+    use arc_sim::github::{JobState, RunnerState};
+    use arc_sim::world::synthetic::SyntheticRun;
+    use serde_json::json;
+
     use super::*;
+    use crate::oracles::fixtures::{NS, job, runner};
+
+    /// When the token `tok` of legacy runner `r` expires.
+    const EXPIRES_MS: u64 = 10_000;
+
+    /// A record in which runner `r` got token `tok` (expiring at [`EXPIRES_MS`]) and its container's
+    /// `config.sh` failed at `failed_ms` for `reason`.
+    fn token_run(failed_ms: u64, reason: &str) -> SyntheticRun {
+        // A synthetic record's trace is stamped by a clock started at the default epoch.
+        let epoch = arc_sim::SimClock::start().epoch();
+        let expires_at = epoch + jiff::SignedDuration::from_millis(EXPIRES_MS as i64);
+        let legacy = json!({"apiVersion": "actions.summerwind.dev/v1alpha1", "kind": "Runner",
+            "metadata": {"name": "r", "namespace": NS, "uid": "runner-r"},
+            "status": {"registration": {"token": "tok", "expiresAt": expires_at.to_string()}}});
+        let failed = KubeletEvent {
+            ms: failed_ms,
+            pod: format!("{NS}/r"),
+            uid: "pod-r".into(),
+            kind: KubeletEventKind::RegistrationFailed { token: "tok".into(), reason: reason.into() },
+        };
+        SyntheticRun::new().committed(1, "runners", EventType::Added, legacy).event(failed_ms, failed)
+    }
+
+    /// Job 7 ran on legacy runner `r` (id 41) over `[start, end)`.
+    fn busy(run: SyntheticRun, start: u64, end: u64) -> SyntheticRun {
+        let mut legacy = runner(41, "r", RunnerState::Idle);
+        legacy.scope = Some("/orgs/arcsim".into());
+        let mut ran = job(7, JobState::Running, Some(41));
+        ran.started_ms = Some(start);
+        ran.finished_ms = Some(end);
+        run.runners(vec![legacy]).jobs(vec![ran])
+    }
+
+    #[test]
+    fn registering_with_a_token_that_expired_while_idle_past_the_window_is_a_violation() {
+        let late = EXPIRES_MS + FRESHNESS_WINDOW_MS + 1;
+        let found = NoExpiredTokenRegistration.check(&token_run(late, "token expired").build());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].at_ms, late);
+        assert_eq!(found[0].objects, vec![format!("pod {NS}/r")]);
+        assert!(found[0].message.contains(&format!("expired at {EXPIRES_MS} ms")), "{}", found[0].message);
+    }
+
+    #[test]
+    fn an_expired_token_within_the_window_or_another_failure_is_clean() {
+        let soon = EXPIRES_MS + FRESHNESS_WINDOW_MS - 1;
+        assert!(NoExpiredTokenRegistration.check(&token_run(soon, "token expired").build()).is_empty());
+        let late = EXPIRES_MS + FRESHNESS_WINDOW_MS + 1;
+        let refused = token_run(late, "runner name already taken").build();
+        assert!(NoExpiredTokenRegistration.check(&refused).is_empty(), "not an expiry");
+    }
+
+    #[test]
+    fn a_runner_busy_with_a_job_may_keep_its_expired_token() {
+        // Idle 10 s after the expiry, busy until 20 s before the failure: no idle stretch reaches the window.
+        let failed_ms = EXPIRES_MS + 2 * FRESHNESS_WINDOW_MS;
+        let deferred = busy(token_run(failed_ms, "token expired"), EXPIRES_MS + 10_000, failed_ms - 20_000);
+        assert!(NoExpiredTokenRegistration.check(&deferred.build()).is_empty());
+        let idle_after =
+            busy(token_run(failed_ms, "token expired"), EXPIRES_MS + 10_000, EXPIRES_MS + 20_000);
+        let found = NoExpiredTokenRegistration.check(&idle_after.build());
+        assert_eq!(found.len(), 1, "idle for the window after the job ended: {found:?}");
+        assert!(found[0].message.contains(&format!("idle since {} ms", EXPIRES_MS + 20_000)));
+    }
 
     #[test]
     fn an_idle_stretch_is_found_only_when_long_enough() {

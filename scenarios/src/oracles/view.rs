@@ -2,6 +2,12 @@
 
 use serde_json::Value;
 
+/// Whether an API actor is the controller: the one process (`controller`), or one of its replicas
+/// (`controller#<i>`, in worlds with leader election).
+pub fn is_controller(actor: &str) -> bool {
+    actor == "controller" || actor.starts_with("controller#")
+}
+
 /// The string at JSON pointer `ptr`, if any and non-empty.
 pub fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     v.pointer(ptr).and_then(Value::as_str).filter(|s| !s.is_empty())

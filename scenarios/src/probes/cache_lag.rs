@@ -4,12 +4,16 @@
 //! handed the deletion. A retry after the controller saw the pod, or a 409 on some other pod, is not
 //! the race.
 
-use arc_sim::apiserver::EventType;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arc_sim::apiserver::{Change, EventType};
 use arc_sim::faults::ApiVerb;
 use arc_sim::world::RunRecord;
 use serde_json::Value;
 
 use super::history::{Commits, Handed};
+use crate::oracles::view::is_controller;
 
 /// Whether a pod is a runner pod (controlled by an EphemeralRunner).
 fn is_runner_pod(pod: &Value) -> bool {
@@ -24,36 +28,35 @@ fn is_runner_pod(pod: &Value) -> bool {
 /// Runner-pod creates by the controller answered 409 while the pod in the way had not reached the
 /// controller's cache.
 pub fn pod_create_met_unseen_pod(run: &RunRecord) -> u32 {
-    let commits = Commits::of(run, "pods");
-    let handed = Handed::to(run, "controller", "pods");
-    let conflicts = run.audit().filter(|a| {
-        a.resource == "pods" && a.verb == ApiVerb::Create && a.code == 409 && a.actor == "controller"
-    });
-    let mut hits = 0;
-    for a in conflicts {
-        let key = format!("{}/{}", a.namespace, a.name);
-        let Some(created) = commits.created_before(&key, a.ms) else { continue };
-        if is_runner_pod(&created.object) && !handed.saw(&key, created.rv, a.ms) {
-            hits += 1;
-        }
-    }
-    hits
+    unseen_by_the_answer(run, ApiVerb::Create, 409, |commits, key, ms| commits.created_before(key, ms))
 }
 
 /// Runner-pod deletes by the controller answered 404 while the pod's deletion had not reached the
 /// controller's cache.
 pub fn pod_delete_met_unseen_deletion(run: &RunRecord) -> u32 {
+    unseen_by_the_answer(run, ApiVerb::Delete, 404, |commits, key, ms| {
+        commits.last_before(key, ms).filter(|last| last.kind == EventType::Deleted)
+    })
+}
+
+/// The controller's pod requests of `verb` answered `code` for which `in_the_way` names the runner-pod
+/// change that caused the answer, and the controller had not yet been handed that change.
+fn unseen_by_the_answer<'a>(
+    run: &'a RunRecord,
+    verb: ApiVerb,
+    code: u16,
+    in_the_way: impl Fn(&Commits<'a>, &str, u64) -> Option<&'a Arc<Change>>,
+) -> u32 {
     let commits = Commits::of(run, "pods");
-    let handed = Handed::to(run, "controller", "pods");
-    let misses = run.audit().filter(|a| {
-        a.resource == "pods" && a.verb == ApiVerb::Delete && a.code == 404 && a.actor == "controller"
-    });
+    let mut handed = HandedToControllers::default();
+    let answers = run
+        .audit()
+        .filter(|a| a.resource == "pods" && a.verb == verb && a.code == code && is_controller(&a.actor));
     let mut hits = 0;
-    for a in misses {
+    for a in answers {
         let key = format!("{}/{}", a.namespace, a.name);
-        let Some(last) = commits.last_before(&key, a.ms) else { continue };
-        if last.kind == EventType::Deleted && is_runner_pod(&last.object) && !handed.saw(&key, last.rv, a.ms)
-        {
+        let Some(change) = in_the_way(&commits, &key, a.ms) else { continue };
+        if is_runner_pod(&change.object) && !handed.of(run, &a.actor).saw(&key, change.rv, a.ms) {
             hits += 1;
         }
     }
@@ -63,6 +66,17 @@ pub fn pod_delete_met_unseen_deletion(run: &RunRecord) -> u32 {
 /// Either of the above: the controller acted on a runner pod its cache had not caught up with.
 pub fn stale_pod_cache_read(run: &RunRecord) -> u32 {
     pod_create_met_unseen_pod(run) + pod_delete_met_unseen_deletion(run)
+}
+
+/// The pods each controller process (the controller, or each replica `controller#i`) was handed,
+/// read from the record once per actor.
+#[derive(Default)]
+struct HandedToControllers(BTreeMap<String, Handed>);
+
+impl HandedToControllers {
+    fn of(&mut self, run: &RunRecord, actor: &str) -> &Handed {
+        self.0.entry(actor.to_string()).or_insert_with(|| Handed::to(run, actor, "pods"))
+    }
 }
 
 #[cfg(test)]

@@ -95,7 +95,9 @@ pub fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
     let mut removals: Vec<(u64, i64)> = run
         .audit()
         .filter(|a| matches!(a.resource.as_str(), "pods" | "ephemeralrunners" | "runners"))
-        .filter(|a| a.verb == ApiVerb::Delete && a.actor == "controller" && a.code < 300)
+        .filter(|a| {
+            a.verb == ApiVerb::Delete && crate::oracles::view::is_controller(&a.actor) && a.code < 300
+        })
         .filter_map(|a| Some((a.ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
         .collect();
     removals.extend(run.github_events().filter_map(|e| match e.kind {

@@ -1,9 +1,11 @@
 //! The scenarios arcsim ships, and the objects they start from.
 
+pub mod app_auth;
 pub mod assign_during_delete;
 pub mod control;
 pub mod equivalence;
 pub mod jobid_equivalence;
+pub mod leader_election;
 pub mod objects;
 pub mod standard;
 pub mod steady_state;
@@ -21,6 +23,8 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &assign_during_delete::AssignDuringDelete,
         &steady_state::SteadyState,
         &equivalence::OptimisationEquivalence,
+        &app_auth::StandardAppAuth,
+        &leader_election::LeaderElectionFailover,
     ]
 }
 

@@ -162,7 +162,7 @@ impl Scenario for SteadyState {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const GOALS: &[ProbeGoal] =
-            &[ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 0, 0))];
+            &[ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(73, 100, 2_000_000))];
         GOALS
     }
 }

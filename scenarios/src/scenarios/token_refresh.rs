@@ -69,8 +69,11 @@ impl Scenario for TokenRefreshRecreation {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const GOALS: &[ProbeGoal] = &[
-            ProbeGoal::floor(&probes::TOKEN_EXPIRED_BEFORE_CONTAINER_START, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::TOKEN_REFRESHED_WHILE_BUSY, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(
+                &probes::TOKEN_EXPIRED_BEFORE_CONTAINER_START,
+                Rate::measured(86, 100, 2_000_000),
+            ),
+            ProbeGoal::floor(&probes::TOKEN_REFRESHED_WHILE_BUSY, Rate::measured(100, 100, 2_000_000)),
         ];
         GOALS
     }
@@ -91,8 +94,8 @@ pub static CONTROL: Control = Control {
         plan
     },
     goals: &[
-        ProbeGoal::ceiling(&probes::TOKEN_EXPIRED_BEFORE_CONTAINER_START, Rate::measured(0, 0, 0)),
-        ProbeGoal::ceiling(&probes::TOKEN_REFRESHED_WHILE_BUSY, Rate::measured(0, 0, 0)),
+        ProbeGoal::ceiling(&probes::TOKEN_EXPIRED_BEFORE_CONTAINER_START, Rate::measured(0, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::TOKEN_REFRESHED_WHILE_BUSY, Rate::measured(0, 100, 2_000_000)),
     ],
 };
 

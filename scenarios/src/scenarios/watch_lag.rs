@@ -39,8 +39,8 @@ impl Scenario for WatchLagDuplicateCreate {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const GOALS: &[ProbeGoal] = &[
-            ProbeGoal::floor(&probes::POD_CREATE_ALREADY_EXISTS, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::POD_CREATE_ALREADY_EXISTS, Rate::measured(100, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(100, 100, 2_000_000)),
         ];
         GOALS
     }
@@ -70,7 +70,7 @@ pub static CONTROL: Control = Control {
     race: &WatchLagDuplicateCreate,
     strip: |seed, variant| race_world(seed, variant, LagRange::between(0, 0), LagRange::between(0, 0)),
     goals: &[
-        ProbeGoal::ceiling(&probes::POD_CREATE_ALREADY_EXISTS, Rate::measured(0, 0, 0)),
-        ProbeGoal::ceiling(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 0, 0)),
+        ProbeGoal::ceiling(&probes::POD_CREATE_ALREADY_EXISTS, Rate::measured(0, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 100, 2_000_000)),
     ],
 };

@@ -477,14 +477,47 @@ async fn with_the_predicate_count_updates_still_reach_the_ars_status_at_once() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_ars_labelled_for_another_controller_version_is_deleted() {
+async fn an_ars_labelled_with_arcs_chart_version_0_14_1_is_reconciled_not_deleted() {
+    let h = Harness::new();
+    let mut ars_value = ars_json(&h);
+    ars_value["metadata"]["labels"]["app.kubernetes.io/version"] = json!("0.14.1");
+    let _manager = start(&h, ars_value).await;
+    h.eventually("the ARS is Running", WAIT, || phase(&h).as_deref() == Some("Running")).await;
+    assert_eq!(h.github.scale_sets().len(), 1, "its scale set is registered");
+    assert!(ers(&h).is_some() && listener(&h).is_some());
+    assert!(ars(&h).and_then(|a| a.status).is_some_and(|s| s.conditions.is_empty()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_ars_labelled_for_a_version_not_accepted_is_left_alone_with_a_condition() {
     let h = Harness::new();
     let mut ars_value = ars_json(&h);
     ars_value["metadata"]["labels"]["app.kubernetes.io/version"] = json!("999.1.0");
     let _manager = start(&h, ars_value).await;
-    h.eventually("the ARS is deleted", WAIT, || ars(&h).is_none()).await;
+    let condition = |h: &Harness| {
+        let ars = h.object(ARS, RUNNER_NS, ARS_NAME)?;
+        ars.pointer("/status/conditions/0").cloned()
+    };
+    h.eventually("the condition is reported", WAIT, || condition(&h).is_some()).await;
+    tokio::time::sleep(STEADY).await;
+    let reported = condition(&h).expect("a condition");
+    assert_eq!(reported["type"], "VersionAccepted");
+    assert_eq!(reported["status"], "False");
+    assert_eq!(reported["reason"], "VersionNotAccepted");
+    let message = reported["message"].as_str().unwrap_or_default();
+    assert!(message.contains("\"999.1.0\"") && message.contains("0.13, 0.14, 0.15"), "{message}");
+    let kept = ars(&h).expect("the ARS is never deleted for its label");
+    assert!(kept.metadata.deletion_timestamp.is_none() && kept.metadata.finalizers.is_none());
     assert!(h.github.scale_sets().is_empty(), "nothing was registered for it");
     assert!(ers(&h).is_none());
+    let status_writes =
+        h.metric(API_CALLS_TOTAL, &[("verb", "patch_status"), ("kind", "AutoscalingRunnerSet")]);
+    assert!(status_writes <= 1, "the condition is written once, not on every pass: {status_writes}");
+
+    patch_ars(&h, json!({"metadata": {"labels": {"app.kubernetes.io/version": "0.15.0"}}})).await;
+    h.eventually("once relabelled, the ARS is reconciled", WAIT, || phase(&h).as_deref() == Some("Running"))
+        .await;
+    assert!(condition(&h).is_none(), "the condition is removed");
 }
 
 #[tokio::test(start_paused = true)]

@@ -328,7 +328,12 @@ impl World {
     async fn list_runners(&self) -> Vec<LegacyRunner> {
         let credentials =
             GitHubCredentials { github_token: "ghp_arcsim".into(), ..GitHubCredentials::default() };
-        let client = self.h.ctx.github.get(CONFIG_URL, &credentials).expect("a client for the fake");
+        let client = self
+            .h
+            .ctx
+            .github
+            .get(CONFIG_URL, &credentials, &Default::default())
+            .expect("a client for the fake");
         client.list_runners().await.expect("the fake lists runners")
     }
 

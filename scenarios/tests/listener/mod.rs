@@ -46,6 +46,7 @@ fn listener_config(scale_set_id: i64, min_runners: i32, max_runners: i32) -> Lis
         runner_scale_set_name: SET.into(),
         log_level: "debug".into(),
         log_format: "text".into(),
+        server_root_ca: String::new(),
     }
 }
 

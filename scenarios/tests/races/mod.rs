@@ -6,9 +6,11 @@
 //! [`steady_state`] (the swarm), [`equivalence`] (predicates and lazy copy), [`determinism`],
 //! [`snapshots`]. [`suite`] holds the shared assertions.
 
+mod app_auth;
 mod assign_during_delete;
 mod determinism;
 mod equivalence;
+mod leader_election;
 mod record;
 mod snapshots;
 mod steady_state;

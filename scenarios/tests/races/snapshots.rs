@@ -1,26 +1,22 @@
-//! Canonical traces: the opening of seed 1's trace for every scenario (sim-time stamps only), plus the
-//! whole trace's length and hash, snapshotted with insta in `snapshots/` so that any change in what
-//! the world does shows up in review.
+//! Canonical runs: seed 1 of every scenario on the fixed controller, snapshotted with insta in
+//! `snapshots/` as a reviewer reads them (`arc_scenarios::review`): the trace's length and hash, the
+//! world's config, the verdict without wall time, API requests per verb × resource × code and actor,
+//! GitHub state changes per kind, and the trace around each probe's first hit. Any change in what the
+//! world does moves the hash; the rest of the text shows what moved.
 
-use arc_scenarios::runner::run_one;
+use arc_scenarios::review;
+use arc_scenarios::runner::run_one_keeping;
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
+use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
-
-/// Lines of each trace kept verbatim.
-const OPENING_LINES: usize = 250;
 
 fn canonical(scenario: &str) -> String {
     let found = scenarios::find(scenario).expect("a known scenario");
     let (verdict, record) =
-        run_one(found, Variant::Fixed, Seed(1), TraceMode::Full).expect("the run completes");
-    let lines = record.trace.lines();
-    let mut out = format!("lines: {}\nhash: {:016x}\n---\n", lines.len(), verdict.trace_hash);
-    for line in lines.iter().skip(1).take(OPENING_LINES) {
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+        run_one_keeping(found, Variant::Fixed, Seed(1), TraceMode::Full, Some(Interest::everything()))
+            .expect("the run completes");
+    review::text(&verdict, &record)
 }
 
 fn check(scenario: &str) {

@@ -3,7 +3,7 @@
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::steady_state::SteadyState;
 
-use super::suite::{fixed_passes, probe_goals_met};
+use super::suite::{fixed_passes, kill_rows_met, probe_goals_met};
 
 const SCENARIO: &SteadyState = &SteadyState;
 
@@ -22,6 +22,12 @@ const REGRESSION_SEEDS: &[u64] = &[
 fn the_fixed_controller_stays_safe_under_faults_and_converges_after_the_heal() {
     let verdicts = fixed_passes(SCENARIO, 1..=10);
     probe_goals_met(SteadyState.probe_goals(), &verdicts);
+}
+
+/// The race bugs in a natural world: the swarm's watch lags include 0 and nothing is tuned to a race.
+#[test]
+fn every_kill_row_of_the_natural_world_is_met() {
+    kill_rows_met(SCENARIO);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Shared assertions of the race suites.
 
-use arc_scenarios::kill_table::expectations;
+use arc_scenarios::kill_table::{CI_SEED_BUDGET, KILL_TABLE, expectations};
 use arc_scenarios::probes::ProbeGoal;
 use arc_scenarios::runner::run_one;
 use arc_scenarios::scenario::Scenario;
@@ -33,8 +33,15 @@ pub fn fixed_passes(scenario: &dyn Scenario, seeds: impl IntoIterator<Item = u64
 /// Every kill row of `variant` in `scenario` is met: its oracle fires within the row's bound (derived
 /// from the rate measured on seeds outside this range), on seeds 1 onwards.
 pub fn killed_within_bound(scenario: &dyn Scenario, variant: Variant) {
-    let rows = expectations(variant, scenario.name());
-    assert!(!rows.is_empty(), "the kill table has no row for {variant} in {}", scenario.name());
+    let rows: Vec<_> = expectations(variant, scenario.name())
+        .into_iter()
+        .filter(|r| r.within_seeds() <= CI_SEED_BUDGET)
+        .collect();
+    assert!(
+        !rows.is_empty(),
+        "the kill table has no row for {variant} in {} within the CI budget",
+        scenario.name()
+    );
     let mut pending: Vec<(&str, u32)> = rows.iter().map(|r| (r.oracle.name(), r.within_seeds())).collect();
     let last = pending.iter().map(|(_, bound)| *bound).max().unwrap_or(0);
     for seed in 1..=u64::from(last) {
@@ -46,6 +53,22 @@ pub fn killed_within_bound(scenario: &dyn Scenario, variant: Variant) {
         if pending.is_empty() {
             return;
         }
+    }
+}
+
+/// Every kill row of `scenario` whose bound fits [`CI_SEED_BUDGET`] is met (rows with wider bounds
+/// are checked by `scripts/kill-rows.sh`). Rows are found in the table, so a new row is tested here
+/// without a test of its own.
+pub fn kill_rows_met(scenario: &dyn Scenario) {
+    let mut variants: Vec<Variant> = KILL_TABLE
+        .iter()
+        .filter(|row| row.scenario.name() == scenario.name() && row.within_seeds() <= CI_SEED_BUDGET)
+        .map(|row| row.variant)
+        .collect();
+    variants.dedup();
+    assert!(!variants.is_empty(), "no kill row of {} fits the CI budget", scenario.name());
+    for variant in variants {
+        killed_within_bound(scenario, variant);
     }
 }
 

@@ -171,6 +171,7 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
         ("", "Namespace") => builtin::<core::Namespace>(object),
         ("rbac.authorization.k8s.io", "Role") => builtin::<rbac::Role>(object),
         ("rbac.authorization.k8s.io", "RoleBinding") => builtin::<rbac::RoleBinding>(object),
+        ("coordination.k8s.io", "Lease") => builtin::<k8s_openapi::api::coordination::v1::Lease>(object),
         _ => Ok(()),
     }
 }

@@ -114,7 +114,7 @@ mod tests {
         assert!(!names.contains(&"secrets/status"));
         let arc = resource_list(&r, "actions.github.com", "v1alpha1").unwrap();
         assert_eq!(arc["groupVersion"], "actions.github.com/v1alpha1");
-        assert_eq!(groups(&r)["groups"].as_array().unwrap().len(), 3);
+        assert_eq!(groups(&r)["groups"].as_array().unwrap().len(), 4, "rbac, coordination, actions, example");
         let widgets = resource_list(&r, "example.com", "v1").unwrap();
         assert_eq!(widgets["resources"][0]["shortNames"], json!(["wdg"]));
         assert_eq!(widgets["resources"].as_array().unwrap().len(), 1, "no status subresource");

@@ -2,9 +2,9 @@
 //! plural, scope, status subresource, the field selectors each kind supports, and for custom resources
 //! the structural schema).
 //!
-//! Built-in kinds (core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role, RoleBinding) are
-//! built in; every custom resource comes from a [`CrdSet`] read from CRD manifests. Lookups go by
-//! `(group, version, plural)`, as request paths name resources. The registry is fixed at construction;
+//! Built-in kinds (core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role, RoleBinding;
+//! coordination Lease) are built in; every custom resource comes from a [`CrdSet`] read from CRD
+//! manifests. Lookups go by `(group, version, plural)`, as request paths name resources. The registry is fixed at construction;
 //! an unknown path gets the 404 kube-apiserver gives for it.
 
 use std::sync::Arc;
@@ -139,7 +139,7 @@ fn strings(items: &[&str]) -> Vec<String> {
 
 impl Registry {
     /// The built-in kinds: core Pod, Secret, ConfigMap, ServiceAccount, Namespace; rbac Role and
-    /// RoleBinding.
+    /// RoleBinding; coordination Lease.
     pub fn builtin() -> Self {
         let core = |kind, plural| builtin("", "v1", kind, plural);
         let rbac = |kind, plural| builtin("rbac.authorization.k8s.io", "v1", kind, plural);
@@ -162,6 +162,8 @@ impl Registry {
             },
             rbac("Role", "roles"),
             rbac("RoleBinding", "rolebindings"),
+            // Leader election's lock (client-go's `leaselock`, controller-runtime's default).
+            builtin("coordination.k8s.io", "v1", "Lease", "leases"),
         ];
         Registry { types }
     }
@@ -233,8 +235,13 @@ mod tests {
         assert!(r.find("", "v1", "nodes").is_none());
         assert_eq!(
             r.group_versions(),
-            [("rbac.authorization.k8s.io", "v1"), ("actions.github.com", "v1alpha1"), ("example.com", "v1")]
+            [
+                ("rbac.authorization.k8s.io", "v1"),
+                ("coordination.k8s.io", "v1"),
+                ("actions.github.com", "v1alpha1"),
+                ("example.com", "v1")
+            ]
         );
-        assert_eq!(Registry::builtin().types().len(), 7);
+        assert_eq!(Registry::builtin().types().len(), 8);
     }
 }

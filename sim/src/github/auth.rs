@@ -2,7 +2,9 @@
 //! `/actions/runner-registration` (an admin JWT whose `exp` the client reads), and the check each
 //! request's `Authorization` header must pass.
 //!
-//! REST calls need `Bearer <any non-empty token>` (the fake does not model PAT scopes); the exchange
+//! REST calls need `Bearer <any non-empty token>` (the fake does not model PAT scopes), except that an
+//! installation token (`ghs_…`) must be one the fake issued and unexpired; an installation-token
+//! request needs `Bearer <app JWT>` (verified in `app_auth`); the exchange
 //! needs `RemoteAuth <unexpired registration token>`; Actions service calls need `Bearer <unexpired
 //! admin token>`; queue calls need `Bearer <unexpired queue token of a session of that scale set>`.
 
@@ -19,6 +21,8 @@ use super::wire::{AdminConnection, RegistrationToken, RunnerRegistrationRequest}
 pub(crate) enum Authorized {
     /// A REST or admin-token call.
     Caller,
+    /// An app's installation-token request, with its JWT (checked when served).
+    App { jwt: String },
     /// The exchange, with the registration token's scope.
     Registration { scope: String },
     /// A queue call, with the session.
@@ -36,9 +40,14 @@ impl World {
     pub fn authorize(&self, auth: Auth, headers: &HeaderMap) -> Result<Authorized, Reply> {
         let now = self.now_ms();
         match auth {
-            Auth::Pat => credential(headers, "Bearer")
-                .map(|_| Authorized::Caller)
-                .ok_or_else(|| Reply::rest_error(401, "Requires authentication")),
+            Auth::Pat => match credential(headers, "Bearer") {
+                Some(token) if self.rest_credential_valid(token) => Ok(Authorized::Caller),
+                Some(_) => Err(Reply::rest_error(401, "Bad credentials")),
+                None => Err(Reply::rest_error(401, "Requires authentication")),
+            },
+            Auth::AppJwt => credential(headers, "Bearer")
+                .map(|jwt| Authorized::App { jwt: jwt.to_string() })
+                .ok_or_else(|| Reply::rest_error(401, "A JSON web token could not be decoded")),
             Auth::RegistrationToken => credential(headers, "RemoteAuth")
                 .and_then(|t| self.registration_tokens.get(t))
                 .filter(|rec| now < rec.expires_ms)

@@ -53,6 +53,29 @@ pub struct GitHubConfig {
     pub service_url: String,
     /// The base of message-queue URLs.
     pub broker_url: String,
+    /// GitHub Apps that may ask for installation tokens (none by default).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<GitHubApp>,
+    /// Lifetime of an installation token. Default 3 600 000 (1 h, as GitHub's).
+    #[serde(skip_serializing_if = "is_one_hour")]
+    pub installation_token_ttl_ms: u64,
+}
+
+fn is_one_hour(ms: &u64) -> bool {
+    *ms == 3_600_000
+}
+
+/// A GitHub App the fake knows: its id (the JWT's `iss`), its installations, and the public half of
+/// its key, against which the fake verifies the app's JWTs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitHubApp {
+    /// The app id (or client id).
+    pub app_id: String,
+    /// Installation ids of the app.
+    pub installation_ids: Vec<i64>,
+    /// The app's public key, SPKI PEM (`BEGIN PUBLIC KEY`).
+    pub public_key_pem: String,
 }
 
 impl Default for GitHubConfig {
@@ -72,6 +95,8 @@ impl Default for GitHubConfig {
             runner_groups: Vec::new(),
             service_url: "https://pipelines.actions.githubusercontent.com/arcsim/".into(),
             broker_url: "https://broker.actions.githubusercontent.com/arcsim/".into(),
+            apps: Vec::new(),
+            installation_token_ttl_ms: 3_600_000,
         }
     }
 }
@@ -93,6 +118,14 @@ pub enum GitHubConfigError {
         /// The maximum.
         max: u64,
     },
+    /// An app whose public key is unusable.
+    #[error("github config: app {app_id:?}: {message}")]
+    AppKey {
+        /// The app.
+        app_id: String,
+        /// Why.
+        message: String,
+    },
     /// A URL that is not absolute http(s).
     #[error("github config: {field} {value:?} is not an absolute http(s) URL")]
     Url {
@@ -112,6 +145,7 @@ impl GitHubConfig {
             ("queue_token_ttl_ms", self.queue_token_ttl_ms),
             ("registration_token_ttl_ms", self.registration_token_ttl_ms),
             ("admin_token_ttl_ms", self.admin_token_ttl_ms),
+            ("installation_token_ttl_ms", self.installation_token_ttl_ms),
             ("session_idle_expiry_ms", self.session_idle_expiry_ms),
         ];
         if let Some((field, _)) = positive.iter().find(|(_, v)| *v == 0) {
@@ -120,6 +154,10 @@ impl GitHubConfig {
         if self.assignment_latency_ms_min > self.assignment_latency_ms_max {
             let (min, max) = (self.assignment_latency_ms_min, self.assignment_latency_ms_max);
             return Err(GitHubConfigError::LatencyRange { min, max });
+        }
+        for app in &self.apps {
+            super::app_auth::rsa_public_key(&app.public_key_pem)
+                .map_err(|message| GitHubConfigError::AppKey { app_id: app.app_id.clone(), message })?;
         }
         for (field, value) in [("service_url", &self.service_url), ("broker_url", &self.broker_url)] {
             if !(value.starts_with("https://") || value.starts_with("http://")) {

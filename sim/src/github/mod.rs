@@ -12,7 +12,7 @@
 //!
 //! Map of the module: `state` (the data), `scale_sets`, `jobs`, `runners`, `assign` (assignment and
 //! RemoveRunner, serialised), `sessions` (sessions, queue, long poll), `auth` (tokens), `legacy` (REST
-//! runners, `config.sh`), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
+//! runners, `config.sh`), `app_auth` (GitHub App JWTs and installation tokens), `service` + `route` + `reply` (HTTP), `faults`, `process` (runner
 //! processes), `model` + `events` (what callers can read), `config` (knobs), `tokens`, `scripted`
 //! (canned answers layered over the service, for tests), `wire` + `messages` (the bodies, in the
 //! fake's own types), `operation` (the names of what it serves).
@@ -22,6 +22,7 @@
 //! from `Seed::rng(Component::GitHub)` (assignment latency and runner choice) and
 //! `Component::GitHubFaults` (the fault layer).
 
+mod app_auth;
 mod assign;
 mod auth;
 mod config;
@@ -41,6 +42,7 @@ mod scripted;
 mod service;
 mod sessions;
 mod state;
+pub mod tcp;
 mod tokens;
 mod wire;
 
@@ -51,8 +53,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+pub use app_auth::{CLOCK_DRIFT_SECONDS, MAX_LIFETIME_SECONDS};
 pub use assign::SessionEnded;
-pub use config::{GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
+pub use config::{GitHubApp, GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
 pub use events::{ConnectRefused, EventKind, GitHubCall, GitHubEvent, RemoveOutcome};
 pub use jobs::CancelError;
 pub use legacy::{LegacyRegistration, RegistrationFailed};

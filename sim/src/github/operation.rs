@@ -48,11 +48,13 @@ pub enum Operation {
     ListRunners,
     /// REST `DELETE {scope}/actions/runners/{id}`.
     DeleteRunner,
+    /// REST `POST /app/installations/{id}/access_tokens`: an app JWT for an installation token.
+    InstallationToken,
 }
 
 impl Operation {
     /// Every operation, in the order of `GITHUB_OPERATIONS`.
-    pub const ALL: [Operation; 19] = [
+    pub const ALL: [Operation; 20] = [
         Operation::AdminToken,
         Operation::RegistrationToken,
         Operation::GetRunnerGroup,
@@ -72,6 +74,7 @@ impl Operation {
         Operation::RemoveRunner,
         Operation::ListRunners,
         Operation::DeleteRunner,
+        Operation::InstallationToken,
     ];
 
     /// The kebab-case name (`remove-runner`).
@@ -96,6 +99,7 @@ impl Operation {
             Operation::RemoveRunner => "remove-runner",
             Operation::ListRunners => "list-runners",
             Operation::DeleteRunner => "delete-runner",
+            Operation::InstallationToken => "installation-token",
         }
     }
 

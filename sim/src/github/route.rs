@@ -15,6 +15,8 @@ pub(crate) enum Route {
     RegistrationToken { scope: String },
     /// `POST /actions/runner-registration`.
     AdminToken,
+    /// `POST /app/installations/{id}/access_tokens`.
+    InstallationToken { installation_id: i64 },
     /// `GET {scope}/actions/runners`.
     ListRunners { scope: String },
     /// `DELETE {scope}/actions/runners/{id}`.
@@ -60,6 +62,8 @@ pub(crate) enum Auth {
     Pat,
     /// `RemoteAuth <registration token>`.
     RegistrationToken,
+    /// `Bearer <GitHub App JWT>`.
+    AppJwt,
     /// `Bearer <admin JWT>` (Actions service).
     Admin,
     /// `Bearer <queue token>` of a session of scale set `.0`.
@@ -79,6 +83,10 @@ impl Route {
     fn rest(method: &Method, s: &[&str]) -> Option<Route> {
         if s == ["actions", "runner-registration"] {
             return (method == Method::POST).then_some(Route::AdminToken);
+        }
+        if let ["app", "installations", id, "access_tokens"] = s {
+            let installation_id = id.parse().ok()?;
+            return (method == Method::POST).then_some(Route::InstallationToken { installation_id });
         }
         let (scope_len, rest) = match s.first()? {
             &"orgs" | &"enterprises" => (2, s.get(2..)?),
@@ -144,6 +152,7 @@ impl Route {
         match self {
             Route::RegistrationToken { .. } => Operation::RegistrationToken,
             Route::AdminToken => Operation::AdminToken,
+            Route::InstallationToken { .. } => Operation::InstallationToken,
             Route::ListRunners { .. } => Operation::ListRunners,
             Route::DeleteRunner { .. } => Operation::DeleteRunner,
             Route::GetRunnerGroup => Operation::GetRunnerGroup,
@@ -171,6 +180,7 @@ impl Route {
                 Auth::Pat
             }
             Route::AdminToken => Auth::RegistrationToken,
+            Route::InstallationToken { .. } => Auth::AppJwt,
             Route::GetMessage { id } | Route::DeleteMessage { id, .. } | Route::AcquireJobs { id } => {
                 Auth::Queue(*id)
             }
@@ -217,6 +227,9 @@ mod tests {
         assert_eq!(delete, Some(Route::DeleteRunner { scope: "/orgs/o".into(), runner_id: 5 }));
         assert_eq!(op(Method::GET, "/enterprises/e/actions/runners"), Some("list-runners"));
         assert_eq!(op(Method::POST, "/actions/runner-registration"), Some("admin-token"));
+        let app = Route::parse(&Method::POST, "/api/v3/app/installations/42/access_tokens");
+        assert_eq!(app, Some(Route::InstallationToken { installation_id: 42 }));
+        assert_eq!(app.unwrap().auth(), Auth::AppJwt);
         assert_eq!(op(Method::GET, "/users/o"), None);
         assert_eq!(Route::parse(&Method::GET, "/orgs/o/actions/runners").unwrap().auth(), Auth::Pat);
     }

@@ -97,6 +97,9 @@ async fn serve(shared: &Arc<Shared>, route: &Route, parts: &Parts, body: &Bytes)
         Ok(authorized) => authorized,
         Err(reply) => return reply,
     };
+    if let (Route::InstallationToken { installation_id }, Authorized::App { jwt }) = (route, &authorized) {
+        return shared.mutate(|world| world.http_installation_token(*installation_id, jwt));
+    }
     if let (Route::GetMessage { id }, Authorized::Session { session_id }) = (route, &authorized) {
         let query = parts.uri.query().unwrap_or("");
         return sessions::get_message(shared, *id, session_id, query, &parts.headers).await;
@@ -130,6 +133,7 @@ fn dispatch(w: &mut World, route: &Route, parts: &Parts, body: &Bytes) -> Reply 
         Route::RefreshSession { id, session } => w.http_refresh_session(*id, session),
         Route::DeleteSession { id, session } => w.http_delete_session(*id, session),
         Route::GetMessage { .. } => unreachable!("GetMessage is long-polled by serve()"),
+        Route::InstallationToken { .. } => unreachable!("installation tokens are served by serve()"),
         Route::DeleteMessage { id, message_id } => w.http_delete_message(*id, *message_id),
         Route::AcquireJobs { id } => {
             with_json(body, |ids: Vec<i64>| Reply::json(200, &ItemList::of(w.acquire_jobs(*id, &ids))))

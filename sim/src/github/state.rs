@@ -63,6 +63,7 @@ pub(crate) struct World {
     pub queues: BTreeMap<i64, Queue>,
     pub registration_tokens: BTreeMap<String, RegistrationTokenRec>,
     pub admin_tokens: BTreeMap<String, u64>,
+    pub installation_tokens: BTreeMap<String, super::app_auth::InstallationTokenRec>,
     pub legacy_lists: BTreeMap<String, CachedRunnerList>,
     pub requests: BTreeMap<(String, u16), u64>,
 }
@@ -88,6 +89,7 @@ impl World {
             queues: BTreeMap::new(),
             registration_tokens: BTreeMap::new(),
             admin_tokens: BTreeMap::new(),
+            installation_tokens: BTreeMap::new(),
             legacy_lists: BTreeMap::new(),
             requests: BTreeMap::new(),
         }

@@ -169,6 +169,31 @@ pub struct RegistrationToken {
     pub expires_at: Timestamp,
 }
 
+/// An installation access token (`POST /app/installations/{id}/access_tokens`, 201), with the
+/// permissions and repository selection GitHub reports beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstallationAccessToken {
+    /// The token (`ghs_…`).
+    pub token: String,
+    /// When it stops working.
+    pub expires_at: Timestamp,
+    /// What the installation may do (the fake grants what runner administration needs).
+    pub permissions: std::collections::BTreeMap<String, String>,
+    /// `all` or `selected`.
+    pub repository_selection: String,
+}
+
+impl InstallationAccessToken {
+    /// A token for runner administration, expiring at `expires_at`.
+    pub fn new(token: String, expires_at: Timestamp) -> Self {
+        let permissions = [("administration", "write"), ("organization_self_hosted_runners", "write")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        InstallationAccessToken { token, expires_at, permissions, repository_selection: "all".into() }
+    }
+}
+
 /// The body of `POST /actions/runner-registration`; both clients always send both fields.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub(crate) struct RunnerRegistrationRequest {

@@ -10,8 +10,8 @@ use kube::Api;
 use tokio_util::sync::CancellationToken;
 
 use super::contract::{
-    LISTENER_CONFIG_PATH_ENV, RUNNER_EPHEMERAL_ENV, RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV,
-    RUNNER_NAME_ENV, RUNNER_TOKEN_ENV,
+    LISTENER_CONFIG_PATH_ENV, LISTENER_PROGRAM, LISTENER_SUBCOMMAND, RUNNER_EPHEMERAL_ENV,
+    RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV, RUNNER_NAME_ENV, RUNNER_TOKEN_ENV,
 };
 use super::events::KubeletEventKind;
 use crate::github::{ConnectRefused, FakeGitHub, JobResult, RunnerSession, SessionEnded};
@@ -75,13 +75,22 @@ impl Process {
             let ephemeral = plain(RUNNER_EPHEMERAL_ENV).is_some_and(|e| e == "true");
             return Process::LegacyRunner { token, name, labels, ephemeral };
         }
-        if let Some((secret, key)) =
-            plain(LISTENER_CONFIG_PATH_ENV).and_then(|path| mounted_file(pod, container, &path))
+        if let Some((secret, key)) = plain(LISTENER_CONFIG_PATH_ENV)
+            .filter(|_| runs_the_listener(container))
+            .and_then(|path| mounted_file(pod, container, &path))
         {
             return Process::Listener { secret, key };
         }
         Process::Idle
     }
+}
+
+/// Whether `container` runs `…/arc-controller listener` (command, then args).
+fn runs_the_listener(container: &Container) -> bool {
+    let argv: Vec<&str> =
+        container.command.iter().chain(&container.args).flatten().map(String::as_str).collect();
+    let program = argv.first().is_some_and(|p| p.rsplit('/').next() == Some(LISTENER_PROGRAM));
+    program && argv.get(1) == Some(&LISTENER_SUBCOMMAND)
 }
 
 /// The secret and key behind file `path` of `container`: a secret volume mounted at a directory that

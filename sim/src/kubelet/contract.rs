@@ -14,6 +14,12 @@ pub const RUNNER_NAME_ENV: &str = "RUNNER_NAME";
 pub const RUNNER_LABELS_ENV: &str = "RUNNER_LABELS";
 /// The summerwind runner image: `true` for a runner that takes one job and exits.
 pub const RUNNER_EPHEMERAL_ENV: &str = "RUNNER_EPHEMERAL";
-/// The scale-set listener image (`ghalistener`): the path of its JSON config file, a file of a
+/// The arc-controller image's listener: the program and subcommand a listener container runs
+/// (`/arc-controller listener`). A container with a listener config but another command (ARC's
+/// `/ghalistener`) is an image the model cannot run: it idles, and its scale set gets no runners.
+pub const LISTENER_PROGRAM: &str = "arc-controller";
+/// The subcommand after [`LISTENER_PROGRAM`].
+pub const LISTENER_SUBCOMMAND: &str = "listener";
+/// The scale-set listener image (`arc-controller listener`): the path of its JSON config file, a file of a
 /// mounted secret volume.
 pub const LISTENER_CONFIG_PATH_ENV: &str = "LISTENER_CONFIG_PATH";

@@ -93,6 +93,18 @@ impl Recorder {
         self.inner.lock().expect("record lock").kept.clone()
     }
 
+    /// The kept events from position `index` on (as many as were kept so far, less `index`): lets a
+    /// stepping tool read what happened since it last looked without copying the whole record.
+    pub fn events_from(&self, index: usize) -> Vec<Event> {
+        let inner = self.inner.lock().expect("record lock");
+        inner.kept.get(index..).map(<[Event]>::to_vec).unwrap_or_default()
+    }
+
+    /// How many events have been kept so far.
+    pub fn kept(&self) -> usize {
+        self.inner.lock().expect("record lock").kept.len()
+    }
+
     /// Every kept event of type `T` so far, in order, with its time.
     pub fn events_of<T: Observed + Clone>(&self) -> Vec<(u64, T)> {
         let inner = self.inner.lock().expect("record lock");
@@ -154,6 +166,9 @@ mod tests {
         assert_eq!(kept.iter().map(|e| (e.seq, e.at_ms)).collect::<Vec<_>>(), vec![(0, 0), (1, 5), (3, 5)]);
         assert_eq!(record.events_of::<Said>(), vec![(0, Said("a")), (5, Said("b"))]);
         assert_eq!(record.emitted(), 4);
+        assert_eq!(record.kept(), 3);
+        assert_eq!(record.events_from(2).iter().map(|e| e.seq).collect::<Vec<_>>(), vec![3]);
+        assert!(record.events_from(9).is_empty());
         assert!(record.wants::<Said>(None) && !record.wants::<Silent>(None));
     }
 }

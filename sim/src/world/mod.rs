@@ -11,11 +11,15 @@
 //! binary uses too ([`seam`]): it fills the controller's `Inputs` with its own clients, clock and
 //! GitHub transport, starts the selected [`Families`] with `arc_controller::start`, and runs every
 //! listener pod through `arc_controller::scaleset::listener::run`.
+//!
+//! [`stepping`] runs a world in steps, paused in between, for tools that look at it mid-run.
 
 pub mod crds;
 pub mod record;
+pub mod replicas;
 pub mod seam;
 pub mod settled;
+pub mod stepping;
 pub mod synthetic;
 
 use std::collections::BTreeMap;
@@ -40,7 +44,10 @@ use crate::trace::TraceMode;
 use crate::workload::{Workload, WorkloadConfig};
 pub use crds::arc_crds;
 pub use record::RunRecord;
+pub use replicas::{ReplicaConfig, replica_actor};
+use replicas::{ReplicaWorld, Replicas};
 pub use settled::{legacy_settled, scale_set_settled};
+pub use stepping::{Progress, SteppedWorld};
 
 /// Something the world does to itself at a sim time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +84,12 @@ pub enum Disruption {
         /// The JSON merge patch.
         patch: Value,
     },
+    /// Crash the controller replica that leads (its Lease is not released) and restart it as a new
+    /// process, which stands by; needs `replicas` in the world's config.
+    KillLeader {
+        /// When.
+        at_ms: u64,
+    },
     /// Evict the first running pod whose name starts with `prefix`.
     EvictPod {
         /// When.
@@ -96,7 +109,8 @@ impl Disruption {
             Disruption::RestartController { at_ms }
             | Disruption::CrashPod { at_ms, .. }
             | Disruption::PatchObject { at_ms, .. }
-            | Disruption::EvictPod { at_ms, .. } => *at_ms,
+            | Disruption::EvictPod { at_ms, .. }
+            | Disruption::KillLeader { at_ms } => *at_ms,
         }
     }
 }
@@ -127,6 +141,10 @@ pub struct WorldConfig {
     pub horizon_ms: u64,
     /// How often the world checks whether it has settled, in sim ms.
     pub settle_check_ms: u64,
+    /// Controller replicas electing a leader; absent (the default): one controller process, no
+    /// election.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<ReplicaConfig>,
 }
 
 /// Whether the world has settled: the plug's convergence condition (live runners back at the minimum,
@@ -146,6 +164,7 @@ pub struct World {
     metrics: Metrics,
     listener_metrics: Metrics,
     manager: Option<Manager>,
+    replicas: Replicas,
     restarts: u32,
     restarts_mid_reconcile: u32,
 }
@@ -220,6 +239,7 @@ impl World {
             metrics,
             listener_metrics,
             manager: None,
+            replicas: Replicas::default(),
             restarts: 0,
             restarts_mid_reconcile: 0,
         })
@@ -250,8 +270,17 @@ impl World {
         &self.record
     }
 
-    /// Starts (or restarts) the controller on a fresh manager.
+    /// Starts (or restarts) the controller on a fresh manager; with replicas configured, starts them
+    /// (once).
     pub async fn start_controller(&mut self) {
+        if let Some(replicas) = self.config.replicas.clone() {
+            let mut running = std::mem::take(&mut self.replicas);
+            if running.is_empty() {
+                running.start_all(&self.replica_world(), &replicas);
+            }
+            self.replicas = running;
+            return;
+        }
         if let Some(mut old) = self.manager.take() {
             let in_flight = self.metrics.sum(ACTIVE_WORKERS, &[]);
             old.shutdown().await;
@@ -301,6 +330,7 @@ impl World {
         if let Some(mut manager) = self.manager.take() {
             manager.shutdown().await;
         }
+        self.replicas.stop_all().await;
         Ok(self.finish(settled_at_ms, workload_end_ms, submitted_jobs))
     }
 
@@ -347,12 +377,46 @@ impl World {
                     self.record.emit(WorldEvent::DisruptionFailed(e));
                 }
             }
+            Disruption::KillLeader { .. } => self.kill_leader(),
             Disruption::EvictPod { namespace, prefix, reason, .. } => {
                 if let Some(name) = self.running_pod(&namespace, &prefix) {
                     self.kubelet.evict(&namespace, &name, &reason);
                 }
             }
         }
+    }
+
+    /// What replicas are started from.
+    fn replica_world(&self) -> ReplicaWorld<'_> {
+        ReplicaWorld {
+            apiserver: &self.apiserver,
+            clock: self.clock,
+            metrics: &self.metrics,
+            github: &self.script,
+            config: &self.config,
+            families: &self.families,
+        }
+    }
+
+    /// Crashes the leading replica and restarts it; counted as a controller restart.
+    fn kill_leader(&mut self) {
+        let Some(replicas) = self.config.replicas.clone() else {
+            self.record.emit(WorldEvent::DisruptionFailed("kill-leader needs replicas".into()));
+            return;
+        };
+        let in_flight = self.metrics.sum(ACTIVE_WORKERS, &[]);
+        let mut running = std::mem::take(&mut self.replicas);
+        let killed = running.kill_leader(&self.replica_world(), &replicas);
+        self.replicas = running;
+        if killed.is_none() {
+            self.record.emit(WorldEvent::DisruptionFailed("no replica leads".into()));
+            return;
+        }
+        self.restarts += 1;
+        if in_flight > 0 {
+            self.restarts_mid_reconcile += 1;
+        }
+        self.record.emit(WorldEvent::ControllerRestart { number: self.restarts, in_flight });
     }
 
     async fn patch_object(
@@ -456,5 +520,6 @@ pub fn default_config(seed: Seed) -> WorldConfig {
         disruptions: Vec::new(),
         horizon_ms: 2 * 3_600_000,
         settle_check_ms: 1_000,
+        replicas: None,
     }
 }

@@ -108,7 +108,7 @@ async fn requests_are_counted_by_verb_resource_and_code() {
     assert_eq!((count(ApiVerb::Get, 200), count(ApiVerb::Get, 404)), (1, 1));
     let lines = w.record.trace().lines();
     assert!(
-        lines.iter().any(|l| l.ends_with("apiserver create pods default/* -> 409 AlreadyExists")),
+        lines.iter().any(|l| l.contains("apiserver create pods default/* -> 409 AlreadyExists body=")),
         "{lines:#?}"
     );
 }

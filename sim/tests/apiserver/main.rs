@@ -15,6 +15,7 @@ mod discovery;
 mod faults;
 mod gc;
 mod informer;
+mod lease;
 mod patch;
 mod read;
 mod support;

@@ -19,6 +19,55 @@ async fn registration_token() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn installation_token_for_a_jwt_signed_with_the_apps_key() {
+    // The case's JWT is the client's, signed with fixtures/github/app-private-key.pem; the fake
+    // verifies it against app-public-key.pem at its clock (the same instant as the case's).
+    let rig = WireRig::new().await;
+    let case: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{}/../fixtures/github/installation-token.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("the case"),
+    )
+    .expect("JSON");
+    let bearer = case["request"]["headers"]["Authorization"].as_str().expect("a bearer").to_string();
+    let jwt = bearer.strip_prefix("Bearer ").expect("a JWT").to_string();
+    rig.check("installation-token", Bind::credential(jwt.clone())).await;
+
+    let mut forged = jwt.clone();
+    forged.replace_range(forged.len() - 8.., "AAAAAAAA");
+    let path = "/app/installations/987654/access_tokens";
+    let (status, body) = rig.call("POST", path, &format!("Bearer {forged}"), None).await;
+    assert_eq!(status, 401, "a JWT whose signature does not verify is refused: {body}");
+    let (status, _) = rig.call("POST", "/app/installations/1/access_tokens", &bearer, None).await;
+    assert_eq!(status, 404, "an installation of another app is not found");
+}
+
+#[tokio::test(start_paused = true)]
+async fn registration_token_with_an_installation_token() {
+    let rig = WireRig::new().await;
+    let bearer = {
+        let case = std::fs::read_to_string(format!(
+            "{}/../fixtures/github/installation-token.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("the case");
+        let case: serde_json::Value = serde_json::from_str(&case).expect("JSON");
+        case["request"]["headers"]["Authorization"].as_str().expect("a bearer").to_string()
+    };
+    let (status, token) = rig.call("POST", "/app/installations/987654/access_tokens", &bearer, None).await;
+    assert_eq!(status, 201, "{token}");
+    let installation_token = token["token"].as_str().expect("a token").to_string();
+    assert!(installation_token.starts_with("ghs_"));
+    rig.check("registration-token.app", Bind::credential(&installation_token)).await;
+    let (status, _) = rig
+        .call("POST", "/orgs/octo-org/actions/runners/registration-token", "Bearer ghs_unknown", None)
+        .await;
+    assert_eq!(status, 401, "an installation token the fake never issued is refused");
+}
+
+#[tokio::test(start_paused = true)]
 async fn admin_token() {
     let rig = WireRig::new().await;
     let registration = rig.fake.issue_registration_token(SCOPE).token;

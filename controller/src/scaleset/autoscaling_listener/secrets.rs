@@ -4,7 +4,7 @@
 //!   credentials of its `credentialSecretRef`s (read in the ARS namespace); afterwards only its
 //!   metadata is kept in line, as in ARC.
 //! - `<al>-config`: the listener's config file, with the credentials copied from the ARS's GitHub
-//!   config secret. It is rebuilt on every pass; when its labels or annotations (which carry the
+//!   config secret and the `githubServerTLS` CA (ARC's `server_root_ca`) read from its ConfigMap. It is rebuilt on every pass; when its labels or annotations (which carry the
 //!   hash of the data) drifted it is replaced, and the replacement carries the new data too (ARC
 //!   replaces only the metadata, leaving a hash that describes data the secret does not hold).
 //!
@@ -50,7 +50,10 @@ impl AutoscalingListenerReconciler {
         runner_set: &AutoscalingRunnerSet,
     ) -> Step<Secret> {
         let credentials = self.github_credentials(runner_set).await?;
-        let desired = self.ctx.builder.listener_config_secret(listener, &credentials)?;
+        let runner_set_namespace = &listener.spec.autoscaling_runner_set_namespace;
+        let tls = listener.spec.github_server_tls.as_ref();
+        let server_root_ca = self.ctx.root_ca_pem(runner_set_namespace, tls).await?;
+        let desired = self.ctx.builder.listener_config_secret(listener, &credentials, &server_root_ca)?;
         let (namespace, _) = namespace_and_name(listener);
         let name = listener_config_secret_name(listener)?;
         let Some(current) = self.ctx.api.get::<Secret>(namespace, &name).await? else {

@@ -7,7 +7,9 @@
 //!
 //! 1. deleting → listener, then runner set, then the scale set at GitHub, then the helm-made
 //!    dependents' `cleanup-protection` finalizers, then our finalizer (`deletion.rs`);
-//! 2. `app.kubernetes.io/version` not allowed for this build → delete the ARS ([`version`]);
+//! 2. `app.kubernetes.io/version` not accepted by this build → a `VersionAccepted=False` condition
+//!    and a log line, and nothing else: the user's ARS is never deleted for it
+//!    ([`crate::scaleset::version`]);
 //! 3. add the finalizer; 4. a new integrity hash (spec + labels) → record it, phase Pending;
 //! 5. phase Outdated → stop the listener and zero the runner set;
 //! 6. register the scale set, or follow a runner-group / name change (`scale_set.rs`);
@@ -23,7 +25,6 @@ mod deletion;
 mod listener;
 mod runner_set;
 mod scale_set;
-pub mod version;
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -35,7 +36,9 @@ use kube::runtime::watcher;
 use crate::crd::constants::{
     ANNOTATION_INTEGRITY_HASH, AUTOSCALING_RUNNER_SET_FINALIZER, LABEL_VERSION, SCALESET_API_VERSION,
 };
-use crate::crd::{AutoscalingListener, AutoscalingRunnerSet, AutoscalingRunnerSetPhase, EphemeralRunnerSet};
+use crate::crd::{
+    AutoscalingListener, AutoscalingRunnerSet, AutoscalingRunnerSetPhase, EphemeralRunnerSet, StatusCondition,
+};
 
 use crate::kit::error::{Error, Result};
 pub(crate) use crate::kit::meta::remove_finalizer;
@@ -53,7 +56,9 @@ use crate::scaleset::context::ScaleSetContext;
 use crate::scaleset::predicates::{ARS_FROM_ERS, ars_ers_predicate};
 use crate::scaleset::resource_builder::BuildError;
 
-pub use version::is_version_allowed;
+use crate::scaleset::version::{
+    CONDITION_VERSION_ACCEPTED, REASON_VERSION_NOT_ACCEPTED, not_accepted_message,
+};
 
 /// The controller's name: its workqueue and the `controller` label of its metrics.
 pub const CONTROLLER_NAME: &str = "autoscalingrunnerset";
@@ -122,7 +127,7 @@ impl Reconciler for AutoscalingRunnerSetReconciler {
         if ars.get().metadata.deletion_timestamp.is_some() {
             return self.finalize(&mut ars).await;
         }
-        proceed!(self.check_version(ars.get()).await);
+        proceed!(self.check_version(&mut ars).await);
         proceed!(self.ensure_finalizer(&mut ars).await);
         proceed!(self.record_integrity_hash(&mut ars).await);
         if phase_of(ars.get()) == Some(AutoscalingRunnerSetPhase::Outdated) {
@@ -137,24 +142,41 @@ impl Reconciler for AutoscalingRunnerSetReconciler {
 }
 
 impl AutoscalingRunnerSetReconciler {
-    /// Step 3: an ARS labelled for another controller version is deleted, so helm can recreate it.
-    async fn check_version(&self, ars: &AutoscalingRunnerSet) -> Step {
-        let label = ars.metadata.labels.as_ref().and_then(|labels| labels.get(LABEL_VERSION));
-        let resource_version = label.map(String::as_str).unwrap_or_default();
+    /// Step 3: an ARS labelled for a version this controller does not accept is reported (a
+    /// `VersionAccepted=False` condition, written once, and a log line) and not reconciled further.
+    /// ARC deletes it instead; deleting a user's resource over a label is never right here. Once the
+    /// label is accepted again, the condition is removed and the reconcile goes on.
+    async fn check_version(&self, ars: &mut LazyCopy<AutoscalingRunnerSet>) -> Step {
+        let labels = ars.get().metadata.labels.as_ref();
+        let resource_version = labels.and_then(|l| l.get(LABEL_VERSION)).cloned().unwrap_or_default();
         let build_version = self.ctx.builder.controller_version.as_str();
-        if is_version_allowed(resource_version, build_version) {
+        let accepted = &self.ctx.settings.accepted_versions;
+        let reported = version_condition(ars.get()).cloned();
+        if accepted.accepts(&resource_version, build_version) {
+            if reported.is_some() {
+                let status = ars.mutate().status.get_or_insert_with(Default::default);
+                status.conditions.retain(|c| c.type_ != CONDITION_VERSION_ACCEPTED);
+                patch_object_status(&self.ctx.api, ars).await?;
+            }
             return Ok(ControlFlow::Continue(()));
         }
-        let (namespace, name) = namespace_and_name(ars);
-        tracing::info!(
-            %namespace, %name, resource_version, build_version,
-            "AutoscalingRunnerSet version does not match the build version; deleting it"
-        );
-        // As in ARC, a failed delete is only logged: the next event retries it.
-        if let Err(error) =
-            self.ctx.api.delete::<AutoscalingRunnerSet>(namespace, name, &Default::default()).await
-        {
-            tracing::error!(%namespace, %name, %error, "failed to delete the AutoscalingRunnerSet on a version mismatch");
+        let message = not_accepted_message(&resource_version, accepted, build_version);
+        let (namespace, name) = namespace_and_name(ars.get());
+        tracing::warn!(%namespace, %name, %resource_version, build_version, "AutoscalingRunnerSet not reconciled: {message}");
+        if reported.is_none_or(|c| c.message != message) {
+            let condition = StatusCondition {
+                type_: CONDITION_VERSION_ACCEPTED.into(),
+                status: "False".into(),
+                reason: REASON_VERSION_NOT_ACCEPTED.into(),
+                message,
+                last_transition_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    self.ctx.clock.now(),
+                )),
+            };
+            let status = ars.mutate().status.get_or_insert_with(Default::default);
+            status.conditions.retain(|c| c.type_ != CONDITION_VERSION_ACCEPTED);
+            status.conditions.push(condition);
+            patch_object_status(&self.ctx.api, ars).await?;
         }
         Ok(ControlFlow::Break(Outcome::Done))
     }
@@ -197,6 +219,12 @@ impl AutoscalingRunnerSetReconciler {
     fn runner_set_key(ars: &AutoscalingRunnerSet) -> ObjectKey {
         ObjectKey::from_resource(ars)
     }
+}
+
+/// The `VersionAccepted` condition the ARS status reports, if any.
+fn version_condition(ars: &AutoscalingRunnerSet) -> Option<&StatusCondition> {
+    let status = ars.status.as_ref()?;
+    status.conditions.iter().find(|c| c.type_ == CONDITION_VERSION_ACCEPTED)
 }
 
 /// The ARS status phase, if any.

@@ -16,6 +16,7 @@ use crate::github::wire::{Label, RunnerScaleSet, RunnerSetting};
 use crate::kit::error::Result;
 use crate::runtime::lazy_copy::LazyCopy;
 use crate::runtime::outcome::Outcome;
+use crate::scaleset::GitHubTarget;
 use crate::scaleset::resource_builder::github_url::apply_github_url_labels;
 
 /// Id of GitHub's default runner group, used when the ARS names none.
@@ -43,7 +44,13 @@ impl AutoscalingRunnerSetReconciler {
     pub(super) async fn actions_client(&self, ars: &AutoscalingRunnerSet) -> Result<ActionsClient> {
         let namespace = ars.metadata.namespace.as_deref().unwrap_or_default();
         let spec = &ars.spec;
-        self.ctx.actions_client(namespace, &spec.github_config_url, &spec.github_config_secret).await
+        let target = GitHubTarget {
+            url: &spec.github_config_url,
+            secret: &spec.github_config_secret,
+            proxy: spec.proxy.as_ref(),
+            tls: spec.github_server_tls.as_ref(),
+        };
+        self.ctx.actions_client(namespace, target).await
     }
 
     /// Gets or creates the scale set and records id, name, group and the URL labels. As in ARC, an

@@ -6,6 +6,7 @@
 //! the pods and secrets labelled `runner-pod=<runner>` too; the main finalizer goes last. A finished
 //! runner only has its pod and secret deleted: its EphemeralRunnerSet deletes it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -33,6 +34,9 @@ impl EphemeralRunnerReconciler {
             return Ok(Outcome::Done);
         }
         if has_finalizer(runner.get(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER) {
+            if !self.reread_if_unregistered(runner).await? {
+                return Ok(Outcome::Done);
+            }
             tracing::info!("Trying to clean up runner from the service");
             match self.remove_runner(runner.get()).await {
                 Err(Error::GitHub(error)) if error.is_job_still_running() => {
@@ -63,6 +67,21 @@ impl EphemeralRunnerReconciler {
         }
         tracing::info!("Successfully removed finalizer after cleanup");
         Ok(Outcome::Done)
+    }
+
+    /// With `fixes.reread_runner_before_deregistration`, a runner whose snapshot records no runner id
+    /// is read afresh (a reconcile that registered it may have written the id since the snapshot);
+    /// `false` when it is gone.
+    async fn reread_if_unregistered(&self, runner: &mut RunnerDraft) -> Result<bool> {
+        if !self.ctx.switches.fixes.reread_runner_before_deregistration || runner.get().runner_id() != 0 {
+            return Ok(true);
+        }
+        let (namespace, name) = namespace_and_name(runner.get());
+        let Some(fresh) = self.ctx.api.get::<EphemeralRunner>(namespace, name).await? else {
+            return Ok(false);
+        };
+        *runner = RunnerDraft::new(Arc::new(fresh), self.ctx.copy_mode(), &self.ctx.metrics);
+        Ok(true)
     }
 
     /// ARC's `cleanupResources`: deletes the runner's pod (from the cache) and its JIT secret unless

@@ -47,6 +47,7 @@ use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::Outcome;
 use crate::runtime::predicate::UpdatePredicate;
 use crate::runtime::store::Store;
+use crate::scaleset::GitHubTarget;
 
 pub use cleanup::JOB_STILL_RUNNING_RETRY;
 pub use pod_create::{
@@ -157,7 +158,13 @@ impl EphemeralRunnerReconciler {
     async fn actions_client(&self, runner: &EphemeralRunner) -> Result<ActionsClient> {
         let namespace = runner.metadata.namespace.as_deref().unwrap_or_default();
         let spec = &runner.spec;
-        self.ctx.actions_client(namespace, &spec.github_config_url, &spec.github_config_secret).await
+        let target = GitHubTarget {
+            url: &spec.github_config_url,
+            secret: &spec.github_config_secret,
+            proxy: spec.proxy.as_ref(),
+            tls: spec.github_server_tls.as_ref(),
+        };
+        self.ctx.actions_client(namespace, target).await
     }
 
     /// RemoveRunner for `runner`'s recorded id (ARC's `deleteRunnerFromService`).

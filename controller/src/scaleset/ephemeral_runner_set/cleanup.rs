@@ -20,6 +20,7 @@ use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
 use crate::github::ActionsClient;
 use crate::kit::error::{Error, Result};
 use crate::runtime::api::{is_conflict, is_not_found};
+use crate::scaleset::GitHubTarget;
 
 /// A runner picked for removal, as read again just before removing it.
 enum Fresh {
@@ -77,8 +78,13 @@ impl EphemeralRunnerSetReconciler {
         }
         let spec = &ers.spec.ephemeral_runner_spec;
         let namespace = ers.metadata.namespace.as_deref().unwrap_or_default();
-        let client =
-            self.ctx.actions_client(namespace, &spec.github_config_url, &spec.github_config_secret).await?;
+        let target = GitHubTarget {
+            url: &spec.github_config_url,
+            secret: &spec.github_config_secret,
+            proxy: spec.proxy.as_ref(),
+            tls: spec.github_server_tls.as_ref(),
+        };
+        let client = self.ctx.actions_client(namespace, target).await?;
         Ok(Some(client))
     }
 

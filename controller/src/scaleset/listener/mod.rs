@@ -37,7 +37,7 @@ use self::job_handlers::JobHandlers;
 use self::message_loop::MessageLoop;
 use self::session::{MessageSession, Opening};
 use crate::SharedClock;
-use crate::github::ActionsClient;
+use crate::github::{ActionsClient, ConnectionOptions};
 use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::metrics::Metrics;
@@ -57,9 +57,11 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<(), ListenerError> {
     let credentials = config.credentials.client_credentials().map_err(ListenerError::GitHubClient)?;
+    // Proxies come from the pod's environment (the `<al>-proxy` secret); the CA from the config.
+    let options = ConnectionOptions { proxy: None, root_ca_pem: config.server_root_ca.clone() };
     let github = inputs
         .github
-        .client(&config.configure_url, credentials, inputs.clock.clone(), inputs.metrics.clone())
+        .client(&config.configure_url, credentials, &options, inputs.clock.clone(), inputs.metrics.clone())
         .map_err(ListenerError::GitHubClient)?;
     let mut listener = Listener::new(
         config,

@@ -191,6 +191,7 @@ impl ResourceBuilder {
         &self,
         al: &AutoscalingListener,
         credentials: &GitHubCredentials,
+        server_root_ca: &str,
     ) -> BuildResult<ListenerConfig> {
         let config = ListenerConfig {
             configure_url: al.spec.github_config_url.clone(),
@@ -204,6 +205,7 @@ impl ResourceBuilder {
             runner_scale_set_name: al.spec.autoscaling_runner_set_name.clone(),
             log_level: self.listener_log_level.clone(),
             log_format: self.listener_log_format.clone(),
+            server_root_ca: server_root_ca.to_string(),
         };
         config.validate().map_err(|e| BuildError::ListenerConfig(e.to_string()))?;
         Ok(config)
@@ -214,9 +216,10 @@ impl ResourceBuilder {
         &self,
         al: &AutoscalingListener,
         credentials: &GitHubCredentials,
+        server_root_ca: &str,
     ) -> BuildResult<Secret> {
-        let mut json =
-            serde_json::to_string(&self.listener_config(al, credentials)?).map_err(BuildError::Encode)?;
+        let config = self.listener_config(al, credentials, server_root_ca)?;
+        let mut json = serde_json::to_string(&config).map_err(BuildError::Encode)?;
         json.push('\n');
         let data = byte_map([(LISTENER_CONFIG_SECRET_KEY, json)]);
         let meta = al.spec.config_secret_metadata.as_ref();
@@ -408,7 +411,7 @@ pub(crate) mod tests {
     #[test]
     fn the_config_secret_holds_a_valid_listener_config() {
         let al = stored_listener();
-        let secret = ResourceBuilder::default().listener_config_secret(&al, &pat()).unwrap();
+        let secret = ResourceBuilder::default().listener_config_secret(&al, &pat(), "").unwrap();
         assert_eq!(secret.metadata.name, Some(format!("{}-config", al.metadata.name.unwrap())));
         let bytes = &secret.data.unwrap()["config.json"].0;
         let config = ListenerConfig::from_json(bytes).unwrap();
@@ -424,7 +427,7 @@ pub(crate) mod tests {
         let builder = ResourceBuilder::default();
         let al = stored_listener();
         let hash = |c: &GitHubCredentials| {
-            let secret = builder.listener_config_secret(&al, c).unwrap();
+            let secret = builder.listener_config_secret(&al, c, "").unwrap();
             secret.metadata.annotations.unwrap()["actions.github.com/integrity-hash"].clone()
         };
         let other = GitHubCredentials { github_token: "ghp_y".into(), ..Default::default() };
@@ -435,7 +438,7 @@ pub(crate) mod tests {
     fn no_credentials_means_no_config_secret() {
         let al = stored_listener();
         let err = ResourceBuilder::default()
-            .listener_config_secret(&al, &GitHubCredentials::default())
+            .listener_config_secret(&al, &GitHubCredentials::default(), "")
             .unwrap_err();
         assert!(matches!(err, BuildError::ListenerConfig(_)), "{err}");
     }

@@ -3,7 +3,8 @@
 //! controller writes it; the listener reads it with [`ListenerConfig::from_json`].
 //!
 //! As in ARC, the credentials are copied inline from the ARS's GitHub config secret (a PAT, or a
-//! GitHub App's id, installation id and private key). `github_config_secret` records which secret
+//! GitHub App's id, installation id and private key), and so is the `githubServerTLS` CA
+//! (`server_root_ca`). Proxies reach the listener as environment variables of its pod. `github_config_secret` records which secret
 //! they came from, so the listener can name it in its errors.
 
 use serde::{Deserialize, Serialize};
@@ -73,6 +74,10 @@ pub struct ListenerConfig {
     /// `text` or `json`.
     #[serde(default)]
     pub log_format: String,
+    /// PEM CA certificates to trust besides the platform's for the GitHub server (ARC's
+    /// `server_root_ca`, from the ARS's `githubServerTLS`); empty when none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub server_root_ca: String,
 }
 
 impl ListenerConfig {
@@ -122,6 +127,7 @@ mod tests {
             runner_scale_set_name: "arc".into(),
             log_level: "debug".into(),
             log_format: "text".into(),
+            server_root_ca: String::new(),
         }
     }
 

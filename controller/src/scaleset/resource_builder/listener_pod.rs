@@ -78,7 +78,7 @@ impl ResourceBuilder {
             name: LISTENER_CONTAINER_NAME.to_string(),
             image: Some(al.spec.image.clone()),
             env: Some(env),
-            command: Some(vec![self.listener_entrypoint.clone()]),
+            command: Some(self.listener_command.clone()),
             volume_mounts: Some(vec![VolumeMount {
                 name: CONFIG_VOLUME.to_string(),
                 mount_path: LISTENER_CONFIG_MOUNT_PATH.to_string(),
@@ -254,7 +254,7 @@ mod tests {
 
     fn build(al: &AutoscalingListener) -> Pod {
         let builder = ResourceBuilder::default();
-        let config_secret = builder.listener_config_secret(al, &pat()).unwrap();
+        let config_secret = builder.listener_config_secret(al, &pat(), "").unwrap();
         let service_account = builder.listener_service_account(al).unwrap();
         let role = builder.listener_role(al).unwrap();
         let role_binding = builder.listener_role_binding(al, &role, &service_account).unwrap();
@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(spec.service_account_name, al.metadata.name);
         let container = &spec.containers[0];
         assert_eq!(container.name, "listener");
-        assert_eq!(container.command, Some(vec!["/ghalistener".to_string()]));
+        assert_eq!(container.command, Some(vec!["/arc-controller".to_string(), "listener".to_string()]));
         let env = container.env.as_ref().unwrap();
         assert_eq!(env[0].value.as_deref(), Some("/etc/gha-listener/config.json"));
         let volume_secret = spec.volumes.as_ref().unwrap()[0].secret.as_ref().unwrap().secret_name.clone();
@@ -343,7 +343,8 @@ mod tests {
         assert_eq!(names, ["listener", "sidecar"]);
         assert_eq!(spec.containers[0].image.as_deref(), Some("custom:2"));
         assert_eq!(spec.containers[0].env.as_ref().unwrap().len(), 2);
-        assert_eq!(spec.containers[0].command, Some(vec!["/ghalistener".to_string()]));
+        let command = vec!["/arc-controller".to_string(), "listener".to_string()];
+        assert_eq!(spec.containers[0].command, Some(command));
         assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
         assert_eq!(pod.metadata.labels.as_ref().unwrap()["extra"], "x");
     }

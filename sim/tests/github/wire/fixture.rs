@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use arc_sim::faults::FaultPlan;
-use arc_sim::github::{FakeGitHub, GitHubConfig, GitHubService, JobResult, JobSpec, RunnerSession};
+use arc_sim::github::{
+    FakeGitHub, GitHubApp, GitHubConfig, GitHubService, JobResult, JobSpec, RunnerSession,
+};
 use arc_sim::record::Recorder;
 use arc_sim::{Seed, SimClock, TraceMode};
 
@@ -97,7 +99,18 @@ impl WireRig {
         let trace = Recorder::new(clock, TraceMode::HashOnly);
         let (service_url, broker_url) = tenant_urls();
         let runner_groups = vec!["arc-runners".to_string(), "arc-runners-gpu".to_string()];
-        let config = GitHubConfig { service_url, broker_url, runner_groups, ..GitHubConfig::default() };
+        let app = GitHubApp {
+            app_id: "123456".into(),
+            installation_ids: vec![987654],
+            public_key_pem: include_str!("../../../../fixtures/github/app-public-key.pem").into(),
+        };
+        let config = GitHubConfig {
+            service_url,
+            broker_url,
+            runner_groups,
+            apps: vec![app],
+            ..GitHubConfig::default()
+        };
         let fake = FakeGitHub::new(Seed(1), clock, trace, config, &FaultPlan::none()).expect("a fake");
         let service = fake.service();
         let mut rig = WireRig { fake, service, admin: String::new() };

@@ -1,0 +1,185 @@
+//! `arcsim serve`: runs a scenario's world to a simulated instant, pauses it and serves it there —
+//! the Kubernetes API read-only for kubectl, the fake GitHub's state at `/github/state` — while
+//! commands on stdin step it on (`step 5s`, `until TEXT`, `continue`). Loopback only, unless
+//! `--allow-remote`: the fakes have no authentication.
+
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use arc_sim::apiserver::Registry;
+use arc_sim::record::Interest;
+use arc_sim::world::stepping::trace_line;
+use arc_sim::world::{Progress, SteppedWorld, arc_crds};
+use arc_sim::{Seed, TraceMode};
+
+use crate::scenario::Scenario;
+use crate::scenarios;
+use crate::serve::command::HELP;
+use crate::serve::table::Columns;
+use crate::serve::view::GITHUB_STATE_PATH;
+use crate::serve::{Command, Snapshot, View, ViewServer};
+use crate::story;
+use crate::variant::Variant;
+
+/// Options of `arcsim serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Scenario (see `arcsim list`).
+    #[arg(long)]
+    pub scenario: String,
+    /// Variant: `fixed` or a historic bug (see `arcsim list`).
+    #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
+    pub variant: Variant,
+    /// The seed (decimal or 0x hex).
+    #[arg(long, value_parser = crate::cli::parse_seed)]
+    pub seed: Seed,
+    /// Pause the world at this simulated time, e.g. 400s, 90000ms, 7m.
+    #[arg(long, value_parser = crate::serve::parse_duration)]
+    pub until: Duration,
+    /// Address to serve on (port 0 picks a free port). Loopback only unless --allow-remote.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+    /// Serve on a non-loopback address (anyone who can reach it reads the world: no authentication).
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+/// Whether `listen` may be served: loopback always; anything else only with `allow_remote`, with a
+/// warning to print.
+pub fn check_listen(listen: SocketAddr, allow_remote: bool) -> Result<Option<String>, String> {
+    if listen.ip().is_loopback() {
+        return Ok(None);
+    }
+    if !allow_remote {
+        return Err(format!(
+            "refusing to serve on {listen}: the fake API server and GitHub have no authentication, so \
+             anyone who can reach a non-loopback address could read the world; use 127.0.0.1 or pass \
+             --allow-remote"
+        ));
+    }
+    Ok(Some(format!(
+        "warning: serving on {listen}, not loopback: there is no authentication, anyone who can reach it \
+         can read this world"
+    )))
+}
+
+/// Serves until stdin ends or `quit`.
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if let Some(warning) = check_listen(args.listen, args.allow_remote).map_err(anyhow::Error::msg)? {
+        eprintln!("{warning}");
+    }
+    let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let plan = scenario.world(args.seed, args.variant);
+    let keep = Interest::everything();
+    let mut world = SteppedWorld::start(plan.config, plan.families, plan.settled, TraceMode::HashOnly, keep)?;
+    let until_ms = u64::try_from(args.until.as_millis()).unwrap_or(u64::MAX);
+    let progress = world.run_until(until_ms);
+    let view = View::new(Registry::new(arc_crds()), Columns::from_manifests(arc_controller::crd::MANIFESTS));
+    let server = ViewServer::start(args.listen, view, Snapshot::of(&world))?;
+    banner(&args, server.addr());
+    report(&world, progress, scenario);
+    let mut lines = std::io::stdin().lock().lines();
+    while let Some(line) = lines.next().transpose()? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match line.parse::<Command>() {
+            Err(e) => println!("{e}"),
+            Ok(Command::Quit) => break,
+            Ok(command) => {
+                let progress = execute(&mut world, command);
+                server.show(Snapshot::of(&world));
+                if let Some(progress) = progress {
+                    report(&world, progress, scenario);
+                }
+            }
+        }
+    }
+    server.stop();
+    Ok(())
+}
+
+fn banner(args: &ServeArgs, addr: SocketAddr) {
+    println!(
+        "arcsim serve: {} / {} / seed {} on http://{addr} (read-only; kubectl reads, stdin steps)",
+        args.scenario, args.variant, args.seed
+    );
+    println!("  kubectl --server http://{addr} get ephemeralrunners,pods -A");
+    println!("  curl http://{addr}{GITHUB_STATE_PATH}");
+    println!("  {HELP}");
+}
+
+/// Carries out `command`; where it left the world, if it moved or was asked where it is.
+fn execute(world: &mut SteppedWorld, command: Command) -> Option<Progress> {
+    match command {
+        Command::Step(by) => Some(world.step(by)),
+        Command::Until(text) => {
+            let (progress, event) =
+                world.run_until_event(|e| trace_line(e).is_some_and(|l| l.contains(&text)));
+            match event.and_then(|e| trace_line(&e)) {
+                Some(line) => println!("{line}"),
+                None => println!("no trace line contained {text:?} before the run ended"),
+            }
+            Some(progress)
+        }
+        Command::Continue => Some(world.run_until(u64::MAX)),
+        Command::Status => Some(if world.ended() {
+            Progress::Ended(world.now_ms())
+        } else {
+            Progress::Paused(world.now_ms())
+        }),
+        Command::Help => {
+            println!("{HELP}");
+            None
+        }
+        Command::Quit => None,
+    }
+}
+
+/// Where the world is; at its end, what the scenario's oracles say of it.
+fn report(world: &SteppedWorld, progress: Progress, scenario: &dyn Scenario) {
+    let rv = world.apiserver().resource_version();
+    let events = world.record().emitted();
+    match progress {
+        Progress::Paused(ms) => {
+            println!("paused at {:.3} s (resourceVersion {rv}, {events} events so far)", ms as f64 / 1000.0)
+        }
+        Progress::Ended(ms) => {
+            println!("the run ended at {:.3} s (resourceVersion {rv}, {events} events)", ms as f64 / 1000.0);
+            judge(world, scenario);
+        }
+    }
+}
+
+fn judge(world: &SteppedWorld, scenario: &dyn Scenario) {
+    match world.outcome() {
+        Some(Ok(record)) => {
+            let violations: Vec<_> = scenario.oracles().iter().flat_map(|o| o.check(record)).collect();
+            print!("{}", story::stories(record, &violations));
+            match violations.len() {
+                0 => println!("PASS: no oracle found a violation"),
+                n => println!("FAIL: {n} violation(s)"),
+            }
+        }
+        Some(Err(e)) => println!("the world failed: {e}"),
+        None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_is_served_without_allow_remote() {
+        let loopback: SocketAddr = "127.0.0.1:6443".parse().unwrap();
+        let v6: SocketAddr = "[::1]:6443".parse().unwrap();
+        let any: SocketAddr = "0.0.0.0:6443".parse().unwrap();
+        assert_eq!(check_listen(loopback, false), Ok(None));
+        assert_eq!(check_listen(v6, false), Ok(None));
+        let refused = check_listen(any, false).unwrap_err();
+        assert!(refused.contains("no authentication") && refused.contains("--allow-remote"), "{refused}");
+        assert!(check_listen(any, true).unwrap().unwrap().contains("warning"));
+    }
+}

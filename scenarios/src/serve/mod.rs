@@ -1,0 +1,19 @@
+//! # Serving a paused world
+//!
+//! `arcsim serve` runs a world to a simulated instant, pauses it, and serves it there: kubectl reads
+//! the world's objects, a browser or curl reads the fake GitHub's state, and commands on stdin step the
+//! world on. The world runs on its own paused runtime ([`arc_sim::world::SteppedWorld`]); between steps
+//! nothing polls it, so time stands still. What is served is a [`snapshot`] of the world taken at each
+//! pause, answered by [`view`] (with kubectl's [`table`]s) from a server on a runtime of its own ([`server`]), so a request can
+//! neither step the world nor draw from its seed. [`command`] reads the commands.
+
+pub mod command;
+pub mod server;
+pub mod snapshot;
+pub mod table;
+pub mod view;
+
+pub use command::{Command, parse_duration};
+pub use server::ViewServer;
+pub use snapshot::Snapshot;
+pub use view::View;

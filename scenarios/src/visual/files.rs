@@ -1,0 +1,40 @@
+//! Writing a run's pictures to files: the timeline page (`--html`) and the violation's sequence
+//! diagram (`--mermaid`; fenced for Markdown when the file name ends in `.md`).
+
+use std::path::{Path, PathBuf};
+
+use arc_sim::world::RunRecord;
+
+use super::{build, mermaid, page};
+use crate::verdict::Verdict;
+
+/// A picture that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {path}")]
+pub struct WriteError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+fn write(path: &Path, text: &str) -> Result<(), WriteError> {
+    std::fs::write(path, text).map_err(|source| WriteError { path: path.to_path_buf(), source })
+}
+
+/// Writes the timeline page of `run` to `path`; returns its size in bytes.
+pub fn write_html(path: &Path, run: &RunRecord, verdict: &Verdict) -> Result<usize, WriteError> {
+    let html = page(&build(run, verdict));
+    write(path, &html)?;
+    Ok(html.len())
+}
+
+/// Writes the sequence diagram of `run`'s first violation to `path`; returns its line count.
+pub fn write_mermaid(path: &Path, run: &RunRecord, verdict: &Verdict) -> Result<usize, WriteError> {
+    let diagram = mermaid::sequence_diagram(run, verdict);
+    let lines = diagram.lines().count();
+    let markdown = path.extension().is_some_and(|e| e == "md");
+    write(path, &if markdown { mermaid::fenced(&diagram) } else { diagram })?;
+    Ok(lines)
+}

@@ -1,0 +1,120 @@
+//! The timeline page's structure: self-contained, the embedded data parses, the lanes and the
+//! violation are in the document.
+
+use std::sync::OnceLock;
+
+use arc_scenarios::visual::html::DATA_ID;
+use arc_scenarios::visual::{build, page};
+use serde_json::Value;
+
+use super::failing_run;
+
+/// The page, built once per test binary (building it in a debug build takes a while).
+fn document() -> &'static str {
+    static PAGE: OnceLock<String> = OnceLock::new();
+    PAGE.get_or_init(|| {
+        let (verdict, record) = failing_run();
+        page(&build(record, verdict))
+    })
+}
+
+/// The page's embedded data, parsed once.
+fn data() -> &'static Value {
+    static DATA: OnceLock<Value> = OnceLock::new();
+    DATA.get_or_init(|| embedded(document()))
+}
+
+/// The JSON inside `<script type="application/json" id="arcsim-data">`.
+fn embedded(html: &str) -> Value {
+    let open = format!("<script type=\"application/json\" id=\"{DATA_ID}\">");
+    let start = html.find(&open).expect("the data element") + open.len();
+    let end = start + html[start..].find("</script>").expect("its end");
+    serde_json::from_str(&html[start..end]).expect("the embedded data is JSON")
+}
+
+#[test]
+fn the_page_is_one_self_contained_file() {
+    let html = document();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for remote in ["<script src", "<link", "http://", "https://cdn", "<iframe", "<img"] {
+        assert!(!html.contains(remote), "the page loads nothing from elsewhere ({remote})");
+    }
+    assert!(html.contains("default-src 'none'"), "a content security policy forbids fetching");
+    assert_eq!(html.matches("<script>").count(), 1, "one inline script");
+}
+
+#[test]
+fn the_embedded_timeline_has_a_lane_per_actor_stream_runner_and_object() {
+    let data = data();
+    let lanes: Vec<&str> =
+        data["lanes"].as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap()).collect();
+    for lane in ["world", "controller", "listener", "kubelet", "user", "apiserver", "github"] {
+        assert!(lanes.contains(&lane), "lane {lane} in {lanes:?}");
+    }
+    assert!(lanes.iter().any(|l| l.starts_with("watch#") && l.ends_with("→ controller")));
+    assert!(lanes.iter().any(|l| l.starts_with("runner ")));
+    assert!(lanes.iter().any(|l| l.starts_with("ephemeralrunner arc-runners/")));
+    assert!(lanes.iter().any(|l| l.starts_with("pod arc-runners/")));
+    let events = data["events"]["t"].as_array().unwrap().len();
+    assert!(events > 10_000, "the whole record is drawn ({events} events)");
+    for column in ["seq", "lane", "kind", "label", "subj", "body"] {
+        assert_eq!(data["events"][column].as_array().unwrap().len(), events, "column {column}");
+    }
+    let n_lanes = lanes.len() as u64;
+    assert!(data["events"]["lane"].as_array().unwrap().iter().all(|l| l.as_u64().unwrap() < n_lanes));
+    assert!(!data["bands"].as_array().unwrap().is_empty(), "phase bands");
+    let marks: Vec<&str> =
+        data["marks"].as_array().unwrap().iter().map(|m| m["kind"].as_str().unwrap()).collect();
+    assert!(marks.contains(&"probe") && marks.contains(&"world"), "probes and disruptions marked: {marks:?}");
+}
+
+#[test]
+fn watch_deliveries_draw_arrows_from_their_commit_with_the_lag() {
+    let data = data();
+    let arrows = &data["arrows"];
+    let kinds = data["kinds"].as_array().unwrap();
+    let delivery = kinds.iter().position(|k| k == "delivery").unwrap() as u64;
+    let lagged = (0..arrows["event"].as_array().unwrap().len())
+        .filter(|&i| data["events"]["kind"][arrows["event"][i].as_u64().unwrap() as usize] == delivery)
+        .filter(|&i| arrows["to_t"][i].as_u64() > arrows["from_t"][i].as_u64())
+        .count();
+    assert!(lagged > 100, "deliveries arrive after their commit ({lagged} lagged arrows)");
+}
+
+#[test]
+fn the_violation_is_marked_with_its_window_lanes_and_cited_events() {
+    let html = document();
+    let (verdict, _) = failing_run();
+    let v = &verdict.violations[0];
+    assert!(html.contains(&format!("data-oracle=\"{}\"", v.oracle)), "the violation is in the HTML itself");
+    let data = data();
+    let view = &data["violations"][0];
+    assert_eq!(view["oracle"], v.oracle);
+    assert_eq!(view["at_ms"], v.at_ms);
+    assert!(view["from_ms"].as_u64().unwrap() < v.at_ms);
+    let lanes: Vec<&str> = view["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| data["lanes"][l.as_u64().unwrap() as usize]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        lanes.iter().any(|l| l.starts_with("ephemeralrunner "))
+            && lanes.iter().any(|l| l.starts_with("runner "))
+    );
+    let cited = view["cited"].as_array().unwrap();
+    assert!(cited.len() >= 4, "the events the oracle used: {cited:?}");
+    let last = cited.last().unwrap().as_u64().unwrap() as usize;
+    assert_eq!(data["events"]["t"][last], v.at_ms, "the delete it judged is cited");
+    assert!(data["events"]["label"][last].as_str().unwrap().starts_with("delete ephemeralrunners"));
+}
+
+#[test]
+fn a_committed_change_carries_its_object_as_its_body() {
+    let data = data();
+    let kinds = data["kinds"].as_array().unwrap();
+    let commit = kinds.iter().position(|k| k == "commit").unwrap() as u64;
+    let i = data["events"]["kind"].as_array().unwrap().iter().position(|k| k == commit).unwrap();
+    let body: Value = serde_json::from_str(data["events"]["body"][i].as_str().unwrap()).unwrap();
+    assert!(body["object"]["metadata"]["resourceVersion"].is_string() && body["rv"].is_u64(), "{body}");
+}

@@ -115,13 +115,31 @@ pub fn judges_interest(scenario: &dyn Scenario, twins: &[Twin]) -> Interest {
 
 /// Runs one world on a fresh paused current-thread runtime, keeping what `keep` wants of its record.
 pub fn run_world(plan: WorldPlan, trace_mode: TraceMode, keep: Interest) -> Result<RunRecord, RunError> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .rng_seed(scheduler_seed(plan.config.seed.0))
+        .build()?;
     let record = runtime.block_on(async move {
         let world = World::build(plan.config, plan.families, trace_mode, keep)?;
         world.run(plan.settled).await
     })?;
     Ok(record)
 }
+
+/// tokio's own RNG (which `tokio::sync::watch` uses to spread receivers over its notifiers, deciding
+/// the order they wake in) drawn from the run's seed: otherwise tokio seeds it per process.
+fn scheduler_seed(seed: u64) -> tokio::runtime::RngSeed {
+    let mut bytes = b"tokio-scheduler:".to_vec();
+    bytes.extend_from_slice(&seed.to_le_bytes());
+    tokio::runtime::RngSeed::from_bytes(&bytes)
+}
+
+#[cfg(not(tokio_unstable))]
+compile_error!(
+    "arcsim seeds tokio's RNG from the run seed, which needs `--cfg tokio_unstable` (set in .cargo/config.toml); \
+     a RUSTFLAGS environment variable replaces that file's flags, so add `--cfg tokio_unstable` to it"
+);
 
 /// The figures a summary line shows.
 pub fn headline_counters(record: &RunRecord) -> BTreeMap<String, i64> {

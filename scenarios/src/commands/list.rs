@@ -20,6 +20,10 @@ pub fn run() -> anyhow::Result<()> {
     for s in scenarios::controls() {
         println!("  {:<30} {}", s.name(), s.describe());
     }
+    println!("field reports (run on request; upstream is expected to fail them):");
+    for s in scenarios::field_reports::all() {
+        println!("  {:<30} {}", s.name(), s.describe());
+    }
     print!("{}", profiles_text());
     println!("variants (of the chosen profile; `= fixed in P`: profile P never had the fix):");
     for v in Variant::ALL {

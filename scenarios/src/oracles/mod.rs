@@ -13,6 +13,7 @@ pub mod leadership;
 pub mod phases;
 pub mod pods;
 pub mod registrations;
+pub mod symptoms;
 pub mod tokens;
 pub mod view;
 
@@ -72,7 +73,8 @@ pub trait TwinOracle: Send + Sync {
 /// registered by being given to a scenario, so there is no second list to keep.
 pub fn all() -> Vec<&'static dyn Oracle> {
     let mut all: Vec<&'static dyn Oracle> = Vec::new();
-    for oracle in crate::scenarios::all().into_iter().flat_map(|s| s.oracles()) {
+    let scenarios = crate::scenarios::all().into_iter().chain(crate::scenarios::field_reports::all());
+    for oracle in scenarios.flat_map(|s| s.oracles()) {
         if !all.iter().any(|known| known.name() == oracle.name()) {
             all.push(oracle);
         }

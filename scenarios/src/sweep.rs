@@ -1,4 +1,6 @@
-//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant.
+//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant, for one
+//! profile. The kill table applies to the default (`arcsim`) profile; under another profile a sweep
+//! runs the fixed controller (and any variant asked for) and reports what fails.
 //!
 //! A fixed-controller cell runs every seed; a bug-variant cell stops once every oracle its kill rows
 //! name has reported it (the variant is killed, and further seeds would only repeat it) unless
@@ -12,18 +14,21 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
-use crate::kill_table::{cell_bound, expectations};
+use crate::kill_table::{KillExpectation, expectations};
 use crate::probes::ProbeBound;
-use crate::runner::{RunError, run_one};
+use crate::runner::{RunError, run_build};
 use crate::scenario::Scenario;
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 use crate::verdict::{Verdict, Violation, replay_line};
 
 /// What to run.
 pub struct SweepPlan<'a> {
+    /// The profile every variant is a variant of.
+    pub profile: Profile,
     /// The scenarios.
     pub scenarios: Vec<&'a dyn Scenario>,
     /// The variants, each run against every scenario.
@@ -43,12 +48,12 @@ pub struct SweepPlan<'a> {
 impl SweepPlan<'_> {
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
-        self.matrix || variant.is_fixed() || cell_bound(variant, scenario.name()).is_some()
+        self.matrix || variant.is_fixed() || cell_bound_in(self.profile, variant, scenario.name()).is_some()
     }
 
     /// The seeds a cell runs: all of them, or a bug variant's first (its largest row bound).
     fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
-        match cell_bound(variant, scenario.name()) {
+        match cell_bound_in(self.profile, variant, scenario.name()) {
             Some(bound) if !self.exhaustive && !variant.is_fixed() => {
                 &self.seeds[..self.seeds.len().min(bound as usize)]
             }
@@ -62,11 +67,25 @@ impl SweepPlan<'_> {
     }
 }
 
+/// The kill-table rows for `variant` in `scenario` under `profile`: the table is `arcsim`'s, so under
+/// any other profile there are none.
+pub fn expectations_in(profile: Profile, variant: Variant, scenario: &str) -> Vec<&'static KillExpectation> {
+    if profile == Profile::Arcsim { expectations(variant, scenario) } else { Vec::new() }
+}
+
+/// How many seeds a sweep must run of `variant` in `scenario` under `profile`: the largest bound of
+/// its rows (`None` without rows).
+pub fn cell_bound_in(profile: Profile, variant: Variant, scenario: &str) -> Option<u32> {
+    expectations_in(profile, variant, scenario).iter().map(|k| k.within_seeds()).max()
+}
+
 /// The tally of one scenario × variant.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
     /// Scenario name.
     pub scenario: &'static str,
+    /// Profile.
+    pub profile: Profile,
     /// Variant.
     pub variant: Variant,
     /// Seeds run.
@@ -126,8 +145,7 @@ impl Kills {
 
     /// The task by which every oracle of the cell's kill rows has fired, if all have. Kills seen
     /// out of order only make it later, never earlier, so stopping past it is safe.
-    fn complete_at(&self, scenario: &dyn Scenario, variant: Variant) -> Option<usize> {
-        let rows = expectations(variant, scenario.name());
+    fn complete_at(&self, rows: &[&KillExpectation]) -> Option<usize> {
         if rows.is_empty() {
             return self.0.values().min().copied();
         }
@@ -172,10 +190,13 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                             .lock()
                             .expect("killed")
                             .get(&cell)
-                            .and_then(|k| k.complete_at(scenario, variant))
+                            .and_then(|k| {
+                                k.complete_at(&expectations_in(plan.profile, variant, scenario.name()))
+                            })
                             .is_some_and(|at| at < i);
                     if !skip {
-                        let outcome = run_checked(scenario, variant, seed, plan.check_determinism);
+                        let build = Build::new(plan.profile, variant);
+                        let outcome = run_checked(scenario, build, seed, plan.check_determinism);
                         if let Outcome::Ran { verdict, .. } = &outcome {
                             killed.lock().expect("killed").entry(cell).or_default().saw(i, verdict);
                         }
@@ -192,22 +213,24 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
         .iter()
         .enumerate()
         .map(|(c, (scenario, variant))| {
-            let complete_at = killed.get(&c).and_then(|k| k.complete_at(*scenario, *variant));
+            let complete_at = killed
+                .get(&c)
+                .and_then(|k| k.complete_at(&expectations_in(plan.profile, *variant, scenario.name())));
             tally(c, *scenario, *variant, &tasks, &results, complete_at, plan)
         })
         .collect();
     SweepReport { cells }
 }
 
-fn run_checked(scenario: &dyn Scenario, variant: Variant, seed: Seed, check_determinism: bool) -> Outcome {
-    let first = match run_one(scenario, variant, seed, TraceMode::HashOnly) {
+fn run_checked(scenario: &dyn Scenario, build: Build, seed: Seed, check_determinism: bool) -> Outcome {
+    let first = match run_build(scenario, build, seed, TraceMode::HashOnly) {
         Ok((verdict, _)) => verdict,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
     if !check_determinism {
         return Outcome::Ran { verdict: first, deterministic: true };
     }
-    let again: Result<_, RunError> = run_one(scenario, variant, seed, TraceMode::HashOnly);
+    let again: Result<_, RunError> = run_build(scenario, build, seed, TraceMode::HashOnly);
     match again {
         Ok((second, _)) => {
             let deterministic =
@@ -229,6 +252,7 @@ fn tally(
 ) -> Cell {
     let mut out = Cell {
         scenario: scenario.name(),
+        profile: plan.profile,
         variant,
         runs: 0,
         failures: 0,
@@ -274,7 +298,7 @@ fn tally(
                             seed: *seed,
                             nth,
                             violations: verdict.violations.clone(),
-                            replay: replay_line(scenario.name(), variant, *seed),
+                            replay: replay_line(scenario.name(), Build::new(plan.profile, variant), *seed),
                         });
                     }
                 }

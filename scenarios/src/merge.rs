@@ -16,7 +16,7 @@ use crate::seed_result::SeedResult;
 use crate::shard::Shard;
 use crate::sweep::{SweepPlan, SweepReport, with_runners};
 use crate::tally::{Cell, FirstFailure, FirstViolations, cut_off, tally};
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 
 /// A sweep's JSON, as merge reads it (the tallies are recomputed, so only the seeds are read).
 #[derive(Debug, Deserialize)]
@@ -155,7 +155,9 @@ pub fn merge(mut files: Vec<(PathBuf, ShardFile)>) -> Result<SweepReport, MergeE
     for ((scenario, variant), cell) in cells.into_iter().zip(&gathered) {
         check_complete(&plan, scenario, variant, &cell.results, count)?;
         let stops_early = plan.stops_early(variant);
-        let merged = tally(scenario, variant, &cell.results, &cell.first, stops_early);
+        let build = Build::new(plan.profile, variant);
+        let rows = plan.rows(scenario, variant);
+        let merged = tally(scenario, build, &rows, &cell.results, &cell.first, stops_early);
         check_first_failure(&merged)?;
         tallied.push(merged);
     }
@@ -226,7 +228,8 @@ fn check_complete(
     results: &BTreeMap<usize, SeedResult>,
     count: u32,
 ) -> Result<(), MergeError> {
-    let last = cut_off(scenario, variant, results, plan.stops_early(variant)).unwrap_or(usize::MAX);
+    let rows = plan.rows(scenario, variant);
+    let last = cut_off(&rows, results, plan.stops_early(variant)).unwrap_or(usize::MAX);
     let mut seeds = plan.seeds_of(scenario, variant).iter().enumerate().take_while(|(at, _)| *at <= last);
     match seeds.find(|(at, _)| !results.contains_key(at)) {
         Some((at, seed)) => {

@@ -1,8 +1,9 @@
-//! What a sweep's JSON records of its plan: the scenarios, variants and seeds, the switches that change
+//! What a sweep's JSON records of its plan: the profile, the scenarios, variants and seeds, the switches that change
 //! what runs, and the shard. `arcsim merge` rebuilds the plan from it, checks that its files are the
 //! shards of one sweep, and knows from it which seeds each cell must hold. Worker threads are left out:
 //! they change no result.
 
+use arc_controller::Profile;
 use arc_sim::Seed;
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +15,8 @@ use crate::variant::Variant;
 /// A sweep's plan, as its JSON records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanRecord {
+    /// The profile every variant is a variant of.
+    pub profile: Profile,
     /// Scenario names, in plan order.
     pub scenarios: Vec<String>,
     /// Variants, in plan order.
@@ -46,6 +49,7 @@ impl PlanRecord {
     /// The record of `plan`.
     pub fn of(plan: &SweepPlan<'_>) -> PlanRecord {
         PlanRecord {
+            profile: plan.profile,
             scenarios: plan.scenarios.iter().map(|s| s.name().to_string()).collect(),
             variants: plan.variants.clone(),
             seeds: spans(&plan.seeds),
@@ -66,6 +70,7 @@ impl PlanRecord {
             .flat_map(|span| (0..span.count).map(move |i| Seed(span.from.0.wrapping_add(i))))
             .collect();
         Ok(SweepPlan {
+            profile: self.profile,
             scenarios,
             variants: self.variants.clone(),
             seeds,
@@ -101,6 +106,7 @@ mod tests {
         let span = |from, count| SeedSpan { from: Seed(from), count };
         assert_eq!(spans(&seeds), vec![span(5, 3), span(3, 1), span(u64::MAX, 3)]);
         let plan = SweepPlan {
+            profile: Profile::Arcsim,
             scenarios: vec![scenarios::find("standard").unwrap()],
             variants: vec![Variant::Fixed],
             seeds: seeds.clone(),

@@ -1,4 +1,6 @@
-//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant.
+//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant, for one
+//! profile. The kill table applies to the default (`arcsim`) profile; under another profile a sweep
+//! runs the fixed controller (and any variant asked for) and reports what fails.
 //!
 //! A fixed-controller cell runs every seed; a bug-variant cell stops once every oracle its kill rows
 //! name has reported it (the variant is killed, and further seeds would only repeat it) unless
@@ -14,23 +16,26 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
-use crate::kill_table::cell_bound;
+use crate::kill_table::{KillExpectation, expectations};
 use crate::plan_record::PlanRecord;
-use crate::runner::{RunError, run_one};
+use crate::runner::{RunError, run_build};
 use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::seed_result::SeedResult;
 use crate::shard::Shard;
 pub use crate::tally::{Cell, FirstFailure};
 use crate::tally::{FirstViolations, Kills, tally};
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 use crate::verdict::Violation;
 
 /// What to run.
 pub struct SweepPlan<'a> {
+    /// The profile every variant is a variant of.
+    pub profile: Profile,
     /// The scenarios.
     pub scenarios: Vec<&'a dyn Scenario>,
     /// The variants, each run against every scenario.
@@ -54,7 +59,7 @@ pub struct SweepPlan<'a> {
 impl<'a> SweepPlan<'a> {
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
-        self.matrix || variant.is_fixed() || cell_bound(variant, scenario.name()).is_some()
+        self.matrix || variant.is_fixed() || cell_bound_in(self.profile, variant, scenario.name()).is_some()
     }
 
     /// The cells, in plan order.
@@ -68,7 +73,7 @@ impl<'a> SweepPlan<'a> {
     /// The seeds a cell runs (before sharding): all of them, or a bug variant's first (its largest
     /// row bound).
     pub fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
-        match cell_bound(variant, scenario.name()) {
+        match cell_bound_in(self.profile, variant, scenario.name()) {
             Some(bound) if !self.exhaustive && !variant.is_fixed() => {
                 &self.seeds[..self.seeds.len().min(bound as usize)]
             }
@@ -80,6 +85,23 @@ impl<'a> SweepPlan<'a> {
     pub fn stops_early(&self, variant: Variant) -> bool {
         !self.exhaustive && !variant.is_fixed()
     }
+
+    /// The kill-table rows of a cell under this plan's profile.
+    pub fn rows(&self, scenario: &dyn Scenario, variant: Variant) -> Vec<&'static KillExpectation> {
+        expectations_in(self.profile, variant, scenario.name())
+    }
+}
+
+/// The kill-table rows for `variant` in `scenario` under `profile`: the table is `arcsim`'s, so under
+/// any other profile there are none.
+pub fn expectations_in(profile: Profile, variant: Variant, scenario: &str) -> Vec<&'static KillExpectation> {
+    if profile == Profile::Arcsim { expectations(variant, scenario) } else { Vec::new() }
+}
+
+/// How many seeds a sweep must run of `variant` in `scenario` under `profile`: the largest bound of
+/// its rows (`None` without rows).
+pub fn cell_bound_in(profile: Profile, variant: Variant, scenario: &str) -> Option<u32> {
+    expectations_in(profile, variant, scenario).iter().map(|k| k.within_seeds()).max()
 }
 
 /// Every cell, in plan order, and the plan they came from.
@@ -117,15 +139,14 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                     let (scenario, variant) = cells[cell];
                     let skip = plan.stops_early(variant)
                         && killed.lock().expect("killed")[cell]
-                            .complete_at(scenario, variant)
+                            .complete_at(&plan.rows(scenario, variant))
                             .is_some_and(|cut| cut < at);
                     if !skip {
+                        let build = Build::new(plan.profile, variant);
                         let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
-                            Some(Ok(scaled)) => {
-                                run_checked(&scaled, variant, at, seed, plan.check_determinism)
-                            }
+                            Some(Ok(scaled)) => run_checked(&scaled, build, at, seed, plan.check_determinism),
                             Some(Err(e)) => (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
-                            None => run_checked(scenario, variant, at, seed, plan.check_determinism),
+                            None => run_checked(scenario, build, at, seed, plan.check_determinism),
                         };
                         killed.lock().expect("killed")[cell].saw(at, &result);
                         keep_first(&mut firsts.lock().expect("firsts")[cell], at, violations);
@@ -142,7 +163,8 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
         .iter()
         .zip(results.iter().zip(&firsts))
         .map(|((scenario, variant), (mine, first))| {
-            tally(*scenario, *variant, mine, first, plan.stops_early(*variant))
+            let build = Build::new(plan.profile, *variant);
+            tally(*scenario, build, &plan.rows(*scenario, *variant), mine, first, plan.stops_early(*variant))
         })
         .collect();
     SweepReport { plan: PlanRecord::of(plan), cells: with_runners(cells, plan.runners) }
@@ -169,19 +191,19 @@ fn keep_first(first: &mut FirstViolations, at: usize, violations: Vec<Violation>
 /// Runs the seed at position `at` (twice with `check_determinism`): its result and its violations.
 fn run_checked(
     scenario: &dyn Scenario,
-    variant: Variant,
+    build: Build,
     at: usize,
     seed: Seed,
     check_determinism: bool,
 ) -> (SeedResult, Vec<Violation>) {
-    let first = match run_one(scenario, variant, seed, TraceMode::HashOnly) {
+    let first = match run_build(scenario, build, seed, TraceMode::HashOnly) {
         Ok((verdict, _)) => verdict,
         Err(e) => return (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
     };
     if !check_determinism {
         return (SeedResult::ran(at, &first, true), first.violations);
     }
-    let again: Result<_, RunError> = run_one(scenario, variant, seed, TraceMode::HashOnly);
+    let again: Result<_, RunError> = run_build(scenario, build, seed, TraceMode::HashOnly);
     match again {
         Ok((second, _)) => {
             let deterministic =

@@ -11,14 +11,15 @@
 
 use std::collections::BTreeMap;
 
+use arc_controller::Profile;
 use arc_sim::Seed;
 use serde::{Deserialize, Serialize};
 
-use crate::kill_table::expectations;
+use crate::kill_table::KillExpectation;
 use crate::probes::ProbeBound;
 use crate::scenario::Scenario;
 use crate::seed_result::{SeedOutcome, SeedResult};
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 use crate::verdict::{Violation, replay_line};
 
 /// The tally of one scenario × variant.
@@ -26,6 +27,8 @@ use crate::verdict::{Violation, replay_line};
 pub struct Cell {
     /// Scenario name.
     pub scenario: &'static str,
+    /// Profile.
+    pub profile: Profile,
     /// Variant.
     pub variant: Variant,
     /// Seeds run.
@@ -90,8 +93,7 @@ impl Kills {
 
     /// The position by which every oracle of the cell's kill rows has fired, if all have (with no
     /// rows, the first failure).
-    pub fn complete_at(&self, scenario: &dyn Scenario, variant: Variant) -> Option<usize> {
-        let rows = expectations(variant, scenario.name());
+    pub fn complete_at(&self, rows: &[&KillExpectation]) -> Option<usize> {
         if rows.is_empty() {
             return self.0.values().min().copied();
         }
@@ -105,15 +107,14 @@ impl Kills {
 
 /// The last position a cell tallies: its cut-off if it stops early and is complete, else none.
 pub fn cut_off(
-    scenario: &dyn Scenario,
-    variant: Variant,
+    rows: &[&KillExpectation],
     results: &BTreeMap<usize, SeedResult>,
     stops_early: bool,
 ) -> Option<usize> {
     if !stops_early {
         return None;
     }
-    Kills::of(results).complete_at(scenario, variant)
+    Kills::of(results).complete_at(rows)
 }
 
 /// The first failure among `results` and its violations, as the sweep (or a shard's file) kept it.
@@ -123,14 +124,16 @@ pub type FirstViolations = Option<(usize, Vec<Violation>)>;
 /// the violations of the first failing seed (the only ones a cell reports).
 pub fn tally(
     scenario: &dyn Scenario,
-    variant: Variant,
+    build: Build,
+    rows: &[&KillExpectation],
     results: &BTreeMap<usize, SeedResult>,
     first: &FirstViolations,
     stops_early: bool,
 ) -> Cell {
     let mut out = Cell {
         scenario: scenario.name(),
-        variant,
+        profile: build.profile,
+        variant: build.variant,
         runs: 0,
         failures: 0,
         oracle_seeds: BTreeMap::new(),
@@ -144,19 +147,19 @@ pub fn tally(
         wall_ms: 0,
         seeds: Vec::new(),
     };
-    let last = cut_off(scenario, variant, results, stops_early).unwrap_or(usize::MAX);
+    let last = cut_off(rows, results, stops_early).unwrap_or(usize::MAX);
     for result in results.range(..=last).map(|(_, r)| r) {
         count(&mut out, result);
         out.seeds.push(result.clone());
     }
-    out.first_failure = first_failure(scenario, variant, &out.seeds, first);
+    out.first_failure = first_failure(scenario, build, &out.seeds, first);
     out
 }
 
 /// The first failing seed of `seeds`, with its violations from `first`.
 fn first_failure(
     scenario: &dyn Scenario,
-    variant: Variant,
+    build: Build,
     seeds: &[SeedResult],
     first: &FirstViolations,
 ) -> Option<FirstFailure> {
@@ -169,7 +172,7 @@ fn first_failure(
         seed: result.seed,
         nth: result.nth,
         violations,
-        replay: replay_line(scenario.name(), variant, result.seed),
+        replay: replay_line(scenario.name(), build, result.seed),
     })
 }
 

@@ -77,6 +77,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         }
     };
     let plan = SweepPlan {
+        profile: arc_controller::Profile::Arcsim,
         scenarios,
         variants,
         seeds: (0..u64::from(args.count)).map(|i| Seed(args.from.0.wrapping_add(i))).collect(),

@@ -2,15 +2,16 @@
 
 use std::path::PathBuf;
 
+use arc_controller::Profile;
 use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
 
 use crate::report::verdict_text;
-use crate::runner::{run_one, run_one_keeping};
+use crate::runner::{run_build, run_build_keeping};
 use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::scenarios;
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 use crate::verdict::Verdict;
 use crate::{story, visual};
 
@@ -20,6 +21,9 @@ pub struct RunArgs {
     /// Scenario (see `arcsim list`).
     #[arg(long, default_value = "standard")]
     pub scenario: String,
+    /// Profile: the controller build the variant is a variant of (see `arcsim list`).
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
     /// Variant: `fixed` or a historic bug (see `arcsim list`).
     #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
     pub variant: Variant,
@@ -55,9 +59,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         None => found,
     };
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
+    let build = Build::new(args.profile, args.variant);
     // One seed: keep the whole record, for the story of a failure and the pictures.
     let keep = Some(Interest::everything());
-    let (verdict, record) = run_one_keeping(scenario, args.variant, args.seed, mode, keep)?;
+    let (verdict, record) = run_build_keeping(scenario, build, args.seed, mode, keep)?;
     print!("{}", story::stories(&record, &verdict.violations));
     print!("{}", with_runners(verdict_text(&verdict), &verdict, args.runners));
     if let Some(path) = &args.html {
@@ -78,7 +83,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     if args.check_determinism {
-        let (again, _) = run_one(scenario, args.variant, args.seed, TraceMode::HashOnly)?;
+        let (again, _) = run_build(scenario, build, args.seed, TraceMode::HashOnly)?;
         anyhow::ensure!(
             again.without_wall_time() == verdict.without_wall_time(),
             "not deterministic: a second run gave trace hash {:016x} and a different verdict",

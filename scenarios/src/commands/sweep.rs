@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use arc_controller::Profile;
 use arc_sim::Seed;
 
 use crate::commands::progress::Progress;
@@ -21,6 +22,10 @@ pub struct SweepArgs {
     /// A scenario name, or `all`.
     #[arg(long, default_value = "all")]
     pub scenario: String,
+    /// The profile (see `arcsim list`); the kill table applies to `arcsim`, and under any other
+    /// profile `--variant all` runs the fixed controller only (name a variant, or `--matrix`, for more).
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
     /// A variant name, several separated by commas, or `all`.
     #[arg(long, default_value = "all")]
     pub variant: String,
@@ -80,18 +85,20 @@ fn chosen_scenarios(name: &str) -> anyhow::Result<Vec<&'static dyn Scenario>> {
     Ok(vec![scenarios::find(name).map_err(anyhow::Error::msg)?])
 }
 
-fn chosen_variants(names: &str) -> anyhow::Result<Vec<Variant>> {
-    if names == "all" {
-        return Ok(Variant::ALL.to_vec());
+fn chosen_variants(names: &str, profile: Profile, matrix: bool) -> anyhow::Result<Vec<Variant>> {
+    match names {
+        "all" if profile == Profile::Arcsim || matrix => Ok(Variant::ALL.to_vec()),
+        "all" => Ok(vec![Variant::Fixed]),
+        _ => Ok(names.split(',').map(|name| name.trim().parse::<Variant>()).collect::<Result<_, _>>()?),
     }
-    Ok(names.split(',').map(|name| name.trim().parse::<Variant>()).collect::<Result<_, _>>()?)
 }
 
 /// Runs the sweep and prints its table.
 pub fn run(args: SweepArgs) -> anyhow::Result<()> {
     let plan = SweepPlan {
+        profile: args.profile,
         scenarios: chosen_scenarios(&args.scenario)?,
-        variants: chosen_variants(&args.variant)?,
+        variants: chosen_variants(&args.variant, args.profile, args.matrix)?,
         seeds: seeds(&args),
         jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         check_determinism: args.check_determinism,

@@ -64,6 +64,12 @@ impl Oracle for RunningOnlyAfterJobStarted {
         "an EphemeralRunner in phase Running carries a job GitHub had assigned to its runner"
     }
 
+    /// A \[V\] (§5.2) and 0.15.0 (#4646) promise: without Running from the listener, the ER
+    /// controller copies the pod's Running phase, and an idle runner is Running by design.
+    fn applies(&self, switches: &arc_controller::Switches) -> bool {
+        switches.optimisations.running_from_listener
+    }
+
     fn needs(&self) -> Interest {
         Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
     }

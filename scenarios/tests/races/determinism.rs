@@ -113,6 +113,7 @@ fn child_processes_agree_where_tokio_draws_a_wake_order() {
 #[test]
 fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
     let plan = |jobs| SweepPlan {
+        profile: arc_controller::Profile::Arcsim,
         scenarios: vec![scenarios::find("standard").unwrap(), &WatchLagDuplicateCreate],
         variants: vec![Variant::Fixed, Variant::Bug4201],
         seeds: vec![Seed(3), Seed(4)],

@@ -12,7 +12,7 @@ use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::{ScaleSetContext, ScaleSetReconcilers, ScaleSetSettings};
-use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations};
+use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Switches};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
@@ -56,8 +56,7 @@ pub struct HarnessBuilder {
     pub apiserver: ApiServerConfig,
     pub github: GitHubConfig,
     pub faults: FaultPlan,
-    pub fixes: Fixes,
-    pub optimisations: Optimisations,
+    pub switches: Switches,
     pub settings: ScaleSetSettings,
 }
 
@@ -70,8 +69,7 @@ impl Default for HarnessBuilder {
             apiserver,
             github: GitHubConfig::default(),
             faults: FaultPlan::none(),
-            fixes: Fixes::default(),
-            optimisations: Optimisations::default(),
+            switches: Switches::default(),
             settings: ScaleSetSettings { controller_namespace: CONTROLLER_NS.into(), ..Default::default() },
         }
     }
@@ -93,8 +91,7 @@ impl HarnessBuilder {
             clock: controller_clock(clock),
             metrics: metrics.clone(),
             github: GitHubTransport::service(script.clone()),
-            fixes: self.fixes,
-            optimisations: self.optimisations,
+            switches: self.switches,
         };
         let ctx = Arc::new(ScaleSetContext::new(&inputs, self.settings.clone()));
         let settings = self.settings;
@@ -138,7 +135,7 @@ impl Harness {
     /// Starts the legacy Runner controller with `settings` and `fixes` through the controller's entry
     /// point; keep the manager alive for the test.
     pub fn start_legacy(&self, settings: LegacySettings, fixes: Fixes) -> Manager {
-        let inputs = Inputs { fixes, ..self.inputs.clone() };
+        let inputs = Inputs { switches: Switches { fixes, ..self.inputs.switches }, ..self.inputs.clone() };
         arc_controller::start(&inputs, &Families::legacy(settings))
     }
 

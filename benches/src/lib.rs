@@ -41,8 +41,8 @@ impl Switches {
 pub fn plan(scenario: &str, seed: u64, switches: Switches, quiet: bool) -> WorldPlan {
     let found = scenarios::find(scenario).expect("a known scenario");
     let mut plan = found.world(Seed(seed), Variant::Fixed);
-    plan.config.optimisations.predicates = switches.predicates;
-    plan.config.optimisations.lazy_copy = switches.lazy_copy;
+    plan.config.switches.optimisations.predicates = switches.predicates;
+    plan.config.switches.optimisations.lazy_copy = switches.lazy_copy;
     if quiet {
         plan.config.apiserver.request_latency = LagRange::fixed(0);
         plan.config.apiserver.watch_lag = WatchLag::default();

@@ -3,9 +3,10 @@
 //! simulation) fills them with its own client, transport and clock, and goes through the same
 //! entry points ([`crate::start`], [`crate::scaleset::listener::run`]).
 
+use crate::SharedClock;
 use crate::github::GitHubTransport;
 use crate::runtime::metrics::Metrics;
-use crate::{Fixes, Optimisations, SharedClock};
+use crate::switches::Switches;
 
 /// The seams and switches of one controller or listener process.
 #[derive(Clone)]
@@ -18,18 +19,15 @@ pub struct Inputs {
     pub metrics: Metrics,
     /// How the process reaches GitHub.
     pub github: GitHubTransport,
-    /// Historic fixes, all on by default.
-    pub fixes: Fixes,
-    /// The \[V\] optimisations, all on by default.
-    pub optimisations: Optimisations,
+    /// The behaviour switches (a profile's, by default this project's controller).
+    pub switches: Switches,
 }
 
 impl std::fmt::Debug for Inputs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inputs")
             .field("github", &self.github)
-            .field("fixes", &self.fixes)
-            .field("optimisations", &self.optimisations)
+            .field("switches", &self.switches)
             .finish_non_exhaustive()
     }
 }

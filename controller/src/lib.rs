@@ -36,4 +36,4 @@ pub use github::{ActionsClient, GitHubTransport};
 pub use inputs::Inputs;
 pub use runtime::clock::{Clock, SharedClock, SystemClock};
 pub use start::{Families, start};
-pub use switches::{Fixes, Optimisations};
+pub use switches::{Fixes, Optimisations, Profile, Switches};

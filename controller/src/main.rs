@@ -8,7 +8,7 @@ use arc_controller::crd::constants::ENV_LISTENER_CONFIG_PATH;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::listener;
 use arc_controller::scaleset::resource_builder::ListenerConfig;
-use arc_controller::{Fixes, GitHubTransport, Inputs, Optimisations, SystemClock};
+use arc_controller::{GitHubTransport, Inputs, Switches, SystemClock};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -38,6 +38,10 @@ enum Command {
         /// `$LISTENER_CONFIG_PATH`.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// The profile and switch changes (the listener's part of them: which listener, and the
+        /// Running write).
+        #[command(flatten)]
+        switches: cmd::switch_args::SwitchArgs,
     },
 }
 
@@ -46,7 +50,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Run(args)) => run_controllers(*args),
         Some(Command::Crds) => print_crds(),
-        Some(Command::Listener { config }) => run_listener(config),
+        Some(Command::Listener { config, switches }) => run_listener(config, &switches),
         None => {
             eprintln!(
                 "arc-controller: no subcommand; try `arc-controller run`, `listener` or `crds` (see --help)"
@@ -85,9 +89,10 @@ fn run_controllers(args: cmd::run::RunArgs) -> ExitCode {
 
 /// `arc-controller listener`: reads the config, then runs the listener on a tokio runtime until
 /// SIGTERM or a failure (exit 1, as ARC's listener exits so that its pod is recreated).
-fn run_listener(config_path: Option<PathBuf>) -> ExitCode {
-    let config = match read_listener_config(config_path) {
-        Ok(config) => config,
+fn run_listener(config_path: Option<PathBuf>, switch_args: &cmd::switch_args::SwitchArgs) -> ExitCode {
+    let read = read_listener_config(config_path).and_then(|c| Ok((c, switch_args.switches()?)));
+    let (config, switches) = match read {
+        Ok(read) => read,
         Err(err) => {
             eprintln!("arc-controller listener: {err}");
             return ExitCode::FAILURE;
@@ -98,7 +103,7 @@ fn run_listener(config_path: Option<PathBuf>) -> ExitCode {
         .enable_all()
         .build()
         .map_err(BoxError::from)
-        .and_then(|runtime| runtime.block_on(listen(config)));
+        .and_then(|runtime| runtime.block_on(listen(config, switches)));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -125,14 +130,13 @@ fn init_tracing(level: &str) {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
-async fn listen(config: ListenerConfig) -> Result<(), BoxError> {
+async fn listen(config: ListenerConfig, switches: Switches) -> Result<(), BoxError> {
     let inputs = Inputs {
         client: kube::Client::try_default().await?,
         clock: Arc::new(SystemClock),
         metrics: Metrics::new(),
         github: GitHubTransport::Https,
-        fixes: Fixes::default(),
-        optimisations: Optimisations::default(),
+        switches,
     };
     let cancel = CancellationToken::new();
     tokio::spawn(cancel_on_signal(cancel.clone()));

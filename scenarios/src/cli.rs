@@ -13,6 +13,11 @@ pub fn parse_variant(text: &str) -> Result<crate::variant::Variant, String> {
     text.parse().map_err(|e: crate::variant::UnknownVariant| e.to_string())
 }
 
+/// Parses a profile name, with an error listing the valid ones.
+pub fn parse_profile(text: &str) -> Result<arc_controller::Profile, String> {
+    text.parse().map_err(|e: arc_controller::switches::UnknownProfile| e.to_string())
+}
+
 /// Parses a fault plan given inline as JSON or as `@FILE`.
 pub fn parse_fault_plan(text: &str) -> Result<FaultPlan, String> {
     let json = match text.strip_prefix('@') {
@@ -35,5 +40,17 @@ mod tests {
         assert!(parse_fault_plan("{").unwrap_err().contains("not valid JSON"));
         assert!(parse_fault_plan("@/nonexistent/plan.json").unwrap_err().contains("cannot read"));
         assert!(parse_fault_plan(r#"{"api":[]}"#).is_ok());
+    }
+
+    #[test]
+    fn a_bad_profile_or_variant_is_an_error_listing_the_valid_names() {
+        assert_eq!(parse_profile("arc-0.13.1"), Ok(arc_controller::Profile::Arc0131));
+        let err = parse_profile("arc-0.14.0").unwrap_err();
+        assert!(
+            err.contains("unknown profile \"arc-0.14.0\"") && err.contains("arc-0.15.0, change-set, arcsim"),
+            "{err}"
+        );
+        let err = parse_variant("bug-0").unwrap_err();
+        assert!(err.contains("valid: fixed") && err.contains("bug-4580-short-circuit"), "{err}");
     }
 }

@@ -6,10 +6,13 @@
 //! - [`variant`]: the fixed controller and one variant per historic bug.
 //! - [`oracles`]: named judges of a run's record; [`probes`]: named race windows a run hit or not;
 //!   [`probe_hits`]: where a probe first fired.
-//! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`].
-//! - [`sweep`]: many runs on all cores, tallied per scenario × variant; [`kill_table`]: which oracle
-//!   must kill each bug variant within how many seeds; [`report`]: tables and pass/fail; [`review`]:
-//!   one run as a reviewer reads it (the canonical-trace snapshots).
+//! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`];
+//!   [`scaled`]: a scenario at another number of runners (`--runners`).
+//! - [`sweep`]: many runs on all cores, tallied per scenario × variant ([`tally`], from each seed's
+//!   [`seed_result`]); [`shard`]: a deterministic share of a sweep, and [`merge`]: shards back into
+//!   one sweep (by the [`plan_record`] each file carries, [`names`] read back); [`kill_table`]: which
+//!   oracle must kill each bug variant within how many seeds; [`report`]: tables and pass/fail;
+//!   [`review`]: one run as a reviewer reads it (the canonical-trace snapshots).
 //! - [`story`]: what a violation is about and the events that led to it; [`visual`]: the run as a
 //!   timeline page (HTML) and as a Mermaid sequence diagram.
 //! - [`serve`]: a world paused at a simulated instant, served to kubectl and stepped on from stdin.
@@ -18,18 +21,25 @@
 pub mod cli;
 pub mod commands;
 pub mod kill_table;
+pub mod merge;
+pub mod names;
 pub mod oracles;
+pub mod plan_record;
 pub mod probe_hits;
 pub mod probes;
 pub mod rates;
 pub mod report;
 pub mod review;
 pub mod runner;
+pub mod scaled;
 pub mod scenario;
 pub mod scenarios;
+pub mod seed_result;
 pub mod serve;
+pub mod shard;
 pub mod story;
 pub mod sweep;
+pub mod tally;
 pub mod variant;
 pub mod verdict;
 pub mod visual;

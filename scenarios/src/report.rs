@@ -2,15 +2,16 @@
 
 use std::fmt::Write as _;
 
-use crate::kill_table::expectations;
-use crate::sweep::{Cell, SweepReport};
+use arc_controller::Profile;
+
+use crate::sweep::{Cell, SweepReport, expectations_in};
 use crate::verdict::Verdict;
 
 /// A one-run summary: verdict, headline counters, time, trace hash, and the replay line.
 pub fn verdict_text(v: &Verdict) -> String {
     let mut out = String::new();
     let status = if v.passed() { "PASS" } else { "FAIL" };
-    let _ = writeln!(out, "{status} {} / {} / seed {}", v.scenario, v.variant, v.seed);
+    let _ = writeln!(out, "{status} {} / {} / {} / seed {}", v.scenario, v.profile, v.variant, v.seed);
     for violation in &v.violations {
         let _ = writeln!(
             out,
@@ -42,7 +43,8 @@ pub fn verdict_text(v: &Verdict) -> String {
 
 /// What is wrong with a cell, if anything: the fixed controller failed or missed a probe bound, a
 /// bug variant survived the bound of one of its rows, a seed could not run, or a trace was not
-/// deterministic.
+/// deterministic. Under a profile other than `arcsim` only the last two are problems: failures there
+/// are findings ([`cell_finding`]).
 pub fn cell_problem(cell: &Cell) -> Option<String> {
     if let Some((seed, e)) = cell.errors.first() {
         return Some(format!("seed {seed} could not run: {e}"));
@@ -50,13 +52,16 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
     if let Some(seed) = cell.nondeterministic.first() {
         return Some(format!("seed {seed} gave two different traces"));
     }
+    if cell.profile != Profile::Arcsim {
+        return None;
+    }
     if cell.variant.is_fixed() {
         if cell.failures > 0 {
             return Some(format!("the fixed controller failed {} seed(s)", cell.failures));
         }
         return probe_shortfall(cell);
     }
-    expectations(cell.variant, cell.scenario).into_iter().find_map(|row| {
+    expectations_in(cell.profile, cell.variant, cell.scenario).into_iter().find_map(|row| {
         let bound = row.within_seeds();
         let first = cell.first_kills.get(row.oracle.name()).copied();
         match first {
@@ -69,6 +74,24 @@ pub fn cell_problem(cell: &Cell) -> Option<String> {
             )),
         }
     })
+}
+
+/// What a cell of a profile other than `arcsim` found: its failing seeds and the first one's oracle
+/// (and a declared probe under its minimum, which there is information, not a failure).
+pub fn cell_finding(cell: &Cell) -> Option<String> {
+    if cell.profile == Profile::Arcsim {
+        return None;
+    }
+    match &cell.first_failure {
+        Some(f) => Some(format!(
+            "FAILS {}/{} seeds, first by {}",
+            cell.failures,
+            cell.runs,
+            f.violations.first().map_or("?", |v| v.oracle)
+        )),
+        None if cell.variant.is_fixed() => probe_shortfall(cell).map(|p| format!("ok ({p})")),
+        None => None,
+    }
 }
 
 /// The share of `cell`'s seeds in which `probe` fired.
@@ -118,6 +141,9 @@ pub fn probe_table(report: &SweepReport) -> String {
 /// The sweep table: one row per scenario × variant.
 pub fn sweep_table(report: &SweepReport) -> String {
     let mut out = String::new();
+    if let Some(cell) = report.cells.first() {
+        let _ = writeln!(out, "profile {}", cell.profile);
+    }
     let _ = writeln!(
         out,
         "{:<28} {:<32} {:>6} {:>8} {:>12} {:>9}  verdict",
@@ -126,11 +152,12 @@ pub fn sweep_table(report: &SweepReport) -> String {
     for cell in &report.cells {
         let first =
             cell.first_failure.as_ref().map_or("-".to_string(), |f| format!("#{} ({})", f.nth, f.seed));
-        let verdict = match (cell_problem(cell), cell.variant.is_fixed()) {
-            (Some(problem), _) => format!("PROBLEM: {problem}"),
-            (None, true) => "ok".to_string(),
-            (None, false) => {
-                let rows = expectations(cell.variant, cell.scenario);
+        let verdict = match (cell_problem(cell), cell_finding(cell), cell.variant.is_fixed()) {
+            (Some(problem), _, _) => format!("PROBLEM: {problem}"),
+            (None, Some(finding), _) => finding,
+            (None, None, true) => "ok".to_string(),
+            (None, None, false) => {
+                let rows = expectations_in(cell.profile, cell.variant, cell.scenario);
                 match &cell.first_failure {
                     Some(_) if !rows.is_empty() => {
                         let by: Vec<&str> = rows.iter().map(|r| r.oracle.name()).collect();

@@ -11,7 +11,7 @@ use arc_sim::{Seed, TraceMode};
 
 use crate::probes;
 use crate::scenario::{Scenario, Twin, WorldPlan};
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 use crate::verdict::{Verdict, Violation};
 
 /// Why a run could not be carried out (as opposed to a run that found a violation).
@@ -25,15 +25,25 @@ pub enum RunError {
     World(#[from] arc_sim::world::WorldError),
 }
 
-/// Runs one seed and judges it, keeping of the record what its judges need. `trace_mode` decides
-/// whether the record keeps trace lines.
+/// Runs one seed of `variant` of the default (`arcsim`) profile and judges it, keeping of the record
+/// what its judges need. `trace_mode` decides whether the record keeps trace lines.
 pub fn run_one(
     scenario: &dyn Scenario,
     variant: Variant,
     seed: Seed,
     trace_mode: TraceMode,
 ) -> Result<(Verdict, RunRecord), RunError> {
-    run_one_keeping(scenario, variant, seed, trace_mode, None)
+    run_build(scenario, Build::arcsim(variant), seed, trace_mode)
+}
+
+/// Runs one seed of `build` and judges it, keeping of the record what its judges need.
+pub fn run_build(
+    scenario: &dyn Scenario,
+    build: Build,
+    seed: Seed,
+    trace_mode: TraceMode,
+) -> Result<(Verdict, RunRecord), RunError> {
+    run_build_keeping(scenario, build, seed, trace_mode, None)
 }
 
 /// [`run_one`], keeping `keep` of the record instead of what the judges say they need (`None`).
@@ -44,12 +54,28 @@ pub fn run_one_keeping(
     trace_mode: TraceMode,
     keep: Option<Interest>,
 ) -> Result<(Verdict, RunRecord), RunError> {
+    run_build_keeping(scenario, Build::arcsim(variant), seed, trace_mode, keep)
+}
+
+/// [`run_build`], keeping `keep` of the record instead of what the judges say they need (`None`).
+pub fn run_build_keeping(
+    scenario: &dyn Scenario,
+    build: Build,
+    seed: Seed,
+    trace_mode: TraceMode,
+    keep: Option<Interest>,
+) -> Result<(Verdict, RunRecord), RunError> {
     #[allow(clippy::disallowed_methods)] // wall clock ok: reported as wall time, never traced
     let started = std::time::Instant::now(); // wall clock ok
-    let twins = scenario.twins(seed, variant);
+    let twins = scenario.twins_for(seed, build);
     let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
-    let record = run_world(scenario.world(seed, variant), trace_mode, keep.clone())?;
-    let mut violations: Vec<Violation> = scenario.oracles().iter().flat_map(|o| o.check(&record)).collect();
+    let plan = scenario.world_for(seed, build);
+    let record = run_world(plan, trace_mode, keep.clone())?;
+    // An oracle judges the builds whose profile promises its property; a bug variant that turns the
+    // property's switch off is judged (that is what kills it).
+    let promised = build.profile.switches();
+    let judges = scenario.oracles().into_iter().filter(|o| o.applies(&promised));
+    let mut violations: Vec<Violation> = judges.flat_map(|o| o.check(&record)).collect();
     let mut twin_hashes = BTreeMap::new();
     for twin in twins {
         let other = run_world(twin.plan, TraceMode::HashOnly, keep.clone())?;
@@ -63,7 +89,8 @@ pub fn run_one_keeping(
     }
     let verdict = Verdict {
         scenario: scenario.name(),
-        variant,
+        profile: build.profile,
+        variant: build.variant,
         seed,
         violations,
         probes: probes::fired(&record),

@@ -1,5 +1,10 @@
 //! A scenario: a seeded world configuration (which controller, which objects, which faults, which
 //! disruptions) plus the oracles that judge its runs and the coverage probes it exists to hit.
+//!
+//! A scenario describes its world for a variant of the default (`arcsim`) profile ([`Scenario::world`]);
+//! [`Scenario::world_for`] is the world for any [`Build`] (a variant of any profile), by default the
+//! same world with the build's switches. A scenario whose world depends on the controller's
+//! mechanisms (how a runner-spec change is expressed, say) overrides it.
 
 use arc_controller::Families;
 use arc_sim::Seed;
@@ -7,7 +12,7 @@ use arc_sim::world::{Settled, WorldConfig};
 
 use crate::oracles::Oracle;
 use crate::probes::ProbeGoal;
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 
 /// What [`Scenario::world`] returns: the configuration, the controller, and the settle condition.
 pub struct WorldPlan {
@@ -38,8 +43,16 @@ pub trait Scenario: Send + Sync {
     /// One line on what the scenario exercises.
     fn describe(&self) -> &'static str;
 
-    /// The world for `seed` with the controller built as `variant`.
+    /// The world for `seed` with the controller built as `variant` of the `arcsim` profile.
     fn world(&self, seed: Seed, variant: Variant) -> WorldPlan;
+
+    /// The world for `seed` with the controller built as `build`: by default [`Scenario::world`]
+    /// with the build's switches.
+    fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
+        let mut plan = self.world(seed, build.variant);
+        plan.config.switches = build.switches();
+        plan
+    }
 
     /// The oracles that judge every run.
     fn oracles(&self) -> Vec<&'static dyn Oracle>;
@@ -47,6 +60,17 @@ pub trait Scenario: Send + Sync {
     /// Twins to run beside each seed (equivalence checks); none by default.
     fn twins(&self, _seed: Seed, _variant: Variant) -> Vec<Twin> {
         Vec::new()
+    }
+
+    /// The twins for `build`: by default [`Scenario::twins`], each with the build's switches and the
+    /// twin's own changes to them kept.
+    fn twins_for(&self, seed: Seed, build: Build) -> Vec<Twin> {
+        let base = build.variant.switches(arc_controller::Profile::Arcsim);
+        let mut twins = self.twins(seed, build.variant);
+        for twin in &mut twins {
+            twin.plan.config.switches = rebased(twin.plan.config.switches, base, build.switches());
+        }
+        twins
     }
 
     /// The coverage probes this scenario exists to hit (or, for a control world, to stay quiet on),
@@ -58,5 +82,39 @@ pub trait Scenario: Send + Sync {
     /// This race scenario's control world: the same world without the race's ingredient.
     fn control(&self) -> Option<&'static dyn Scenario> {
         None
+    }
+}
+
+/// `onto` with every switch where `changed` differs from `base` set as `changed` has it.
+pub fn rebased(
+    changed: arc_controller::Switches,
+    base: arc_controller::Switches,
+    onto: arc_controller::Switches,
+) -> arc_controller::Switches {
+    let mut out = onto;
+    for (now, was) in changed.values().into_iter().zip(base.values()) {
+        if now.on != was.on {
+            out.set(&format!("{}.{}", now.group, now.name), now.on).expect("a listed switch");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_controller::{Profile, Switches};
+
+    use super::*;
+
+    #[test]
+    fn a_twin_keeps_its_own_change_on_top_of_the_build_profile() {
+        let base = Switches::default();
+        let mut changed = base;
+        changed.optimisations.predicates = false;
+        let onto = Profile::Arc0150.switches();
+        let out = rebased(changed, base, onto);
+        assert!(!out.optimisations.predicates);
+        assert_eq!(Switches { optimisations: onto.optimisations, ..out }, onto);
+        assert_eq!(rebased(base, base, onto), onto);
     }
 }

@@ -1,10 +1,14 @@
-//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant.
+//! Sweeps: many (scenario, variant, seed) runs on all cores, tallied per scenario × variant, for one
+//! profile. The kill table applies to the default (`arcsim`) profile; under another profile a sweep
+//! runs the fixed controller (and any variant asked for) and reports what fails.
 //!
 //! A fixed-controller cell runs every seed; a bug-variant cell stops once every oracle its kill rows
 //! name has reported it (the variant is killed, and further seeds would only repeat it) unless
 //! `exhaustive` is set. Unless the
 //! plan asks for the whole `matrix`, a bug variant runs only in the scenarios the kill table names for
 //! it, and only over the seeds of its bound: past the bound a survivor has already failed the sweep.
+//! A plan may be one [`Shard`] of a sweep: it runs only its share of each cell's seeds, and
+//! [`crate::merge`] puts the shards back together ([`crate::tally`] says why early stops agree).
 //! Each worker thread takes the next run from a shared counter and runs it on its own runtime; results
 //! are gathered in plan order, so the report does not depend on thread timing.
 
@@ -12,18 +16,26 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
-use crate::kill_table::{cell_bound, expectations};
-use crate::probes::ProbeBound;
-use crate::runner::{RunError, run_one};
+use crate::kill_table::{KillExpectation, expectations};
+use crate::plan_record::PlanRecord;
+use crate::runner::{RunError, run_build};
+use crate::scaled::Scaled;
 use crate::scenario::Scenario;
-use crate::variant::Variant;
-use crate::verdict::{Verdict, Violation, replay_line};
+use crate::seed_result::SeedResult;
+use crate::shard::Shard;
+pub use crate::tally::{Cell, FirstFailure};
+use crate::tally::{FirstViolations, Kills, tally};
+use crate::variant::{Build, Variant};
+use crate::verdict::Violation;
 
 /// What to run.
 pub struct SweepPlan<'a> {
+    /// The profile every variant is a variant of.
+    pub profile: Profile,
     /// The scenarios.
     pub scenarios: Vec<&'a dyn Scenario>,
     /// The variants, each run against every scenario.
@@ -38,17 +50,30 @@ pub struct SweepPlan<'a> {
     pub exhaustive: bool,
     /// Run every variant in every scenario, not only where the kill table expects a kill.
     pub matrix: bool,
+    /// The share of each cell's seeds to run ([`Shard::WHOLE`]: all of them).
+    pub shard: Shard,
+    /// Run every scenario at this many runners ([`Scaled`]) instead of its own size.
+    pub runners: Option<u32>,
 }
 
-impl SweepPlan<'_> {
+impl<'a> SweepPlan<'a> {
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
-        self.matrix || variant.is_fixed() || cell_bound(variant, scenario.name()).is_some()
+        self.matrix || variant.is_fixed() || cell_bound_in(self.profile, variant, scenario.name()).is_some()
     }
 
-    /// The seeds a cell runs: all of them, or a bug variant's first (its largest row bound).
-    fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
-        match cell_bound(variant, scenario.name()) {
+    /// The cells, in plan order.
+    pub fn cells(&self) -> Vec<(&'a dyn Scenario, Variant)> {
+        self.scenarios
+            .iter()
+            .flat_map(|s| self.variants.iter().filter(|v| self.runs(*s, **v)).map(move |v| (*s, *v)))
+            .collect()
+    }
+
+    /// The seeds a cell runs (before sharding): all of them, or a bug variant's first (its largest
+    /// row bound).
+    pub fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
+        match cell_bound_in(self.profile, variant, scenario.name()) {
             Some(bound) if !self.exhaustive && !variant.is_fixed() => {
                 &self.seeds[..self.seeds.len().min(bound as usize)]
             }
@@ -57,129 +82,75 @@ impl SweepPlan<'_> {
     }
 
     /// Whether a bug-variant cell stops early once its kill rows are met.
-    fn stops_early(&self, variant: Variant) -> bool {
+    pub fn stops_early(&self, variant: Variant) -> bool {
         !self.exhaustive && !variant.is_fixed()
+    }
+
+    /// The kill-table rows of a cell under this plan's profile.
+    pub fn rows(&self, scenario: &dyn Scenario, variant: Variant) -> Vec<&'static KillExpectation> {
+        expectations_in(self.profile, variant, scenario.name())
     }
 }
 
-/// The tally of one scenario × variant.
-#[derive(Debug, Clone, Serialize)]
-pub struct Cell {
-    /// Scenario name.
-    pub scenario: &'static str,
-    /// Variant.
-    pub variant: Variant,
-    /// Seeds run.
-    pub runs: u32,
-    /// Seeds with a violation.
-    pub failures: u32,
-    /// Per oracle: seeds in which it reported a violation.
-    pub oracle_seeds: BTreeMap<&'static str, u32>,
-    /// Per oracle: the position among the cell's seeds (1-based) of its first violation.
-    pub first_kills: BTreeMap<&'static str, u32>,
-    /// The first failing seed (in plan order), its position among the seeds, and its violations.
-    pub first_failure: Option<FirstFailure>,
-    /// Seeds whose two runs gave different traces (with `check_determinism`).
-    pub nondeterministic: Vec<Seed>,
-    /// Seeds that could not be run, with why.
-    pub errors: Vec<(Seed, String)>,
-    /// Per probe: seeds in which it fired.
-    pub probe_seeds: BTreeMap<&'static str, u32>,
-    /// The scenario's declared probes and their bounds.
-    pub probe_goals: Vec<(&'static str, ProbeBound)>,
-    /// Total simulated ms.
-    pub sim_ms: u64,
-    /// Total wall ms (summed over threads).
-    pub wall_ms: u64,
+/// The kill-table rows for `variant` in `scenario` under `profile`: the table is `arcsim`'s, so under
+/// any other profile there are none.
+pub fn expectations_in(profile: Profile, variant: Variant, scenario: &str) -> Vec<&'static KillExpectation> {
+    if profile == Profile::Arcsim { expectations(variant, scenario) } else { Vec::new() }
 }
 
-/// The first failure of a cell.
-#[derive(Debug, Clone, Serialize)]
-pub struct FirstFailure {
-    /// The seed.
-    pub seed: Seed,
-    /// How many seeds of the plan it took (1-based).
-    pub nth: u32,
-    /// What the oracles found.
-    pub violations: Vec<Violation>,
-    /// The command that replays it.
-    pub replay: String,
+/// How many seeds a sweep must run of `variant` in `scenario` under `profile`: the largest bound of
+/// its rows (`None` without rows).
+pub fn cell_bound_in(profile: Profile, variant: Variant, scenario: &str) -> Option<u32> {
+    expectations_in(profile, variant, scenario).iter().map(|k| k.within_seeds()).max()
 }
 
-/// Every cell, in plan order.
+/// Every cell, in plan order, and the plan they came from.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepReport {
+    /// The plan (what `arcsim merge` checks shards against).
+    pub plan: PlanRecord,
     /// The cells.
     pub cells: Vec<Cell>,
 }
 
-/// Per oracle, the first task (in plan order) of a cell whose run it failed, as seen so far.
-#[derive(Default)]
-struct Kills(BTreeMap<&'static str, usize>);
+/// One run to make: the cell, the seed's position among the cell's seeds, the seed.
+type Task = (usize, usize, Seed);
 
-impl Kills {
-    fn saw(&mut self, task: usize, verdict: &Verdict) {
-        for v in &verdict.violations {
-            self.0.entry(v.oracle).and_modify(|first| *first = (*first).min(task)).or_insert(task);
-        }
-    }
-
-    /// The task by which every oracle of the cell's kill rows has fired, if all have. Kills seen
-    /// out of order only make it later, never earlier, so stopping past it is safe.
-    fn complete_at(&self, scenario: &dyn Scenario, variant: Variant) -> Option<usize> {
-        let rows = expectations(variant, scenario.name());
-        if rows.is_empty() {
-            return self.0.values().min().copied();
-        }
-        rows.iter()
-            .map(|row| self.0.get(row.oracle.name()).copied())
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            .max()
-    }
-}
-
-enum Outcome {
-    Ran { verdict: Verdict, deterministic: bool },
-    Failed(String),
-}
-
-/// Runs the plan; `progress(done, total)` is called after every run.
+/// Runs the plan; `progress(done, total)` is called after every run (or skipped run).
 pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> SweepReport {
-    let cells: Vec<(&dyn Scenario, Variant)> = plan
-        .scenarios
-        .iter()
-        .flat_map(|s| plan.variants.iter().filter(|v| plan.runs(*s, **v)).map(move |v| (*s, *v)))
-        .collect();
-    let tasks: Vec<(usize, Seed)> = cells
+    let cells = plan.cells();
+    let tasks: Vec<Task> = cells
         .iter()
         .enumerate()
-        .flat_map(|(c, (scenario, variant))| plan.seeds_of(*scenario, *variant).iter().map(move |s| (c, *s)))
+        .flat_map(|(c, (scenario, variant))| {
+            let mine = plan.seeds_of(*scenario, *variant).iter().enumerate();
+            mine.filter(|(at, _)| plan.shard.owns(*at)).map(move |(at, seed)| (c, at, *seed))
+        })
         .collect();
-    let results: Mutex<BTreeMap<usize, Outcome>> = Mutex::new(BTreeMap::new());
-    let killed: Mutex<BTreeMap<usize, Kills>> = Mutex::new(BTreeMap::new());
+    let results: Mutex<Vec<BTreeMap<usize, SeedResult>>> = Mutex::new(vec![BTreeMap::new(); cells.len()]);
+    let firsts: Mutex<Vec<FirstViolations>> = Mutex::new(vec![None; cells.len()]);
+    let killed: Mutex<Vec<Kills>> = Mutex::new(cells.iter().map(|_| Kills::default()).collect());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..plan.jobs.max(1) {
             scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&(cell, seed)) = tasks.get(i) else { break };
+                while let Some(&(cell, at, seed)) = tasks.get(next.fetch_add(1, Ordering::SeqCst)) {
                     let (scenario, variant) = cells[cell];
                     let skip = plan.stops_early(variant)
-                        && killed
-                            .lock()
-                            .expect("killed")
-                            .get(&cell)
-                            .and_then(|k| k.complete_at(scenario, variant))
-                            .is_some_and(|at| at < i);
+                        && killed.lock().expect("killed")[cell]
+                            .complete_at(&plan.rows(scenario, variant))
+                            .is_some_and(|cut| cut < at);
                     if !skip {
-                        let outcome = run_checked(scenario, variant, seed, plan.check_determinism);
-                        if let Outcome::Ran { verdict, .. } = &outcome {
-                            killed.lock().expect("killed").entry(cell).or_default().saw(i, verdict);
-                        }
-                        results.lock().expect("results").insert(i, outcome);
+                        let build = Build::new(plan.profile, variant);
+                        let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
+                            Some(Ok(scaled)) => run_checked(&scaled, build, at, seed, plan.check_determinism),
+                            Some(Err(e)) => (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
+                            None => run_checked(scenario, build, at, seed, plan.check_determinism),
+                        };
+                        killed.lock().expect("killed")[cell].saw(at, &result);
+                        keep_first(&mut firsts.lock().expect("firsts")[cell], at, violations);
+                        results.lock().expect("results")[cell].insert(at, result);
                     }
                     progress(done.fetch_add(1, Ordering::SeqCst) + 1, tasks.len());
                 }
@@ -187,99 +158,58 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
         }
     });
     let results = results.into_inner().expect("results");
-    let killed = killed.into_inner().expect("killed");
+    let firsts = firsts.into_inner().expect("firsts");
     let cells = cells
         .iter()
-        .enumerate()
-        .map(|(c, (scenario, variant))| {
-            let complete_at = killed.get(&c).and_then(|k| k.complete_at(*scenario, *variant));
-            tally(c, *scenario, *variant, &tasks, &results, complete_at, plan)
+        .zip(results.iter().zip(&firsts))
+        .map(|((scenario, variant), (mine, first))| {
+            let build = Build::new(plan.profile, *variant);
+            tally(*scenario, build, &plan.rows(*scenario, *variant), mine, first, plan.stops_early(*variant))
         })
         .collect();
-    SweepReport { cells }
+    SweepReport { plan: PlanRecord::of(plan), cells: with_runners(cells, plan.runners) }
 }
 
-fn run_checked(scenario: &dyn Scenario, variant: Variant, seed: Seed, check_determinism: bool) -> Outcome {
-    let first = match run_one(scenario, variant, seed, TraceMode::HashOnly) {
+/// `cells` with `--runners` on their replay lines, when the plan has it.
+pub fn with_runners(mut cells: Vec<Cell>, runners: Option<u32>) -> Vec<Cell> {
+    if let Some(n) = runners {
+        for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
+            first.replay = format!("{} --runners {n}", first.replay);
+        }
+    }
+    cells
+}
+
+/// Keeps the violations of the earliest failing seed seen so far.
+fn keep_first(first: &mut FirstViolations, at: usize, violations: Vec<Violation>) {
+    let earlier = first.as_ref().is_none_or(|(known, _)| at < *known);
+    if !violations.is_empty() && earlier {
+        *first = Some((at, violations));
+    }
+}
+
+/// Runs the seed at position `at` (twice with `check_determinism`): its result and its violations.
+fn run_checked(
+    scenario: &dyn Scenario,
+    build: Build,
+    at: usize,
+    seed: Seed,
+    check_determinism: bool,
+) -> (SeedResult, Vec<Violation>) {
+    let first = match run_build(scenario, build, seed, TraceMode::HashOnly) {
         Ok((verdict, _)) => verdict,
-        Err(e) => return Outcome::Failed(e.to_string()),
+        Err(e) => return (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
     };
     if !check_determinism {
-        return Outcome::Ran { verdict: first, deterministic: true };
+        return (SeedResult::ran(at, &first, true), first.violations);
     }
-    let again: Result<_, RunError> = run_one(scenario, variant, seed, TraceMode::HashOnly);
+    let again: Result<_, RunError> = run_build(scenario, build, seed, TraceMode::HashOnly);
     match again {
         Ok((second, _)) => {
             let deterministic =
                 second.trace_hash == first.trace_hash && second.trace_lines == first.trace_lines;
-            Outcome::Ran { verdict: first, deterministic }
+            (SeedResult::ran(at, &first, deterministic), first.violations)
         }
-        Err(e) => Outcome::Failed(e.to_string()),
+        Err(e) => (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
     }
-}
-
-fn tally(
-    cell: usize,
-    scenario: &dyn Scenario,
-    variant: Variant,
-    tasks: &[(usize, Seed)],
-    results: &BTreeMap<usize, Outcome>,
-    complete_at: Option<usize>,
-    plan: &SweepPlan<'_>,
-) -> Cell {
-    let mut out = Cell {
-        scenario: scenario.name(),
-        variant,
-        runs: 0,
-        failures: 0,
-        oracle_seeds: BTreeMap::new(),
-        first_kills: BTreeMap::new(),
-        first_failure: None,
-        nondeterministic: Vec::new(),
-        errors: Vec::new(),
-        probe_seeds: BTreeMap::new(),
-        probe_goals: scenario.probe_goals().iter().map(|g| (g.probe.name, g.bound)).collect(),
-        sim_ms: 0,
-        wall_ms: 0,
-    };
-    let mine = tasks.iter().enumerate().filter(|(_, (c, _))| *c == cell);
-    for (nth, (i, (_, seed))) in mine.enumerate() {
-        let stop_here = plan.stops_early(variant) && complete_at.is_some_and(|k| i > k);
-        match results.get(&i) {
-            _ if stop_here => break,
-            None => {}
-            Some(Outcome::Failed(e)) => out.errors.push((*seed, e.clone())),
-            Some(Outcome::Ran { verdict, deterministic }) => {
-                out.runs += 1;
-                out.sim_ms += verdict.sim_ms;
-                out.wall_ms += verdict.wall_ms;
-                for probe in verdict.probes.keys() {
-                    *out.probe_seeds.entry(*probe).or_insert(0) += 1;
-                }
-                if !deterministic {
-                    out.nondeterministic.push(*seed);
-                }
-                let nth = u32::try_from(nth + 1).unwrap_or(u32::MAX);
-                let mut oracles: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
-                oracles.sort_unstable();
-                oracles.dedup();
-                for oracle in oracles {
-                    *out.oracle_seeds.entry(oracle).or_insert(0) += 1;
-                    out.first_kills.entry(oracle).or_insert(nth);
-                }
-                if !verdict.passed() {
-                    out.failures += 1;
-                    if out.first_failure.is_none() {
-                        out.first_failure = Some(FirstFailure {
-                            seed: *seed,
-                            nth,
-                            violations: verdict.violations.clone(),
-                            replay: replay_line(scenario.name(), variant, *seed),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
 }

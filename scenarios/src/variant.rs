@@ -1,13 +1,15 @@
 //! Variants: the fixed controller, and one variant per historic bug, each the fixed controller with one
-//! fix switched back off. A variant is what a sweep runs a scenario against.
+//! fix switched back off. A [`Build`] is a variant of a profile (`arc_controller::Profile`): the
+//! profile's switches with the variant's fix off. Where a profile never had the fix, the variant is
+//! the profile as it is. A build is what a sweep runs a scenario against.
 
 use std::fmt;
 use std::str::FromStr;
 
-use arc_controller::{Fixes, Optimisations};
+use arc_controller::{Profile, Switches};
 
 /// A controller build, as a set of fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Variant {
     /// Every fix on.
     Fixed,
@@ -26,8 +28,12 @@ pub enum Variant {
     /// The ARS←ERS predicate leaves the ERS counts out, as §5.1 writes it (a gap the equivalence
     /// oracle found in the change set).
     BugArsPredicateCounts,
-    /// One finalizer added per reconcile instead of both at once (#4580).
+    /// Before #4320: runners created without finalizers, one finalizer added per reconcile (the
+    /// first half of #4580's history).
     Bug4580Finalizer,
+    /// ARC HEAD's finalizer short circuit (#4580): only the main finalizer, then on into
+    /// registration, for runners created without finalizers.
+    Bug4580ShortCircuit,
     /// JIT secrets read from an informer cache instead of the API server (§8.1 ablation).
     BugSecretsCached,
     /// The listener writes Running without guarding against a terminal or deleting runner (§5.2).
@@ -47,7 +53,7 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 15] = [
+    pub const ALL: [Variant; 16] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -57,6 +63,7 @@ impl Variant {
         Variant::Bug4647JobId,
         Variant::BugArsPredicateCounts,
         Variant::Bug4580Finalizer,
+        Variant::Bug4580ShortCircuit,
         Variant::BugSecretsCached,
         Variant::BugRunningOverwritesTerminal,
         Variant::BugStaleRemovalSnapshot,
@@ -77,6 +84,7 @@ impl Variant {
             Variant::Bug4647JobId => "bug-4647-jobid",
             Variant::BugArsPredicateCounts => "bug-ars-predicate-counts",
             Variant::Bug4580Finalizer => "bug-4580-finalizer",
+            Variant::Bug4580ShortCircuit => "bug-4580-short-circuit",
             Variant::BugSecretsCached => "bug-secrets-cached",
             Variant::BugRunningOverwritesTerminal => "bug-running-overwrites-terminal",
             Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
@@ -97,7 +105,10 @@ impl Variant {
             Variant::Bug3371 => "no patch-ID gate: scale to replicas on every patch, down too (before #3371)",
             Variant::Bug4647JobId => "ERS predicate drops JobID-only runner updates (#4647 review)",
             Variant::BugArsPredicateCounts => "ARS predicate ignores the ERS counts (§5.1 as written)",
-            Variant::Bug4580Finalizer => "one runner finalizer added per reconcile (#4580)",
+            Variant::Bug4580Finalizer => "no finalizers at creation, one added per reconcile (before #4320)",
+            Variant::Bug4580ShortCircuit => {
+                "main finalizer only, then on into registration (ARC HEAD's short circuit, #4580)"
+            }
             Variant::BugSecretsCached => "JIT secrets read from a cache (§8.1 ablation)",
             Variant::BugRunningOverwritesTerminal => "listener writes Running over terminal runners (§5.2)",
             Variant::BugStaleRemovalSnapshot => {
@@ -115,36 +126,41 @@ impl Variant {
         }
     }
 
-    /// The controller's fixes under this variant.
-    pub fn fixes(self) -> Fixes {
-        let mut fixes = Fixes::default();
-        match self {
-            Variant::Fixed => {}
-            Variant::Bug4201 => fixes.already_exists_requeue = false,
-            Variant::Bug1087 => fixes.token_in_pod_hash = false,
-            Variant::Bug1125 => fixes.unregister_before_recreate = false,
-            Variant::BugScaleDownNoRemove => fixes.remove_runner_before_scale_down = false,
-            Variant::Bug3371 => fixes.patch_id_gate = false,
-            Variant::Bug4647JobId => fixes.predicate_includes_job_id = false,
-            Variant::BugArsPredicateCounts => fixes.ars_predicate_includes_counts = false,
-            Variant::Bug4580Finalizer => fixes.add_both_finalizers_at_once = false,
-            Variant::BugSecretsCached => fixes.secrets_read_uncached = false,
-            Variant::BugRunningOverwritesTerminal => fixes.running_never_overwrites_terminal = false,
-            Variant::BugStaleRemovalSnapshot => fixes.reread_runner_before_removal = false,
-            Variant::BugUnlistedRunnerGone => fixes.keep_unlisted_running_runner = false,
-            Variant::BugStaleDeregistration => fixes.reread_runner_before_deregistration = false,
-            Variant::BugRunningFromPod => {}
-        }
-        fixes
+    /// The switch this variant turns off, `group.name` (`None` for the fixed controller): a fix, or
+    /// for `bug-running-from-pod` the change-set switch that moved Running to the listener.
+    pub fn switch(self) -> Option<&'static str> {
+        Some(match self {
+            Variant::Fixed => return None,
+            Variant::Bug4201 => "fixes.already_exists_requeue",
+            Variant::Bug1087 => "fixes.token_in_pod_hash",
+            Variant::Bug1125 => "fixes.unregister_before_recreate",
+            Variant::BugScaleDownNoRemove => "fixes.remove_runner_before_scale_down",
+            Variant::Bug3371 => "fixes.patch_id_gate",
+            Variant::Bug4647JobId => "fixes.predicate_includes_job_id",
+            Variant::BugArsPredicateCounts => "fixes.ars_predicate_includes_counts",
+            Variant::Bug4580Finalizer => "fixes.add_both_finalizers_at_once",
+            Variant::Bug4580ShortCircuit => "fixes.no_finalizer_short_circuit",
+            Variant::BugSecretsCached => "fixes.secrets_read_uncached",
+            Variant::BugRunningOverwritesTerminal => "fixes.running_never_overwrites_terminal",
+            Variant::BugStaleRemovalSnapshot => "fixes.reread_runner_before_removal",
+            Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
+            Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
+            Variant::BugRunningFromPod => "optimisations.running_from_listener",
+        })
     }
 
-    /// The controller's change-set switches under this variant (all on but for `bug-running-from-pod`).
-    pub fn optimisations(self) -> Optimisations {
-        let mut optimisations = Optimisations::default();
-        if self == Variant::BugRunningFromPod {
-            optimisations.running_from_listener = false;
+    /// `profile`'s switches with this variant's switch off.
+    pub fn switches(self, profile: Profile) -> Switches {
+        let mut switches = profile.switches();
+        if let Some(switch) = self.switch() {
+            switches.set_in(None, switch, false).expect("every variant names a switch");
         }
-        optimisations
+        switches
+    }
+
+    /// Whether this variant of `profile` is the profile as it is: the profile never had the fix.
+    pub fn same_as_fixed_in(self, profile: Profile) -> bool {
+        self.switches(profile) == profile.switches()
     }
 
     /// Whether this is the fixed controller.
@@ -156,6 +172,38 @@ impl Variant {
 impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A controller build: a variant of a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Build {
+    /// The profile.
+    pub profile: Profile,
+    /// The variant of it.
+    pub variant: Variant,
+}
+
+impl Build {
+    /// `variant` of `profile`.
+    pub const fn new(profile: Profile, variant: Variant) -> Self {
+        Build { profile, variant }
+    }
+
+    /// `variant` of the default (`arcsim`) profile.
+    pub const fn arcsim(variant: Variant) -> Self {
+        Build { profile: Profile::Arcsim, variant }
+    }
+
+    /// The controller's switches.
+    pub fn switches(self) -> Switches {
+        self.variant.switches(self.profile)
+    }
+}
+
+impl fmt::Display for Build {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} / {}", self.profile, self.variant)
     }
 }
 
@@ -181,8 +229,9 @@ mod tests {
         let on =
             |value: serde_json::Value| value.as_object().unwrap().values().filter(|v| **v == true).count();
         let switches_on = |v: Variant| {
-            on(serde_json::to_value(v.fixes()).unwrap())
-                + on(serde_json::to_value(v.optimisations()).unwrap())
+            let switches = v.switches(Profile::Arcsim);
+            on(serde_json::to_value(switches.fixes).unwrap())
+                + on(serde_json::to_value(switches.optimisations).unwrap())
         };
         let all = switches_on(Variant::Fixed);
         for v in Variant::ALL {
@@ -192,5 +241,27 @@ mod tests {
         }
         let err = "bug-9999".parse::<Variant>().unwrap_err().to_string();
         assert!(err.contains("valid: fixed, bug-4201"), "{err}");
+    }
+
+    #[test]
+    fn a_variant_of_a_profile_turns_its_fix_off_in_that_profile_only() {
+        let build = Build::new(Profile::Arc0131, Variant::Bug4201);
+        let mut expected = Profile::Arc0131.switches();
+        expected.fixes.already_exists_requeue = false;
+        assert_eq!(build.switches(), expected);
+        assert!(!expected.scaling.actionable_revision, "the rest stays arc-0.13.1's");
+        assert_eq!(Build::arcsim(Variant::Fixed).switches(), Switches::default());
+    }
+
+    #[test]
+    fn a_variant_of_a_fix_the_profile_never_had_is_the_profile_as_it_is() {
+        assert!(Variant::BugStaleRemovalSnapshot.same_as_fixed_in(Profile::Arc0131));
+        assert!(Variant::Bug4647JobId.same_as_fixed_in(Profile::ChangeSet));
+        assert!(!Variant::Bug4647JobId.same_as_fixed_in(Profile::Arc0150));
+        assert!(!Variant::Bug4201.same_as_fixed_in(Profile::Arc0131));
+        assert!(Variant::Fixed.same_as_fixed_in(Profile::Arcsim));
+        for profile in Profile::ALL {
+            assert!(!Variant::Bug3371.same_as_fixed_in(profile), "{profile} has #3371");
+        }
     }
 }

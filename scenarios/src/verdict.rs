@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use arc_controller::Profile;
 use arc_sim::Seed;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 
 /// One thing an oracle found wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -20,12 +21,33 @@ pub struct Violation {
     pub message: String,
 }
 
+/// A violation as a sweep's JSON holds it: read back into a [`Violation`] if its oracle is known.
+#[derive(Deserialize)]
+struct ViolationRecord {
+    oracle: String,
+    at_ms: u64,
+    objects: Vec<String>,
+    message: String,
+}
+
+impl<'de> Deserialize<'de> for Violation {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let r = ViolationRecord::deserialize(d)?;
+        let oracle = crate::names::oracle(&r.oracle).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown oracle {:?} (written by another arcsim?)", r.oracle))
+        })?;
+        Ok(Violation { oracle, at_ms: r.at_ms, objects: r.objects, message: r.message })
+    }
+}
+
 /// The outcome of one (scenario, variant, seed) run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     /// Scenario name.
     pub scenario: &'static str,
-    /// Variant.
+    /// Profile.
+    pub profile: Profile,
+    /// Variant (of the profile).
     pub variant: Variant,
     /// Seed.
     pub seed: Seed,
@@ -58,15 +80,25 @@ impl Verdict {
         self.violations.is_empty()
     }
 
+    /// The build that ran.
+    pub fn build(&self) -> Build {
+        Build::new(self.profile, self.variant)
+    }
+
     /// The one command that replays this run.
     pub fn replay_line(&self) -> String {
-        replay_line(self.scenario, self.variant, self.seed)
+        replay_line(self.scenario, self.build(), self.seed)
     }
 }
 
-/// The command that replays (scenario, variant, seed).
-pub fn replay_line(scenario: &str, variant: Variant, seed: Seed) -> String {
+/// The command that replays (scenario, build, seed); the default profile is not named.
+pub fn replay_line(scenario: &str, build: Build, seed: Seed) -> String {
+    let profile = match build.profile {
+        Profile::Arcsim => String::new(),
+        other => format!(" --profile {other}"),
+    };
+    let variant = build.variant;
     format!(
-        "cargo run --release -p arc-scenarios --bin arcsim -- run --scenario {scenario} --variant {variant} --seed {seed}"
+        "cargo run --release -p arc-scenarios --bin arcsim -- run --scenario {scenario}{profile} --variant {variant} --seed {seed}"
     )
 }

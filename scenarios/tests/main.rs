@@ -8,6 +8,7 @@ mod support;
 
 mod autoscaling_listener;
 mod autoscaling_runner_set;
+mod deploy_sweep;
 mod end_to_end;
 mod ephemeral_runner;
 mod ephemeral_runner_set;
@@ -15,4 +16,5 @@ mod legacy_runner;
 mod listener;
 mod races;
 mod see_a_failure;
+mod sharding;
 mod staging;

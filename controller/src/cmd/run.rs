@@ -11,9 +11,9 @@ use arc_controller::ops::{LeaderElection, ProcessStatus, run_process, serve_endp
 use arc_controller::runtime::client_limit::ClientRateLimitLayer;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::{AcceptedVersions, ScaleSetReconcilers, ScaleSetSettings, resource_builder};
-use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations, SystemClock};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use arc_controller::{Families, GitHubTransport, Inputs, SystemClock};
+
+use super::switch_args::SwitchArgs;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -57,12 +57,9 @@ pub struct RunArgs {
     /// `ephemeralrunnerset`, `ephemeralrunner`, `autoscalinglistener`.
     #[arg(long = "controllers", value_name = "NAME", value_delimiter = ',')]
     pub controllers: Vec<String>,
-    /// Switch a historic fix off (repeatable), e.g. `--disable-fix already_exists_requeue`.
-    #[arg(long = "disable-fix", value_name = "NAME")]
-    pub disable_fixes: Vec<String>,
-    /// Switch an optimisation off (repeatable), e.g. `--disable-optimisation predicates`.
-    #[arg(long = "disable-optimisation", value_name = "NAME")]
-    pub disable_optimisations: Vec<String>,
+    /// The profile and switch changes.
+    #[command(flatten)]
+    pub switches: SwitchArgs,
     /// Namespace of the legacy controller's GitHub secret.
     #[arg(long, default_value = "actions-runner-system")]
     pub legacy_secret_namespace: String,
@@ -129,23 +126,6 @@ pub struct RunArgs {
     pub github_app_private_key: Option<std::path::PathBuf>,
 }
 
-/// `defaults` with every switch named in `off` turned off; an unknown name is an error listing the
-/// valid ones.
-pub fn switched_off<T: Serialize + DeserializeOwned>(defaults: T, off: &[String]) -> Result<T, String> {
-    let mut value = serde_json::to_value(defaults).map_err(|e| e.to_string())?;
-    let fields = value.as_object_mut().ok_or("switches are not an object")?;
-    for name in off {
-        match fields.get_mut(name) {
-            Some(field) => *field = serde_json::Value::Bool(false),
-            None => {
-                let valid: Vec<&str> = fields.keys().map(String::as_str).collect();
-                return Err(format!("unknown switch {name:?}; valid: {}", valid.join(", ")));
-            }
-        }
-    }
-    serde_json::from_value(value).map_err(|e| e.to_string())
-}
-
 /// Runs the controllers until a stop signal (or, with leader election, until the Lease is lost).
 pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> Result<(), BoxError> {
     let families = families(&args)?;
@@ -158,10 +138,14 @@ pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> 
         clock: Arc::new(SystemClock),
         metrics: Metrics::new(),
         github: github_transport(&args),
-        fixes: switched_off(Fixes::default(), &args.disable_fixes)?,
-        optimisations: switched_off(Optimisations::default(), &args.disable_optimisations)?,
+        switches: args.switches.switches()?,
     };
-    tracing::info!(fixes = ?inputs.fixes, optimisations = ?inputs.optimisations, github = ?inputs.github, "starting");
+    tracing::info!(
+        profile = %args.switches.profile,
+        switches = ?inputs.switches,
+        github = ?inputs.github,
+        "starting"
+    );
     let status = ProcessStatus::default();
     serve(&args, &inputs, &status, &cancel).await?;
     let election = leader_election(&args, inputs.clock.now().as_nanosecond());
@@ -299,13 +283,5 @@ mod tests {
         assert_eq!(parse_addr("127.0.0.1:9").unwrap(), Some("127.0.0.1:9".parse().unwrap()));
         assert_eq!(parse_addr("0").unwrap(), None);
         assert!(parse_addr("nowhere").unwrap_err().contains("HOST:PORT"));
-    }
-
-    #[test]
-    fn switches_are_turned_off_by_name_and_unknown_names_are_refused() {
-        let fixes = switched_off(Fixes::default(), &["already_exists_requeue".into()]).unwrap();
-        assert!(!fixes.already_exists_requeue && fixes.token_in_pod_hash);
-        let err = switched_off(Optimisations::default(), &["turbo".into()]).unwrap_err();
-        assert!(err.contains("unknown switch \"turbo\"") && err.contains("predicates"), "{err}");
     }
 }

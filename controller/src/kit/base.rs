@@ -6,12 +6,13 @@
 use k8s_openapi::api::core::v1::Secret;
 
 use super::error::{Error, Result};
+use crate::SharedClock;
 use crate::github::{ActionsClient, ActionsClients, ConnectionOptions, GitHubCredentials};
 use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::lazy_copy::CopyMode;
 use crate::runtime::metrics::Metrics;
-use crate::{Fixes, Optimisations, SharedClock};
+use crate::switches::Switches;
 
 /// What every reconciler context holds.
 pub struct Base {
@@ -21,20 +22,15 @@ pub struct Base {
     pub clock: SharedClock,
     /// The shared metrics registry.
     pub metrics: Metrics,
-    /// Historic fixes (ARC changes), all on by default.
-    pub fixes: Fixes,
-    /// The \[V\] optimisations, all on by default.
-    pub optimisations: Optimisations,
+    /// The behaviour switches.
+    pub switches: Switches,
     /// GitHub clients, one per (config URL, credentials).
     pub github: ActionsClients,
 }
 
 impl std::fmt::Debug for Base {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Base")
-            .field("fixes", &self.fixes)
-            .field("optimisations", &self.optimisations)
-            .finish_non_exhaustive()
+        f.debug_struct("Base").field("switches", &self.switches).finish_non_exhaustive()
     }
 }
 
@@ -45,8 +41,7 @@ impl Base {
             api: KubeApi::new(inputs.client.clone(), &inputs.metrics),
             clock: inputs.clock.clone(),
             metrics: inputs.metrics.clone(),
-            fixes: inputs.fixes,
-            optimisations: inputs.optimisations,
+            switches: inputs.switches,
             github: ActionsClients::new(inputs.github.clone(), inputs.clock.clone(), inputs.metrics.clone()),
         }
     }
@@ -54,7 +49,7 @@ impl Base {
     /// How reconcilers copy cached objects: lazily when the optimisation is on, eagerly (ARC's
     /// `DeepCopy` at the top of every reconcile) when it is off.
     pub fn copy_mode(&self) -> CopyMode {
-        if self.optimisations.lazy_copy { CopyMode::Lazy } else { CopyMode::Eager }
+        if self.switches.optimisations.lazy_copy { CopyMode::Lazy } else { CopyMode::Eager }
     }
 
     /// An `Api` over `namespace`, or over all namespaces when `None` (for informers).

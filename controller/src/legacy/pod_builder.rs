@@ -6,7 +6,10 @@
 //! The hash covers the Runner's labels (minus `runner-template-hash`, which the parent replica
 //! set stamps), its annotations, its spec and the GitHub base URL, and, since #1087
 //! ([`Fixes::token_in_pod_hash`]), the registration token in its status: a refreshed token then
-//! changes the hash and the pod is recreated one loop earlier. Docker-in-docker is not modelled.
+//! changes the hash and the pod is recreated one loop earlier. ARC's `FNVHashStringObjects` resets
+//! its hasher before each part, so only the last part reaches ARC's sum; that quirk is kept with
+//! [`Departures::pod_hash_covers_every_part`](crate::switches::Departures) off. Docker-in-docker is
+//! not modelled.
 
 use std::collections::BTreeMap;
 
@@ -22,7 +25,9 @@ use crate::crd::constants::{
 use crate::hash::ObjectsHasher;
 use crate::kit::BuildResult;
 use crate::kit::meta::{annotations_of, controller_reference, labels_of, name_of, namespace_of, plain_env};
+#[cfg(test)]
 use crate::switches::Fixes;
+use crate::switches::Switches;
 
 /// Work directory when the Runner does not set one.
 const DEFAULT_WORK_DIR: &str = "/runner/_work";
@@ -37,28 +42,38 @@ pub struct LegacyPodSettings {
 }
 
 /// The pod-template hash of `runner`: labels without `runner-template-hash`, annotations, spec,
-/// GitHub base URL, and the registration token when `fixes.token_in_pod_hash` (#1087).
+/// GitHub base URL, and the registration token when `fixes.token_in_pod_hash` (#1087). With
+/// `departures.pod_hash_covers_every_part` off, ARC's sum: the last of those parts alone.
 pub fn runner_pod_template_hash(
     runner: &Runner,
     settings: &LegacyPodSettings,
-    fixes: &Fixes,
+    switches: &Switches,
 ) -> BuildResult<String> {
     let mut labels = labels_of(runner);
     labels.remove(LABEL_RUNNER_TEMPLATE_HASH);
     labels.remove(LABEL_POD_TEMPLATE_HASH);
     let mut hasher = ObjectsHasher::default();
+    let token_counts = switches.fixes.token_in_pod_hash;
+    if !switches.departures.pod_hash_covers_every_part {
+        if token_counts {
+            hasher.add(runner.registration_token())?;
+        } else {
+            hasher.add(&settings.github_base_url)?;
+        }
+        return Ok(hasher.finish());
+    }
     hasher.add(&labels)?.add(&annotations_of(runner))?.add(&runner.spec)?.add(&settings.github_base_url)?;
-    if fixes.token_in_pod_hash {
+    if token_counts {
         hasher.add(runner.registration_token())?;
     }
     Ok(hasher.finish())
 }
 
 /// The desired pod of `runner`.
-pub fn runner_pod(runner: &Runner, settings: &LegacyPodSettings, fixes: &Fixes) -> BuildResult<Pod> {
+pub fn runner_pod(runner: &Runner, settings: &LegacyPodSettings, switches: &Switches) -> BuildResult<Pod> {
     let name = name_of(runner)?;
     let mut labels = labels_of(runner);
-    labels.insert(LABEL_POD_TEMPLATE_HASH.to_string(), runner_pod_template_hash(runner, settings, fixes)?);
+    labels.insert(LABEL_POD_TEMPLATE_HASH.to_string(), runner_pod_template_hash(runner, settings, switches)?);
     let mut spec = pod_spec(runner);
     let runner_container = runner_container(&mut spec);
     configure_runner_container(runner_container, runner, settings);
@@ -194,8 +209,12 @@ mod tests {
         runner
     }
 
+    fn with(fixes: &Fixes) -> Switches {
+        Switches { fixes: *fixes, ..Switches::default() }
+    }
+
     fn hash(runner: &Runner, fixes: &Fixes) -> String {
-        runner_pod_template_hash(runner, &settings(), fixes).unwrap()
+        runner_pod_template_hash(runner, &settings(), &with(fixes)).unwrap()
     }
 
     fn env_value(pod: &Pod, name: &str) -> Option<String> {
@@ -231,8 +250,28 @@ mod tests {
             assert_ne!(h, hash(&respecced, &fixes));
             assert_ne!(h, hash(&relabelled, &fixes));
             assert_ne!(h, hash(&annotated, &fixes));
-            assert_ne!(h, runner_pod_template_hash(&base, &other_url, &fixes).unwrap());
+            assert_ne!(h, runner_pod_template_hash(&base, &other_url, &with(&fixes)).unwrap());
         }
+    }
+
+    #[test]
+    fn arcs_hash_is_the_last_part_only_the_token_with_1087_the_url_without() {
+        let upstream = |token_in_pod_hash: bool| {
+            let mut switches = Switches::default();
+            switches.fixes.token_in_pod_hash = token_in_pod_hash;
+            switches.departures.pod_hash_covers_every_part = false;
+            switches
+        };
+        let h = |runner: &Runner, switches: &Switches| {
+            runner_pod_template_hash(runner, &settings(), switches).unwrap()
+        };
+        let base = runner_with_token("T1");
+        let mut respecced = base.clone();
+        respecced.spec.labels = vec!["gpu".into()];
+        assert_eq!(h(&base, &upstream(true)), h(&respecced, &upstream(true)), "the spec does not count");
+        assert_ne!(h(&base, &upstream(true)), h(&runner_with_token("T2"), &upstream(true)));
+        assert_eq!(h(&base, &upstream(false)), h(&runner_with_token("T2"), &upstream(false)));
+        assert_eq!(h(&base, &upstream(false)), h(&respecced, &upstream(false)), "constant without #1087");
     }
 
     #[test]
@@ -246,7 +285,7 @@ mod tests {
     #[test]
     fn the_pod_carries_the_token_name_and_hash() {
         let runner = runner_with_token("T1");
-        let pod = runner_pod(&runner, &settings(), &Fixes::default()).unwrap();
+        let pod = runner_pod(&runner, &settings(), &Switches::default()).unwrap();
         assert_eq!(pod.metadata.name.as_deref(), Some("r1"));
         assert_eq!(pod.metadata.namespace.as_deref(), Some("ci"));
         let labels = pod.metadata.labels.clone().unwrap();
@@ -265,7 +304,7 @@ mod tests {
 
     #[test]
     fn the_generated_runner_container_uses_the_default_image() {
-        let pod = runner_pod(&runner_with_token("T1"), &settings(), &Fixes::default()).unwrap();
+        let pod = runner_pod(&runner_with_token("T1"), &settings(), &Switches::default()).unwrap();
         let spec = pod.spec.unwrap();
         assert_eq!(spec.containers.len(), 1);
         assert_eq!(spec.containers[0].image.as_deref(), Some("summerwind/actions-runner:latest"));
@@ -278,7 +317,7 @@ mod tests {
         let mut runner = runner_with_token("T1");
         runner.spec.containers = vec![Container { name: "helper".into(), ..Default::default() }];
         runner.spec.image = "custom:1".into();
-        let pod = runner_pod(&runner, &settings(), &Fixes::default()).unwrap();
+        let pod = runner_pod(&runner, &settings(), &Switches::default()).unwrap();
         let containers = pod.spec.unwrap().containers;
         let names: Vec<_> = containers.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["runner", "helper"]);
@@ -289,6 +328,6 @@ mod tests {
     fn a_runner_never_stored_has_no_pod() {
         let mut runner = runner_with_token("T1");
         runner.metadata.uid = None;
-        assert!(runner_pod(&runner, &settings(), &Fixes::default()).is_err());
+        assert!(runner_pod(&runner, &settings(), &Switches::default()).is_err());
     }
 }

@@ -17,6 +17,9 @@ struct Cli {
 enum Command {
     /// Run scenarios × variants × seeds on all cores and print a table (the main job).
     Sweep(commands::sweep::SweepArgs),
+    /// Merge the JSON files of a sharded sweep (`sweep --shard I/N`) into one sweep's table, JSON and
+    /// exit status.
+    Merge(commands::merge::MergeArgs),
     /// Run one scenario with one variant and one seed, and print its verdict.
     Run(commands::run::RunArgs),
     /// List the scenarios, variants, oracles and probes.
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sweep(args) => commands::sweep::run(args),
+        Command::Merge(args) => commands::merge::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::List => commands::list::run(),
         Command::Measure(args) => commands::measure::run(args),

@@ -77,6 +77,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         }
     };
     let plan = SweepPlan {
+        profile: arc_controller::Profile::Arcsim,
         scenarios,
         variants,
         seeds: (0..u64::from(args.count)).map(|i| Seed(args.from.0.wrapping_add(i))).collect(),
@@ -84,6 +85,8 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         check_determinism: false,
         exhaustive: true,
         matrix: args.matrix || args.variant.is_some(),
+        shard: crate::shard::Shard::WHOLE,
+        runners: None,
     };
     let report = sweep(&plan, &|_, _| {});
     if let Some(path) = &args.json {

@@ -4,6 +4,8 @@ pub mod apiserver;
 pub mod list;
 pub mod listen;
 pub mod measure;
+pub mod merge;
+pub mod progress;
 pub mod run;
 pub mod serve;
 pub mod stage;

@@ -2,13 +2,17 @@
 
 use std::path::PathBuf;
 
+use arc_controller::Profile;
 use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
 
 use crate::report::verdict_text;
-use crate::runner::{run_one, run_one_keeping};
+use crate::runner::{run_build, run_build_keeping};
+use crate::scaled::Scaled;
+use crate::scenario::Scenario;
 use crate::scenarios;
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
+use crate::verdict::Verdict;
 use crate::{story, visual};
 
 /// Options of `arcsim run`.
@@ -17,6 +21,9 @@ pub struct RunArgs {
     /// Scenario (see `arcsim list`).
     #[arg(long, default_value = "standard")]
     pub scenario: String,
+    /// Profile: the controller build the variant is a variant of (see `arcsim list`).
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
     /// Variant: `fixed` or a historic bug (see `arcsim list`).
     #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
     pub variant: Variant,
@@ -38,17 +45,26 @@ pub struct RunArgs {
     /// Write the verdict as JSON to this file (wall time included).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Run at N runners: the scale set's maximum, with the job rate scaled to match.
+    #[arg(long, value_name = "N")]
+    pub runners: Option<u32>,
 }
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let found = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let scaled = args.runners.map(|n| Scaled::new(found, n)).transpose()?;
+    let scenario: &dyn Scenario = match &scaled {
+        Some(scaled) => scaled,
+        None => found,
+    };
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
+    let build = Build::new(args.profile, args.variant);
     // One seed: keep the whole record, for the story of a failure and the pictures.
     let keep = Some(Interest::everything());
-    let (verdict, record) = run_one_keeping(scenario, args.variant, args.seed, mode, keep)?;
+    let (verdict, record) = run_build_keeping(scenario, build, args.seed, mode, keep)?;
     print!("{}", story::stories(&record, &verdict.violations));
-    print!("{}", verdict_text(&verdict));
+    print!("{}", with_runners(verdict_text(&verdict), &verdict, args.runners));
     if let Some(path) = &args.html {
         let bytes = visual::files::write_html(path, &record, &verdict)?;
         println!("  timeline page written to {} ({} KiB)", path.display(), bytes / 1024);
@@ -67,7 +83,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     if args.check_determinism {
-        let (again, _) = run_one(scenario, args.variant, args.seed, TraceMode::HashOnly)?;
+        let (again, _) = run_build(scenario, build, args.seed, TraceMode::HashOnly)?;
         anyhow::ensure!(
             again.without_wall_time() == verdict.without_wall_time(),
             "not deterministic: a second run gave trace hash {:016x} and a different verdict",
@@ -79,7 +95,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         verdict.passed(),
         "{} violation(s); replay with: {}",
         verdict.violations.len(),
-        verdict.replay_line()
+        with_runners(verdict.replay_line(), &verdict, args.runners)
     );
     Ok(())
+}
+
+/// `text` with `--runners` added to the verdict's replay line, when the run had it.
+fn with_runners(text: String, verdict: &Verdict, runners: Option<u32>) -> String {
+    match runners {
+        Some(n) => {
+            let replay = verdict.replay_line();
+            text.replace(&replay, &format!("{replay} --runners {n}"))
+        }
+        None => text,
+    }
 }

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use arc_controller::runtime::metrics::Metrics;
-use arc_controller::{Clock, Fixes, GitHubTransport, Inputs, Optimisations, SystemClock};
+use arc_controller::{Clock, GitHubTransport, Inputs, Profile, SystemClock};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, tcp};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig};
@@ -64,6 +64,9 @@ pub struct StageArgs {
     /// Give up (exit 1) if the workload has not completed after this many seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_seconds: u64,
+    /// The profile the listener pods run (give the controller the same `--profile`).
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
 }
 
 /// Runs the staging world until Ctrl-C, or until the workload completes with `--exit-when-done`.
@@ -86,7 +89,7 @@ async fn stage(args: StageArgs) -> anyhow::Result<()> {
     let record = Recorder::new(clock, TraceMode::HashOnly);
     record.keep_only(Interest::none());
     let staged = serve_fakes(&args, clock, &record).await?;
-    let listener = seam::listener_launcher(listener_inputs(&staged, clock));
+    let listener = seam::listener_launcher(listener_inputs(&staged, clock, args.profile));
     let _kubelet = Kubelet::start(
         args.seed,
         &staged.apiserver,
@@ -151,15 +154,15 @@ async fn serve_fakes(args: &StageArgs, clock: SimClock, record: &Recorder) -> an
     Ok(Staged { apiserver, github, api_addr, github_url })
 }
 
-/// What listener pods run with: their own API client, the clock, the fake GitHub in-process.
-fn listener_inputs(staged: &Staged, clock: SimClock) -> Inputs {
+/// What listener pods run with: their own API client, the clock, the fake GitHub in-process, the
+/// profile's switches.
+fn listener_inputs(staged: &Staged, clock: SimClock, profile: Profile) -> Inputs {
     Inputs {
         client: staged.apiserver.client_as("listener"),
         clock: seam::controller_clock(clock),
         metrics: Metrics::new(),
         github: GitHubTransport::service(staged.github.service()),
-        fixes: Fixes::default(),
-        optimisations: Optimisations::default(),
+        switches: profile.switches(),
     }
 }
 

@@ -1,15 +1,19 @@
 //! `arcsim sweep`: scenarios × variants × seeds on all cores, a table, and a non-zero exit when the fixed
-//! controller fails any seed or a bug variant survives its bound.
+//! controller fails any seed or a bug variant survives its bound. With `--shard I/N` it runs one share
+//! of the sweep and writes it for `arcsim merge`, which judges the whole.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use arc_controller::Profile;
 use arc_sim::Seed;
-use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::commands::progress::Progress;
 use crate::report::{probe_table, sweep_passed, sweep_table};
+use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::scenarios;
-use crate::sweep::{SweepPlan, sweep};
+use crate::shard::Shard;
+use crate::sweep::{SweepPlan, SweepReport, sweep};
 use crate::variant::Variant;
 
 /// Options of `arcsim sweep`.
@@ -18,7 +22,11 @@ pub struct SweepArgs {
     /// A scenario name, or `all`.
     #[arg(long, default_value = "all")]
     pub scenario: String,
-    /// A variant name, or `all`.
+    /// The profile (see `arcsim list`); the kill table applies to `arcsim`, and under any other
+    /// profile `--variant all` runs the fixed controller only (name a variant, or `--matrix`, for more).
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
+    /// A variant name, several separated by commas, or `all`.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Run seeds 1..=N.
@@ -47,6 +55,17 @@ pub struct SweepArgs {
     /// in the scenarios where the kill table expects it to be caught).
     #[arg(long)]
     pub matrix: bool,
+    /// Run shard I of N (from 0): the seeds at positions I, I+N, … of every cell. Writes its JSON for
+    /// `arcsim merge` and exits 0 once written; the merge judges the sweep.
+    #[arg(long, value_name = "I/N", requires = "json", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+    /// Run every scenario at N runners: its scale set's maximum, with the job rate scaled to match.
+    #[arg(long, value_name = "N")]
+    pub runners: Option<u32>,
+}
+
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    text.parse().map_err(|e: crate::shard::ShardError| e.to_string())
 }
 
 /// Default number of seeds: a few hundred, minutes on two cores.
@@ -66,39 +85,58 @@ fn chosen_scenarios(name: &str) -> anyhow::Result<Vec<&'static dyn Scenario>> {
     Ok(vec![scenarios::find(name).map_err(anyhow::Error::msg)?])
 }
 
-fn chosen_variants(name: &str) -> anyhow::Result<Vec<Variant>> {
-    if name == "all" {
-        return Ok(Variant::ALL.to_vec());
+fn chosen_variants(names: &str, profile: Profile, matrix: bool) -> anyhow::Result<Vec<Variant>> {
+    match names {
+        "all" if profile == Profile::Arcsim || matrix => Ok(Variant::ALL.to_vec()),
+        "all" => Ok(vec![Variant::Fixed]),
+        _ => Ok(names.split(',').map(|name| name.trim().parse::<Variant>()).collect::<Result<_, _>>()?),
     }
-    Ok(vec![name.parse::<Variant>()?])
 }
 
 /// Runs the sweep and prints its table.
 pub fn run(args: SweepArgs) -> anyhow::Result<()> {
     let plan = SweepPlan {
+        profile: args.profile,
         scenarios: chosen_scenarios(&args.scenario)?,
-        variants: chosen_variants(&args.variant)?,
+        variants: chosen_variants(&args.variant, args.profile, args.matrix)?,
         seeds: seeds(&args),
         jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         check_determinism: args.check_determinism,
         exhaustive: args.exhaustive,
         matrix: args.matrix || args.variant != "all",
+        shard: args.shard.unwrap_or(Shard::WHOLE),
+        runners: args.runners,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
-    let total = plan.scenarios.len() * plan.variants.len() * plan.seeds.len();
-    let bar = ProgressBar::new(total as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, eta {eta}")
-            .expect("a valid template"),
-    );
-    let report = sweep(&plan, &|done, _| bar.set_position(done as u64));
-    bar.finish_and_clear();
+    if let Some(n) = plan.runners {
+        for scenario in &plan.scenarios {
+            Scaled::new(*scenario, n)?;
+        }
+    }
+    let progress = Progress::start();
+    let report = sweep(&plan, &|done, total| progress.update(done, total));
+    progress.finish();
+    if plan.shard.is_whole() {
+        return finish(&report, args.json.as_deref());
+    }
+    println!("shard {} of the sweep (a partial table: `arcsim merge` judges the whole)", plan.shard);
     print!("{}", sweep_table(&report));
-    print!("{}", probe_table(&report));
-    if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report)?;
+    write_json(&report, args.json.as_deref())
+}
+
+/// Prints a whole sweep's tables, writes its JSON, and fails if the sweep found problems.
+pub fn finish(report: &SweepReport, json: Option<&Path>) -> anyhow::Result<()> {
+    print!("{}", sweep_table(report));
+    print!("{}", probe_table(report));
+    write_json(report, json)?;
+    anyhow::ensure!(sweep_passed(report), "the sweep found problems (see the table above)");
+    Ok(())
+}
+
+fn write_json(report: &SweepReport, path: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        let json = serde_json::to_string_pretty(report)?;
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    anyhow::ensure!(sweep_passed(&report), "the sweep found problems (see the table above)");
     Ok(())
 }

@@ -16,6 +16,8 @@
 
 use std::collections::BTreeMap;
 
+use arc_controller::crd::EphemeralRunnerSpec;
+use arc_controller::crd::ephemeral_runner_set::integrity_hash_of;
 use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
 use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::faults::ApiVerb;
@@ -137,12 +139,26 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
 }
 
 /// Whether a set in this state removes idle runners by a path other than scaling: it is being
-/// deleted, it is Outdated, or it has a runner spec revision to apply.
+/// deleted, it is Outdated, or it has a runner spec to apply (a revision above the applied one, or,
+/// for a controller without the revision step, an `integrity-hash` annotation that is not its
+/// runner spec's hash).
 fn other_path_allowed(set: &Value) -> bool {
     let number = |ptr: &str| set.pointer(ptr).and_then(Value::as_i64).unwrap_or(0);
     is_deleting(set)
         || str_at(set, "/status/phase") == Some("Outdated")
         || number("/spec/actionableRevision") > number("/status/appliedActionableRevision")
+        || integrity_hash_stale(set)
+}
+
+/// Whether the set's `integrity-hash` annotation differs from the hash of its runner spec (ARC's
+/// `ephemeralRunnerSetIntegrityHash`, the function the controller stamps it with).
+fn integrity_hash_stale(set: &Value) -> bool {
+    let Some(recorded) = str_at(set, "/metadata/annotations/actions.github.com~1integrity-hash") else {
+        return false;
+    };
+    let spec = set.pointer("/spec/ephemeralRunnerSpec").cloned().unwrap_or(Value::Null);
+    let Ok(spec) = serde_json::from_value::<EphemeralRunnerSpec>(spec) else { return false };
+    integrity_hash_of(&spec).is_ok_and(|hash| hash != recorded)
 }
 
 fn patch_id(set: &Value) -> i64 {

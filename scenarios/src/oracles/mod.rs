@@ -13,6 +13,7 @@ pub mod leadership;
 pub mod phases;
 pub mod pods;
 pub mod registrations;
+pub mod symptoms;
 pub mod tokens;
 pub mod view;
 
@@ -35,6 +36,15 @@ pub trait Oracle: Send + Sync {
 
     /// Every violation in `run`.
     fn check(&self, run: &RunRecord) -> Vec<Violation>;
+
+    /// Whether the invariant is one a profile with `switches` promises at all: an oracle of a
+    /// change-set property (say, Running only from the listener) does not judge a profile without
+    /// that change, but does judge a bug variant that turns it off in a profile that has it. Every
+    /// oracle applies unless it says otherwise.
+    fn applies(&self, switches: &arc_controller::Switches) -> bool {
+        let _ = switches;
+        true
+    }
 
     /// What `violation` (one of this oracle's) rests on: its window, its subjects and the events this
     /// oracle used. By default the events of the kinds it reads ([`Oracle::needs`]) on the subjects the
@@ -63,7 +73,8 @@ pub trait TwinOracle: Send + Sync {
 /// registered by being given to a scenario, so there is no second list to keep.
 pub fn all() -> Vec<&'static dyn Oracle> {
     let mut all: Vec<&'static dyn Oracle> = Vec::new();
-    for oracle in crate::scenarios::all().into_iter().flat_map(|s| s.oracles()) {
+    let scenarios = crate::scenarios::all().into_iter().chain(crate::scenarios::field_reports::all());
+    for oracle in scenarios.flat_map(|s| s.oracles()) {
         if !all.iter().any(|known| known.name() == oracle.name()) {
             all.push(oracle);
         }

@@ -64,13 +64,18 @@ impl Oracle for RunningOnlyAfterJobStarted {
         "an EphemeralRunner in phase Running carries a job GitHub had assigned to its runner"
     }
 
+    /// A \[V\] (§5.2) and 0.15.0 (#4646) promise: without Running from the listener, the ER
+    /// controller copies the pod's Running phase, and an idle runner is Running by design.
+    fn applies(&self, switches: &arc_controller::Switches) -> bool {
+        switches.optimisations.running_from_listener
+    }
+
     fn needs(&self) -> Interest {
         Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let job_ids: BTreeMap<i64, &str> =
-            run.jobs.iter().map(|j| (j.request_id, j.job_id.as_str())).collect();
+        let assigned = Assignments::of(run);
         let mut out = Vec::new();
         for (ms, change) in run.changes_of("ephemeralrunners") {
             if runner_phase(&change.object) != "Running" {
@@ -78,8 +83,7 @@ impl Oracle for RunningOnlyAfterJobStarted {
             }
             let job = str_at(&change.object, "/status/jobId");
             let runner = runner_id(&change.object);
-            let assigned = job.is_some_and(|job| assigned_before(run, &job_ids, runner, job, ms));
-            if !assigned {
+            if !job.is_some_and(|job| assigned.before(runner, job, ms)) {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: ms,
@@ -100,14 +104,33 @@ impl Oracle for RunningOnlyAfterJobStarted {
     }
 }
 
-/// Whether GitHub assigned the job with id `job` to `runner` at or before `ms`.
-fn assigned_before(run: &RunRecord, job_ids: &BTreeMap<i64, &str>, runner: i64, job: &str, ms: u64) -> bool {
-    run.github_events().take_while(|e| e.at_ms <= ms).any(|e| match e.kind {
-        EventKind::JobAssigned { request_id, runner_id } => {
-            runner_id == runner && job_ids.get(&request_id).is_some_and(|id| *id == job)
+/// Per (runner, job id), when GitHub's event log had first reached the event assigning that job to
+/// that runner: the latest time of any event up to it (the log is read in order and up to a time, so
+/// an assignment counts at `ms` only if every event before it is at or before `ms` too). Built once a
+/// run, so each Running write is one lookup instead of a scan of the whole event log.
+struct Assignments<'a>(BTreeMap<(i64, &'a str), u64>);
+
+impl<'a> Assignments<'a> {
+    fn of(run: &'a RunRecord) -> Assignments<'a> {
+        let job_ids: BTreeMap<i64, &str> =
+            run.jobs.iter().map(|j| (j.request_id, j.job_id.as_str())).collect();
+        let mut first = BTreeMap::new();
+        let mut reached = 0;
+        for e in run.github_events() {
+            reached = reached.max(e.at_ms);
+            if let EventKind::JobAssigned { request_id, runner_id } = e.kind
+                && let Some(job) = job_ids.get(&request_id)
+            {
+                first.entry((runner_id, *job)).or_insert(reached);
+            }
         }
-        _ => false,
-    })
+        Assignments(first)
+    }
+
+    /// Whether GitHub assigned the job with id `job` to `runner` at or before `ms`.
+    fn before(&self, runner: i64, job: &str, ms: u64) -> bool {
+        self.0.get(&(runner, job)).is_some_and(|reached| *reached <= ms)
+    }
 }
 
 #[cfg(test)]

@@ -75,7 +75,8 @@ fn is_runner_pod(pod: &serde_json::Value) -> bool {
 }
 
 /// A runner-pod create the API server answered AlreadyExists is not retried in a hot loop: the
-/// controller's next create of that pod comes at least [`ALREADY_EXISTS_REQUEUE_MS`] later, or after a
+/// controller's next create of that pod comes at least [`ALREADY_EXISTS_REQUEUE_MS`] later (after that
+/// 409 or, as the requeue an earlier 409 scheduled, after an earlier one), or after a
 /// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
 /// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
 /// milliseconds), or the 409 was the first retry of a create whose answer was lost after its commit
@@ -116,8 +117,13 @@ impl Oracle for NoAlreadyExistsErrors {
                 continue;
             };
             let waited = next.ms.saturating_sub(refused.ms) >= ALREADY_EXISTS_REQUEUE_MS;
-            let earlier_requeue = i > 0 && retried_a_lost_answer(creates[i - 1], refused);
-            if waited || earlier_requeue || delivered_between(run, &key, refused.ms, next.ms) {
+            let lost_answer_requeue = i > 0 && retried_a_lost_answer(creates[i - 1], refused);
+            let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next));
+            if waited
+                || lost_answer_requeue
+                || requeue_due
+                || delivered_between(run, &key, refused.ms, next.ms)
+            {
                 continue;
             }
             out.push(Violation {
@@ -149,6 +155,23 @@ fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<String> {
         .filter(|(_, c)| c.object.pointer("/metadata/labels/actions-ephemeral-runner").is_some())
         .map(|(_, c)| key_of(&c.object))
         .collect()
+}
+
+/// How long after its requeue-after comes due an earlier 409's reconcile may make its create.
+pub const REQUEUE_DUE_SLACK_MS: u64 = 1_000;
+
+/// Whether `next` is the reconcile an earlier AlreadyExists (`earlier`, before `refused`) scheduled:
+/// every 409 requeues its runner after 5 s, and a later requeue-after does not take back an earlier
+/// one (client-go's delaying queue keeps the earliest time), so a reconcile woken by a newer event in
+/// between, answered 409 again, is followed by the first one's requeue (watch-lag seed 15: 409s at
+/// 287.776 s and 289.416 s, the first one's requeue at 292.783 s).
+fn earlier_requeue_came_due(earlier: &AuditEntry, refused: &AuditEntry, next: &AuditEntry) -> bool {
+    let due = earlier.ms + ALREADY_EXISTS_REQUEUE_MS;
+    earlier.code == 409
+        && earlier.ms < refused.ms
+        && earlier.namespace == refused.namespace
+        && earlier.name == refused.name
+        && (due..=due + REQUEUE_DUE_SLACK_MS).contains(&next.ms)
 }
 
 /// Whether a watch event on `key` (the runner or its pod) reached the controller in `(from, to]`.
@@ -249,6 +272,18 @@ mod tests {
         let found = NoAlreadyExistsErrors.check(&hot);
         assert_eq!(found.len(), 1, "{found:?}");
         let waited = with_pod().event(10, create(10, 409)).event(5_020, create(5_020, 409)).build();
+        let first_requeue = with_pod()
+            .event(10, create(10, 409))
+            .event(2_000, create(2_000, 409))
+            .event(5_017, create(5_017, 409))
+            .build();
+        let found = NoAlreadyExistsErrors.check(&first_requeue);
+        assert_eq!(
+            found.len(),
+            1,
+            "the second create was fast; the third is the first 409's requeue: {found:?}"
+        );
+        assert_eq!(found[0].at_ms, 2_000);
         assert!(NoAlreadyExistsErrors.check(&waited).is_empty(), "a 5 s requeue");
         let delivered = WatchSent {
             id: 3,

@@ -1,5 +1,7 @@
-//! Registrations at GitHub: none orphaned once the world has settled, and one JIT registration per
-//! EphemeralRunner (per incarnation: `generateName` may hand a later runner a name an earlier one had).
+//! Registrations at GitHub: none orphaned at the end of a run, none outliving the
+//! EphemeralRunner it was made for (the registration finalizer's promise), and one JIT registration
+//! per EphemeralRunner (per incarnation: `generateName` may hand a later runner a name an earlier one
+//! had).
 
 use std::collections::BTreeMap;
 
@@ -11,7 +13,7 @@ use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
-use super::view::{runner_id, str_at, uid_of};
+use super::view::{key_of, runner_id, str_at, uid_of};
 use crate::verdict::Violation;
 
 /// At the end of the run, settled or not, every runner still registered at GitHub belongs to an
@@ -48,6 +50,80 @@ impl Oracle for NoOrphanRegistration {
     }
 }
 
+/// An EphemeralRunner is gone from the API server only after every runner registered for it (by
+/// name, this incarnation) was removed at GitHub: RemoveRunner, its own deregistration after a job,
+/// or the lost-runner timeout. This is what the registration finalizer is for; a runner deleted while
+/// it lacks that finalizer (ARC HEAD's finalizer short circuit, #4580) goes without RemoveRunner and
+/// leaves its registration behind.
+pub struct RegistrationRemovedBeforeRunnerGone;
+
+impl Oracle for RegistrationRemovedBeforeRunnerGone {
+    fn name(&self) -> &'static str {
+        "registration-removed-before-runner-gone"
+    }
+
+    fn describe(&self) -> &'static str {
+        "an EphemeralRunner is gone only after every runner registered for it was removed at GitHub"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
+    }
+
+    fn check(&self, run: &RunRecord) -> Vec<Violation> {
+        let created = creations_by_name(run);
+        let removed = removals(run);
+        let mut out = Vec::new();
+        for (gone_ms, change) in
+            run.changes_of("ephemeralrunners").filter(|(_, c)| c.kind == EventType::Deleted)
+        {
+            let Some(name) = str_at(&change.object, "/metadata/name") else { continue };
+            let uid = uid_of(&change.object);
+            for (registered_ms, runner) in registrations_of(run, &created, name, uid) {
+                if removed.get(&runner).is_some_and(|at| *at <= gone_ms) {
+                    continue;
+                }
+                out.push(Violation {
+                    oracle: self.name(),
+                    at_ms: gone_ms,
+                    objects: vec![
+                        format!("ephemeralrunner {}", key_of(&change.object)),
+                        format!("runner {runner}"),
+                    ],
+                    message: format!(
+                        "the runner was gone at {gone_ms} ms, but runner {runner} registered for it at \
+                         {registered_ms} ms was never removed before"
+                    ),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The JIT registrations (sim ms, runner id) made under `name` while the incarnation `uid` was the
+/// runner of that name.
+fn registrations_of(
+    run: &RunRecord,
+    created: &BTreeMap<&str, Vec<(u64, String)>>,
+    name: &str,
+    uid: &str,
+) -> Vec<(u64, i64)> {
+    let incarnation_at = |ms: u64| {
+        created.get(name).and_then(|c| c.iter().rev().find(|(at, _)| *at <= ms)).map(|(_, u)| u.as_str())
+    };
+    run.github_events()
+        .filter_map(|e| match &e.kind {
+            EventKind::RunnerRegistered { runner_id, name: n, scale_set_id: Some(_) }
+                if n == name && incarnation_at(e.at_ms) == Some(uid) =>
+            {
+                Some((e.at_ms, *runner_id))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The runners registered at GitHub at the end of the run that no object left in the cluster owns.
 pub fn orphan_registrations(run: &RunRecord) -> Vec<&Runner> {
     let ers = run.objects_of("ephemeralrunners");
@@ -63,6 +139,17 @@ pub fn orphan_registrations(run: &RunRecord) -> Vec<&Runner> {
             None => !legacy_names.contains(&r.name.as_str()),
         })
         .collect()
+}
+
+/// When each runner was removed at GitHub (the first time).
+fn removals(run: &RunRecord) -> BTreeMap<i64, u64> {
+    let mut out = BTreeMap::new();
+    for e in run.github_events() {
+        if let EventKind::RunnerRemoved { runner_id, .. } = e.kind {
+            out.entry(runner_id).or_insert(e.at_ms);
+        }
+    }
+    out
 }
 
 /// Each runner name is registered through a JIT config at most once after its config was saved: the
@@ -153,7 +240,7 @@ fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
 #[cfg(test)]
 mod tests {
     use arc_sim::apiserver::EventType;
-    use arc_sim::github::{EventKind, RunnerState};
+    use arc_sim::github::{EventKind, GitHubEvent, RemovalReason, RunnerState};
     use arc_sim::world::synthetic::SyntheticRun;
 
     use super::*;
@@ -223,5 +310,53 @@ mod tests {
             JitConfigOncePerRunner.check(&stored_by_the_second).is_empty(),
             "a secret stored in the second registration's instant is the second one's"
         );
+    }
+
+    fn registered(at_ms: u64) -> GitHubEvent {
+        github(at_ms, EventKind::RunnerRegistered { runner_id: 7, name: "r-1".into(), scale_set_id: Some(1) })
+    }
+
+    fn removed(at_ms: u64) -> GitHubEvent {
+        github(at_ms, EventKind::RunnerRemoved { runner_id: 7, reason: RemovalReason::Removed })
+    }
+
+    fn runner_lifetime(events: &[(&str, u64)]) -> RunRecord {
+        let mut run = SyntheticRun::new();
+        for (what, at) in events {
+            run = match *what {
+                "added" => {
+                    run.committed(*at, "ephemeralrunners", EventType::Added, er("r-1", "u1", None, 0, None))
+                }
+                "deleted" => {
+                    run.committed(*at, "ephemeralrunners", EventType::Deleted, er("r-1", "u1", None, 7, None))
+                }
+                "registered" => run.event(*at, registered(*at)),
+                _ => run.event(*at, removed(*at)),
+            };
+        }
+        run.build()
+    }
+
+    #[test]
+    fn a_runner_gone_after_its_registration_was_removed_is_clean() {
+        let run =
+            runner_lifetime(&[("added", 100), ("registered", 200), ("removed", 900), ("deleted", 1_000)]);
+        assert_eq!(RegistrationRemovedBeforeRunnerGone.check(&run), Vec::new());
+    }
+
+    #[test]
+    fn a_runner_gone_while_its_registration_stays_is_a_violation() {
+        let run =
+            runner_lifetime(&[("added", 100), ("registered", 200), ("deleted", 1_000), ("removed", 5_000)]);
+        let violations = RegistrationRemovedBeforeRunnerGone.check(&run);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].at_ms, 1_000);
+        assert_eq!(violations[0].objects[1], "runner 7");
+    }
+
+    #[test]
+    fn a_registration_of_another_incarnation_of_the_name_does_not_count() {
+        let run = runner_lifetime(&[("registered", 50), ("added", 100), ("deleted", 1_000)]);
+        assert_eq!(RegistrationRemovedBeforeRunnerGone.check(&run), Vec::new());
     }
 }

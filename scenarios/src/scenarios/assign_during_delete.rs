@@ -18,7 +18,7 @@ use crate::oracles::{self, Oracle};
 use crate::probes::{self, ProbeGoal};
 use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
-use crate::variant::Variant;
+use crate::variant::{Build, Variant};
 
 /// Race 3.
 pub struct AssignDuringDelete;
@@ -71,7 +71,8 @@ fn race_world(seed: Seed, variant: Variant, min_runners: u32) -> WorldPlan {
 
 /// Runner refreshes at seeded times (30–90 s apart) until `until_ms`: each bumps the runner set's
 /// `spec.actionableRevision`, as the ARS does when the runner spec changes, so the runner set removes
-/// every idle runner (RemoveRunner first) and creates fresh ones while jobs keep arriving.
+/// every idle runner (RemoveRunner first) and creates fresh ones while jobs keep arriving. A
+/// controller without the revision step gets them in its own form ([`refreshes_in_controller_form`]).
 fn runner_refreshes(seed: Seed, until_ms: u64) -> Vec<Disruption> {
     let mut rng = seed.rng(arc_sim::Component::Scenario);
     let mut at_ms = rng.random_range(20_000..60_000);
@@ -92,6 +93,29 @@ fn runner_refreshes(seed: Seed, until_ms: u64) -> Vec<Disruption> {
     out
 }
 
+/// The integrity-hash annotation upstream's runner-spec step compares (ARC-MODEL §3.2 step 4).
+const INTEGRITY_HASH: &str = "actions.github.com/integrity-hash";
+
+/// Rewrites the runner refreshes of `plan` for its controller: a controller without the revision
+/// step (`scaling.actionable_revision` off, upstream) notices a runner-spec change when the set's
+/// `integrity-hash` annotation no longer matches its runner spec, so each refresh instead sets that
+/// annotation to a stale value (`refresh-N`); the set cleans up its idle runners and writes the
+/// right hash back. (Upstream's ARS, which patches the runner spec and the annotation together,
+/// never takes that step for its own updates; the stale value is the nearest upstream analogue, and
+/// an ARS reconcile that sees it before the set repairs it may delete the listener to drain.)
+pub fn refreshes_in_controller_form(plan: &mut WorldPlan) {
+    if plan.config.switches.scaling.actionable_revision {
+        return;
+    }
+    for disruption in &mut plan.config.disruptions {
+        let Disruption::PatchObject { plural, patch, .. } = disruption else { continue };
+        let Some(revision) = patch.pointer("/spec/actionableRevision").cloned() else { continue };
+        if plural == "ephemeralrunnersets" {
+            *patch = json!({"metadata": {"annotations": {INTEGRITY_HASH: format!("refresh-{revision}")}}});
+        }
+    }
+}
+
 impl Scenario for AssignDuringDelete {
     fn name(&self) -> &'static str {
         "assign-during-delete"
@@ -103,6 +127,13 @@ impl Scenario for AssignDuringDelete {
 
     fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
         assign_during_delete_world(seed, variant)
+    }
+
+    fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
+        let mut plan = assign_during_delete_world(seed, build.variant);
+        plan.config.switches = build.switches();
+        refreshes_in_controller_form(&mut plan);
+        plan
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {

@@ -11,15 +11,16 @@ use arc_sim::Seed;
 use arc_sim::apiserver::{LagRange, WatchLag};
 use arc_sim::github::ServiceLatency;
 
-use super::assign_during_delete::assign_during_delete_world;
+use super::assign_during_delete::{assign_during_delete_world, refreshes_in_controller_form};
 use crate::oracles::{self, Oracle};
-use crate::scenario::{Scenario, Twin, WorldPlan};
-use crate::variant::Variant;
+use crate::scenario::{Scenario, Twin, WorldPlan, rebased};
+use crate::variant::{Build, Variant};
 
 /// The equivalence checks.
 pub struct OptimisationEquivalence;
 
-fn quiet_world(seed: Seed, variant: Variant) -> WorldPlan {
+/// The race-3 world with requests that take no simulated time, watches without lag and no GitHub faults.
+pub fn quiet_world(seed: Seed, variant: Variant) -> WorldPlan {
     let mut plan = assign_during_delete_world(seed, variant);
     plan.config.apiserver.request_latency = LagRange::fixed(0);
     plan.config.apiserver.watch_lag = WatchLag::default();
@@ -42,11 +43,28 @@ impl Scenario for OptimisationEquivalence {
         quiet_world(seed, variant)
     }
 
+    fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
+        let mut plan = quiet_world(seed, build.variant);
+        plan.config.switches = build.switches();
+        refreshes_in_controller_form(&mut plan);
+        plan
+    }
+
+    fn twins_for(&self, seed: Seed, build: Build) -> Vec<Twin> {
+        let base = build.variant.switches(arc_controller::Profile::Arcsim);
+        let mut twins = self.twins(seed, build.variant);
+        for twin in &mut twins {
+            twin.plan.config.switches = rebased(twin.plan.config.switches, base, build.switches());
+            refreshes_in_controller_form(&mut twin.plan);
+        }
+        twins
+    }
+
     fn twins(&self, seed: Seed, variant: Variant) -> Vec<Twin> {
         let mut no_predicates = quiet_world(seed, variant);
-        no_predicates.config.optimisations.predicates = false;
+        no_predicates.config.switches.optimisations.predicates = false;
         let mut eager = quiet_world(seed, variant);
-        eager.config.optimisations.lazy_copy = false;
+        eager.config.switches.optimisations.lazy_copy = false;
         vec![
             Twin {
                 name: "predicates-off",

@@ -4,6 +4,8 @@ pub mod app_auth;
 pub mod assign_during_delete;
 pub mod control;
 pub mod equivalence;
+pub mod field_reports;
+pub mod jobid_equivalence;
 pub mod leader_election;
 pub mod objects;
 pub mod standard;
@@ -34,7 +36,7 @@ pub fn controls() -> Vec<&'static dyn Scenario> {
 
 /// The scenario or control world named `name`, or an error listing the valid names.
 pub fn find(name: &str) -> Result<&'static dyn Scenario, String> {
-    let known = || all().into_iter().chain(controls());
+    let known = || all().into_iter().chain(controls()).chain(field_reports::all());
     known().find(|s| s.name() == name).ok_or_else(|| {
         let valid: Vec<&str> = known().map(|s| s.name()).collect();
         format!("unknown scenario {name:?}; valid: {}", valid.join(", "))

@@ -21,8 +21,7 @@ pub fn scale_set_world(seed: Seed, variant: Variant, min_runners: u32, max_runne
     let mut config = default_config(seed);
     config.apiserver.namespaces.extend([RUNNER_NAMESPACE.to_string(), CONTROLLER_NAMESPACE.to_string()]);
     config.workload.labels = vec![RUNNER_SET.to_string()];
-    config.fixes = variant.fixes();
-    config.optimisations = variant.optimisations();
+    config.switches = variant.switches(arc_controller::Profile::Arcsim);
     config.objects = vec![github_secret(RUNNER_NAMESPACE), runner_set(min_runners, max_runners)];
     let settings =
         ScaleSetSettings { controller_namespace: CONTROLLER_NAMESPACE.into(), ..Default::default() };
@@ -40,6 +39,7 @@ pub fn scale_set_oracles() -> Vec<&'static dyn Oracle> {
         &convergence::NoJobLost,
         &jobs::NoJobLostToControllerKill,
         &registrations::NoOrphanRegistration,
+        &registrations::RegistrationRemovedBeforeRunnerGone,
         &registrations::JitConfigOncePerRunner,
         &pods::PodOwnedByItsRunner,
         &pods::NoAlreadyExistsErrors,

@@ -103,7 +103,7 @@ pub static CONTROL: Control = Control {
 fn race_world(seed: Seed, variant: Variant) -> WorldPlan {
     let mut config = default_config(seed);
     config.apiserver.namespaces.extend([RUNNER_NAMESPACE.to_string(), LEGACY_SECRET_NAMESPACE.to_string()]);
-    config.fixes = variant.fixes();
+    config.switches = variant.switches(arc_controller::Profile::Arcsim);
     config.objects = vec![github_secret(LEGACY_SECRET_NAMESPACE)];
     config.objects.extend((0..RUNNERS).map(|i| legacy_runner(&format!("legacy-runner-{i}"))));
     let workload = &mut config.workload;

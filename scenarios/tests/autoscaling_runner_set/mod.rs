@@ -220,7 +220,7 @@ async fn a_steady_ars_does_not_churn_its_listener_on_unrelated_updates() {
 
 #[tokio::test(start_paused = true)]
 async fn with_every_optimisation_off_the_ars_copies_on_every_pass_and_still_converges() {
-    let h = Harness::with(|b| b.optimisations = Optimisations::all_off());
+    let h = Harness::with(|b| b.switches.optimisations = Optimisations::all_off());
     let _manager = start_running(&h).await;
     assert!(ers(&h).is_some() && listener(&h).is_some());
     let copies = h.metric(DEEP_COPIES_TOTAL, &[("kind", "AutoscalingRunnerSet")]);
@@ -446,7 +446,7 @@ fn status_counts(h: &Harness) -> Option<Value> {
 #[tokio::test(start_paused = true)]
 async fn the_ars_status_mirrors_the_runner_set_counts() {
     // Upstream watches every ERS update; the [V] predicate is off here.
-    let h = Harness::with(|b| b.optimisations.predicates = false);
+    let h = Harness::with(|b| b.switches.optimisations.predicates = false);
     let _manager = start_running(&h).await;
 
     patch_ers_status(&h, json!({"currentReplicas": 6, "failedEphemeralRunners": 1, "runningEphemeralRunners": 2, "pendingEphemeralRunners": 3})).await;

@@ -423,7 +423,7 @@ async fn cleans_up_the_pod_the_secret_and_container_hook_resources_when_deleted(
 
 #[tokio::test(start_paused = true)]
 async fn patches_the_non_terminating_phase_from_the_pod_upstream() {
-    let (h, scale_set_id) = setup(|b| b.optimisations.running_from_listener = false).await;
+    let (h, scale_set_id) = setup(|b| b.switches.optimisations.running_from_listener = false).await;
     let _manager = start(&h);
     create(&h, &runner(scale_set_id)).await;
     wait_for_pod(&h, None).await;
@@ -439,7 +439,7 @@ async fn patches_the_non_terminating_phase_from_the_pod_upstream() {
 
 #[tokio::test(start_paused = true)]
 async fn with_running_from_the_listener_a_live_pod_only_ever_publishes_pending() {
-    let (h, scale_set_id) = setup(|b| b.optimisations.running_from_listener = true).await;
+    let (h, scale_set_id) = setup(|b| b.switches.optimisations.running_from_listener = true).await;
     let _manager = start(&h);
     create(&h, &runner(scale_set_id)).await;
     wait_for_pod(&h, None).await;
@@ -457,7 +457,7 @@ async fn with_running_from_the_listener_a_live_pod_only_ever_publishes_pending()
 
 #[tokio::test(start_paused = true)]
 async fn with_running_from_the_listener_a_running_phase_is_never_demoted() {
-    let (h, scale_set_id) = setup(|b| b.optimisations.running_from_listener = true).await;
+    let (h, scale_set_id) = setup(|b| b.switches.optimisations.running_from_listener = true).await;
     let _manager = start(&h);
     create(&h, &runner(scale_set_id)).await;
     wait_for_pod(&h, None).await;
@@ -584,7 +584,8 @@ async fn no_succeeded_without_termination_status(
     running_from_listener: bool,
     expected: EphemeralRunnerPhase,
 ) {
-    let (h, scale_set_id) = setup(|b| b.optimisations.running_from_listener = running_from_listener).await;
+    let (h, scale_set_id) =
+        setup(|b| b.switches.optimisations.running_from_listener = running_from_listener).await;
     let _manager = start(&h);
     create(&h, &runner(scale_set_id)).await;
     wait_for_pod(&h, None).await;
@@ -733,7 +734,7 @@ async fn without_the_4201_fix_a_pod_create_answered_already_exists_is_a_reconcil
     let (logs, _guard) = CapturedLogs::install();
     let (h, scale_set_id) = setup(|b| {
         lag_watches(b, &["pods"]);
-        b.fixes.already_exists_requeue = false;
+        b.switches.fixes.already_exists_requeue = false;
     })
     .await;
     let _manager = start(&h);
@@ -771,7 +772,7 @@ async fn the_jit_config_is_generated_once_per_runner_across_pod_recreations() {
 async fn with_secrets_cached_a_lagging_cache_registers_the_runner_again_and_removes_the_first() {
     let (h, scale_set_id) = setup(|b| {
         lag_watches(b, &["pods", "secrets"]);
-        b.fixes.secrets_read_uncached = false;
+        b.switches.fixes.secrets_read_uncached = false;
     })
     .await;
     let _manager = start(&h);
@@ -814,7 +815,7 @@ async fn failures_are_keyed_by_pod_uid_so_a_dead_pod_seen_twice_counts_once() {
 
 /// Creates a runner without finalizers and returns how many main-resource patches it took.
 async fn finalizer_patches(add_both_at_once: bool) -> i64 {
-    let (h, scale_set_id) = setup(|b| b.fixes.add_both_finalizers_at_once = add_both_at_once).await;
+    let (h, scale_set_id) = setup(|b| b.switches.fixes.add_both_finalizers_at_once = add_both_at_once).await;
     let _manager = start(&h);
     create(&h, &runner_with(RUNNER, scale_set_id, runner_template(), false)).await;
     wait_for_pod(&h, None).await;
@@ -840,7 +841,7 @@ async fn without_the_4580_fix_finalizers_are_added_over_two_reconciles() {
 /// Deep copies of the runner, reconciles, and the controller's writes, for one runner brought up to a
 /// pod with lazy copies on or off.
 async fn copies_reconciles_and_writes(lazy_copy: bool) -> (i64, i64, Vec<i64>) {
-    let (h, scale_set_id) = setup(|b| b.optimisations.lazy_copy = lazy_copy).await;
+    let (h, scale_set_id) = setup(|b| b.switches.optimisations.lazy_copy = lazy_copy).await;
     let _manager = start(&h);
     create(&h, &runner(scale_set_id)).await;
     wait_for_pod(&h, None).await;

@@ -148,7 +148,7 @@ async fn scale_down_removes_the_runner_at_the_service_before_deleting_it() {
 /// finalizer that would call RemoveRunner later).
 #[tokio::test(start_paused = true)]
 async fn without_the_fix_scale_down_deletes_the_runner_without_removing_it_first() {
-    let f = Fixture::start_with(|b| b.fixes.remove_runner_before_scale_down = false).await;
+    let f = Fixture::start_with(|b| b.switches.fixes.remove_runner_before_scale_down = false).await;
     f.create_set(1, 0).await;
     f.eventually_count(1).await;
     let runner = f.runners().remove(0);
@@ -303,14 +303,14 @@ async fn the_predicate_drops_a_runner_update_outside_the_projection() {
 
 #[tokio::test(start_paused = true)]
 async fn without_predicates_a_reconcile_that_changes_nothing_copies_and_writes_nothing() {
-    let f = Fixture::start_with(|b| b.optimisations.predicates = false).await;
+    let f = Fixture::start_with(|b| b.switches.optimisations.predicates = false).await;
     let cost = cost_of_a_readiness_update(&f).await;
     assert_eq!(cost, QuietUpdateCost { reconciles: 1, copies: 0, writes: 0, dropped: 0 });
 }
 
 #[tokio::test(start_paused = true)]
 async fn with_every_optimisation_off_each_reconcile_copies_the_set_but_still_writes_nothing_new() {
-    let f = Fixture::start_with(|b| b.optimisations = Optimisations::all_off()).await;
+    let f = Fixture::start_with(|b| b.switches.optimisations = Optimisations::all_off()).await;
     let cost = cost_of_a_readiness_update(&f).await;
     assert_eq!(cost, QuietUpdateCost { reconciles: 1, copies: 1, writes: 0, dropped: 0 });
 }

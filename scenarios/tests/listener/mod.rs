@@ -77,15 +77,13 @@ impl Running {
 }
 
 fn start(h: &Harness, config: ListenerConfig, owner: &str, policy: SessionConflictPolicy) -> Running {
-    let (fixes, optimisations) = (h.ctx.fixes, h.ctx.optimisations);
     let listener = Listener::new(
         config,
         h.client.clone(),
         github_client(h),
         h.ctx.clock.clone(),
         h.metrics.clone(),
-        fixes,
-        optimisations,
+        h.ctx.switches,
     )
     .expect("a valid listener")
     .with_session_owner(owner)
@@ -290,7 +288,7 @@ async fn job_started_records_the_job_on_the_runner_and_sets_it_running() {
 
 #[tokio::test(start_paused = true)]
 async fn without_running_from_listener_job_started_writes_only_the_job_fields() {
-    let h = Harness::with(|b| b.optimisations.running_from_listener = false);
+    let h = Harness::with(|b| b.switches.optimisations.running_from_listener = false);
     let scale_set_id = scale_set_with_runner_set(&h).await;
     let _process = runner(&h, scale_set_id, "arc-runner-1").await;
     let listener = start(&h, listener_config(scale_set_id, 0, 3), "listener", SessionConflictPolicy::Exit);
@@ -353,7 +351,7 @@ async fn job_started_racing(guard: bool, interference: Interference) -> (Harness
     };
     let h = Harness::with(|b: &mut HarnessBuilder| {
         b.faults.api.push(delay);
-        b.fixes.running_never_overwrites_terminal = guard;
+        b.switches.fixes.running_never_overwrites_terminal = guard;
     });
     let scale_set_id = scale_set_with_runner_set(&h).await;
     let _process = runner(&h, scale_set_id, "arc-runner-1").await;

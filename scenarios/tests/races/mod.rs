@@ -10,6 +10,7 @@ mod app_auth;
 mod assign_during_delete;
 mod determinism;
 mod equivalence;
+mod field_reports;
 mod leader_election;
 mod record;
 mod snapshots;

@@ -12,7 +12,7 @@ use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::{ScaleSetContext, ScaleSetReconcilers, ScaleSetSettings};
-use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Optimisations};
+use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Switches};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, WatchLag};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
@@ -56,8 +56,7 @@ pub struct HarnessBuilder {
     pub apiserver: ApiServerConfig,
     pub github: GitHubConfig,
     pub faults: FaultPlan,
-    pub fixes: Fixes,
-    pub optimisations: Optimisations,
+    pub switches: Switches,
     pub settings: ScaleSetSettings,
 }
 
@@ -73,8 +72,7 @@ impl Default for HarnessBuilder {
             apiserver,
             github: GitHubConfig::default(),
             faults: FaultPlan::none(),
-            fixes: Fixes::default(),
-            optimisations: Optimisations::default(),
+            switches: Switches::default(),
             settings: ScaleSetSettings { controller_namespace: CONTROLLER_NS.into(), ..Default::default() },
         }
     }
@@ -96,8 +94,7 @@ impl HarnessBuilder {
             clock: controller_clock(clock),
             metrics: metrics.clone(),
             github: GitHubTransport::service(script.clone()),
-            fixes: self.fixes,
-            optimisations: self.optimisations,
+            switches: self.switches,
         };
         let ctx = Arc::new(ScaleSetContext::new(&inputs, self.settings.clone()));
         let settings = self.settings;
@@ -141,7 +138,7 @@ impl Harness {
     /// Starts the legacy Runner controller with `settings` and `fixes` through the controller's entry
     /// point; keep the manager alive for the test.
     pub fn start_legacy(&self, settings: LegacySettings, fixes: Fixes) -> Manager {
-        let inputs = Inputs { fixes, ..self.inputs.clone() };
+        let inputs = Inputs { switches: Switches { fixes, ..self.inputs.switches }, ..self.inputs.clone() };
         arc_controller::start(&inputs, &Families::legacy(settings))
     }
 
@@ -182,4 +179,25 @@ impl Harness {
     pub fn metric(&self, name: &str, filter: &[(&str, &str)]) -> i64 {
         self.metrics.sum(name, filter)
     }
+}
+
+/// `json` with every `wall_ms` set to 0: what two sweeps of the same plan must agree on exactly.
+pub fn without_wall_time(mut json: serde_json::Value) -> serde_json::Value {
+    fn zero(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    if key == "wall_ms" {
+                        *v = 0.into();
+                    } else {
+                        zero(v);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(zero),
+            _ => {}
+        }
+    }
+    zero(&mut json);
+    json
 }

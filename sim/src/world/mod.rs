@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{ACTIVE_WORKERS, Metrics};
-use arc_controller::{Families, Fixes, Optimisations};
+use arc_controller::{Families, Switches};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -131,10 +131,8 @@ pub struct WorldConfig {
     pub faults: FaultPlan,
     /// Job arrivals.
     pub workload: WorkloadConfig,
-    /// Historic-fix switches of the controller.
-    pub fixes: Fixes,
-    /// Optimisation switches of the controller.
-    pub optimisations: Optimisations,
+    /// The controller's behaviour switches (a profile, or a variant of one).
+    pub switches: Switches,
     /// Objects created at the start, in order, as a user would (`kubectl create`).
     pub objects: Vec<Value>,
     /// Disruptions, at their sim times.
@@ -546,8 +544,7 @@ pub fn default_config(seed: Seed) -> WorldConfig {
         kubelet: KubeletConfig::default(),
         faults: FaultPlan::none(),
         workload: WorkloadConfig::standard(),
-        fixes: Fixes::default(),
-        optimisations: Optimisations::default(),
+        switches: Switches::default(),
         objects: Vec::new(),
         disruptions: Vec::new(),
         horizon_ms: 2 * 3_600_000,

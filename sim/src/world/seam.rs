@@ -48,8 +48,7 @@ pub fn inputs(
         clock: controller_clock(clock),
         metrics: metrics.clone(),
         github: GitHubTransport::service(github.clone()),
-        fixes: config.fixes,
-        optimisations: config.optimisations,
+        switches: config.switches,
     }
 }
 

@@ -146,7 +146,7 @@ impl RunnerReconciler {
         if self.update_registration_token(key, runner, github).await? {
             return Ok(Outcome::Requeue);
         }
-        let desired_hash = runner_pod_template_hash(runner, &self.ctx.settings.pod, &self.ctx.fixes)?;
+        let desired_hash = runner_pod_template_hash(runner, &self.ctx.settings.pod, &self.ctx.switches)?;
         let reason = if stopped {
             RestartReason::Stopped
         } else {
@@ -204,7 +204,7 @@ impl RunnerReconciler {
         if self.update_registration_token(key, runner, github).await? {
             return Ok(Outcome::Requeue);
         }
-        let pod = runner_pod(runner, &self.ctx.settings.pod, &self.ctx.fixes)?;
+        let pod = runner_pod(runner, &self.ctx.settings.pod, &self.ctx.switches)?;
         match self.ctx.api.create(&key.namespace, &pod).await {
             Ok(_) => {
                 tracing::info!(runner = %key, "Created runner pod");
@@ -384,11 +384,12 @@ impl RunnerReconciler {
         pod: &Pod,
         github: &RunnerGitHub<'_>,
     ) -> Result<Outcome> {
-        if self.ctx.fixes.unregister_before_recreate {
+        if self.ctx.switches.fixes.unregister_before_recreate {
             match github.unregister().await {
                 Ok(Unregistered::Removed) => tracing::debug!(runner = %key, "Unregistered runner"),
                 Ok(Unregistered::AlreadyGone)
-                    if self.ctx.fixes.keep_unlisted_running_runner && runner_container_running(pod) =>
+                    if self.ctx.switches.fixes.keep_unlisted_running_runner
+                        && runner_container_running(pod) =>
                 {
                     tracing::info!(runner = %key, "Runner not listed on GitHub but its container runs; keeping the pod");
                     self.ctx

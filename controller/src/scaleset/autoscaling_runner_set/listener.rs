@@ -22,14 +22,16 @@ impl AutoscalingRunnerSetReconciler {
         ars: &AutoscalingRunnerSet,
         runner_set: &EphemeralRunnerSet,
     ) -> Step {
-        let desired = self.desired_listener(ars, runner_set)?;
+        let desired = self.desired_listener(ars, runner_set, true)?;
         let Some(current) = self.listeners.get(&ObjectKey::from_resource(&desired)) else {
             let (namespace, name) = namespace_and_name(&desired);
             tracing::info!(%namespace, %name, "creating the AutoscalingListener");
             self.ctx.api.create(namespace, &desired).await?;
             return Ok(ControlFlow::Break(Outcome::Done));
         };
-        if !drifted(&current, &desired) {
+        let with_pull_secrets = self.ctx.switches.departures.listener_compare_with_pull_secrets;
+        let compared = self.desired_listener(ars, runner_set, with_pull_secrets)?;
+        if !drifted(&current, &compared) {
             return Ok(ControlFlow::Continue(()));
         }
         if current.metadata.deletion_timestamp.is_none() {
@@ -42,16 +44,19 @@ impl AutoscalingRunnerSetReconciler {
 
     /// The listener ARC's `newAutoscalingListener` builds, with the process's image and pull secrets.
     /// (ARC compares against a listener built without pull secrets, which recreates the listener on
-    /// every pass when pull secrets are configured; we build both the same way.)
+    /// every pass when pull secrets are configured; we build both the same way unless
+    /// `departures.listener_compare_with_pull_secrets` is off.)
     fn desired_listener(
         &self,
         ars: &AutoscalingRunnerSet,
         runner_set: &EphemeralRunnerSet,
+        with_pull_secrets: bool,
     ) -> Result<AutoscalingListener> {
         let settings = &self.ctx.settings;
         let pull_secrets: Vec<LocalObjectReference> = settings
             .listener_image_pull_secrets
             .iter()
+            .filter(|_| with_pull_secrets)
             .map(|name| LocalObjectReference { name: name.clone() })
             .collect();
         let listener = self.ctx.builder.autoscaling_listener(
@@ -65,8 +70,8 @@ impl AutoscalingRunnerSetReconciler {
     }
 
     /// Step 11: phase Running and the runner set's counts, written only when they differ. (ARC copies
-    /// the counts only when `currentReplicas` differs; we compare all four, so a shift between
-    /// buckets at a constant total is not missed.)
+    /// the counts only when `currentReplicas` differs; with `departures.ars_status_on_any_count` we
+    /// compare all four, so a shift between buckets at a constant total is not missed.)
     pub(super) async fn update_status(
         &self,
         ars: &mut LazyCopy<AutoscalingRunnerSet>,
@@ -76,10 +81,13 @@ impl AutoscalingRunnerSetReconciler {
         let counts = runner_set.status.clone().unwrap_or_default();
         let mut wanted = current.clone();
         wanted.phase = Some(AutoscalingRunnerSetPhase::Running);
-        wanted.current_runners = counts.current_replicas;
-        wanted.pending_ephemeral_runners = counts.pending_ephemeral_runners;
-        wanted.running_ephemeral_runners = counts.running_ephemeral_runners;
-        wanted.failed_ephemeral_runners = counts.failed_ephemeral_runners;
+        let any_count = self.ctx.switches.departures.ars_status_on_any_count;
+        if any_count || counts.current_replicas != current.current_runners {
+            wanted.current_runners = counts.current_replicas;
+            wanted.pending_ephemeral_runners = counts.pending_ephemeral_runners;
+            wanted.running_ephemeral_runners = counts.running_ephemeral_runners;
+            wanted.failed_ephemeral_runners = counts.failed_ephemeral_runners;
+        }
         if ars.get().status.is_some() && wanted == current {
             return Ok(());
         }

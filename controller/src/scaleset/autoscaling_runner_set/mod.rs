@@ -95,9 +95,10 @@ pub fn autoscaling_runner_set_controller(
     let listeners =
         manager.informer(ctx.controller_namespace_api::<AutoscalingListener>(), watcher::Config::default());
     let predicate = ctx
+        .switches
         .optimisations
         .predicates
-        .then(|| UpdatePredicate::new(ARS_FROM_ERS, ars_ers_predicate(&ctx.fixes)));
+        .then(|| UpdatePredicate::new(ARS_FROM_ERS, ars_ers_predicate(&ctx.switches.fixes)));
     let reconciler = Arc::new(AutoscalingRunnerSetReconciler {
         ctx,
         runner_sets: runner_sets.store(),

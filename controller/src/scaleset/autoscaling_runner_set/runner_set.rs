@@ -61,7 +61,8 @@ impl AutoscalingRunnerSetReconciler {
     }
 
     /// A new runner spec: drain while runners are pending or running, otherwise patch it in place
-    /// with the merged labels and annotations and the next actionable revision.
+    /// with the merged labels and annotations and (with `scaling.actionable_revision`) the next
+    /// actionable revision.
     async fn update_runner_spec(
         &self,
         ars: &AutoscalingRunnerSet,
@@ -74,7 +75,11 @@ impl AutoscalingRunnerSetReconciler {
             self.cleanup_listener(ars).await?;
             return Ok(Outcome::RequeueAfter(DRAIN_REQUEUE));
         }
-        let revision = current.next_actionable_revision();
+        let revision = if self.ctx.switches.scaling.actionable_revision {
+            current.next_actionable_revision()
+        } else {
+            current.spec.actionable_revision
+        };
         let mut runner_set = LazyCopy::new(Arc::clone(current), self.ctx.copy_mode(), &self.ctx.metrics);
         let (labels, annotations) = self.merged_metadata(current, desired);
         let live = runner_set.mutate();
@@ -89,17 +94,23 @@ impl AutoscalingRunnerSetReconciler {
     }
 
     /// Patches labels, annotations and runner metadata when merging in the desired ones changes
-    /// them; true when it wrote. (ARC compares the current labels with the desired ones instead of
-    /// with the merge, which sends a no-op patch and stalls the reconcile forever when the runner set
-    /// carries a label of its own.)
+    /// them; true when it wrote (the pass then ends). With `departures.ars_metadata_compare_merged`
+    /// off, ARC's comparison of the current maps with the desired ones, which ends the pass after a
+    /// no-op patch on every reconcile when the runner set carries a label of its own.
     async fn update_runner_set_metadata(
         &self,
         current: &Arc<EphemeralRunnerSet>,
         desired: &EphemeralRunnerSet,
     ) -> Result<bool> {
         let (labels, annotations) = self.merged_metadata(current, desired);
-        let unchanged = labels == labels_of(current.as_ref())
-            && annotations == annotations_of(current.as_ref())
+        let (compared_labels, compared_annotations) =
+            if self.ctx.switches.departures.ars_metadata_compare_merged {
+                (labels.clone(), annotations.clone())
+            } else {
+                (labels_of(desired), annotations_of(desired))
+            };
+        let unchanged = compared_labels == labels_of(current.as_ref())
+            && compared_annotations == annotations_of(current.as_ref())
             && current.spec.ephemeral_runner_metadata == desired.spec.ephemeral_runner_metadata;
         if unchanged {
             return Ok(false);

@@ -73,7 +73,7 @@ impl EphemeralRunnerReconciler {
     /// is read afresh (a reconcile that registered it may have written the id since the snapshot);
     /// `false` when it is gone.
     async fn reread_if_unregistered(&self, runner: &mut RunnerDraft) -> Result<bool> {
-        if !self.ctx.fixes.reread_runner_before_deregistration || runner.get().runner_id() != 0 {
+        if !self.ctx.switches.fixes.reread_runner_before_deregistration || runner.get().runner_id() != 0 {
             return Ok(true);
         }
         let (namespace, name) = namespace_and_name(runner.get());

@@ -11,6 +11,9 @@
 //! 3. finalizers; 4. the JIT secret; 5. the runner id; 6. the failure limit and backoff;
 //! 7. no pod in the cache → create it (the create-result table); a pod → the pod-state table a–j.
 //!
+//! With `releases.pod_before_identity` (#4681, 0.15.0) step 5 moves after the pod's create (or, when
+//! the pod exists, just before the pod-state table).
+//!
 //! Every write is built from one [`LazyCopy`](crate::runtime::lazy_copy::LazyCopy) of the cached runner
 //! (`draft`) and sent through the counted `KubeApi`. Map of the steps:
 //! `cleanup` (deletion and cleanup of children), `registration` (finalizers, JIT secret, runner id),
@@ -51,7 +54,9 @@ pub use pod_create::{
     CreateFailure, POD_EVENT_WAIT, QUOTA_GIVE_UP_AGE, QUOTA_RETRY, backoff_remaining,
     classify_create_failure, quota_wait_expired,
 };
-pub use pod_state::{OUTDATED_EXIT_CODE, PodVerdict, RunStatus, classify_pod, run_status_from_pod};
+pub use pod_state::{
+    OUTDATED_EXIT_CODE, PodChecks, PodVerdict, RunStatus, classify_pod, record_failure, run_status_from_pod,
+};
 
 /// The controller's name: its queue name and the `controller` label of its metrics.
 pub const CONTROLLER_NAME: &str = "ephemeralrunner";
@@ -87,9 +92,10 @@ pub fn ephemeral_runner_controller(
 ) -> Controller<EphemeralRunnerReconciler> {
     let runners = manager.informer(ctx.watched::<EphemeralRunner>(), watcher::Config::default());
     let pods = manager.informer(ctx.watched::<Pod>(), watcher::Config::default());
-    let secrets = (!ctx.fixes.secrets_read_uncached)
+    let secrets = (!ctx.switches.fixes.secrets_read_uncached)
         .then(|| manager.informer(ctx.watched::<Secret>(), watcher::Config::default()));
     let predicate = ctx
+        .switches
         .optimisations
         .predicates
         .then(|| UpdatePredicate::new(EPHEMERAL_RUNNER_FROM_POD, ephemeral_runner_needs_pod_update));
@@ -130,11 +136,19 @@ impl Reconciler for EphemeralRunnerReconciler {
         }
         proceed!(self.ensure_finalizers(&mut runner).await);
         let secret = proceed!(self.ensure_jit_secret(&runner).await);
-        proceed!(self.record_registration(&mut runner, &secret).await);
+        let pod_first = self.ctx.switches.releases.pod_before_identity;
+        if !pod_first {
+            proceed!(self.record_registration(&mut runner, &secret).await);
+        }
         proceed!(self.check_failures(&runner).await);
         match self.pods.get(key) {
             None => self.create_pod(&mut runner, &secret).await,
-            Some(pod) => self.reconcile_pod(&mut runner, &pod).await,
+            Some(pod) => {
+                if pod_first {
+                    proceed!(self.record_registration(&mut runner, &secret).await);
+                }
+                self.reconcile_pod(&mut runner, &pod).await
+            }
         }
     }
 }

@@ -106,12 +106,20 @@ impl EphemeralRunnerReconciler {
         }
     }
 
-    /// Step 7 with no pod in the cache: creates the pod and acts on a refusal.
+    /// Step 7 with no pod in the cache: creates the pod and acts on a refusal. With
+    /// `releases.pod_before_identity` (#4681) the runner id is recorded right after the create,
+    /// before its answer is acted on.
     pub(super) async fn create_pod(&self, runner: &mut RunnerDraft, secret: &Secret) -> Result<Outcome> {
         tracing::info!("Ephemeral runner pod does not exist. Creating new ephemeral runner pod");
         let pod = self.ctx.builder.runner_pod(runner.get(), secret)?;
         let (namespace, _) = namespace_and_name(runner.get());
-        let error = match self.ctx.api.create(namespace, &pod).await {
+        let created = self.ctx.api.create(namespace, &pod).await;
+        if self.ctx.switches.releases.pod_before_identity
+            && let ControlFlow::Break(outcome) = self.record_registration(runner, secret).await?
+        {
+            return Ok(outcome);
+        }
+        let error = match created {
             Ok(_) => {
                 tracing::info!(runner_id = runner.get().runner_id(), "Created ephemeral runner pod");
                 return Ok(Outcome::Done);
@@ -119,7 +127,7 @@ impl EphemeralRunnerReconciler {
             Err(error) => error,
         };
         match classify_create_failure(&error) {
-            CreateFailure::AlreadyExists if self.ctx.fixes.already_exists_requeue => {
+            CreateFailure::AlreadyExists if self.ctx.switches.fixes.already_exists_requeue => {
                 tracing::info!(
                     requeue_after_ms = POD_EVENT_WAIT.as_millis(),
                     "pod already exists, waiting for the pod event"

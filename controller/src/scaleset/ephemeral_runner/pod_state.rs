@@ -14,9 +14,16 @@
 //! | i | other non-zero runner exit | [`PodVerdict::RunnerFailed`] |
 //! | j | runner exit 0 | [`PodVerdict::Succeeded`] |
 //!
+//! Rows c and h (exit 7, #4404) and e (#4457) came after 0.13.1; with `releases.outdated_phase` off
+//! exit 7 is one more non-zero exit, and with `releases.init_container_check` off init containers
+//! are not looked at ([`PodChecks`]).
+//!
 //! A failed runner with a job is deleted (the job is lost, #4239) with a best-effort RemoveRunner
 //! (#4260); without a job only its pod is deleted, and the failure is recorded under the pod's UID, so
-//! seeing the same dead pod twice (a stale cache) records it once.
+//! seeing the same dead pod twice (a stale cache) records it once (upstream, with
+//! `departures.failure_time_kept` off, moves the failure's time to the latest sighting).
+
+use std::collections::BTreeMap;
 
 use crate::kit::meta::namespace_and_name;
 use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod};
@@ -52,31 +59,54 @@ pub enum PodVerdict {
     Running,
 }
 
-/// Reads a runner pod's state as ARC's reconcile switch does (rows a–j, in order).
-pub fn classify_pod(pod: &Pod) -> PodVerdict {
+/// Which rows of the table the controller has (later releases added two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PodChecks {
+    /// Rows c and h: exit 7 means Outdated (#4404, 0.14.0).
+    pub outdated_phase: bool,
+    /// Row e: a failed init container (#4457, 0.14.2).
+    pub init_container_check: bool,
+}
+
+impl PodChecks {
+    /// Every row.
+    pub const ALL: PodChecks = PodChecks { outdated_phase: true, init_container_check: true };
+
+    /// The rows `switches` select.
+    pub fn of(switches: &crate::switches::Switches) -> Self {
+        PodChecks {
+            outdated_phase: switches.releases.outdated_phase,
+            init_container_check: switches.releases.init_container_check,
+        }
+    }
+}
+
+/// Reads a runner pod's state as ARC's reconcile switch does (rows a–j, in order), with the rows
+/// `checks` has.
+pub fn classify_pod(pod: &Pod, checks: PodChecks) -> PodVerdict {
     let status = pod.status.as_ref();
     let runner = status.and_then(|s| s.container_statuses.as_deref()).and_then(runner_container_status);
     let runner_exit = runner.and_then(terminated).map(|t| t.exit_code);
     if status.and_then(|s| s.phase.as_deref()) == Some("Failed") {
         return match runner_exit {
             None => PodVerdict::FailedBeforeRunnerStarted,
-            Some(code) => verdict_of_exit(code),
+            Some(code) => verdict_of_exit(code, checks),
         };
     }
-    if init_container_failed(pod) {
+    if checks.init_container_check && init_container_failed(pod) {
         return PodVerdict::InitContainerFailed;
     }
     match (runner, runner_exit) {
         (None, _) => PodVerdict::Starting,
         (Some(_), None) => PodVerdict::Running,
-        (Some(_), Some(code)) => verdict_of_exit(code),
+        (Some(_), Some(code)) => verdict_of_exit(code, checks),
     }
 }
 
-fn verdict_of_exit(code: i32) -> PodVerdict {
+fn verdict_of_exit(code: i32, checks: PodChecks) -> PodVerdict {
     match code {
         0 => PodVerdict::Succeeded,
-        OUTDATED_EXIT_CODE => PodVerdict::Outdated,
+        OUTDATED_EXIT_CODE if checks.outdated_phase => PodVerdict::Outdated,
         _ => PodVerdict::RunnerFailed,
     }
 }
@@ -141,10 +171,21 @@ pub fn run_status_from_pod(
     })
 }
 
+/// Records a failure of the pod `uid` seen at `now`: the first sighting's time is kept with
+/// `keep_first` (a stale cache seeing the pod again changes nothing); without it (ARC) every
+/// sighting writes `now`.
+pub fn record_failure(failures: &mut BTreeMap<String, Time>, uid: String, now: Time, keep_first: bool) {
+    if keep_first {
+        failures.entry(uid).or_insert(now);
+    } else {
+        failures.insert(uid, now);
+    }
+}
+
 impl EphemeralRunnerReconciler {
     /// Step 7 with a pod: acts on the pod's state.
     pub(super) async fn reconcile_pod(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<Outcome> {
-        let verdict = classify_pod(pod);
+        let verdict = classify_pod(pod, PodChecks::of(&self.ctx.switches));
         tracing::info!(?verdict, pod_uid = pod.metadata.uid.as_deref(), "Inspecting the runner pod");
         match verdict {
             PodVerdict::FailedBeforeRunnerStarted
@@ -165,7 +206,7 @@ impl EphemeralRunnerReconciler {
 
     /// ARC's `updateRunStatusFromPod`: publishes phase, readiness, reason and message when they changed.
     async fn update_run_status_from_pod(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<()> {
-        let running_from_listener = self.ctx.optimisations.running_from_listener;
+        let running_from_listener = self.ctx.switches.optimisations.running_from_listener;
         let Some(next) = run_status_from_pod(runner.get().status.as_ref(), pod, running_from_listener) else {
             return Ok(());
         };
@@ -204,8 +245,9 @@ impl EphemeralRunnerReconciler {
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let now = Time(self.ctx.clock.now());
         let pod_status = pod.status.clone().unwrap_or_default();
+        let keep_first = self.ctx.switches.departures.failure_time_kept;
         let status = runner.status_mut();
-        status.failures.entry(uid).or_insert(now);
+        record_failure(&mut status.failures, uid, now, keep_first);
         status.ready = false;
         status.reason = pod_status.reason.unwrap_or_default();
         status.message = pod_status.message.unwrap_or_default();
@@ -280,41 +322,77 @@ mod tests {
     #[test]
     fn a_failed_pod_is_judged_by_the_runner_containers_exit_code() {
         use PodVerdict::*;
-        assert_eq!(classify_pod(&pod("Failed", None, None)), FailedBeforeRunnerStarted, "a: no status");
         assert_eq!(
-            classify_pod(&pod("Failed", Some(None), None)),
+            classify_pod(&pod("Failed", None, None), PodChecks::ALL),
+            FailedBeforeRunnerStarted,
+            "a: no status"
+        );
+        assert_eq!(
+            classify_pod(&pod("Failed", Some(None), None), PodChecks::ALL),
             FailedBeforeRunnerStarted,
             "a: not terminated"
         );
         assert_eq!(
-            classify_pod(&pod("Failed", Some(Some(0)), None)),
+            classify_pod(&pod("Failed", Some(Some(0)), None), PodChecks::ALL),
             Succeeded,
             "b: a sidecar's exit is ignored"
         );
-        assert_eq!(classify_pod(&pod("Failed", Some(Some(7)), None)), Outdated, "c");
-        assert_eq!(classify_pod(&pod("Failed", Some(Some(137)), Some(1))), RunnerFailed, "d before e");
+        assert_eq!(classify_pod(&pod("Failed", Some(Some(7)), None), PodChecks::ALL), Outdated, "c");
+        assert_eq!(
+            classify_pod(&pod("Failed", Some(Some(137)), Some(1)), PodChecks::ALL),
+            RunnerFailed,
+            "d before e"
+        );
     }
 
     #[test]
     fn a_live_pod_is_judged_by_init_containers_then_the_runner_container() {
         use PodVerdict::*;
-        assert_eq!(classify_pod(&pod("Pending", None, Some(1))), InitContainerFailed, "e");
+        assert_eq!(classify_pod(&pod("Pending", None, Some(1)), PodChecks::ALL), InitContainerFailed, "e");
         assert_eq!(
-            classify_pod(&pod("Pending", None, Some(0))),
+            classify_pod(&pod("Pending", None, Some(0)), PodChecks::ALL),
             Starting,
             "f: a finished init container is fine"
         );
-        assert_eq!(classify_pod(&pod("Running", None, None)), Starting, "f");
-        assert_eq!(classify_pod(&pod("Running", Some(None), None)), Running, "g");
+        assert_eq!(classify_pod(&pod("Running", None, None), PodChecks::ALL), Starting, "f");
+        assert_eq!(classify_pod(&pod("Running", Some(None), None), PodChecks::ALL), Running, "g");
         assert_eq!(
-            classify_pod(&pod("Succeeded", Some(None), None)),
+            classify_pod(&pod("Succeeded", Some(None), None), PodChecks::ALL),
             Running,
             "g: no termination status yet"
         );
-        assert_eq!(classify_pod(&pod("Running", Some(Some(7)), None)), Outdated, "h");
-        assert_eq!(classify_pod(&pod("Running", Some(Some(2)), None)), RunnerFailed, "i");
-        assert_eq!(classify_pod(&pod("Succeeded", Some(Some(0)), None)), Succeeded, "j");
-        assert_eq!(classify_pod(&Pod::default()), Starting, "a pod without status is starting");
+        assert_eq!(classify_pod(&pod("Running", Some(Some(7)), None), PodChecks::ALL), Outdated, "h");
+        assert_eq!(classify_pod(&pod("Running", Some(Some(2)), None), PodChecks::ALL), RunnerFailed, "i");
+        assert_eq!(classify_pod(&pod("Succeeded", Some(Some(0)), None), PodChecks::ALL), Succeeded, "j");
+        assert_eq!(
+            classify_pod(&Pod::default(), PodChecks::ALL),
+            Starting,
+            "a pod without status is starting"
+        );
+    }
+
+    #[test]
+    fn before_0_14_exit_7_is_a_plain_failure_and_init_containers_are_not_inspected() {
+        use PodVerdict::*;
+        let none = PodChecks { outdated_phase: false, init_container_check: false };
+        assert_eq!(classify_pod(&pod("Failed", Some(Some(7)), None), none), RunnerFailed, "c");
+        assert_eq!(classify_pod(&pod("Running", Some(Some(7)), None), none), RunnerFailed, "h");
+        assert_eq!(classify_pod(&pod("Pending", None, Some(1)), none), Starting, "e");
+        assert_eq!(PodChecks::of(&crate::Profile::Arc0131.switches()), none);
+        assert_eq!(PodChecks::of(&crate::Switches::default()), PodChecks::ALL);
+    }
+
+    #[test]
+    fn a_failure_keeps_its_first_time_unless_upstream_overwrites_it() {
+        let at = |s: i64| Time(Timestamp::from_second(1_767_225_600 + s).unwrap());
+        let mut kept = BTreeMap::new();
+        record_failure(&mut kept, "pod-1".into(), at(1), true);
+        record_failure(&mut kept, "pod-1".into(), at(9), true);
+        assert_eq!(kept["pod-1"], at(1));
+        let mut overwritten = BTreeMap::new();
+        record_failure(&mut overwritten, "pod-1".into(), at(1), false);
+        record_failure(&mut overwritten, "pod-1".into(), at(9), false);
+        assert_eq!((overwritten.len(), &overwritten["pod-1"]), (1, &at(9)));
     }
 
     fn ready_at(pod: &mut Pod, status: &str, second: i64) {

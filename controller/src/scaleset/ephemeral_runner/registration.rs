@@ -24,6 +24,7 @@ use crate::github::wire::{JitRunnerConfig, JitRunnerSetting};
 use crate::kit::error::Result;
 use crate::runtime::outcome::Outcome;
 use crate::scaleset::resource_builder::JitConfig;
+use crate::switches::Fixes;
 
 /// Both finalizers, in the order ARC adds them.
 const FINALIZERS: [&str; 2] = [EPHEMERAL_RUNNER_FINALIZER, EPHEMERAL_RUNNER_REGISTRATION_FINALIZER];
@@ -38,11 +39,46 @@ enum JitOutcome {
     TakenByAnotherScaleSet,
 }
 
-/// The finalizers to add to a runner carrying `present`: every missing one, or with the #4580 bug
-/// (`all_at_once` false) only the first missing one.
-pub(super) fn finalizers_to_add(present: &[String], all_at_once: bool) -> Vec<&'static str> {
-    let missing = FINALIZERS.into_iter().filter(|wanted| !present.iter().any(|f| f == wanted));
-    if all_at_once { missing.collect() } else { missing.take(1).collect() }
+/// How the ER controller adds missing finalizers, by the fixes in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FinalizerStep {
+    /// #4320 / #4580: every missing finalizer in one patch, then on in the same pass.
+    BothAtOnce,
+    /// Before #4320 (`add_both_finalizers_at_once` off): the first missing one, then the pass ends.
+    OnePerPass,
+    /// ARC HEAD's short circuit (`no_finalizer_short_circuit` off): with the main finalizer missing,
+    /// only it is added, and the pass carries on into registration.
+    ShortCircuit,
+}
+
+impl FinalizerStep {
+    /// The step `fixes` select.
+    pub fn of(fixes: &Fixes) -> Self {
+        if !fixes.add_both_finalizers_at_once {
+            FinalizerStep::OnePerPass
+        } else if !fixes.no_finalizer_short_circuit {
+            FinalizerStep::ShortCircuit
+        } else {
+            FinalizerStep::BothAtOnce
+        }
+    }
+
+    /// Whether the pass carries on after adding finalizers.
+    pub fn carries_on(self) -> bool {
+        self != FinalizerStep::OnePerPass
+    }
+}
+
+/// The finalizers to add to a runner carrying `present` under `step`.
+pub(super) fn finalizers_to_add(present: &[String], step: FinalizerStep) -> Vec<&'static str> {
+    let has = |wanted: &str| present.iter().any(|f| f == wanted);
+    let missing: Vec<&'static str> = FINALIZERS.into_iter().filter(|wanted| !has(wanted)).collect();
+    match step {
+        FinalizerStep::BothAtOnce => missing,
+        FinalizerStep::OnePerPass => missing.into_iter().take(1).collect(),
+        FinalizerStep::ShortCircuit if !has(EPHEMERAL_RUNNER_FINALIZER) => vec![EPHEMERAL_RUNNER_FINALIZER],
+        FinalizerStep::ShortCircuit => missing,
+    }
 }
 
 /// The runner id and name a JIT secret records; `None` when the id does not parse (a corrupted
@@ -62,12 +98,13 @@ fn work_folder(runner: &EphemeralRunner) -> String {
 }
 
 impl EphemeralRunnerReconciler {
-    /// Step 3: adds the missing finalizers in one patch and carries on. With the #4580 bug
-    /// (`fixes.add_both_finalizers_at_once` off) it adds one per reconcile and returns.
+    /// Step 3: adds the missing finalizers in one patch and carries on ([`FinalizerStep`]: before
+    /// #4320 one per reconcile, returning; with HEAD's short circuit the main one alone when it is
+    /// missing, carrying on).
     pub(super) async fn ensure_finalizers(&self, runner: &mut RunnerDraft) -> Step {
         let present = runner.get().metadata.finalizers.as_deref().unwrap_or_default();
-        let all_at_once = self.ctx.fixes.add_both_finalizers_at_once;
-        let adding = finalizers_to_add(present, all_at_once);
+        let step = FinalizerStep::of(&self.ctx.switches.fixes);
+        let adding = finalizers_to_add(present, step);
         if adding.is_empty() {
             return Ok(ControlFlow::Continue(()));
         }
@@ -76,7 +113,7 @@ impl EphemeralRunnerReconciler {
         finalizers.extend(adding.into_iter().map(String::from));
         runner.patch(&self.ctx.api).await?;
         tracing::info!("Successfully added finalizers");
-        if all_at_once { Ok(ControlFlow::Continue(())) } else { Ok(ControlFlow::Break(Outcome::Done)) }
+        if step.carries_on() { Ok(ControlFlow::Continue(())) } else { Ok(ControlFlow::Break(Outcome::Done)) }
     }
 
     /// Step 4: the JIT secret, registering the runner and creating the secret when there is none.
@@ -189,14 +226,37 @@ mod tests {
 
     #[test]
     fn both_missing_finalizers_are_added_at_once_with_the_fix_and_one_at_a_time_without() {
-        assert_eq!(finalizers_to_add(&[], true), FINALIZERS);
-        assert_eq!(finalizers_to_add(&[], false), [EPHEMERAL_RUNNER_FINALIZER]);
+        use FinalizerStep::{BothAtOnce, OnePerPass};
+        assert_eq!(finalizers_to_add(&[], BothAtOnce), FINALIZERS);
+        assert_eq!(finalizers_to_add(&[], OnePerPass), [EPHEMERAL_RUNNER_FINALIZER]);
         let main_only = strings(&[EPHEMERAL_RUNNER_FINALIZER]);
-        assert_eq!(finalizers_to_add(&main_only, false), [EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]);
-        assert_eq!(finalizers_to_add(&main_only, true), [EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]);
+        assert_eq!(finalizers_to_add(&main_only, OnePerPass), [EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]);
+        assert_eq!(finalizers_to_add(&main_only, BothAtOnce), [EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]);
         let both = strings(&["other", EPHEMERAL_RUNNER_REGISTRATION_FINALIZER, EPHEMERAL_RUNNER_FINALIZER]);
-        assert!(finalizers_to_add(&both, true).is_empty());
-        assert!(finalizers_to_add(&both, false).is_empty());
+        assert!(finalizers_to_add(&both, BothAtOnce).is_empty());
+        assert!(finalizers_to_add(&both, OnePerPass).is_empty());
+    }
+
+    #[test]
+    fn the_short_circuit_adds_only_the_main_finalizer_when_it_is_missing_and_carries_on() {
+        use FinalizerStep::ShortCircuit;
+        assert_eq!(finalizers_to_add(&[], ShortCircuit), [EPHEMERAL_RUNNER_FINALIZER]);
+        let main_only = strings(&[EPHEMERAL_RUNNER_FINALIZER]);
+        assert_eq!(finalizers_to_add(&main_only, ShortCircuit), [EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]);
+        let registration_only = strings(&[EPHEMERAL_RUNNER_REGISTRATION_FINALIZER]);
+        assert_eq!(finalizers_to_add(&registration_only, ShortCircuit), [EPHEMERAL_RUNNER_FINALIZER]);
+        assert!(ShortCircuit.carries_on() && FinalizerStep::BothAtOnce.carries_on());
+        assert!(!FinalizerStep::OnePerPass.carries_on());
+    }
+
+    #[test]
+    fn the_finalizer_step_follows_the_fixes() {
+        assert_eq!(FinalizerStep::of(&Fixes::all_on()), FinalizerStep::BothAtOnce);
+        let short = Fixes { no_finalizer_short_circuit: false, ..Fixes::all_on() };
+        assert_eq!(FinalizerStep::of(&short), FinalizerStep::ShortCircuit);
+        let before = Fixes { add_both_finalizers_at_once: false, ..Fixes::all_on() };
+        assert_eq!(FinalizerStep::of(&before), FinalizerStep::OnePerPass);
+        assert_eq!(FinalizerStep::of(&Fixes::all_off()), FinalizerStep::OnePerPass);
     }
 
     fn secret_with(pairs: &[(&str, &str)]) -> Secret {

@@ -36,7 +36,8 @@ impl EphemeralRunnerSetReconciler {
     /// ARC's `cleanUpEphemeralRunners`: `true` only when the set has no runners left (its proxy
     /// secret is then deleted too). Otherwise it deletes every terminated runner, removes every
     /// pending runner and every running runner without a job (RemoveRunner first), and returns
-    /// `false`; runners with a job are left to finish.
+    /// `false`; runners with a job are left to finish. With `releases.cleanup_skips_unregistered`
+    /// (#4683) a runner with no recorded runner id is left too, with its pod, for a later pass.
     pub(crate) async fn clean_up_runners(&self, ers: &EphemeralRunnerSet) -> Result<bool> {
         let runners = self.owned_runners(ers);
         if runners.is_empty() {
@@ -51,7 +52,13 @@ impl EphemeralRunnerSetReconciler {
         }
         combine(std::mem::take(&mut errors))?;
         let idle_running = buckets.running.iter().filter(|runner| !runner.has_job());
-        let removable: Vec<&Arc<EphemeralRunner>> = buckets.pending.iter().chain(idle_running).collect();
+        let skip_unregistered = self.ctx.switches.releases.cleanup_skips_unregistered;
+        let removable: Vec<&Arc<EphemeralRunner>> = buckets
+            .pending
+            .iter()
+            .chain(idle_running)
+            .filter(|runner| !(skip_unregistered && leave_unregistered(runner)))
+            .collect();
         if removable.is_empty() {
             return Ok(false);
         }
@@ -66,7 +73,7 @@ impl EphemeralRunnerSetReconciler {
     /// The GitHub client RemoveRunner goes through; `None` when the fix is off and nothing is removed
     /// at the service before a delete.
     pub(crate) async fn removal_client(&self, ers: &EphemeralRunnerSet) -> Result<Option<ActionsClient>> {
-        if !self.ctx.fixes.remove_runner_before_scale_down {
+        if !self.ctx.switches.fixes.remove_runner_before_scale_down {
             return Ok(None);
         }
         let spec = &ers.spec.ephemeral_runner_spec;
@@ -122,7 +129,7 @@ impl EphemeralRunnerSetReconciler {
                 "Deleting ephemeral runner after removing it from the service"
             );
         }
-        if self.ctx.fixes.reread_runner_before_removal && runner_id == 0 {
+        if self.ctx.switches.fixes.reread_runner_before_removal && runner_id == 0 {
             return self.delete_if_unchanged(&runner).await;
         }
         self.delete_runner(&runner).await?;
@@ -131,7 +138,7 @@ impl EphemeralRunnerSetReconciler {
 
     /// The runner as the API server has it now (with the fix), or as the snapshot had it (without).
     async fn fresh(&self, runner: &EphemeralRunner) -> Result<Fresh> {
-        if !self.ctx.fixes.reread_runner_before_removal {
+        if !self.ctx.switches.fixes.reread_runner_before_removal {
             return Ok(Fresh::Idle(Box::new(runner.clone())));
         }
         let name = runner.metadata.name.as_deref().unwrap_or_default();
@@ -181,6 +188,20 @@ impl EphemeralRunnerSetReconciler {
         }
         combine(errors)
     }
+}
+
+/// #4683: a runner whose runner id is not recorded may have a pod already (#4681 creates it first),
+/// so set cleanup leaves it instead of removing id 0 and deleting it.
+fn leave_unregistered(runner: &EphemeralRunner) -> bool {
+    let unregistered = runner.runner_id() == 0;
+    if unregistered {
+        let name = runner.metadata.name.as_deref().unwrap_or_default();
+        tracing::info!(
+            runner = name,
+            "Leaving ephemeral runner without a runner id for a later cleanup pass"
+        );
+    }
+    unregistered
 }
 
 /// Several independent failures as one: every one is logged, the first is returned (its kind is

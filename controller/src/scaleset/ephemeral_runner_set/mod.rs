@@ -3,11 +3,12 @@
 //! at the service before deleting them.
 //!
 //! `reconcile` takes the steps in ARC's order, each in its own function: the deleting path (clean up
-//! every runner, then the proxy secret, then drop the finalizer), the finalizer, the \[V\] revision
-//! step (`revision`), the sticky Outdated phase, the proxy secret (`proxy_secret`), the runners from
-//! the cache sorted into buckets (`buckets`), the gated scaling (`scaling`, removals in `cleanup`),
-//! and the status (`status`). The cached set is wrapped in a [`LazyCopy`], so a reconcile that
-//! changes nothing copies and writes nothing.
+//! every runner, then the proxy secret, then drop the finalizer), the finalizer, the runner-spec
+//! step (the \[V\] revision step, `revision`, or with `scaling.actionable_revision` off upstream's
+//! integrity-hash step, `spec_hash`), the sticky Outdated phase, the proxy secret (`proxy_secret`),
+//! the runners from the cache sorted into buckets (`buckets`), the gated scaling (`scaling`,
+//! removals in `cleanup`), and the status (`status`). The cached set is wrapped in a [`LazyCopy`], so
+//! a reconcile that changes nothing copies and writes nothing.
 //!
 //! [`ephemeral_runner_set_controller`] wires it as ARC does: `For(EphemeralRunnerSet)`,
 //! `Owns(EphemeralRunner)` (with the §5.1 predicate when `optimisations.predicates` is on), one worker.
@@ -17,6 +18,7 @@ mod cleanup;
 mod proxy_secret;
 mod revision;
 mod scaling;
+mod spec_hash;
 mod status;
 
 use std::sync::Arc;
@@ -26,7 +28,8 @@ use kube::runtime::watcher;
 
 use self::buckets::RunnerBuckets;
 use self::proxy_secret::ProxySecretChange;
-use self::scaling::{ScalingDecision, decide};
+use self::scaling::{ScalingDecision, ScalingRules, decide, gate_open};
+use self::spec_hash::stale_integrity_hash;
 use super::context::ScaleSetContext;
 use super::predicates::{ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate};
 use crate::crd::constants::{EPHEMERAL_RUNNER_SET_FINALIZER, SCALESET_API_VERSION};
@@ -72,10 +75,10 @@ pub fn ephemeral_runner_set_controller(
 ) -> Controller<EphemeralRunnerSetReconciler> {
     let runner_sets = manager.informer(ctx.watched::<EphemeralRunnerSet>(), watcher::Config::default());
     let runners = manager.informer(ctx.watched::<EphemeralRunner>(), watcher::Config::default());
-    let predicate = ctx
-        .optimisations
-        .predicates
-        .then(|| UpdatePredicate::new(ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate(&ctx.fixes)));
+    let predicate =
+        ctx.switches.optimisations.predicates.then(|| {
+            UpdatePredicate::new(ERS_FROM_EPHEMERAL_RUNNER, ers_runner_predicate(&ctx.switches.fixes))
+        });
     let metrics = manager.metrics().clone();
     let reconciler = Arc::new(EphemeralRunnerSetReconciler::new(ctx, runner_sets.store(), runners.store()));
     Controller::new(CONTROLLER_NAME, reconciler, &metrics).for_resource(&runner_sets).owns(
@@ -100,8 +103,8 @@ impl Reconciler for EphemeralRunnerSetReconciler {
         if !has_finalizer(ers.get(), EPHEMERAL_RUNNER_SET_FINALIZER) {
             return self.add_finalizer(&mut ers).await;
         }
-        if ers.get().spec.actionable_revision > ers.get().applied_actionable_revision() {
-            return self.apply_actionable_revision(ers.get()).await;
+        if let Some(outcome) = self.apply_runner_spec(&mut ers).await? {
+            return Ok(outcome);
         }
         if is_outdated(ers.get()) {
             tracing::info!("Runner set is Outdated: cleaning up its runners");
@@ -125,8 +128,23 @@ impl EphemeralRunnerSetReconciler {
         EphemeralRunnerSetReconciler { ctx, runner_sets, runners }
     }
 
+    /// Step 4: a runner-spec change not applied yet, by revision (\[V\]) or by integrity hash
+    /// (upstream); `None` when there is none.
+    async fn apply_runner_spec(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Option<Outcome>> {
+        if self.ctx.switches.scaling.actionable_revision {
+            if ers.get().spec.actionable_revision > ers.get().applied_actionable_revision() {
+                return self.apply_actionable_revision(ers.get()).await.map(Some);
+            }
+            return Ok(None);
+        }
+        match stale_integrity_hash(ers.get())? {
+            Some(hash) => self.apply_spec_hash(ers, hash).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Steps 7–9: bucket the cached runners, replace stale Outdated ones, act on what the gate
-    /// lets through, and update the status.
+    /// lets through (upstream: then delete the finished runners), and update the status.
     async fn scale(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Outcome> {
         let buckets =
             RunnerBuckets::of(self.owned_runners(ers.get()), ers.get().applied_actionable_revision());
@@ -140,15 +158,20 @@ impl EphemeralRunnerSetReconciler {
             "Ephemeral runner counts"
         );
         self.delete_runners(&buckets.stale_outdated).await?;
-        match decide(ers.get(), &buckets, self.ctx.fixes.patch_id_gate) {
+        let rules = ScalingRules::of(&self.ctx.switches);
+        let scaled = match decide(ers.get(), &buckets, rules) {
             ScalingDecision::CleanUpFinished => {
                 self.clean_up_finished(ers, &buckets).await?;
                 return Ok(Outcome::Done);
             }
-            ScalingDecision::ScaleUp(count) => self.scale_up(ers.get(), count).await?,
-            ScalingDecision::ScaleDown(count) => self.scale_down(ers.get(), &buckets, count).await?,
-            ScalingDecision::Hold => {}
+            ScalingDecision::ScaleUp(count) => self.scale_up(ers.get(), count).await,
+            ScalingDecision::ScaleDown(count) => self.scale_down(ers.get(), &buckets, count).await,
+            ScalingDecision::Hold => Ok(()),
+        };
+        if !rules.cleanup_finished_first && gate_open(ers.get(), &buckets, rules) {
+            self.clean_up_finished_deferred(&buckets).await;
         }
+        scaled?;
         self.update_status(ers, &buckets).await?;
         Ok(Outcome::Done)
     }

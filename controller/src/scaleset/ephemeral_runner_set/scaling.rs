@@ -4,11 +4,15 @@
 //! The set acts on the listener's desired count only when `spec.patchID` is 0 (the listener's
 //! "forced" state) or differs from the newest `patch-id` stamped on any of its runners (#3371): once
 //! one runner of a patch is visible, the patch has been acted on. When the gate is open:
-//! - finished runners are cleaned up first, and the pass ends there (\[V\]): the set first records
-//!   the patch ID as `finishedRunnerCleanupPatchID`, so that the gap the deletion leaves is not
-//!   mistaken for demand under that same patch;
-//! - too few runners (`total + deleting < replicas`; deleting runners still hold their registration)
-//!   → create the missing ones, unless the fresh marker says the gap is the cleanup's own;
+//! - finished runners are cleaned up first, and the pass ends there (\[V\], #4642; switch
+//!   `scaling.cleanup_finished_first`): the set first records the patch ID as
+//!   `finishedRunnerCleanupPatchID`, so that the gap the deletion leaves is not mistaken for demand
+//!   under that same patch. Upstream before 0.15.0 scales first and deletes the finished runners in a
+//!   deferred step of the same pass;
+//! - too few runners (`total + deleting < replicas`, deleting runners still holding their
+//!   registration; upstream and with `scaling.scale_up_counts_deleting` off, `total < replicas`)
+//!   → create the missing ones, unless the fresh marker says the gap is the cleanup's own
+//!   (`scaling.suppress_cleanup_scale_up`);
 //! - too many on patch 0 → delete idle runners, RemoveRunner first. Scale-down on any other patch is
 //!   ignored: runners finish their jobs and go away by themselves.
 
@@ -17,9 +21,11 @@ use std::sync::Arc;
 use super::EphemeralRunnerSetReconciler;
 use super::buckets::RunnerBuckets;
 use super::cleanup::combine;
+use crate::crd::constants::ANNOTATION_ACTIONABLE_REVISION;
 use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
 use crate::kit::error::Result;
 use crate::runtime::lazy_copy::LazyCopy;
+use crate::switches::Switches;
 
 /// What the gate lets through for one reconcile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,22 +40,53 @@ pub(crate) enum ScalingDecision {
     ScaleDown(i64),
 }
 
-/// The decision for `ers` with `buckets`; `gated` is `fixes.patch_id_gate` (off: no gate, and
-/// scale-down on any patch, as before #3371).
-pub(crate) fn decide(ers: &EphemeralRunnerSet, buckets: &RunnerBuckets, gated: bool) -> ScalingDecision {
+/// The switches the scaling decision reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScalingRules {
+    /// `fixes.patch_id_gate` (off: no gate, and scale-down on any patch, as before #3371).
+    pub gated: bool,
+    /// `scaling.cleanup_finished_first` (off: scale, then delete the finished runners).
+    pub cleanup_finished_first: bool,
+    /// `scaling.scale_up_counts_deleting` (off: deleting runners do not count against scale-up).
+    pub count_deleting: bool,
+}
+
+impl ScalingRules {
+    /// The rules `switches` set.
+    pub fn of(switches: &Switches) -> Self {
+        ScalingRules {
+            gated: switches.fixes.patch_id_gate,
+            cleanup_finished_first: switches.scaling.cleanup_finished_first,
+            count_deleting: switches.scaling.scale_up_counts_deleting,
+        }
+    }
+}
+
+/// Whether the patch-ID gate lets `ers`'s current patch through.
+pub(crate) fn gate_open(ers: &EphemeralRunnerSet, buckets: &RunnerBuckets, rules: ScalingRules) -> bool {
     let patch_id = ers.spec.patch_id;
-    if gated && patch_id != 0 && patch_id == buckets.latest_patch_id {
+    !(rules.gated && patch_id != 0 && patch_id == buckets.latest_patch_id)
+}
+
+/// The decision for `ers` with `buckets` under `rules`.
+pub(crate) fn decide(
+    ers: &EphemeralRunnerSet,
+    buckets: &RunnerBuckets,
+    rules: ScalingRules,
+) -> ScalingDecision {
+    let patch_id = ers.spec.patch_id;
+    if !gate_open(ers, buckets, rules) {
         return ScalingDecision::Hold;
     }
-    if !buckets.finished.is_empty() {
+    if rules.cleanup_finished_first && !buckets.finished.is_empty() {
         return ScalingDecision::CleanUpFinished;
     }
     let replicas = i64::from(ers.spec.replicas);
     let total = buckets.scale_total();
-    let present = total + buckets.deleting_count();
+    let present = if rules.count_deleting { total + buckets.deleting_count() } else { total };
     if present < replicas {
         ScalingDecision::ScaleUp(replicas - present)
-    } else if (patch_id == 0 || !gated) && total > replicas {
+    } else if (patch_id == 0 || !rules.gated) && total > replicas {
         ScalingDecision::ScaleDown(total - replicas)
     } else {
         ScalingDecision::Hold
@@ -72,9 +109,19 @@ impl EphemeralRunnerSetReconciler {
         deleted.and(status)
     }
 
-    /// Creates `count` runners unless the fresh marker suppresses the scale-up.
+    /// Upstream's deferred cleanup (`scaling.cleanup_finished_first` off): after the scaling step of
+    /// an open gate, delete the finished runners; a failure is only logged, as ARC's `defer` does.
+    pub(crate) async fn clean_up_finished_deferred(&self, buckets: &RunnerBuckets) {
+        if let Err(error) = self.delete_runners(&buckets.finished).await {
+            tracing::error!(error = %error, "failed to cleanup finished ephemeral runners");
+        }
+    }
+
+    /// Creates `count` runners unless the fresh marker suppresses the scale-up (with
+    /// `scaling.suppress_cleanup_scale_up`).
     pub(crate) async fn scale_up(&self, ers: &EphemeralRunnerSet, count: i64) -> Result<()> {
-        if self.scale_up_suppressed(ers, ers.spec.patch_id).await? {
+        let suppressing = self.ctx.switches.scaling.suppress_cleanup_scale_up;
+        if suppressing && self.scale_up_suppressed(ers, ers.spec.patch_id).await? {
             return Ok(());
         }
         tracing::info!(count, replicas = ers.spec.replicas, "Creating new ephemeral runners (scale up)");
@@ -85,12 +132,18 @@ impl EphemeralRunnerSetReconciler {
         combine(errors)
     }
 
-    /// One new runner, built from the set: `generateName`, both finalizers (#4320; before it, with
-    /// `add_both_finalizers_at_once` off, none: the ER controller adds them), patch-id and revision.
+    /// One new runner, built from the set: `generateName`, both finalizers (#4320; before it, and
+    /// with either finalizer fix off, none: the ER controller adds them), patch-id and (with
+    /// `scaling.actionable_revision`) the revision.
     async fn create_runner(&self, ers: &EphemeralRunnerSet) -> Result<()> {
         let mut runner = self.ctx.builder.ephemeral_runner(ers)?;
-        if !self.ctx.fixes.add_both_finalizers_at_once {
+        if !self.ctx.switches.fixes.finalizers_at_creation() {
             runner.metadata.finalizers = None;
+        }
+        if !self.ctx.switches.scaling.actionable_revision
+            && let Some(annotations) = runner.metadata.annotations.as_mut()
+        {
+            annotations.remove(ANNOTATION_ACTIONABLE_REVISION);
         }
         let namespace = ers.metadata.namespace.as_deref().unwrap_or_default();
         let created = self.ctx.api.create(namespace, &runner).await?;
@@ -179,13 +232,19 @@ mod tests {
 
     use EphemeralRunnerPhase::{Pending, Running, Succeeded};
 
+    const ARCSIM: ScalingRules =
+        ScalingRules { gated: true, cleanup_finished_first: true, count_deleting: true };
+    const UPSTREAM: ScalingRules =
+        ScalingRules { gated: true, cleanup_finished_first: false, count_deleting: false };
+    const UNGATED: ScalingRules = ScalingRules { gated: false, ..ARCSIM };
+
     #[test]
     fn the_gate_holds_while_the_patch_id_equals_the_newest_child_patch_id() {
         let two = buckets(vec![runner(Pending, 3, false), runner(Running, 3, false)]);
-        assert_eq!(decide(&set(5, 3), &two, true), ScalingDecision::Hold);
-        assert_eq!(decide(&set(5, 4), &two, true), ScalingDecision::ScaleUp(3));
+        assert_eq!(decide(&set(5, 3), &two, ARCSIM), ScalingDecision::Hold);
+        assert_eq!(decide(&set(5, 4), &two, ARCSIM), ScalingDecision::ScaleUp(3));
         assert_eq!(
-            decide(&set(5, 2), &two, true),
+            decide(&set(5, 2), &two, ARCSIM),
             ScalingDecision::ScaleUp(3),
             "any other patch id opens it"
         );
@@ -194,27 +253,27 @@ mod tests {
     #[test]
     fn patch_id_zero_always_opens_the_gate() {
         let zero_stamped = buckets(vec![runner(Pending, 0, false)]);
-        assert_eq!(decide(&set(2, 0), &zero_stamped, true), ScalingDecision::ScaleUp(1));
+        assert_eq!(decide(&set(2, 0), &zero_stamped, ARCSIM), ScalingDecision::ScaleUp(1));
     }
 
     #[test]
     fn a_deleting_child_still_closes_the_gate_and_counts_against_scale_up() {
         let deleting = buckets(vec![runner(Running, 7, true), runner(Pending, 6, false)]);
-        assert_eq!(decide(&set(3, 7), &deleting, true), ScalingDecision::Hold);
+        assert_eq!(decide(&set(3, 7), &deleting, ARCSIM), ScalingDecision::Hold);
         assert_eq!(
-            decide(&set(3, 8), &deleting, true),
+            decide(&set(3, 8), &deleting, ARCSIM),
             ScalingDecision::ScaleUp(1),
             "one live, one deleting"
         );
-        assert_eq!(decide(&set(2, 8), &deleting, true), ScalingDecision::Hold);
+        assert_eq!(decide(&set(2, 8), &deleting, ARCSIM), ScalingDecision::Hold);
     }
 
     #[test]
     fn finished_runners_are_cleaned_up_before_any_scaling() {
         let finished = buckets(vec![runner(Succeeded, 1, false), runner(Running, 1, false)]);
-        assert_eq!(decide(&set(4, 2), &finished, true), ScalingDecision::CleanUpFinished);
+        assert_eq!(decide(&set(4, 2), &finished, ARCSIM), ScalingDecision::CleanUpFinished);
         assert_eq!(
-            decide(&set(4, 1), &finished, true),
+            decide(&set(4, 1), &finished, ARCSIM),
             ScalingDecision::Hold,
             "not while the gate is closed"
         );
@@ -224,15 +283,36 @@ mod tests {
     fn scale_down_only_on_patch_zero() {
         let three =
             buckets(vec![runner(Pending, 1, false), runner(Pending, 1, false), runner(Running, 1, false)]);
-        assert_eq!(decide(&set(1, 0), &three, true), ScalingDecision::ScaleDown(2));
-        assert_eq!(decide(&set(1, 2), &three, true), ScalingDecision::Hold);
+        assert_eq!(decide(&set(1, 0), &three, ARCSIM), ScalingDecision::ScaleDown(2));
+        assert_eq!(decide(&set(1, 2), &three, ARCSIM), ScalingDecision::Hold);
     }
 
     #[test]
     fn without_the_gate_every_patch_scales_both_ways() {
         let three =
             buckets(vec![runner(Pending, 1, false), runner(Pending, 1, false), runner(Running, 1, false)]);
-        assert_eq!(decide(&set(5, 1), &three, false), ScalingDecision::ScaleUp(2), "same patch id");
-        assert_eq!(decide(&set(1, 2), &three, false), ScalingDecision::ScaleDown(2), "non-zero patch");
+        assert_eq!(decide(&set(5, 1), &three, UNGATED), ScalingDecision::ScaleUp(2), "same patch id");
+        assert_eq!(decide(&set(1, 2), &three, UNGATED), ScalingDecision::ScaleDown(2), "non-zero patch");
+    }
+
+    #[test]
+    fn upstream_scales_with_finished_runners_present_instead_of_cleaning_them_up_first() {
+        let finished = buckets(vec![runner(Succeeded, 1, false), runner(Running, 1, false)]);
+        assert_eq!(decide(&set(4, 2), &finished, UPSTREAM), ScalingDecision::ScaleUp(3));
+        assert!(gate_open(&set(4, 2), &finished, UPSTREAM));
+        assert!(!gate_open(&set(4, 1), &finished, UPSTREAM));
+    }
+
+    #[test]
+    fn upstream_scale_up_does_not_count_deleting_runners() {
+        let deleting = buckets(vec![runner(Running, 7, true), runner(Pending, 6, false)]);
+        assert_eq!(decide(&set(2, 8), &deleting, UPSTREAM), ScalingDecision::ScaleUp(1));
+        assert_eq!(decide(&set(2, 8), &deleting, ARCSIM), ScalingDecision::Hold);
+    }
+
+    #[test]
+    fn the_rules_follow_the_switches() {
+        assert_eq!(ScalingRules::of(&Switches::default()), ARCSIM);
+        assert_eq!(ScalingRules::of(&crate::Profile::Arc0131.switches()), UPSTREAM);
     }
 }

@@ -3,11 +3,11 @@
 //! (ARC-MODEL §5.4): the `finishedRunnerCleanupPatchID` marker, written when finished runners are
 //! cleaned up and read before every scale-up, and the status patch of the applied revision.
 //!
-//! The \[V\] change set drops the counts from `updateStatus`; this reconciler keeps them, because
-//! ARC's own test ("Should update status on Ephemeral Runner state changes") and the ARS drain
-//! (`status.running + status.pending > 0`, §3.3 step 9) read them. Counts and phase go out as a plain
-//! merge patch of the changed fields only, so they never overwrite the marker or the applied
-//! revision that were written from a fresher read.
+//! The \[V\] change set drops the counts from `updateStatus` (switch `scaling.status_without_counts`);
+//! this project's controller keeps them, because ARC's own test ("Should update status on Ephemeral
+//! Runner state changes") and the ARS drain (`status.running + status.pending > 0`, §3.3 step 9) read
+//! them. Counts and phase go out as a plain merge patch of the changed fields only, so they never
+//! overwrite the marker or the applied revision that were written from a fresher read.
 
 use crate::kit::meta::namespace_and_name;
 use std::future::Future;
@@ -28,14 +28,16 @@ const CONFLICT_RETRY_ATTEMPTS: u32 = 5;
 const CONFLICT_RETRY_WAIT: Duration = Duration::from_millis(10);
 
 impl EphemeralRunnerSetReconciler {
-    /// ARC's `updateStatus`: writes phase and counts when they differ from the cached status.
+    /// ARC's `updateStatus`: writes phase and counts (the phase only, with
+    /// `scaling.status_without_counts`) when they differ from the cached status.
     pub(crate) async fn update_status(
         &self,
         ers: &mut LazyCopy<EphemeralRunnerSet>,
         buckets: &RunnerBuckets,
     ) -> Result<()> {
         let current = ers.get().status.clone().unwrap_or_default();
-        let desired = desired_status(&current, buckets);
+        let with_counts = !self.ctx.switches.scaling.status_without_counts;
+        let desired = desired_status(&current, buckets, with_counts);
         if ers.get().status.as_ref() == Some(&desired) {
             return Ok(());
         }
@@ -103,17 +105,22 @@ impl EphemeralRunnerSetReconciler {
     }
 }
 
-/// Phase and counts the buckets call for, the rest of `current` kept: Outdated when a runner is
-/// Outdated at the applied revision, Running when no phase was set, otherwise unchanged.
+/// Phase and (with `with_counts`) counts the buckets call for, the rest of `current` kept: Outdated
+/// when a runner is Outdated at the applied revision, Running when no phase was set, otherwise
+/// unchanged.
 pub(crate) fn desired_status(
     current: &EphemeralRunnerSetStatus,
     buckets: &RunnerBuckets,
+    with_counts: bool,
 ) -> EphemeralRunnerSetStatus {
     let phase = if buckets.outdated.is_empty() {
         current.phase.unwrap_or(EphemeralRunnerSetPhase::Running)
     } else {
         EphemeralRunnerSetPhase::Outdated
     };
+    if !with_counts {
+        return EphemeralRunnerSetStatus { phase: Some(phase), ..current.clone() };
+    }
     let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     EphemeralRunnerSetStatus {
         current_replicas: i32::try_from(buckets.scale_total()).unwrap_or(i32::MAX),
@@ -173,7 +180,7 @@ mod tests {
             finished_runner_cleanup_patch_id: 7,
             ..Default::default()
         };
-        let desired = desired_status(&current, &buckets);
+        let desired = desired_status(&current, &buckets, true);
         assert_eq!(
             desired,
             EphemeralRunnerSetStatus {
@@ -192,11 +199,27 @@ mod tests {
     fn an_outdated_runner_makes_the_set_outdated_and_outdated_is_sticky() {
         let outdated = RunnerBuckets::of([runner(EphemeralRunnerPhase::Outdated)], 0);
         let fresh = EphemeralRunnerSetStatus::default();
-        assert_eq!(desired_status(&fresh, &outdated).phase, Some(EphemeralRunnerSetPhase::Outdated));
+        assert_eq!(desired_status(&fresh, &outdated, true).phase, Some(EphemeralRunnerSetPhase::Outdated));
         let was_outdated =
             EphemeralRunnerSetStatus { phase: Some(EphemeralRunnerSetPhase::Outdated), ..Default::default() };
         let none = RunnerBuckets::default();
-        assert_eq!(desired_status(&was_outdated, &none).phase, Some(EphemeralRunnerSetPhase::Outdated));
+        assert_eq!(desired_status(&was_outdated, &none, true).phase, Some(EphemeralRunnerSetPhase::Outdated));
+    }
+
+    #[test]
+    fn without_counts_only_the_phase_is_written_and_the_counts_are_left_as_they_were() {
+        use EphemeralRunnerPhase::*;
+        let buckets = RunnerBuckets::of([Pending, Running, Failed].map(runner), 0);
+        let current = EphemeralRunnerSetStatus { current_replicas: 9, ..Default::default() };
+        let desired = desired_status(&current, &buckets, false);
+        assert_eq!(
+            desired,
+            EphemeralRunnerSetStatus {
+                current_replicas: 9,
+                phase: Some(EphemeralRunnerSetPhase::Running),
+                ..Default::default()
+            }
+        );
     }
 
     #[tokio::test(start_paused = true)]

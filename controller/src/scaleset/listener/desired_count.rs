@@ -1,43 +1,84 @@
-//! HandleDesiredRunnerCount's write (ARC-MODEL §4.3 step 5): the [`Scaler`]'s decision sent to the
+//! HandleDesiredRunnerCount's write (ARC-MODEL §4.3 step 5): the scaler's decision sent to the
 //! EphemeralRunnerSet as a merge patch on the main resource, `{"spec": {"replicas", "patchID"}}`,
-//! with a plain (uncached, unlocked) client call.
+//! with a plain (uncached, unlocked) client call. The decision is the \[SS\] [`Scaler`]'s, or the
+//! 0.13 [`WorkerScaler`]'s when the `releases.scaleset_listener` switch is off.
 
 use serde_json::{Value, json};
 
 use super::error::ListenerError;
 use super::scaler::{DesiredState, Scaler};
+use super::worker_scaler::WorkerScaler;
 use crate::crd::EphemeralRunnerSet;
 use crate::runtime::api::KubeApi;
 
-/// The scaler and the EphemeralRunnerSet it scales.
+/// Which listener decides the desired count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decider {
+    /// `actions/scaleset`'s scaler (0.14.0 on): a dirty flag set by job events.
+    ScaleSet(Scaler),
+    /// `ghalistener`'s worker (0.13): empty batches and completion counts.
+    Worker(WorkerScaler),
+}
+
+impl Decider {
+    /// The decider of the listener the switch selects, between `min_runners` and `max_runners`.
+    pub fn new(scaleset_listener: bool, min_runners: i32, max_runners: i32) -> Self {
+        if scaleset_listener {
+            Decider::ScaleSet(Scaler::new(min_runners, max_runners))
+        } else {
+            Decider::Worker(WorkerScaler::new(min_runners, max_runners))
+        }
+    }
+
+    fn decide(&mut self, total_assigned_jobs: i64, jobs_completed: usize) -> DesiredState {
+        match self {
+            Decider::ScaleSet(scaler) => scaler.desired_state(total_assigned_jobs),
+            Decider::Worker(worker) => worker.desired_state(total_assigned_jobs, jobs_completed),
+        }
+    }
+}
+
+/// The decider and the EphemeralRunnerSet it scales.
 #[derive(Debug, Clone)]
 pub struct DesiredCount {
-    scaler: Scaler,
+    decider: Decider,
     api: KubeApi,
     namespace: String,
     name: String,
 }
 
 impl DesiredCount {
-    /// Scales `namespace/name` through `api` with `scaler`'s decisions.
-    pub fn new(scaler: Scaler, api: KubeApi, namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        DesiredCount { scaler, api, namespace: namespace.into(), name: name.into() }
+    /// Scales `namespace/name` through `api` with `decider`'s decisions.
+    pub fn new(
+        decider: Decider,
+        api: KubeApi,
+        namespace: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Self {
+        DesiredCount { decider, api, namespace: namespace.into(), name: name.into() }
     }
 
-    /// A job event was handled since the last decision.
+    /// A job event was handled since the last decision (the \[SS\] scaler's dirty flag; the 0.13
+    /// worker counts completions instead).
     pub fn mark_dirty(&mut self) {
-        self.scaler.mark_dirty();
+        if let Decider::ScaleSet(scaler) = &mut self.decider {
+            scaler.mark_dirty();
+        }
     }
 
-    /// The scaler's state, for inspection.
-    pub fn scaler(&self) -> &Scaler {
-        &self.scaler
+    /// Whether this is the 0.13 worker.
+    pub fn is_worker(&self) -> bool {
+        matches!(self.decider, Decider::Worker(_))
     }
 
-    /// HandleDesiredRunnerCount: decides for `total_assigned_jobs` and patches the ERS. Returns what
-    /// was asked.
-    pub async fn handle(&mut self, total_assigned_jobs: i64) -> Result<DesiredState, ListenerError> {
-        let desired = self.scaler.desired_state(total_assigned_jobs);
+    /// HandleDesiredRunnerCount: decides for `total_assigned_jobs` (and, for the 0.13 worker,
+    /// `jobs_completed` in the message) and patches the ERS. Returns what was asked.
+    pub async fn handle(
+        &mut self,
+        total_assigned_jobs: i64,
+        jobs_completed: usize,
+    ) -> Result<DesiredState, ListenerError> {
+        let desired = self.decider.decide(total_assigned_jobs, jobs_completed);
         tracing::info!(
             assigned_jobs = total_assigned_jobs,
             replicas = desired.replicas,

@@ -24,7 +24,7 @@ use crate::crd::EphemeralRunner;
 use crate::crd::EphemeralRunnerPhase;
 use crate::github::job_messages::{JobCompleted, JobStarted};
 use crate::runtime::api::{KubeApi, is_conflict, is_not_found};
-use crate::{Fixes, Optimisations};
+use crate::switches::Switches;
 
 /// Attempts of the guarded write before a persistent Conflict stops the listener (client-go's
 /// `retry.DefaultRetry`: 5 steps).
@@ -50,19 +50,13 @@ pub enum JobStartedOutcome {
 pub struct JobHandlers {
     api: KubeApi,
     namespace: String,
-    fixes: Fixes,
-    optimisations: Optimisations,
+    switches: Switches,
 }
 
 impl JobHandlers {
     /// Handlers writing through `api` to runners in `namespace` (the EphemeralRunnerSet's).
-    pub fn new(
-        api: KubeApi,
-        namespace: impl Into<String>,
-        fixes: Fixes,
-        optimisations: Optimisations,
-    ) -> Self {
-        JobHandlers { api, namespace: namespace.into(), fixes, optimisations }
+    pub fn new(api: KubeApi, namespace: impl Into<String>, switches: Switches) -> Self {
+        JobHandlers { api, namespace: namespace.into(), switches }
     }
 
     /// HandleJobStarted: records the job on the runner it started on.
@@ -73,12 +67,13 @@ impl JobHandlers {
             job_id = %job.base.job_id,
             "job started; recording it on the runner"
         );
-        let outcome =
-            match (self.optimisations.running_from_listener, self.fixes.running_never_overwrites_terminal) {
-                (false, _) => self.write(job, None).await?,
-                (true, false) => self.write(job, Some(RunningWrite::Blind)).await?,
-                (true, true) => self.write_guarded(job).await?,
-            };
+        let running_from_listener = self.switches.optimisations.running_from_listener;
+        let guarded = self.switches.fixes.running_never_overwrites_terminal;
+        let outcome = match (running_from_listener, guarded) {
+            (false, _) => self.write(job, None).await?,
+            (true, false) => self.write(job, Some(RunningWrite::Blind)).await?,
+            (true, true) => self.write_guarded(job).await?,
+        };
         tracing::info!(runner = %job.runner_name, ?outcome, "job recorded");
         Ok(outcome)
     }

@@ -8,6 +8,11 @@
 //! `totalAssignedJobs`. JobAssigned messages are only logged. Only the long poll is interrupted by
 //! cancellation; a message once received is handled to the end (ARC: `context.WithoutCancel`). Any
 //! error ends the loop.
+//!
+//! With the 0.13 worker (`releases.scaleset_listener` off) the loop is 0.13.1's `Listen`: a 202 is
+//! an empty batch (`HandleDesiredRunnerCount(0, 0)`), and a message is handled as AcquireJobs,
+//! then DeleteMessage, then HandleJobStarted for each, then HandleDesiredRunnerCount with the
+//! message's `totalAssignedJobs` and its number of completions.
 
 use tokio_util::sync::CancellationToken;
 
@@ -105,7 +110,7 @@ impl<'s> MessageLoop<'s> {
     pub async fn run(mut self, cancel: &CancellationToken) -> Result<(), ListenerError> {
         let initial = self.latest_statistics.total_assigned_jobs;
         tracing::info!(assigned_jobs = initial, "handling the session's initial statistics");
-        self.desired.handle(initial).await?;
+        self.desired.handle(initial, 0).await?;
         while !cancel.is_cancelled() {
             tracing::info!(last_message_id = self.last_message_id, "getting the next message");
             let polled = tokio::select! {
@@ -114,9 +119,13 @@ impl<'s> MessageLoop<'s> {
                 polled = self.session.get_message(self.last_message_id, self.max_capacity) => polled?,
             };
             match polled {
+                None if self.desired.is_worker() => {
+                    tracing::info!("no message; an empty batch");
+                    self.desired.handle(0, 0).await?;
+                }
                 None => {
                     tracing::info!("no message; scaling from the latest statistics");
-                    self.desired.handle(self.latest_statistics.total_assigned_jobs).await?;
+                    self.desired.handle(self.latest_statistics.total_assigned_jobs, 0).await?;
                 }
                 Some(message) => {
                     self.last_message_id = message.message_id;
@@ -140,8 +149,13 @@ impl<'s> MessageLoop<'s> {
             "handling a message"
         );
         self.latest_statistics = parsed.statistics;
-        self.session.delete_message(parsed.message_id).await?;
-        self.acquire_available(&parsed.available).await?;
+        if self.desired.is_worker() {
+            self.acquire_available(&parsed.available).await?;
+            self.session.delete_message(parsed.message_id).await?;
+        } else {
+            self.session.delete_message(parsed.message_id).await?;
+            self.acquire_available(&parsed.available).await?;
+        }
         for job in &parsed.started {
             self.desired.mark_dirty();
             self.jobs.job_started(job).await?;
@@ -150,7 +164,8 @@ impl<'s> MessageLoop<'s> {
             self.desired.mark_dirty();
             self.jobs.job_completed(job);
         }
-        self.desired.handle(parsed.statistics.total_assigned_jobs).await?;
+        let completed = parsed.completed.len();
+        self.desired.handle(parsed.statistics.total_assigned_jobs, completed).await?;
         Ok(())
     }
 

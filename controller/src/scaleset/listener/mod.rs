@@ -11,7 +11,8 @@
 //!
 //! - [`session`]: the session lifecycle (state machine) and the queue calls with refresh-on-401.
 //! - [`message_loop`]: the long poll and the \[SS\] handling order of a message.
-//! - [`scaler`]: the pure desired-count and patch-ID decision.
+//! - [`scaler`]: the pure desired-count and patch-ID decision; [`worker_scaler`]: 0.13's, when the
+//!   `releases.scaleset_listener` switch is off.
 //! - [`desired_count`]: the decision sent to the EphemeralRunnerSet.
 //! - [`job_handlers`]: HandleJobStarted / HandleJobCompleted, with the \[V\] guarded Running write.
 //! - [`error`]: why the listener stopped.
@@ -22,6 +23,7 @@ pub mod job_handlers;
 pub mod message_loop;
 pub mod scaler;
 pub mod session;
+pub mod worker_scaler;
 
 use std::time::Duration;
 
@@ -30,17 +32,17 @@ pub use session::{SessionConflictPolicy, SessionState};
 /// The token that stops [`Listener::run`] (re-exported so callers need no `tokio-util` of their own).
 pub use tokio_util::sync::CancellationToken;
 
-use self::desired_count::DesiredCount;
+use self::desired_count::{Decider, DesiredCount};
 use self::job_handlers::JobHandlers;
 use self::message_loop::MessageLoop;
-use self::scaler::Scaler;
 use self::session::{MessageSession, Opening};
+use crate::SharedClock;
 use crate::github::{ActionsClient, ConnectionOptions};
 use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::metrics::Metrics;
 use crate::scaleset::resource_builder::ListenerConfig;
-use crate::{Fixes, Optimisations, SharedClock};
+use crate::switches::Switches;
 
 /// How long the final DeleteMessageSession may take (ARC: 30 s).
 pub const SESSION_DELETE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -67,8 +69,7 @@ pub async fn run(
         github,
         inputs.clock.clone(),
         inputs.metrics.clone(),
-        inputs.fixes,
-        inputs.optimisations,
+        inputs.switches,
     )?;
     if let Some(owner) = session_owner {
         listener = listener.with_session_owner(owner);
@@ -83,8 +84,7 @@ pub struct Listener {
     api: KubeApi,
     github: ActionsClient,
     clock: SharedClock,
-    fixes: Fixes,
-    optimisations: Optimisations,
+    switches: Switches,
     session_owner: String,
     conflict_policy: SessionConflictPolicy,
     delete_timeout: Duration,
@@ -97,9 +97,17 @@ impl std::fmt::Debug for Listener {
             .field("runner_set_name", &self.config.ephemeral_runner_set_name)
             .field("session_owner", &self.session_owner)
             .field("conflict_policy", &self.conflict_policy)
-            .field("fixes", &self.fixes)
-            .field("optimisations", &self.optimisations)
+            .field("switches", &self.switches)
             .finish_non_exhaustive()
+    }
+}
+
+/// The session-conflict policy of the listener the switches select: \[SS\] exits, 0.13 retries.
+fn conflict_policy_of(switches: &Switches) -> SessionConflictPolicy {
+    if switches.releases.scaleset_listener {
+        SessionConflictPolicy::Exit
+    } else {
+        SessionConflictPolicy::ARC_0_13
     }
 }
 
@@ -115,8 +123,7 @@ impl Listener {
         github: ActionsClient,
         clock: SharedClock,
         metrics: Metrics,
-        fixes: Fixes,
-        optimisations: Optimisations,
+        switches: Switches,
     ) -> Result<Self, ListenerError> {
         config.validate()?;
         if config.min_runners < 0 || config.max_runners < 0 {
@@ -132,10 +139,9 @@ impl Listener {
             config,
             github,
             clock,
-            fixes,
-            optimisations,
+            switches,
             session_owner,
-            conflict_policy: SessionConflictPolicy::default(),
+            conflict_policy: conflict_policy_of(&switches),
             delete_timeout: SESSION_DELETE_TIMEOUT,
         })
     }
@@ -198,14 +204,15 @@ impl Listener {
             .ok_or_else(|| ListenerError::MissingStatistics { what: "the session".into() })?;
         let config = &self.config;
         let namespace = &config.ephemeral_runner_set_namespace;
-        let scaler = Scaler::new(config.min_runners, config.max_runners);
+        let scaleset_listener = self.switches.releases.scaleset_listener;
+        let decider = Decider::new(scaleset_listener, config.min_runners, config.max_runners);
         let desired = DesiredCount::new(
-            scaler,
+            decider,
             self.api.clone(),
             namespace.clone(),
             config.ephemeral_runner_set_name.clone(),
         );
-        let jobs = JobHandlers::new(self.api.clone(), namespace.clone(), self.fixes, self.optimisations);
+        let jobs = JobHandlers::new(self.api.clone(), namespace.clone(), self.switches);
         let max_capacity = u32::try_from(config.max_runners).unwrap_or(0);
         MessageLoop::new(session, desired, jobs, max_capacity, statistics).run(cancel).await
     }
@@ -252,15 +259,7 @@ mod tests {
         )
         .expect("a client");
         let client = ScriptedApi::new().client();
-        Listener::new(
-            config,
-            client,
-            github,
-            clock,
-            Metrics::new(),
-            Fixes::default(),
-            Optimisations::default(),
-        )
+        Listener::new(config, client, github, clock, Metrics::new(), Switches::default())
     }
 
     #[tokio::test]

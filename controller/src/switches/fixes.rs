@@ -1,0 +1,229 @@
+//! [`Fixes`]: one `bool` per historic fix, named after what it does and documented with the change
+//! that introduced it (an ARC pull request, or a race this suite found). Turning one off reproduces
+//! the behaviour *before* that change, so a scenario can show the bug the fix removed; a bug variant
+//! is a profile with one of these turned off.
+
+use serde::{Deserialize, Serialize};
+
+use super::SwitchDoc;
+
+/// One switch per historic fix. `Default` is every fix on.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(default, deny_unknown_fields)]
+pub struct Fixes {
+    /// #4201 (0.13.0): AlreadyExists on the runner pod's create is watch lag, not a failure: log at
+    /// info and requeue after 5 s. Off: returned as an error (error log, rate-limited requeue), the
+    /// race-1 hot loop of ARC-MODEL §8.1.
+    pub already_exists_requeue: bool,
+    /// #1125, in scale-set form: scale-down and cleanup call RemoveRunner before deleting an idle
+    /// EphemeralRunner, and keep the runner when the service answers JobStillRunning. Off: the
+    /// runner is deleted on a (possibly stale) "no job" reading alone (race 3, §8.3).
+    pub remove_runner_before_scale_down: bool,
+    /// #3371: the ERS acts on the listener's desired count only when `spec.patchID` is 0 or differs
+    /// from the newest `patch-id` on its runners, and scales down only on patch 0. Off (before it):
+    /// every reconcile scales to `replicas`, down included, whatever the patch — the overscaling and
+    /// churn of idle runners #3371 removed.
+    pub patch_id_gate: bool,
+    /// #4647 review (`452febd4`): the ERS←ER update predicate includes `status.jobId`, because the
+    /// ERS reads `HasJob()` when it picks runners to scale down. Off: a job assignment alone does not
+    /// wake the ERS (§5.1). Meaningless without `optimisations.predicates`.
+    pub predicate_includes_job_id: bool,
+    /// arcsim's fix to §5.1's ARS←ERS predicate, found by the equivalence oracle: the projection
+    /// includes the ERS counts, which this ERS still writes and the ARS mirrors into its status and
+    /// waits on. Off: §5.1 (and #4647) as written, counts outside, so the ARS status lags its runner
+    /// set. Meaningless without `optimisations.predicates`.
+    pub ars_predicate_includes_counts: bool,
+    /// #4320 (0.13.1): the ERS creates runners with both finalizers, and the ER controller adds any
+    /// missing ones in one patch and carries on in the same pass. Off (before #4320): runners are
+    /// created without finalizers and the ER controller adds one per pass, returning after each — a
+    /// reconcile and a write more per runner, on the path to its first pod.
+    pub add_both_finalizers_at_once: bool,
+    /// #4580: when a runner has neither finalizer, the ER controller adds both before it registers
+    /// the runner. Off: ARC HEAD's short circuit (`added = added || AddFinalizer(main)`), which adds
+    /// only the main finalizer and carries on into registration in the same pass, so a deletion
+    /// before the next pass finds no registration finalizer and skips RemoveRunner: the runner stays
+    /// registered with nothing to own it. HEAD reaches that branch only for runners created without
+    /// finalizers (by a pre-#4320 ERS during an upgrade, or after a tool stripped them), so with this
+    /// switch off the ERS also creates runners without finalizers.
+    pub no_finalizer_short_circuit: bool,
+    /// #2276 / #2947: Secrets are read straight from the API server, never from the informer cache.
+    /// Off is the §8.1 ablation: a stale cache makes the ER controller register a second runner.
+    pub secrets_read_uncached: bool,
+    /// §5.2 / #4646: the listener's `phase=Running` write is guarded (not deleting, not terminal,
+    /// optimistic lock on the observed resourceVersion). Off: it is written unconditionally.
+    /// Meaningless without `optimisations.running_from_listener`.
+    pub running_never_overwrites_terminal: bool,
+    /// arcsim's own fix for a race the suite found in ARC's `cleanUpEphemeralRunners` and
+    /// `deleteIdleEphemeralRunners`: before RemoveRunner-then-delete, read the runner afresh (its
+    /// snapshot may be seconds old after earlier RemoveRunner calls), skip it if it has a job or is
+    /// done, remove the id it has now, and delete a still-unregistered one only if it is unchanged.
+    /// Off: ARC's behaviour, which can remove `runnerId` 0 and delete a runner that has since
+    /// registered and taken a job.
+    pub reread_runner_before_removal: bool,
+    /// arcsim's own fix for a race the suite found in ARC's EphemeralRunner deletion path: a runner
+    /// deleted while its controller registers it is finalized from a cached snapshot that may not
+    /// hold the runner id the registering reconcile just wrote, so RemoveRunner is called with id 0,
+    /// the registration finalizer goes (a merge patch, no optimistic lock) and the registration is
+    /// left at GitHub, offline, owned by nothing. With the fix, a deleting runner with no recorded id
+    /// is read afresh before it is deregistered. Off: ARC's behaviour (0.13.1 to HEAD
+    /// `deleteRunnerFromService` removes the snapshot's `Status.RunnerId`).
+    pub reread_runner_before_deregistration: bool,
+    /// #1087 (legacy): the registration token is part of the runner pod's `pod-template-hash`, so a
+    /// refreshed token recreates the pod. Off: a restarted container registers with the old token
+    /// (race 2, §8.2).
+    pub token_in_pod_hash: bool,
+    /// #1125 (legacy): before deleting a runner pod to recreate it, unregister the runner and keep
+    /// the pod when the service says it is busy. Off: the pod is deleted right after a (possibly
+    /// stale) busy check (race 3, §8.3).
+    pub unregister_before_recreate: bool,
+    /// arcsim's own fix for a race the suite found in #1125's `unregisterRunner` (legacy): a runner
+    /// the runner list does not show is taken as gone, but the list can be 60 s stale, so a
+    /// container that registered within that window looks gone; when the registration timeout then
+    /// fires, its pod is deleted mid-job. With the fix, an unlisted runner whose container is
+    /// running keeps its pod until a later check. Off: ARC's behaviour.
+    pub keep_unlisted_running_runner: bool,
+}
+
+/// Every fix, with its origin, in declaration order.
+pub const DOCS: &[SwitchDoc] = &[
+    SwitchDoc::new(
+        "already_exists_requeue",
+        "#4201 (0.13.0)",
+        "pod AlreadyExists is watch lag: info log, requeue 5 s",
+    ),
+    SwitchDoc::new(
+        "remove_runner_before_scale_down",
+        "#1125 (scale-set form)",
+        "RemoveRunner before deleting an idle runner",
+    ),
+    SwitchDoc::new(
+        "patch_id_gate",
+        "#3371 (0.9.0)",
+        "act only on a new patch ID; scale down only on patch 0",
+    ),
+    SwitchDoc::new(
+        "predicate_includes_job_id",
+        "#4647 review (0.15.0)",
+        "ERS<-ER predicate sees status.jobId",
+    ),
+    SwitchDoc::new("ars_predicate_includes_counts", "arcsim", "ARS<-ERS predicate sees the ERS counts"),
+    SwitchDoc::new(
+        "add_both_finalizers_at_once",
+        "#4320 (0.13.1)",
+        "runners created with both finalizers; missing ones added in one pass",
+    ),
+    SwitchDoc::new(
+        "no_finalizer_short_circuit",
+        "#4580 (0.15.0)",
+        "no short circuit: both finalizers before registration",
+    ),
+    SwitchDoc::new(
+        "secrets_read_uncached",
+        "#2276/#2947",
+        "JIT secrets read from the API server, not a cache",
+    ),
+    SwitchDoc::new(
+        "running_never_overwrites_terminal",
+        "#4646 (0.15.0)",
+        "listener's Running write guarded and locked",
+    ),
+    SwitchDoc::new(
+        "reread_runner_before_removal",
+        "arcsim",
+        "re-read a runner before RemoveRunner-then-delete",
+    ),
+    SwitchDoc::new(
+        "reread_runner_before_deregistration",
+        "arcsim",
+        "re-read a deleting runner with no id before RemoveRunner",
+    ),
+    SwitchDoc::new("token_in_pod_hash", "#1087 (legacy)", "registration token in the legacy pod hash"),
+    SwitchDoc::new(
+        "unregister_before_recreate",
+        "#1125 (legacy)",
+        "unregister before recreating a legacy pod",
+    ),
+    SwitchDoc::new(
+        "keep_unlisted_running_runner",
+        "arcsim (legacy)",
+        "keep the pod of an unlisted runner whose container runs",
+    ),
+];
+
+impl Default for Fixes {
+    fn default() -> Self {
+        Self::all_on()
+    }
+}
+
+impl Fixes {
+    /// Every fix on.
+    pub const fn all_on() -> Self {
+        Self::uniform(true)
+    }
+
+    /// Every fix off: the behaviour before any of them.
+    pub const fn all_off() -> Self {
+        Self::uniform(false)
+    }
+
+    const fn uniform(on: bool) -> Self {
+        Fixes {
+            already_exists_requeue: on,
+            remove_runner_before_scale_down: on,
+            patch_id_gate: on,
+            predicate_includes_job_id: on,
+            ars_predicate_includes_counts: on,
+            add_both_finalizers_at_once: on,
+            no_finalizer_short_circuit: on,
+            secrets_read_uncached: on,
+            running_never_overwrites_terminal: on,
+            reread_runner_before_removal: on,
+            reread_runner_before_deregistration: on,
+            token_in_pod_hash: on,
+            unregister_before_recreate: on,
+            keep_unlisted_running_runner: on,
+        }
+    }
+
+    /// Whether new runners are created with both finalizers: only when neither finalizer fix is off
+    /// (both model runners that reach the ER controller without finalizers).
+    pub const fn finalizers_at_creation(&self) -> bool {
+        self.add_both_finalizers_at_once && self.no_finalizer_short_circuit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::switches::docs_match_fields;
+
+    #[test]
+    fn every_fix_is_on_by_default_and_all_off_turns_every_one_off() {
+        assert_eq!(Fixes::default(), Fixes::all_on());
+        let on = serde_json::to_value(Fixes::all_on()).unwrap();
+        assert!(on.as_object().unwrap().values().all(|v| v == &serde_json::Value::Bool(true)), "{on}");
+        let off = serde_json::to_value(Fixes::all_off()).unwrap();
+        assert!(off.as_object().unwrap().values().all(|v| v == &serde_json::Value::Bool(false)), "{off}");
+    }
+
+    #[test]
+    fn a_partial_config_keeps_the_unnamed_fixes_on_and_a_misspelt_one_is_rejected() {
+        let fixes: Fixes = serde_json::from_str(r#"{"token_in_pod_hash": false}"#).unwrap();
+        assert_eq!(fixes, Fixes { token_in_pod_hash: false, ..Fixes::all_on() });
+        let err = serde_json::from_str::<Fixes>(r#"{"token_in_hash": false}"#).unwrap_err();
+        assert!(err.to_string().contains("token_in_hash"), "{err}");
+    }
+
+    #[test]
+    fn runners_are_created_with_finalizers_only_while_both_finalizer_fixes_are_on() {
+        assert!(Fixes::all_on().finalizers_at_creation());
+        assert!(!Fixes { add_both_finalizers_at_once: false, ..Fixes::all_on() }.finalizers_at_creation());
+        assert!(!Fixes { no_finalizer_short_circuit: false, ..Fixes::all_on() }.finalizers_at_creation());
+    }
+
+    #[test]
+    fn every_fix_is_documented_in_order() {
+        docs_match_fields(&Fixes::default(), DOCS);
+    }
+}

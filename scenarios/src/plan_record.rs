@@ -1,0 +1,127 @@
+//! What a sweep's JSON records of its plan: the profile, the scenarios, variants and seeds, the switches that change
+//! what runs, and the shard. `arcsim merge` rebuilds the plan from it, checks that its files are the
+//! shards of one sweep, and knows from it which seeds each cell must hold. Worker threads are left out:
+//! they change no result.
+
+use arc_controller::Profile;
+use arc_sim::Seed;
+use serde::{Deserialize, Serialize};
+
+use crate::scenarios;
+use crate::shard::Shard;
+use crate::sweep::SweepPlan;
+use crate::variant::Variant;
+
+/// A sweep's plan, as its JSON records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    /// The profile every variant is a variant of.
+    pub profile: Profile,
+    /// Scenario names, in plan order.
+    pub scenarios: Vec<String>,
+    /// Variants, in plan order.
+    pub variants: Vec<Variant>,
+    /// The seeds, as runs of consecutive ones.
+    pub seeds: Vec<SeedSpan>,
+    /// Each seed ran twice.
+    pub check_determinism: bool,
+    /// Bug variants ran every seed.
+    pub exhaustive: bool,
+    /// Every variant ran in every scenario.
+    pub matrix: bool,
+    /// The share of the seeds this file holds.
+    pub shard: Shard,
+    /// Every scenario ran at this many runners (`--runners`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runners: Option<u32>,
+}
+
+/// `count` consecutive seeds from `from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeedSpan {
+    /// The first seed.
+    pub from: Seed,
+    /// How many.
+    pub count: u64,
+}
+
+impl PlanRecord {
+    /// The record of `plan`.
+    pub fn of(plan: &SweepPlan<'_>) -> PlanRecord {
+        PlanRecord {
+            profile: plan.profile,
+            scenarios: plan.scenarios.iter().map(|s| s.name().to_string()).collect(),
+            variants: plan.variants.clone(),
+            seeds: spans(&plan.seeds),
+            check_determinism: plan.check_determinism,
+            exhaustive: plan.exhaustive,
+            matrix: plan.matrix,
+            shard: plan.shard,
+            runners: plan.runners,
+        }
+    }
+
+    /// The plan this records, run on `jobs` threads, or the unknown scenario's name.
+    pub fn plan(&self, jobs: usize) -> Result<SweepPlan<'static>, String> {
+        let scenarios = self.scenarios.iter().map(|name| scenarios::find(name)).collect::<Result<_, _>>()?;
+        let seeds = self
+            .seeds
+            .iter()
+            .flat_map(|span| (0..span.count).map(move |i| Seed(span.from.0.wrapping_add(i))))
+            .collect();
+        Ok(SweepPlan {
+            profile: self.profile,
+            scenarios,
+            variants: self.variants.clone(),
+            seeds,
+            jobs,
+            check_determinism: self.check_determinism,
+            exhaustive: self.exhaustive,
+            matrix: self.matrix,
+            shard: self.shard,
+            runners: self.runners,
+        })
+    }
+}
+
+/// `seeds` as runs of consecutive seeds.
+fn spans(seeds: &[Seed]) -> Vec<SeedSpan> {
+    let mut out: Vec<SeedSpan> = Vec::new();
+    for seed in seeds {
+        match out.last_mut() {
+            Some(span) if span.from.0.wrapping_add(span.count) == seed.0 => span.count += 1,
+            _ => out.push(SeedSpan { from: *seed, count: 1 }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_recorded_as_runs_and_read_back_in_order() {
+        let seeds: Vec<Seed> = [5, 6, 7, 3, u64::MAX, 0, 1].into_iter().map(Seed).collect();
+        let span = |from, count| SeedSpan { from: Seed(from), count };
+        assert_eq!(spans(&seeds), vec![span(5, 3), span(3, 1), span(u64::MAX, 3)]);
+        let plan = SweepPlan {
+            profile: Profile::Arcsim,
+            scenarios: vec![scenarios::find("standard").unwrap()],
+            variants: vec![Variant::Fixed],
+            seeds: seeds.clone(),
+            jobs: 1,
+            check_determinism: false,
+            exhaustive: false,
+            matrix: false,
+            shard: Shard::WHOLE,
+            runners: None,
+        };
+        let back = PlanRecord::of(&plan).plan(1).unwrap();
+        assert_eq!(back.seeds, seeds);
+        assert_eq!(PlanRecord::of(&back), PlanRecord::of(&plan));
+        let mut unknown = PlanRecord::of(&plan);
+        unknown.scenarios = vec!["nowhere".into()];
+        assert!(unknown.plan(1).err().unwrap().contains("unknown scenario"));
+    }
+}

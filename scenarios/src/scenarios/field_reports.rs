@@ -1,0 +1,134 @@
+//! Field reports as worlds: each is a world in which the trigger of an ARC issue users filed occurs,
+//! judged only by the oracle that sees its symptom (`oracles::symptoms`). They are run on request
+//! (`arcsim sweep --scenario report-NNNN --profile P`), not by a default sweep: upstream is expected to
+//! fail them, and so may `arcsim` where it has no fix. README's "Field reports" table holds the verdict
+//! per profile.
+
+use arc_sim::Seed;
+use arc_sim::faults::{GitHubFault, GitHubFaultAction};
+use arc_sim::world::Disruption;
+use rand::Rng;
+
+use super::assign_during_delete::AssignDuringDelete;
+use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
+use super::standard::scale_set_world;
+use crate::oracles::{Oracle, symptoms};
+use crate::scenario::{Scenario, WorldPlan};
+use crate::variant::{Build, Variant};
+
+/// One field report's world and symptom.
+pub struct FieldReport {
+    /// The command-line name (`report-NNNN`).
+    pub name: &'static str,
+    /// The report and its trigger, one line.
+    pub describe: &'static str,
+    /// The world, for a build.
+    pub world: fn(Seed, Build) -> WorldPlan,
+    /// The oracles that see the symptom.
+    pub symptoms: fn() -> Vec<&'static dyn Oracle>,
+}
+
+impl Scenario for FieldReport {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn describe(&self) -> &'static str {
+        self.describe
+    }
+
+    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
+        (self.world)(seed, Build::arcsim(variant))
+    }
+
+    fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
+        (self.world)(seed, build)
+    }
+
+    fn oracles(&self) -> Vec<&'static dyn Oracle> {
+        (self.symptoms)()
+    }
+}
+
+/// #4000: race 3's world (scale-down while short jobs arrive), judged by whether an idle runner is
+/// removed while a job its scale set acquired still waits.
+pub static REPORT_4000: FieldReport = FieldReport {
+    name: "report-4000",
+    describe: "#4000 idle runner removed before its job could be assigned (race 3's world)",
+    world: |seed, build| AssignDuringDelete.world_for(seed, build),
+    symptoms: || vec![&symptoms::NoIdleRunnerRemovedWhileAJobWaits],
+};
+
+/// GitHub's lost-runner timeout in the #4585 world: long enough that a runner killed mid-job keeps
+/// answering JobStillRunning past #4585's 10 minutes (the fake's default is 5 minutes).
+const LOST_RUNNER_TIMEOUT_MS: u64 = 1_800_000;
+
+/// #4585: runner pods evicted mid-job (long jobs, so the pods evicted are busy); the controller
+/// deletes each such runner and keeps asking RemoveRunner, which answers JobStillRunning until GitHub
+/// gives the job up.
+pub static REPORT_4585: FieldReport = FieldReport {
+    name: "report-4585",
+    describe: "#4585 runner pods evicted mid-job; RemoveRunner answers JobStillRunning for 30 min",
+    world: runner_lost_mid_job,
+    symptoms: || vec![&symptoms::DeletingRunnerGoneWithin],
+};
+
+fn runner_lost_mid_job(seed: Seed, build: Build) -> WorldPlan {
+    let mut plan = scale_set_world(seed, build.variant, 0, 10);
+    plan.config.switches = build.switches();
+    plan.config.github.lost_runner_timeout_ms = LOST_RUNNER_TIMEOUT_MS;
+    let workload = &mut plan.config.workload;
+    workload.duration_ms_min = 120_000;
+    workload.duration_ms_max = 300_000;
+    workload.cancel_probability = 0.0;
+    workload.horizon_ms = 300_000;
+    let mut rng = seed.named_rng("scenario/report-4585");
+    for _ in 0..3 {
+        plan.config.disruptions.push(Disruption::EvictPod {
+            at_ms: rng.random_range(60_000..300_000),
+            namespace: RUNNER_NAMESPACE.to_string(),
+            prefix: format!("{RUNNER_SET}-runner-"),
+            reason: "Evicted".to_string(),
+        });
+    }
+    plan
+}
+
+/// #4285 (and #4027): the listener process crashes twice while jobs arrive, leaving its message
+/// session open at GitHub; its successor's CreateMessageSession answers 409 until GitHub expires the
+/// session (2 minutes unpolled). Judged by whether a listener exits on that 409 (the crash loop of
+/// #4285) and whether any job then waits more than 10 minutes (#4027).
+pub static REPORT_4285: FieldReport = FieldReport {
+    name: "report-4285",
+    describe: "#4285/#4027 listener crashes mid-workload; its successor meets the open session (409)",
+    world: listener_crashes,
+    symptoms: || vec![&symptoms::NoListenerExitOnSessionConflict, &symptoms::JobStartedWithin],
+};
+
+fn listener_crashes(seed: Seed, build: Build) -> WorldPlan {
+    let mut plan = scale_set_world(seed, build.variant, 0, 10);
+    plan.config.switches = build.switches();
+    // A crashed process cannot close its session: every DeleteMessageSession fails, so the session a
+    // crashed listener held stays open until GitHub expires it.
+    plan.config.faults.github.push(GitHubFault {
+        operations: vec!["delete-session".to_string()],
+        probability: 1.0,
+        window: None,
+        action: GitHubFaultAction::Error { code: 503 },
+    });
+    let mut rng = seed.named_rng("scenario/report-4285");
+    for window in [(60_000, 200_000), (300_000, 500_000)] {
+        plan.config.disruptions.push(Disruption::CrashPod {
+            at_ms: rng.random_range(window.0..window.1),
+            namespace: CONTROLLER_NAMESPACE.to_string(),
+            prefix: format!("{RUNNER_SET}-"),
+            exit_code: 1,
+        });
+    }
+    plan
+}
+
+/// Every field-report world, in report order.
+pub fn all() -> Vec<&'static dyn Scenario> {
+    vec![&REPORT_4000, &REPORT_4285, &REPORT_4585]
+}

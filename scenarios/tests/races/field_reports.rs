@@ -1,0 +1,41 @@
+//! The field-report worlds (`scenarios::field_reports`): each shows its symptom under the upstream
+//! profile README's table names, and the profile that lacks the trigger's code path stays quiet.
+
+use arc_controller::Profile;
+use arc_scenarios::runner::run_build;
+use arc_scenarios::scenario::Scenario;
+use arc_scenarios::scenarios::field_reports::{REPORT_4000, REPORT_4285, REPORT_4585};
+use arc_scenarios::variant::{Build, Variant};
+use arc_scenarios::verdict::Verdict;
+use arc_sim::{Seed, TraceMode};
+
+fn fixed(scenario: &dyn Scenario, profile: Profile, seed: u64) -> Verdict {
+    let build = Build::new(profile, Variant::Fixed);
+    run_build(scenario, build, Seed(seed), TraceMode::HashOnly).expect("the run completes").0
+}
+
+fn shows(verdict: &Verdict, oracle: &str) -> bool {
+    verdict.violations.iter().any(|v| v.oracle == oracle)
+}
+
+#[test]
+fn report_4000_an_idle_runner_is_removed_while_a_job_waits_in_every_profile() {
+    for profile in [Profile::Arc0131, Profile::Arcsim] {
+        let v = fixed(&REPORT_4000, profile, 1);
+        assert!(shows(&v, "no-idle-runner-removed-while-a-job-waits"), "{profile}: {:#?}", v.violations);
+    }
+}
+
+#[test]
+fn report_4285_the_scaleset_listener_exits_on_a_session_conflict_and_0_13_retries() {
+    let v = fixed(&REPORT_4285, Profile::Arc0150, 1);
+    assert!(shows(&v, "no-listener-exit-on-session-conflict"), "{:#?}", v.violations);
+    let v = fixed(&REPORT_4285, Profile::Arc0131, 1);
+    assert!(v.passed(), "0.13's listener retries the 409 in process: {:#?}", v.violations);
+}
+
+#[test]
+fn report_4585_a_runner_killed_mid_job_stays_deleting_past_ten_minutes() {
+    let v = fixed(&REPORT_4585, Profile::Arcsim, 1);
+    assert!(shows(&v, "deleting-runner-gone-within-10-min"), "{:#?}", v.violations);
+}

@@ -23,6 +23,7 @@ pub mod commands;
 pub mod kill_table;
 pub mod merge;
 pub mod names;
+pub mod on_network;
 pub mod oracles;
 pub mod plan_record;
 pub mod probe_hits;

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL};
+use arc_sim::net::Network;
 use arc_sim::record::Interest;
+use arc_sim::world::on_turmoil::run_world_on_turmoil;
 use arc_sim::world::{RunRecord, World};
 use arc_sim::{Seed, TraceMode};
 
@@ -115,6 +117,10 @@ pub fn judges_interest(scenario: &dyn Scenario, twins: &[Twin]) -> Interest {
 
 /// Runs one world on a fresh paused current-thread runtime, keeping what `keep` wants of its record.
 pub fn run_world(plan: WorldPlan, trace_mode: TraceMode, keep: Interest) -> Result<RunRecord, RunError> {
+    if plan.config.network == Network::Turmoil {
+        let record = run_world_on_turmoil(plan.config, plan.families, trace_mode, keep, plan.settled)?;
+        return Ok(record);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)

@@ -21,6 +21,7 @@ use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
 use crate::kill_table::{KillExpectation, expectations};
+use crate::on_network::OnNetwork;
 use crate::plan_record::PlanRecord;
 use crate::runner::{RunError, run_build};
 use crate::scaled::Scaled;
@@ -31,6 +32,7 @@ pub use crate::tally::{Cell, FirstFailure};
 use crate::tally::{FirstViolations, Kills, tally};
 use crate::variant::{Build, Variant};
 use crate::verdict::Violation;
+use arc_sim::net::Network;
 
 /// What to run.
 pub struct SweepPlan<'a> {
@@ -54,6 +56,8 @@ pub struct SweepPlan<'a> {
     pub shard: Shard,
     /// Run every scenario at this many runners ([`Scaled`]) instead of its own size.
     pub runners: Option<u32>,
+    /// The network backend every run uses.
+    pub network: Network,
 }
 
 impl<'a> SweepPlan<'a> {
@@ -143,10 +147,12 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                             .is_some_and(|cut| cut < at);
                     if !skip {
                         let build = Build::new(plan.profile, variant);
+                        let check = plan.check_determinism;
+                        let on = |inner| OnNetwork::new(inner, plan.network);
                         let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
-                            Some(Ok(scaled)) => run_checked(&scaled, build, at, seed, plan.check_determinism),
+                            Some(Ok(scaled)) => run_checked(&on(&scaled), build, at, seed, check),
                             Some(Err(e)) => (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
-                            None => run_checked(scenario, build, at, seed, plan.check_determinism),
+                            None => run_checked(&on(scenario), build, at, seed, check),
                         };
                         killed.lock().expect("killed")[cell].saw(at, &result);
                         keep_first(&mut firsts.lock().expect("firsts")[cell], at, violations);
@@ -167,7 +173,13 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
             tally(*scenario, build, &plan.rows(*scenario, *variant), mine, first, plan.stops_early(*variant))
         })
         .collect();
-    SweepReport { plan: PlanRecord::of(plan), cells: with_runners(cells, plan.runners) }
+    let mut cells = with_runners(cells, plan.runners);
+    if !plan.network.is_in_process() {
+        for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
+            first.replay = format!("{} --network {}", first.replay, plan.network);
+        }
+    }
+    SweepReport { plan: PlanRecord::of(plan), cells }
 }
 
 /// `cells` with `--runners` on their replay lines, when the plan has it.

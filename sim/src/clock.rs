@@ -16,7 +16,17 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_767_225_600;
 #[derive(Debug, Clone, Copy)]
 pub struct SimClock {
     epoch: Timestamp,
-    start: Instant,
+    source: Source,
+}
+
+/// Where elapsed time is read.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// The run's one paused tokio runtime, from this instant.
+    Tokio(Instant),
+    /// Turmoil's simulated time (the turmoil network backend: one runtime per host, each with its own
+    /// tokio instants, stepped in lockstep).
+    Turmoil,
 }
 
 impl SimClock {
@@ -28,12 +38,22 @@ impl SimClock {
 
     /// Starts a clock whose "now" is `epoch`.
     pub fn start_at(epoch: Timestamp) -> Self {
-        SimClock { epoch, start: Instant::now() } // allow-nondeterminism: tokio clock, paused in every run
+        SimClock { epoch, source: Source::Tokio(Instant::now()) } // allow-nondeterminism: tokio clock, paused in every run
+    }
+
+    /// A clock at [`DEFAULT_EPOCH_SECONDS`] reading turmoil's simulated time since the simulation
+    /// began; read outside a turmoil host (which has no time), it says zero.
+    pub fn turmoil() -> Self {
+        let epoch = Timestamp::from_second(DEFAULT_EPOCH_SECONDS).expect("epoch is in range");
+        SimClock { epoch, source: Source::Turmoil }
     }
 
     /// Simulated time since the run began.
     pub fn elapsed(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.start) // allow-nondeterminism: tokio clock, paused in every run
+        match self.source {
+            Source::Tokio(start) => Instant::now().saturating_duration_since(start), // allow-nondeterminism: tokio clock, paused in every run
+            Source::Turmoil => turmoil::sim_elapsed().unwrap_or_default(),
+        }
     }
 
     /// Simulated milliseconds since the run began: the stamp on every trace line.
@@ -53,8 +73,19 @@ impl SimClock {
     }
 
     /// The tokio instant corresponding to `elapsed` after the start, for timers.
+    /// Under turmoil, in the runtime of the calling host.
     pub fn instant_at(&self, elapsed: Duration) -> Instant {
-        self.start + elapsed
+        match self.source {
+            Source::Tokio(start) => start + elapsed,
+            Source::Turmoil => {
+                let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in every host
+                let current = self.elapsed();
+                match elapsed.checked_sub(current) {
+                    Some(ahead) => now + ahead,
+                    None => now.checked_sub(current - elapsed).unwrap_or(now),
+                }
+            }
+        }
     }
 }
 

@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::net::{NetFault, NetFaultError};
+
 /// Every fault the world injects in one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -19,6 +21,9 @@ pub struct FaultPlan {
     /// Faults of the fake GitHub service, checked in order; the first rule that fires wins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub github: Vec<GitHubFault>,
+    /// Faults of the network between the turmoil hosts (the turmoil backend only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<NetFault>,
 }
 
 /// A Kubernetes API verb, as the fault layer and the request counters name it.
@@ -386,6 +391,9 @@ pub enum FaultPlanError {
         /// The bad code.
         code: u16,
     },
+    /// A network fault is invalid.
+    #[error(transparent)]
+    Network(#[from] NetFaultError),
 }
 
 impl FaultPlan {
@@ -414,12 +422,15 @@ impl FaultPlan {
             check_common(&name, rule.probability, rule.window)?;
             check_github_rule(&name, rule)?;
         }
+        for (i, fault) in self.network.iter().enumerate() {
+            fault.validate(&format!("network[{i}]"))?;
+        }
         Ok(())
     }
 
     /// Whether the plan injects nothing.
     pub fn is_empty(&self) -> bool {
-        self.api.is_empty() && self.github.is_empty()
+        self.api.is_empty() && self.github.is_empty() && self.network.is_empty()
     }
 
     /// The plan as one line of JSON, for replay lines and logs.

@@ -28,6 +28,7 @@ pub mod faults;
 pub mod fnv;
 pub mod github;
 pub mod kubelet;
+pub mod net;
 pub mod record;
 pub mod seed;
 pub mod trace;

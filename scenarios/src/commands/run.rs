@@ -6,6 +6,9 @@ use arc_controller::Profile;
 use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
 
+use arc_sim::net::Network;
+
+use crate::on_network::OnNetwork;
 use crate::report::verdict_text;
 use crate::runner::{run_build, run_build_keeping};
 use crate::scaled::Scaled;
@@ -48,23 +51,29 @@ pub struct RunArgs {
     /// Run at N runners: the scale set's maximum, with the job rate scaled to match.
     #[arg(long, value_name = "N")]
     pub runners: Option<u32>,
+    /// The network between the clients and the fakes: `in-process` (fastest) or `turmoil`
+    /// (simulated TCP, network faults).
+    #[arg(long, default_value = "in-process")]
+    pub network: Network,
 }
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let found = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let scaled = args.runners.map(|n| Scaled::new(found, n)).transpose()?;
-    let scenario: &dyn Scenario = match &scaled {
+    let sized: &dyn Scenario = match &scaled {
         Some(scaled) => scaled,
         None => found,
     };
+    let on_network = OnNetwork { inner: sized, network: args.network };
+    let scenario: &dyn Scenario = &on_network;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
     let build = Build::new(args.profile, args.variant);
     // One seed: keep the whole record, for the story of a failure and the pictures.
     let keep = Some(Interest::everything());
     let (verdict, record) = run_build_keeping(scenario, build, args.seed, mode, keep)?;
     print!("{}", story::stories(&record, &verdict.violations));
-    print!("{}", with_runners(verdict_text(&verdict), &verdict, args.runners));
+    print!("{}", with_network(with_runners(verdict_text(&verdict), &verdict, args.runners), args.network));
     if let Some(path) = &args.html {
         let bytes = visual::files::write_html(path, &record, &verdict)?;
         println!("  timeline page written to {} ({} KiB)", path.display(), bytes / 1024);
@@ -95,7 +104,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         verdict.passed(),
         "{} violation(s); replay with: {}",
         verdict.violations.len(),
-        with_runners(verdict.replay_line(), &verdict, args.runners)
+        with_network(with_runners(verdict.replay_line(), &verdict, args.runners), args.network)
     );
     Ok(())
 }
@@ -109,4 +118,19 @@ fn with_runners(text: String, verdict: &Verdict, runners: Option<u32>) -> String
         }
         None => text,
     }
+}
+
+/// `text` with `--network NAME` after every replay command, off the default backend.
+pub fn with_network(text: String, network: Network) -> String {
+    if network.is_in_process() {
+        return text;
+    }
+    text.lines()
+        .map(|line| match line.contains("arcsim -- run ") {
+            true => format!("{line} --network {network}"),
+            false => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + if text.ends_with('\n') { "\n" } else { "" }
 }

@@ -93,6 +93,7 @@ async fn stage(args: StageArgs) -> anyhow::Result<()> {
     let _kubelet = Kubelet::start(
         args.seed,
         &staged.apiserver,
+        &arc_sim::net::Links::new(arc_sim::net::Network::InProcess, staged.apiserver.clone()),
         staged.github.clone(),
         record,
         KubeletConfig::default(),

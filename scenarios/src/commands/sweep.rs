@@ -62,6 +62,10 @@ pub struct SweepArgs {
     /// Run every scenario at N runners: its scale set's maximum, with the job rate scaled to match.
     #[arg(long, value_name = "N")]
     pub runners: Option<u32>,
+    /// The network between the clients and the fakes: `in-process` (fastest; each scenario's own) or
+    /// `turmoil` (simulated TCP, network faults).
+    #[arg(long, default_value = "in-process")]
+    pub network: arc_sim::net::Network,
 }
 
 fn parse_shard(text: &str) -> Result<Shard, String> {
@@ -106,6 +110,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         matrix: args.matrix || args.variant != "all",
         shard: args.shard.unwrap_or(Shard::WHOLE),
         runners: args.runners,
+        network: args.network,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
     if let Some(n) = plan.runners {

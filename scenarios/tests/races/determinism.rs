@@ -123,6 +123,7 @@ fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
         matrix: false,
         shard: arc_scenarios::shard::Shard::WHOLE,
         runners: None,
+        network: arc_sim::net::Network::InProcess,
     };
     let report = |jobs| {
         let json = without_wall_time(serde_json::to_value(sweep(&plan(jobs), &|_, _| {})).unwrap());

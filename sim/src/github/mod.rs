@@ -71,6 +71,11 @@ pub use model::{
     EndReason, Job, JobResult, JobSpec, JobState, RemovalReason, Runner, RunnerState, ScaleSet, Session,
 };
 pub use operation::Operation;
+
+/// The operation `method path` is, or `None` for a request the fake does not serve.
+pub fn operation_of(method: &http::Method, path: &str) -> Option<Operation> {
+    route::Route::parse(method, path).map(|r| r.operation())
+}
 pub use process::{AssignedJob, RunnerSession};
 pub use scripted::{CannedAnswer, ScriptedGitHub};
 pub use service::{ConnectionDropped, GitHubService};

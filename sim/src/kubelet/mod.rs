@@ -40,6 +40,7 @@ use crate::apiserver::admission::timestamp_seconds;
 use crate::apiserver::{FakeApiServer, LagRange};
 use crate::clock::SimClock;
 use crate::github::FakeGitHub;
+use crate::net::Links;
 use crate::record::Recorder;
 use crate::seed::Seed;
 pub use container::ListenerLauncher;
@@ -170,13 +171,14 @@ impl Kubelet {
     pub fn start(
         seed: Seed,
         apiserver: &FakeApiServer,
+        links: &Links,
         github: FakeGitHub,
         record: Recorder,
         config: KubeletConfig,
         listener: Option<ListenerLauncher>,
     ) -> Kubelet {
         apiserver.set_actor_watch_lag(ACTOR, config.pod_watch_lag);
-        let client = apiserver.client_as(ACTOR);
+        let client = links.client_as(ACTOR);
         let clock = record.clock();
         let last_ip = AtomicU32::new(0);
         let shared = Arc::new(Shared { config, client, github, clock, record, listener, seed, last_ip });

@@ -15,6 +15,7 @@
 //! [`stepping`] runs a world in steps, paused in between, for tools that look at it mid-run.
 
 pub mod crds;
+pub mod on_turmoil;
 pub mod record;
 pub mod replicas;
 pub mod seam;
@@ -38,6 +39,9 @@ use crate::clock::SimClock;
 use crate::faults::FaultPlan;
 use crate::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
 use crate::kubelet::{Kubelet, KubeletConfig};
+use crate::net::faults::NetCommand;
+use crate::net::sim::{Hosting, Servers};
+use crate::net::{self, HOST_CONTROLLER, Links, Network};
 use crate::record::{Interest, Recorder, WorldEvent};
 use crate::seed::Seed;
 use crate::trace::TraceMode;
@@ -145,6 +149,9 @@ pub struct WorldConfig {
     /// election.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<ReplicaConfig>,
+    /// The network between the clients and the fakes; absent: in-process (the default).
+    #[serde(default, skip_serializing_if = "Network::is_in_process")]
+    pub network: Network,
 }
 
 /// Whether the world has settled: the plug's convergence condition (live runners back at the minimum,
@@ -161,12 +168,16 @@ pub struct World {
     github: FakeGitHub,
     script: ScriptedGitHub,
     kubelet: Kubelet,
+    links: Links,
+    hosting: Option<Arc<Hosting>>,
     metrics: Metrics,
     listener_metrics: Metrics,
     manager: Option<Manager>,
     replicas: Replicas,
     restarts: u32,
     restarts_mid_reconcile: u32,
+    in_flight_at_crash: Option<i64>,
+    controller_handed: bool,
 }
 
 /// Why a world could not be built.
@@ -186,6 +197,9 @@ pub enum WorldError {
         /// Why.
         message: String,
     },
+    /// The plan needs a network the run does not have, or the turmoil simulation failed.
+    #[error("network: {0}")]
+    Network(String),
 }
 
 impl World {
@@ -196,7 +210,33 @@ impl World {
         trace_mode: TraceMode,
         keep: Interest,
     ) -> Result<World, WorldError> {
-        let clock = SimClock::start();
+        Self::build_hosted(config, families, trace_mode, keep, None)
+    }
+
+    /// [`World::build`]; under the turmoil network, inside the node host, handing its hosts what they
+    /// serve and run through `hosting`.
+    pub fn build_hosted(
+        config: WorldConfig,
+        families: Families,
+        trace_mode: TraceMode,
+        keep: Interest,
+        hosting: Option<Arc<Hosting>>,
+    ) -> Result<World, WorldError> {
+        let hosting = match (config.network, hosting) {
+            (Network::InProcess, _) if !config.faults.network.is_empty() => {
+                return Err(WorldError::Network(
+                    "network faults need the turmoil network (--network turmoil)".into(),
+                ));
+            }
+            (Network::InProcess, _) => None,
+            (Network::Turmoil, Some(hosting)) => Some(hosting),
+            (Network::Turmoil, None) => {
+                return Err(WorldError::Network(
+                    "the turmoil network needs a turmoil simulation (net::sim)".into(),
+                ));
+            }
+        };
+        let clock = if hosting.is_some() { SimClock::turmoil() } else { SimClock::start() };
         let record = Recorder::new(clock, trace_mode);
         record.keep_only(keep);
         record.emit(WorldEvent::Config(serde_json::to_string(&config).unwrap_or_default()));
@@ -212,16 +252,34 @@ impl World {
         let github = FakeGitHub::new(seed, clock, record.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
         let script = ScriptedGitHub::new(github.service());
+        let links = Links::new(config.network, apiserver.clone());
         let metrics = Metrics::new();
         let listener_metrics = Metrics::new();
-        let launcher = families.scale_set.is_some().then(|| {
-            let inputs =
-                seam::inputs(apiserver.client_as("listener"), clock, &listener_metrics, &script, &config);
-            seam::listener_launcher(inputs)
+        let launcher = families.scale_set.is_some().then(|| match &hosting {
+            None => {
+                let inputs = seam::inputs_on(&links, "listener", clock, &listener_metrics, &script, &config);
+                seam::listener_launcher(inputs)
+            }
+            Some(hosting) => {
+                let (links, metrics, script, config) =
+                    (links.clone(), listener_metrics.clone(), script.clone(), config.clone());
+                let make_inputs: Arc<dyn Fn() -> arc_controller::Inputs + Send + Sync> =
+                    Arc::new(move || seam::inputs_on(&links, "listener", clock, &metrics, &script, &config));
+                seam::listener_launcher_on(Arc::clone(hosting), make_inputs)
+            }
         });
+        if let Some(hosting) = &hosting {
+            hosting.publish_servers(Servers {
+                apiserver: apiserver.clone(),
+                github: script.clone(),
+                record: record.clone(),
+                faults: config.faults.network.clone(),
+            });
+        }
         let kubelet = Kubelet::start(
             seed,
             &apiserver,
+            &links,
             github.clone(),
             record.clone(),
             config.kubelet.clone(),
@@ -236,12 +294,16 @@ impl World {
             github,
             script,
             kubelet,
+            links,
+            hosting,
             metrics,
             listener_metrics,
             manager: None,
             replicas: Replicas::default(),
             restarts: 0,
             restarts_mid_reconcile: 0,
+            in_flight_at_crash: None,
+            controller_handed: false,
         })
     }
 
@@ -281,6 +343,10 @@ impl World {
             self.replicas = running;
             return;
         }
+        if let Some(hosting) = self.hosting.clone() {
+            self.start_controller_host(&hosting);
+            return;
+        }
         if let Some(mut old) = self.manager.take() {
             let in_flight = self.metrics.sum(ACTIVE_WORKERS, &[]);
             old.shutdown().await;
@@ -290,9 +356,48 @@ impl World {
             }
             self.record.emit(WorldEvent::ControllerRestart { number: self.restarts, in_flight });
         }
-        let client = self.apiserver.client_as("controller");
-        let inputs = seam::inputs(client, self.clock, &self.metrics, &self.script, &self.config);
+        let inputs =
+            seam::inputs_on(&self.links, "controller", self.clock, &self.metrics, &self.script, &self.config);
         self.manager = Some(arc_controller::start(&inputs, &self.families));
+    }
+
+    /// Under turmoil: hands the controller process to its host the first time, bounces the host (a
+    /// restart from scratch) after.
+    fn start_controller_host(&mut self, hosting: &Hosting) {
+        if !self.controller_handed {
+            let (links, clock, metrics, script, config, families) = (
+                self.links.clone(),
+                self.clock,
+                self.metrics.clone(),
+                self.script.clone(),
+                self.config.clone(),
+                self.families.clone(),
+            );
+            hosting.start_controller(Arc::new(move || {
+                let inputs = seam::inputs_on(&links, "controller", clock, &metrics, &script, &config);
+                Box::new(arc_controller::start(&inputs, &families))
+            }));
+            self.controller_handed = true;
+            return;
+        }
+        self.crash_controller();
+        hosting.command(NetCommand::Bounce { host: HOST_CONTROLLER.into() });
+        self.bounced_controller();
+    }
+
+    /// Notes the in-flight reconciles of a controller about to crash.
+    fn crash_controller(&mut self) {
+        self.in_flight_at_crash = Some(self.metrics.sum(ACTIVE_WORKERS, &[]));
+    }
+
+    /// Counts a controller restart after a crash.
+    fn bounced_controller(&mut self) {
+        let in_flight = self.in_flight_at_crash.take().unwrap_or(0);
+        self.restarts += 1;
+        if in_flight > 0 {
+            self.restarts_mid_reconcile += 1;
+        }
+        self.record.emit(WorldEvent::ControllerRestart { number: self.restarts, in_flight });
     }
 
     /// Creates the configured initial objects through the API, as actor `user`.
@@ -344,9 +449,13 @@ impl World {
         let mut disruptions = self.config.disruptions.clone();
         disruptions.sort_by_key(Disruption::at_ms);
         let mut disruptions = disruptions.into_iter().peekable();
+        let mut net = net::faults::schedule(&self.config.faults.network).into_iter().peekable();
         let step = Duration::from_millis(self.config.settle_check_ms.max(1));
         loop {
             let now = self.clock.elapsed_ms();
+            while let Some((_, command)) = net.next_if(|(at, _)| *at <= now) {
+                self.apply_network(command);
+            }
             while let Some(d) = disruptions.next_if(|d| d.at_ms() <= now) {
                 self.disrupt(d).await;
             }
@@ -362,10 +471,26 @@ impl World {
                 self.record.emit(WorldEvent::Settled(now));
                 return Some(now);
             }
-            let next_disruption =
-                disruptions.peek().map(|d| Duration::from_millis(d.at_ms().saturating_sub(now)));
+            let next_ms = [disruptions.peek().map(Disruption::at_ms), net.peek().map(|(at, _)| *at)]
+                .into_iter()
+                .flatten()
+                .min();
+            let next_disruption = next_ms.map(|at| Duration::from_millis(at.saturating_sub(now)));
             tokio::time::sleep(next_disruption.map_or(step, |d| d.min(step))).await;
         }
+    }
+
+    /// Records a network command and queues it for the turmoil simulation; a controller crash and
+    /// bounce count as a controller restart.
+    fn apply_network(&mut self, command: NetCommand) {
+        let Some(hosting) = self.hosting.clone() else { return };
+        self.record.emit(WorldEvent::Network(serde_json::to_string(&command).unwrap_or_default()));
+        match &command {
+            NetCommand::Crash { host } if host == HOST_CONTROLLER => self.crash_controller(),
+            NetCommand::Bounce { host } if host == HOST_CONTROLLER => self.bounced_controller(),
+            _ => {}
+        }
+        hosting.command(command);
     }
 
     async fn disrupt(&mut self, disruption: Disruption) {
@@ -394,7 +519,7 @@ impl World {
     /// What replicas are started from.
     fn replica_world(&self) -> ReplicaWorld<'_> {
         ReplicaWorld {
-            apiserver: &self.apiserver,
+            links: &self.links,
             clock: self.clock,
             metrics: &self.metrics,
             github: &self.script,
@@ -550,5 +675,6 @@ pub fn default_config(seed: Seed) -> WorldConfig {
         horizon_ms: 2 * 3_600_000,
         settle_check_ms: 1_000,
         replicas: None,
+        network: Network::InProcess,
     }
 }

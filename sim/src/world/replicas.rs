@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::WorldConfig;
 use super::seam;
-use crate::apiserver::FakeApiServer;
 use crate::clock::SimClock;
 use crate::github::ScriptedGitHub;
+use crate::net::Links;
 
 /// Controller replicas and their election.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,8 +57,8 @@ pub struct Replicas {
 
 /// What starting a replica needs from the world.
 pub struct ReplicaWorld<'a> {
-    /// The API server (each replica gets its own client).
-    pub apiserver: &'a FakeApiServer,
+    /// How each replica builds its own client.
+    pub links: &'a Links,
     /// The clock.
     pub clock: SimClock,
     /// The metrics every replica counts in.
@@ -81,8 +81,8 @@ impl Replicas {
 
     fn start(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig, index: u32, incarnation: u32) {
         let actor = replica_actor(index);
-        let client = world.apiserver.client_as(&actor);
-        let inputs = seam::inputs(client, world.clock, world.metrics, world.github, world.config);
+        let inputs =
+            seam::inputs_on(world.links, &actor, world.clock, world.metrics, world.github, world.config);
         let mut election = LeaderElection::new(
             &replicas.lease_namespace,
             &replicas.lease_name,

@@ -17,6 +17,9 @@ use super::WorldConfig;
 use crate::clock::SimClock;
 use crate::github::ScriptedGitHub;
 use crate::kubelet::ListenerLauncher;
+use crate::net::links::github_over_turmoil;
+use crate::net::sim::Hosting;
+use crate::net::{Links, Network};
 
 /// The simulated clock as the controller's clock seam.
 #[derive(Debug, Clone, Copy)]
@@ -34,22 +37,43 @@ pub fn controller_clock(clock: SimClock) -> SharedClock {
 }
 
 /// The inputs of a controller or listener process in this world: `client` (its own actor), the
-/// simulated clock, `metrics`, the fake GitHub (with its script) as the transport, and the run's
-/// switches.
+/// simulated clock, `metrics`, `github` as the transport, and the run's switches.
 pub fn inputs(
     client: kube::Client,
     clock: SimClock,
     metrics: &Metrics,
-    github: &ScriptedGitHub,
+    github: GitHubTransport,
     config: &WorldConfig,
 ) -> Inputs {
     Inputs {
         client,
         clock: controller_clock(clock),
         metrics: metrics.clone(),
-        github: GitHubTransport::service(github.clone()),
+        github,
         switches: config.switches,
     }
+}
+
+/// How a process reaches the fake GitHub on `links`' network: its service (with its script)
+/// directly, or HTTP over turmoil TCP to the GitHub host.
+pub fn github_transport(links: &Links, script: &ScriptedGitHub) -> GitHubTransport {
+    match links.network() {
+        Network::InProcess => GitHubTransport::service(script.clone()),
+        Network::Turmoil => GitHubTransport::service(github_over_turmoil()),
+    }
+}
+
+/// The inputs of a process whose API actor is `actor`, its clients built on `links` (call it inside
+/// the host the process runs on).
+pub fn inputs_on(
+    links: &Links,
+    actor: &str,
+    clock: SimClock,
+    metrics: &Metrics,
+    script: &ScriptedGitHub,
+    config: &WorldConfig,
+) -> Inputs {
+    inputs(links.client_as(actor), clock, metrics, github_transport(links, script), config)
 }
 
 /// The kubelet's hook for listener pods: the config file parsed as the binary parses it, then the
@@ -57,20 +81,57 @@ pub fn inputs(
 /// cleanly (cancelled), 1 on any error, as the binary exits.
 pub fn listener_launcher(inputs: Inputs) -> ListenerLauncher {
     Arc::new(move |pod: String, config_file: Vec<u8>, cancel: CancellationToken| {
-        let inputs = inputs.clone();
+        run_listener(inputs.clone(), pod, config_file, cancel).boxed()
+    })
+}
+
+/// The listener binary: exit 0 when it stops cleanly (cancelled), 1 on any error.
+async fn run_listener(inputs: Inputs, pod: String, config_file: Vec<u8>, cancel: CancellationToken) -> i32 {
+    let result = match ListenerConfig::from_json(&config_file) {
+        Ok(config) => listener::run(config, &inputs, Some(&pod), cancel).await,
+        Err(e) => Err(e.into()),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            tracing::info!(error = %e, pod, "listener exited with an error");
+            1
+        }
+    }
+}
+
+/// [`listener_launcher`] under turmoil: every listener pod runs on the listener host, its inputs
+/// built there by `make_inputs`. A pod started while the host is down exits 1 at once; a pod whose
+/// host crashes exits 137, as a killed container does.
+pub fn listener_launcher_on(
+    hosting: Arc<Hosting>,
+    make_inputs: Arc<dyn Fn() -> Inputs + Send + Sync>,
+) -> ListenerLauncher {
+    Arc::new(move |pod: String, config_file: Vec<u8>, cancel: CancellationToken| {
+        let host = hosting.listeners();
+        let make_inputs = Arc::clone(&make_inputs);
         async move {
-            let result = match ListenerConfig::from_json(&config_file) {
-                Ok(config) => listener::run(config, &inputs, Some(&pod), cancel).await,
-                Err(e) => Err(e.into()),
-            };
-            match result {
-                Ok(()) => 0,
-                Err(e) => {
-                    tracing::info!(error = %e, pod, "listener exited with an error");
-                    1
-                }
-            }
+            let Some(host) = host else { return 1 };
+            let task = AbortOnDrop(
+                host.spawn(async move { run_listener(make_inputs(), pod, config_file, cancel).await }),
+            );
+            task.join().await
         }
         .boxed()
     })
+}
+
+/// A listener pod's task on the listener host, aborted if the kubelet drops the pod's container.
+struct AbortOnDrop(tokio::task::JoinHandle<i32>);
+
+impl AbortOnDrop {
+    async fn join(mut self) -> i32 {
+        (&mut self.0).await.unwrap_or(137)
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

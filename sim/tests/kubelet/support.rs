@@ -63,7 +63,15 @@ pub fn node_with(setup: Setup) -> Node {
         arc_crds(),
     );
     let github = FakeGitHub::new(seed, clock, record.clone(), setup.github, &FaultPlan::none()).unwrap();
-    let kubelet = Kubelet::start(seed, &apiserver, github.clone(), record.clone(), setup.kubelet, None);
+    let kubelet = Kubelet::start(
+        seed,
+        &apiserver,
+        &arc_sim::net::Links::new(arc_sim::net::Network::InProcess, apiserver.clone()),
+        github.clone(),
+        record.clone(),
+        setup.kubelet,
+        None,
+    );
     let client = apiserver.client_as("user");
     let actions = ActionsClient::new(
         github.service(),

@@ -1,0 +1,46 @@
+//! [`Links`]: how a part of the world builds its API client on the run's [`Network`]: the fake API
+//! server's service directly, or HTTP over turmoil TCP to [`HOST_APISERVER`] from the calling host.
+//! Either way the requests carry the caller's actor header. A client must be built inside the host
+//! (the runtime) that will use it: `kube::Client` spawns its buffer's worker where it is built.
+
+use super::http::TurmoilHttp;
+use super::{APISERVER_PORT, GITHUB_PORT, HOST_APISERVER, HOST_GITHUB, Network};
+use crate::apiserver::FakeApiServer;
+use crate::apiserver::actor::ActorService;
+
+/// Builds clients of the fakes on one network.
+#[derive(Clone)]
+pub struct Links {
+    network: Network,
+    apiserver: FakeApiServer,
+}
+
+impl Links {
+    /// Clients of `apiserver` over `network`.
+    pub fn new(network: Network, apiserver: FakeApiServer) -> Self {
+        Links { network, apiserver }
+    }
+
+    /// The network.
+    pub fn network(&self) -> Network {
+        self.network
+    }
+
+    /// A `kube::Client` whose requests are attributed to `actor`.
+    pub fn client_as(&self, actor: &str) -> kube::Client {
+        match self.network {
+            Network::InProcess => self.apiserver.client_as(actor),
+            Network::Turmoil => kube::Client::new(ActorService::new(api_over_turmoil(), actor), "default"),
+        }
+    }
+}
+
+/// HTTP to the fake API server's host.
+pub fn api_over_turmoil() -> TurmoilHttp {
+    TurmoilHttp::new(HOST_APISERVER, APISERVER_PORT)
+}
+
+/// HTTP to the fake GitHub's host.
+pub fn github_over_turmoil() -> TurmoilHttp {
+    TurmoilHttp::new(HOST_GITHUB, GITHUB_PORT)
+}

@@ -134,3 +134,30 @@ fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
     };
     assert_eq!(report(1), report(2));
 }
+
+/// Under `--network turmoil` the world runs on turmoil's hosts, each with its own runtime, and turmoil
+/// draws segment latencies and every host runtime's scheduler seed from its RNG: seeded from the run's
+/// seed, two processes give the same verdict and trace hash.
+#[test]
+fn child_processes_agree_on_the_turmoil_network() {
+    let dir = std::env::temp_dir().join(format!("arcsim-turmoil-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let verdicts: Vec<serde_json::Value> = (0..2)
+        .map(|child| {
+            let file = dir.join(format!("standard-11-{child}.json"));
+            let status = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+                .args(["run", "--scenario", "standard", "--seed", "11", "--network", "turmoil", "--json"])
+                .arg(&file)
+                .status()
+                .expect("arcsim runs");
+            assert!(status.success(), "standard seed 11 fails on the turmoil network");
+            let mut verdict: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&file).expect("the child wrote its verdict"))
+                    .expect("JSON");
+            verdict["wall_ms"] = 0.into();
+            verdict
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(verdicts[0], verdicts[1], "two processes ran standard seed 11 on turmoil differently");
+}

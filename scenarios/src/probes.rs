@@ -8,6 +8,7 @@
 //! - [`history`]: commits and reads indexed for the questions probes ask.
 //! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`]: the counting
 //!   functions, by race.
+//! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
 
 pub mod after_commit;
@@ -15,15 +16,17 @@ pub mod cache_lag;
 pub mod controller;
 pub mod github;
 pub mod history;
+pub mod network;
 pub mod removal;
 pub mod tokens;
 
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::reads::ReadEntry;
-use arc_sim::apiserver::{ApiFault, AuditEntry, CacheRead, Committed, WatchSent};
+use arc_sim::apiserver::{ApiFault, AuditEntry, CacheRead, Committed, WatchOpened, WatchSent};
 use arc_sim::github::{GitHubCall, GitHubEvent};
 use arc_sim::kubelet::KubeletEvent;
+use arc_sim::net::NetEvent;
 use arc_sim::record::{Interest, WorldEvent};
 use arc_sim::world::RunRecord;
 
@@ -302,6 +305,42 @@ pub const RUNNER_REMOVED_BEFORE_JOB_STARTED: Probe = Probe {
     needs: || Interest::of::<GitHubEvent>(),
 };
 
+fn network_needs() -> Interest {
+    Interest::of::<NetEvent>().and::<AuditEntry>().and::<WatchOpened>().and::<WatchSent>().and::<GitHubCall>()
+}
+
+/// `watch-resumed-from-rv`.
+pub const WATCH_RESUMED_FROM_RV: Probe = Probe {
+    name: "watch-resumed-from-rv",
+    describe: "a watch whose connection the network cut was resumed from a resourceVersion",
+    count: network::watch_resumed_from_rv,
+    needs: network_needs,
+};
+
+/// `relist-after-410`.
+pub const RELIST_AFTER_410: Probe = Probe {
+    name: "relist-after-410",
+    describe: "a watch answered 410 Expired was followed by a relist of its resource by the same client",
+    count: network::relist_after_410,
+    needs: network_needs,
+};
+
+/// `controller-bounced-mid-reconcile`.
+pub const CONTROLLER_BOUNCED_MID_RECONCILE: Probe = Probe {
+    name: "controller-bounced-mid-reconcile",
+    describe: "the controller's host crashed within 1 s of its last API request",
+    count: network::controller_bounced_mid_reconcile,
+    needs: network_needs,
+};
+
+/// `listener-session-lost`.
+pub const LISTENER_SESSION_LOST: Probe = Probe {
+    name: "listener-session-lost",
+    describe: "a listener's long poll or host was cut by the network and a message session was created after",
+    count: network::listener_session_lost,
+    needs: network_needs,
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -326,6 +365,10 @@ pub static PROBES: &[&Probe] = &[
     &JOB_STARTED_DELAYED,
     &ACQUISITION_CAPPED,
     &RUNNER_REMOVED_BEFORE_JOB_STARTED,
+    &WATCH_RESUMED_FROM_RV,
+    &RELIST_AFTER_410,
+    &CONTROLLER_BOUNCED_MID_RECONCILE,
+    &LISTENER_SESSION_LOST,
 ];
 
 /// Every probe.

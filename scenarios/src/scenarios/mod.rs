@@ -7,6 +7,7 @@ pub mod equivalence;
 pub mod field_reports;
 pub mod jobid_equivalence;
 pub mod leader_election;
+pub mod network_partition;
 pub mod objects;
 pub mod standard;
 pub mod steady_state;
@@ -26,12 +27,18 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &equivalence::OptimisationEquivalence,
         &app_auth::StandardAppAuth,
         &leader_election::LeaderElectionFailover,
+        &network_partition::NetworkPartition,
     ]
 }
 
 /// The race scenarios' control worlds (run on request, not by a default sweep).
 pub fn controls() -> Vec<&'static dyn Scenario> {
-    vec![&watch_lag::CONTROL, &token_refresh::CONTROL, &assign_during_delete::CONTROL]
+    vec![
+        &watch_lag::CONTROL,
+        &token_refresh::CONTROL,
+        &assign_during_delete::CONTROL,
+        &network_partition::CONTROL,
+    ]
 }
 
 /// The scenario or control world named `name`, or an error listing the valid names.

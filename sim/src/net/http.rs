@@ -8,28 +8,43 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
+use super::connections::Connections;
+
+/// How long a connect waits for the peer's answer (a partitioned peer never answers), as Go's dialer
+/// under client-go does.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Any error of a connection, as the clients' `tower` stacks carry it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// HTTP/1 over turmoil TCP to `host:port`. Must be called from inside a turmoil host.
-#[derive(Debug, Clone, Copy)]
+/// HTTP/1 over turmoil TCP to `host:port`, each connection registered in `connections`. Must be
+/// called from inside a turmoil host.
+#[derive(Clone)]
 pub struct TurmoilHttp {
     host: &'static str,
     port: u16,
+    connections: Arc<Connections>,
 }
 
 impl TurmoilHttp {
     /// Requests to `host:port` (a turmoil host name).
-    pub const fn new(host: &'static str, port: u16) -> Self {
-        TurmoilHttp { host, port }
+    pub fn new(host: &'static str, port: u16, connections: Arc<Connections>) -> Self {
+        TurmoilHttp { host, port, connections }
     }
 }
+
+/// A connect that got no answer within [`CONNECT_TIMEOUT`].
+#[derive(Debug, thiserror::Error)]
+#[error("connect to {0} timed out")]
+pub struct ConnectTimeout(&'static str);
 
 impl<B> tower::Service<Request<B>> for TurmoilHttp
 where
@@ -46,12 +61,15 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let TurmoilHttp { host, port } = *self;
+        let (host, port, connections) = (self.host, self.port, Arc::clone(&self.connections));
         Box::pin(async move {
-            let stream = turmoil::net::TcpStream::connect((host, port)).await?;
+            let connect = turmoil::net::TcpStream::connect((host, port));
+            let stream =
+                tokio::time::timeout(CONNECT_TIMEOUT, connect).await.map_err(|_| ConnectTimeout(host))??;
+            let (local, peer) = (stream.local_addr()?.ip(), stream.peer_addr()?.ip());
             let (mut sender, connection) =
                 hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-            tokio::spawn(async move {
+            connections.spawn(local, peer, async move {
                 if let Err(e) = connection.await {
                     tracing::debug!(host, error = %e, "turmoil connection ended with an error");
                 }

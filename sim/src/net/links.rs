@@ -3,6 +3,9 @@
 //! Either way the requests carry the caller's actor header. A client must be built inside the host
 //! (the runtime) that will use it: `kube::Client` spawns its buffer's worker where it is built.
 
+use std::sync::Arc;
+
+use super::connections::Connections;
 use super::http::TurmoilHttp;
 use super::{APISERVER_PORT, GITHUB_PORT, HOST_APISERVER, HOST_GITHUB, Network};
 use crate::apiserver::FakeApiServer;
@@ -13,12 +16,18 @@ use crate::apiserver::actor::ActorService;
 pub struct Links {
     network: Network,
     apiserver: FakeApiServer,
+    connections: Arc<Connections>,
 }
 
 impl Links {
     /// Clients of `apiserver` over `network`.
     pub fn new(network: Network, apiserver: FakeApiServer) -> Self {
-        Links { network, apiserver }
+        Links { network, apiserver, connections: Arc::default() }
+    }
+
+    /// Clients over turmoil whose connections are registered in `connections`.
+    pub fn on_turmoil(apiserver: FakeApiServer, connections: Arc<Connections>) -> Self {
+        Links { network: Network::Turmoil, apiserver, connections }
     }
 
     /// The network.
@@ -30,17 +39,19 @@ impl Links {
     pub fn client_as(&self, actor: &str) -> kube::Client {
         match self.network {
             Network::InProcess => self.apiserver.client_as(actor),
-            Network::Turmoil => kube::Client::new(ActorService::new(api_over_turmoil(), actor), "default"),
+            Network::Turmoil => {
+                kube::Client::new(ActorService::new(self.api_over_turmoil(), actor), "default")
+            }
         }
     }
-}
 
-/// HTTP to the fake API server's host.
-pub fn api_over_turmoil() -> TurmoilHttp {
-    TurmoilHttp::new(HOST_APISERVER, APISERVER_PORT)
-}
+    /// HTTP to the fake API server's host.
+    pub fn api_over_turmoil(&self) -> TurmoilHttp {
+        TurmoilHttp::new(HOST_APISERVER, APISERVER_PORT, Arc::clone(&self.connections))
+    }
 
-/// HTTP to the fake GitHub's host.
-pub fn github_over_turmoil() -> TurmoilHttp {
-    TurmoilHttp::new(HOST_GITHUB, GITHUB_PORT)
+    /// HTTP to the fake GitHub's host.
+    pub fn github_over_turmoil(&self) -> TurmoilHttp {
+        TurmoilHttp::new(HOST_GITHUB, GITHUB_PORT, Arc::clone(&self.connections))
+    }
 }

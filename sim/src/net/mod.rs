@@ -25,11 +25,15 @@
 //! from scratch.
 //!
 //! - [`links`]: how a client is built on either backend.
+//! - [`connections`]: the live connections, so a partition can reset those crossing it.
 //! - [`http`]: the client side, one hyper HTTP/1 connection per request over turmoil TCP.
 //! - [`serve`]: the server side, and the server-side faults (watch streams cut, long polls dropped).
 //! - [`faults`]: the network faults of the fault plan.
+//! - [`events`]: what the network did, as events of the record.
 //! - [`sim`]: building the turmoil simulation and stepping it, applying the plan.
 
+pub mod connections;
+pub mod events;
 pub mod faults;
 pub mod http;
 pub mod links;
@@ -40,7 +44,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use faults::{NetFault, NetFaultError};
+pub use events::NetEvent;
+pub use faults::{NetCommand, NetFault, NetFaultError};
 pub use links::Links;
 
 /// The turmoil host the world (fakes' state, kubelet, workload, user) runs on.

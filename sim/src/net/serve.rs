@@ -2,7 +2,7 @@
 //! `tower::Service` on each with hyper's HTTP/1, and the two server-side network faults wrap the
 //! fakes' services: [`CutWatches`] resets a watch's connection after N events, [`DropLongPolls`]
 //! resets the connection of every message long poll in flight at the plan's times. Both say so in the
-//! record ([`WorldEvent::Network`]).
+//! record ([`NetEvent`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,14 +18,21 @@ use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 
+use super::connections::Connections;
+use super::events::NetEvent;
 use super::faults::NetFault;
 use super::http::BoxError;
 use crate::apiserver::http::ACTOR_HEADER;
 use crate::github::Operation;
-use crate::record::{Recorder, WorldEvent};
+use crate::record::Recorder;
 
-/// Accepts connections on `listener` and serves `service` on each, until the host crashes.
-pub async fn serve<S, B>(listener: turmoil::net::TcpListener, service: S) -> std::io::Result<()>
+/// Accepts connections on `listener` and serves `service` on each (registered in `connections`),
+/// until the host crashes.
+pub async fn serve<S, B>(
+    listener: turmoil::net::TcpListener,
+    service: S,
+    connections: &Arc<Connections>,
+) -> std::io::Result<()>
 where
     S: tower::Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
     S::Future: Send + 'static,
@@ -36,8 +43,9 @@ where
 {
     loop {
         let (stream, peer) = listener.accept().await?;
+        let local = stream.local_addr()?.ip();
         let service = TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
+        connections.spawn(local, peer.ip(), async move {
             let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
             if let Err(e) = connection.await {
                 tracing::debug!(%peer, error = %e, "turmoil connection ended with an error");
@@ -164,8 +172,7 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         if let Some(cut) = self.cut.as_ref().filter(|c| c.left == 0) {
-            let line = format!("cut-watch {} of {} after its events", cut.resource, cut.actor);
-            cut.record.emit(WorldEvent::Network(line));
+            cut.record.emit(NetEvent::WatchCut { actor: cut.actor.clone(), resource: cut.resource.clone() });
             self.cut = None;
             return Poll::Ready(Some(Err(Box::new(Reset("cut-watch")))));
         }
@@ -234,7 +241,7 @@ where
                 biased;
                 answer = answer => answer.map_err(Into::into),
                 () = tokio::time::sleep(Duration::from_millis(at_ms - now)) => {
-                    record.emit(WorldEvent::Network("drop-long-poll get-message".into()));
+                    record.emit(NetEvent::LongPollDropped);
                     Err(Box::new(Reset("drop-long-poll")) as BoxError)
                 }
             }

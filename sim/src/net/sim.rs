@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use rand::RngCore;
 
+use super::connections::Connections;
 use super::faults::{NetCommand, NetFault};
 use super::serve::{CutWatches, DropLongPolls, serve};
 use super::{
@@ -54,11 +55,17 @@ struct State {
 #[derive(Default)]
 pub struct Hosting {
     state: Mutex<State>,
+    connections: Arc<Connections>,
 }
 
 impl Hosting {
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The run's live connections.
+    pub fn connections(&self) -> &Arc<Connections> {
+        &self.connections
     }
 
     /// Hands the servers to their hosts.
@@ -142,7 +149,8 @@ fn register_hosts(sim: &mut turmoil::Sim<'_>, hosting: &Arc<Hosting>) {
         async move {
             let listener = turmoil::net::TcpListener::bind(("0.0.0.0", APISERVER_PORT)).await?;
             let s = h.wait_for(|st| st.servers.clone()).await;
-            serve(listener, CutWatches::new(s.apiserver.service(), &s.faults, s.record)).await?;
+            let service = CutWatches::new(s.apiserver.service(), &s.faults, s.record);
+            serve(listener, service, h.connections()).await?;
             Ok(())
         }
     });
@@ -152,7 +160,7 @@ fn register_hosts(sim: &mut turmoil::Sim<'_>, hosting: &Arc<Hosting>) {
         async move {
             let listener = turmoil::net::TcpListener::bind(("0.0.0.0", GITHUB_PORT)).await?;
             let s = h.wait_for(|st| st.servers.clone()).await;
-            serve(listener, DropLongPolls::new(s.github, &s.faults, s.record)).await?;
+            serve(listener, DropLongPolls::new(s.github, &s.faults, s.record), h.connections()).await?;
             Ok(())
         }
     });
@@ -179,8 +187,13 @@ fn register_hosts(sim: &mut turmoil::Sim<'_>, hosting: &Arc<Hosting>) {
 
 fn apply(sim: &mut turmoil::Sim<'_>, hosting: &Hosting, command: NetCommand) {
     match command {
-        NetCommand::Partition { a, b, one_way: false } => sim.partition(a, b),
-        NetCommand::Partition { a, b, one_way: true } => sim.partition_oneway(a, b),
+        NetCommand::Partition { a, b, one_way } => {
+            hosting.connections.reset_between(sim.lookup(a.as_str()), sim.lookup(b.as_str()));
+            match one_way {
+                false => sim.partition(a, b),
+                true => sim.partition_oneway(a, b),
+            }
+        }
         NetCommand::Repair { a, b, one_way: false } => sim.repair(a, b),
         NetCommand::Repair { a, b, one_way: true } => sim.repair_oneway(a, b),
         NetCommand::Hold { a, b } => sim.hold(a, b),

@@ -19,8 +19,6 @@ pub enum WorldEvent {
     Disruption(String),
     /// A disruption could not be applied (why).
     DisruptionFailed(String),
-    /// A network fault was applied or fired (turmoil backend): what, in one line.
-    Network(String),
     /// The world settled at this sim ms.
     Settled(u64),
     /// The run reached its horizon at this sim ms.
@@ -36,7 +34,6 @@ impl Observed for WorldEvent {
             }
             WorldEvent::Disruption(json) => Line::new("world", "disruption", json),
             WorldEvent::DisruptionFailed(why) => Line::new("world", "disruption-failed", why),
-            WorldEvent::Network(what) => Line::new("world", "network", what),
             WorldEvent::Settled(ms) => Line::new("world", "settled", ms),
             WorldEvent::Horizon(ms) => Line::new("world", "horizon", ms),
         })

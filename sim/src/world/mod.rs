@@ -41,7 +41,7 @@ use crate::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
 use crate::kubelet::{Kubelet, KubeletConfig};
 use crate::net::faults::NetCommand;
 use crate::net::sim::{Hosting, Servers};
-use crate::net::{self, HOST_CONTROLLER, Links, Network};
+use crate::net::{self, HOST_CONTROLLER, Links, NetEvent, Network};
 use crate::record::{Interest, Recorder, WorldEvent};
 use crate::seed::Seed;
 use crate::trace::TraceMode;
@@ -252,7 +252,10 @@ impl World {
         let github = FakeGitHub::new(seed, clock, record.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
         let script = ScriptedGitHub::new(github.service());
-        let links = Links::new(config.network, apiserver.clone());
+        let links = match &hosting {
+            Some(hosting) => Links::on_turmoil(apiserver.clone(), Arc::clone(hosting.connections())),
+            None => Links::new(config.network, apiserver.clone()),
+        };
         let metrics = Metrics::new();
         let listener_metrics = Metrics::new();
         let launcher = families.scale_set.is_some().then(|| match &hosting {
@@ -484,7 +487,7 @@ impl World {
     /// bounce count as a controller restart.
     fn apply_network(&mut self, command: NetCommand) {
         let Some(hosting) = self.hosting.clone() else { return };
-        self.record.emit(WorldEvent::Network(serde_json::to_string(&command).unwrap_or_default()));
+        self.record.emit(NetEvent::Applied(command.clone()));
         match &command {
             NetCommand::Crash { host } if host == HOST_CONTROLLER => self.crash_controller(),
             NetCommand::Bounce { host } if host == HOST_CONTROLLER => self.bounced_controller(),

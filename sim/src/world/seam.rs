@@ -17,7 +17,6 @@ use super::WorldConfig;
 use crate::clock::SimClock;
 use crate::github::ScriptedGitHub;
 use crate::kubelet::ListenerLauncher;
-use crate::net::links::github_over_turmoil;
 use crate::net::sim::Hosting;
 use crate::net::{Links, Network};
 
@@ -59,7 +58,7 @@ pub fn inputs(
 pub fn github_transport(links: &Links, script: &ScriptedGitHub) -> GitHubTransport {
     match links.network() {
         Network::InProcess => GitHubTransport::service(script.clone()),
-        Network::Turmoil => GitHubTransport::service(github_over_turmoil()),
+        Network::Turmoil => GitHubTransport::service(links.github_over_turmoil()),
     }
 }
 

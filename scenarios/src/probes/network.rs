@@ -1,0 +1,85 @@
+//! The network probes (issue 17), from the network's own events ([`NetEvent`]) and the API and
+//! GitHub traffic around them: a cut watch resumed from its last resourceVersion, a 410 Expired
+//! answered by a relist, the controller's host crashed within 1 s of its last request, a listener's
+//! long poll or host cut under it and a new message session created after.
+
+use arc_sim::apiserver::{AuditEntry, WatchItem, WatchOpened, WatchSent};
+use arc_sim::faults::ApiVerb;
+use arc_sim::github::GitHubCall;
+use arc_sim::net::{HOST_CONTROLLER, HOST_LISTENERS, NetCommand, NetEvent};
+use arc_sim::record::Event;
+use arc_sim::world::RunRecord;
+
+/// How close before a crash the controller's last request must be for the crash to cut a reconcile.
+const MID_RECONCILE_MS: u64 = 1_000;
+/// How soon after a 410 the watcher's relist must come.
+const RELIST_WITHIN_MS: u64 = 60_000;
+
+fn net_events(run: &RunRecord) -> impl Iterator<Item = (&Event, &NetEvent)> + '_ {
+    run.events.iter().filter_map(|e| e.get::<NetEvent>().map(|n| (e, n)))
+}
+
+/// Cut watches whose watcher's next watch of the resource started from a resourceVersion.
+pub fn watch_resumed_from_rv(run: &RunRecord) -> u32 {
+    let cuts = net_events(run).filter_map(|(e, n)| match n {
+        NetEvent::WatchCut { actor, resource } => Some((e.seq, actor, resource)),
+        _ => None,
+    });
+    let resumed = |(seq, actor, resource): (u64, &String, &String)| {
+        let next = run.events.iter().filter(|e| e.seq > seq).find_map(|e| {
+            e.get::<WatchOpened>()
+                .filter(|w| w.actor.as_deref() == Some(actor.as_str()) && w.resource == *resource)
+        });
+        next.is_some_and(|w| w.from != "now" && w.from != "0")
+    };
+    cuts.filter(|cut| resumed(*cut)).count() as u32
+}
+
+/// 410 Expired watch answers followed, within a minute, by a list of the resource by the same actor.
+pub fn relist_after_410(run: &RunRecord) -> u32 {
+    let expired = run.events.iter().filter_map(|e| {
+        let sent = e.get::<WatchSent>()?;
+        matches!(&sent.item, WatchItem::Error { code, .. } if code == "410").then_some((e, sent))
+    });
+    let relisted = |(at, sent): (&Event, &WatchSent)| {
+        run.events.iter().filter(|e| e.seq > at.seq).filter_map(|e| e.get::<AuditEntry>()).any(|a| {
+            a.verb == ApiVerb::List
+                && Some(a.actor.as_str()) == sent.actor.as_deref()
+                && a.resource == sent.resource
+                && a.ms <= at.at_ms + RELIST_WITHIN_MS
+        })
+    };
+    expired.filter(|x| relisted(*x)).count() as u32
+}
+
+/// Crashes of the controller's host within 1 s of one of its API requests.
+pub fn controller_bounced_mid_reconcile(run: &RunRecord) -> u32 {
+    let requests: Vec<u64> = run
+        .events_of::<AuditEntry>()
+        .filter(|a| crate::oracles::view::is_controller(&a.actor) && a.verb != ApiVerb::Watch)
+        .map(|a| a.ms)
+        .collect();
+    net_events(run)
+        .filter(
+            |(_, n)| matches!(n, NetEvent::Applied(NetCommand::Crash { host }) if host == HOST_CONTROLLER),
+        )
+        .filter(|(e, _)| requests.iter().any(|ms| *ms <= e.at_ms && e.at_ms - ms <= MID_RECONCILE_MS))
+        .count() as u32
+}
+
+/// Long polls dropped and listener-host crashes after which a message session was created.
+pub fn listener_session_lost(run: &RunRecord) -> u32 {
+    let cuts = net_events(run).filter(|(_, n)| match n {
+        NetEvent::LongPollDropped => true,
+        NetEvent::Applied(NetCommand::Crash { host }) => host == HOST_LISTENERS,
+        _ => false,
+    });
+    let session_after = |at: &Event| {
+        run.events
+            .iter()
+            .filter(|e| e.seq > at.seq)
+            .filter_map(|e| e.get::<GitHubCall>())
+            .any(|c| c.operation == "create-session" && c.status.is_some_and(|s| (200..300).contains(&s)))
+    };
+    cuts.filter(|(e, _)| session_after(e)).count() as u32
+}

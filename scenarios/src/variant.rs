@@ -49,11 +49,15 @@ pub enum Variant {
     /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
     /// upstream did before the listener came to own the Running phase (§5.2, #4646 in 0.15.0).
     BugRunningFromPod,
+    /// A listener whose long poll fails (no answer after the client's retries) waits instead of
+    /// exiting: a zombie holding its session (actions/scaleset #63, ARC #4285). Only a network
+    /// fault makes the poll fail so.
+    BugZombieListener,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 16] = [
+    pub const ALL: [Variant; 17] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -70,6 +74,7 @@ impl Variant {
         Variant::BugUnlistedRunnerGone,
         Variant::BugStaleDeregistration,
         Variant::BugRunningFromPod,
+        Variant::BugZombieListener,
     ];
 
     /// The command-line name.
@@ -91,6 +96,7 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
             Variant::BugStaleDeregistration => "bug-stale-deregistration",
             Variant::BugRunningFromPod => "bug-running-from-pod",
+            Variant::BugZombieListener => "bug-zombie-listener",
         }
     }
 
@@ -123,6 +129,9 @@ impl Variant {
             Variant::BugRunningFromPod => {
                 "phase Running copied from the pod, before any job (upstream before #4646)"
             }
+            Variant::BugZombieListener => {
+                "a listener whose long poll fails waits instead of exiting (scaleset #63, #4285)"
+            }
         }
     }
 
@@ -146,6 +155,7 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
             Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
+            Variant::BugZombieListener => "fixes.listener_exits_when_poll_fails",
         })
     }
 

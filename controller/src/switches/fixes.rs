@@ -53,6 +53,12 @@ pub struct Fixes {
     /// optimistic lock on the observed resourceVersion). Off: it is written unconditionally.
     /// Meaningless without `optimisations.running_from_listener`.
     pub running_never_overwrites_terminal: bool,
+    /// ARC's listener (\[SS\] `listener.Run`): a GetMessage long poll that fails after the GitHub
+    /// client's retries ends the listener, so its pod is recreated and opens a fresh session. Off
+    /// (the zombie listener of actions/scaleset #63, ARC #4285): the listener logs the failure and
+    /// waits to be stopped, its pod Running and its session held but never polled again, so no job
+    /// of its scale set is acquired until something restarts it.
+    pub listener_exits_when_poll_fails: bool,
     /// arcsim's own fix for a race the suite found in ARC's `cleanUpEphemeralRunners` and
     /// `deleteIdleEphemeralRunners`: before RemoveRunner-then-delete, read the runner afresh (its
     /// snapshot may be seconds old after earlier RemoveRunner calls), skip it if it has a job or is
@@ -128,6 +134,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "listener's Running write guarded and locked",
     ),
     SwitchDoc::new(
+        "listener_exits_when_poll_fails",
+        "ARC listener.Run; actions/scaleset #63",
+        "listener exits when its long poll fails, not a zombie",
+    ),
+    SwitchDoc::new(
         "reread_runner_before_removal",
         "arcsim",
         "re-read a runner before RemoveRunner-then-delete",
@@ -178,6 +189,7 @@ impl Fixes {
             no_finalizer_short_circuit: on,
             secrets_read_uncached: on,
             running_never_overwrites_terminal: on,
+            listener_exits_when_poll_fails: on,
             reread_runner_before_removal: on,
             reread_runner_before_deregistration: on,
             token_in_pod_hash: on,

@@ -94,8 +94,10 @@ pub fn network_faults(rng: &mut ChaCha8Rng) -> Vec<NetFault> {
             at_ms: rng.random_range(60_000..500_000),
             down_ms: rng.random_range(1_000..10_000),
         },
+        // Before the listeners' partition from GitHub, so the crash cannot rescue a listener the
+        // partition left a zombie.
         NetFault::CrashListeners {
-            at_ms: rng.random_range(60_000..500_000),
+            at_ms: rng.random_range(30_000..120_000),
             down_ms: rng.random_range(1_000..10_000),
         },
         NetFault::Latency {
@@ -112,7 +114,7 @@ pub fn network_faults(rng: &mut ChaCha8Rng) -> Vec<NetFault> {
         NetFault::Partition {
             a: host(HOST_LISTENERS),
             b: host(HOST_GITHUB),
-            window: window(rng, 60_000, 400_000, 150_000, 240_000),
+            window: window(rng, 150_000, 400_000, 150_000, 240_000),
             one_way: false,
         },
     ];

@@ -94,3 +94,10 @@ pub enum ListenerError {
         source: kube::Error,
     },
 }
+
+impl ListenerError {
+    /// Whether a queue call got no answer at all (a transport error or timeout, after retries).
+    pub fn is_transport(&self) -> bool {
+        matches!(self, ListenerError::Queue(e) if e.is_transport())
+    }
+}

@@ -84,6 +84,7 @@ pub struct MessageLoop<'s> {
     max_capacity: u32,
     last_message_id: i64,
     latest_statistics: RunnerScaleSetStatistic,
+    exit_when_poll_fails: bool,
 }
 
 impl<'s> MessageLoop<'s> {
@@ -102,7 +103,14 @@ impl<'s> MessageLoop<'s> {
             max_capacity,
             last_message_id: 0,
             latest_statistics: statistics,
+            exit_when_poll_fails: true,
         }
+    }
+
+    /// Whether a long poll that fails for want of an answer ends the loop (`fixes.listener_exits_when_poll_fails`;
+    /// on by default). Off: the loop waits for `cancel` instead, a zombie.
+    pub fn exit_when_poll_fails(self, exit: bool) -> Self {
+        MessageLoop { exit_when_poll_fails: exit, ..self }
     }
 
     /// Scales from the session's statistics, then polls and handles messages until `cancel` fires
@@ -116,7 +124,15 @@ impl<'s> MessageLoop<'s> {
             let polled = tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
-                polled = self.session.get_message(self.last_message_id, self.max_capacity) => polled?,
+                polled = self.session.get_message(self.last_message_id, self.max_capacity) => polled,
+            };
+            let polled = match polled {
+                Err(error) if error.is_transport() && !self.exit_when_poll_fails => {
+                    tracing::warn!(%error, "the long poll got no answer; waiting to be stopped");
+                    cancel.cancelled().await;
+                    break;
+                }
+                polled => polled?,
             };
             match polled {
                 None if self.desired.is_worker() => {

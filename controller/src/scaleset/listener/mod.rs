@@ -214,7 +214,10 @@ impl Listener {
         );
         let jobs = JobHandlers::new(self.api.clone(), namespace.clone(), self.switches);
         let max_capacity = u32::try_from(config.max_runners).unwrap_or(0);
-        MessageLoop::new(session, desired, jobs, max_capacity, statistics).run(cancel).await
+        MessageLoop::new(session, desired, jobs, max_capacity, statistics)
+            .exit_when_poll_fails(self.switches.fixes.listener_exits_when_poll_fails)
+            .run(cancel)
+            .await
     }
 }
 

@@ -24,11 +24,13 @@ impl<'a> OnNetwork<'a> {
         OnNetwork { inner, network }
     }
 
-    /// `plan` on turmoil when asked; `in-process` keeps the scenario's own network (a scenario whose
-    /// faults are network faults runs on turmoil whatever the flag).
-    fn on(&self, mut plan: WorldPlan) -> WorldPlan {
+    /// `plan` on turmoil, with the network faults the scenario adds there, when asked; `in-process`
+    /// keeps the scenario's own network (a scenario whose faults are network faults runs on turmoil
+    /// whatever the flag).
+    fn on(&self, seed: Seed, mut plan: WorldPlan) -> WorldPlan {
         if self.network == Network::Turmoil {
             plan.config.network = Network::Turmoil;
+            plan.config.faults.network.extend(self.inner.network_faults(seed));
         }
         plan
     }
@@ -44,11 +46,11 @@ impl Scenario for OnNetwork<'_> {
     }
 
     fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
-        self.on(self.inner.world(seed, variant))
+        self.on(seed, self.inner.world(seed, variant))
     }
 
     fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
-        self.on(self.inner.world_for(seed, build))
+        self.on(seed, self.inner.world_for(seed, build))
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
@@ -56,11 +58,19 @@ impl Scenario for OnNetwork<'_> {
     }
 
     fn twins(&self, seed: Seed, variant: Variant) -> Vec<Twin> {
-        self.inner.twins(seed, variant).into_iter().map(|t| Twin { plan: self.on(t.plan), ..t }).collect()
+        self.inner
+            .twins(seed, variant)
+            .into_iter()
+            .map(|t| Twin { plan: self.on(seed, t.plan), ..t })
+            .collect()
     }
 
     fn twins_for(&self, seed: Seed, build: Build) -> Vec<Twin> {
-        self.inner.twins_for(seed, build).into_iter().map(|t| Twin { plan: self.on(t.plan), ..t }).collect()
+        self.inner
+            .twins_for(seed, build)
+            .into_iter()
+            .map(|t| Twin { plan: self.on(seed, t.plan), ..t })
+            .collect()
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
@@ -69,5 +79,9 @@ impl Scenario for OnNetwork<'_> {
 
     fn control(&self) -> Option<&'static dyn Scenario> {
         self.inner.control()
+    }
+
+    fn network_faults(&self, seed: Seed) -> Vec<arc_sim::net::NetFault> {
+        self.inner.network_faults(seed)
     }
 }

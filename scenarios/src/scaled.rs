@@ -97,6 +97,10 @@ impl Scenario for Scaled<'_> {
     fn control(&self) -> Option<&'static dyn Scenario> {
         self.inner.control()
     }
+
+    fn network_faults(&self, seed: Seed) -> Vec<arc_sim::net::NetFault> {
+        self.inner.network_faults(seed)
+    }
 }
 
 #[cfg(test)]

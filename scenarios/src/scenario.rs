@@ -83,6 +83,12 @@ pub trait Scenario: Send + Sync {
     fn control(&self) -> Option<&'static dyn Scenario> {
         None
     }
+
+    /// The network faults this world adds when it runs on the turmoil network (`--network turmoil`);
+    /// none by default.
+    fn network_faults(&self, _seed: Seed) -> Vec<arc_sim::net::NetFault> {
+        Vec::new()
+    }
 }
 
 /// `onto` with every switch where `changed` differs from `base` set as `changed` has it.

@@ -10,6 +10,7 @@ use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
 use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan, GitHubFault, GitHubFaultAction, Window};
 use arc_sim::github::GitHubConfig;
+use arc_sim::net::{HOST_APISERVER, HOST_CONTROLLER, NetFault};
 use arc_sim::world::Disruption;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -179,7 +180,39 @@ fn disruptions(rng: &mut ChaCha8Rng) -> Vec<Disruption> {
     out
 }
 
+/// The swarm's network faults under `--network turmoil`, all healed by [`HEAL_MS`]: the controller
+/// partitioned from the API server (one way half the time), its watches cut, a long poll dropped, the
+/// controller's host crashed and bounced — each drawn or not.
+fn swarm_network_faults(rng: &mut ChaCha8Rng) -> Vec<NetFault> {
+    let mut out = Vec::new();
+    let window = |rng: &mut ChaCha8Rng, min_ms: u64, max_ms: u64| {
+        let start_ms = rng.random_range(0..HEAL_MS - max_ms);
+        Window { start_ms, end_ms: start_ms + rng.random_range(min_ms..max_ms) }
+    };
+    if chance(rng, 0.5) {
+        let (a, b) = (HOST_CONTROLLER.to_string(), HOST_APISERVER.to_string());
+        let window = window(rng, 5_000, 60_000);
+        out.push(NetFault::Partition { a, b, window, one_way: rng.random_bool(0.5) });
+    }
+    if chance(rng, 0.5) {
+        let window = window(rng, 30_000, 300_000);
+        out.push(NetFault::CutWatch { resources: Vec::new(), after_events: rng.random_range(5..50), window });
+    }
+    if chance(rng, 0.3) {
+        out.push(NetFault::DropLongPoll { at_ms: rng.random_range(0..HEAL_MS) });
+    }
+    if chance(rng, 0.3) {
+        let at_ms = rng.random_range(0..HEAL_MS - 10_000);
+        out.push(NetFault::CrashController { at_ms, down_ms: rng.random_range(1_000..10_000) });
+    }
+    out
+}
+
 impl Scenario for SteadyState {
+    fn network_faults(&self, seed: Seed) -> Vec<NetFault> {
+        swarm_network_faults(&mut seed.named_rng("scenario/steady-state/network"))
+    }
+
     fn name(&self) -> &'static str {
         "steady-state"
     }

@@ -12,6 +12,7 @@ mod determinism;
 mod equivalence;
 mod field_reports;
 mod leader_election;
+mod network_partition;
 mod record;
 mod snapshots;
 mod steady_state;

@@ -8,7 +8,7 @@ use arc_benches::{Switches, plan, run};
 use arc_sim::net::Network;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-fn on(network: Network) -> arc_sim::world::WorldPlan {
+fn on(network: Network) -> arc_scenarios::scenario::WorldPlan {
     let mut plan = plan("standard", 1, Switches::ON, false);
     plan.config.network = network;
     plan

@@ -554,6 +554,7 @@ mod tests {
                 window: None,
                 action: GitHubFaultAction::Throttle { retry_after_seconds: 2 },
             }],
+            network: vec![NetFault::DropLongPoll { at_ms: 5_000 }],
         };
         let line = plan.to_json();
         assert_eq!(FaultPlan::parse(&line), Ok(plan));

@@ -48,7 +48,7 @@ fn the_zombie_listener_passes_without_network_faults() {
 fn network_faults_on_the_in_process_network_are_refused_with_a_clear_error() {
     let mut plan = NetworkPartition.world(Seed(1), Variant::Fixed);
     plan.config.network = arc_sim::net::Network::InProcess;
-    let error = run_world(plan, TraceMode::HashOnly, Interest::none()).err().expect("refused");
+    let error = run_world(plan, TraceMode::HashOnly, Interest::none()).expect_err("refused");
     assert!(error.to_string().contains("--network turmoil"), "{error}");
 }
 

@@ -100,9 +100,7 @@ impl<S> CutWatches<S> {
         let resource = request.uri().path().rsplit('/').next().unwrap_or("").to_string();
         let now = self.record.clock().elapsed_ms();
         let rule = self.rules.iter().find(|r| {
-            r.start_ms <= now
-                && now < r.end_ms
-                && (r.resources.is_empty() || r.resources.iter().any(|x| *x == resource))
+            r.start_ms <= now && now < r.end_ms && (r.resources.is_empty() || r.resources.contains(&resource))
         })?;
         Some((rule.after_events, resource))
     }

@@ -25,6 +25,7 @@ fn faults() -> FaultPlan {
             rule(0.1, ApiFaultAction::Error { code: 503 }),
         ],
         github: vec![],
+        network: Vec::new(),
     }
 }
 

@@ -37,6 +37,7 @@ async fn the_informer_follows_the_fake_through_a_forced_relist() {
             action: ApiFaultAction::ExpireWatch,
         }],
         github: vec![],
+        network: Vec::new(),
     };
     let config = arc_sim::apiserver::ApiServerConfig { history_capacity: 3, ..Default::default() };
     let w = world_with(Seed(5), config, expire_once);
@@ -153,6 +154,7 @@ async fn the_informer_sees_a_write_that_committed_even_when_its_answer_was_a_tim
             action: ApiFaultAction::CommitThenError { code: 504 },
         }],
         github: vec![],
+        network: Vec::new(),
     };
     let w = world_with(Seed(2), arc_sim::apiserver::ApiServerConfig::default(), timeout);
     w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();

@@ -21,6 +21,7 @@ fn expire_watches(start_ms: u64, end_ms: u64) -> FaultPlan {
             action: ApiFaultAction::ExpireWatch,
         }],
         github: vec![],
+        network: Vec::new(),
     }
 }
 

@@ -17,6 +17,7 @@ use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
+use crate::scenarios::network_partition::NetworkPartition;
 use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
 use crate::scenarios::watch_lag::WatchLagDuplicateCreate;
@@ -165,6 +166,9 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 13, 30),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
+    // The zombie listener needs a long poll that gets no answer: only the turmoil network's faults
+    // make one (30 seeds).
+    measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 21, 30),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

@@ -86,18 +86,23 @@ impl Evidence {
     /// The last `n` events up to the window's end that touch the subjects and are worth telling
     /// (see [`worth_telling`]), in order: a story's lines.
     pub fn last_events<'a>(&self, run: &'a RunRecord, commits: &Commits, n: usize) -> Vec<&'a Event> {
-        let mut last: Vec<&Event> =
-            run.events.iter().rev().filter(|e| self.covers(e) && worth_telling(e, commits)).take(n).collect();
+        let mut last: Vec<&Event> = run
+            .events
+            .iter()
+            .rev()
+            .filter(|e| self.covers(e) && worth_telling(e, commits, self.to_ms))
+            .take(n)
+            .collect();
         last.reverse();
         last
     }
 }
 
-/// Whether a story shows the event: it has a line, it is not a watch delivery (each change reaches
-/// every watcher, which would crowd out what happened), and it is not a commit whose request's
-/// answer already tells it.
-pub fn worth_telling(event: &Event, commits: &Commits) -> bool {
+/// Whether a story ending at `to_ms` shows the event: it has a line, it is not a watch delivery (each
+/// change reaches every watcher, which would crowd out what happened), and it is not a commit whose
+/// request's answer, by `to_ms`, already tells it.
+pub fn worth_telling(event: &Event, commits: &Commits, to_ms: u64) -> bool {
     event.get::<arc_sim::apiserver::WatchSent>().is_none()
-        && !commits.is_answered(event)
+        && !commits.is_answered(event, to_ms)
         && tell(event).is_some()
 }

@@ -2,7 +2,7 @@
 //! the state its commit left (` phase=Running deleting`) and a story or diagram need not show the
 //! commit a second time.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::record::Event;
@@ -15,8 +15,8 @@ use super::told::state_of;
 pub struct Commits {
     /// resourceVersion → (sim ms, sequence number, the state it left).
     by_rv: BTreeMap<u64, (u64, u64, String)>,
-    /// resourceVersion a mutating request's answer carries → when the answer came.
-    answered: BTreeMap<u64, u64>,
+    /// resourceVersions a mutating request's answer carries.
+    answered: BTreeSet<u64>,
 }
 
 impl Commits {
@@ -27,9 +27,7 @@ impl Commits {
             if let Some(c) = e.get::<Committed>() {
                 commits.by_rv.insert(c.change.rv, (e.at_ms, e.seq, state_of(&c.change.object)));
             } else if let Some(a) = e.get::<AuditEntry>().filter(|a| a.verb.is_mutating()) {
-                if let Ok(rv) = a.resource_version.parse::<u64>() {
-                    commits.answered.insert(rv, e.at_ms);
-                }
+                commits.answered.extend(a.resource_version.parse::<u64>().ok());
             }
         }
         commits
@@ -52,12 +50,9 @@ impl Commits {
         self.by_rv.get(&rv).map(|(_, seq, _)| *seq)
     }
 
-    /// Whether `event` is a commit whose request's answer is in the record by `by_ms` (and tells it);
-    /// a commit answered later (the server's latency after the commit) is told on its own.
-    pub fn is_answered(&self, event: &Event, by_ms: u64) -> bool {
-        event
-            .get::<Committed>()
-            .is_some_and(|c| self.answered.get(&c.change.rv).is_some_and(|answered_ms| *answered_ms <= by_ms))
+    /// Whether `event` is a commit whose request's answer is in the record (and tells it).
+    pub fn is_answered(&self, event: &Event) -> bool {
+        event.get::<Committed>().is_some_and(|c| self.answered.contains(&c.change.rv))
     }
 
     /// `event`'s line with, for a mutating request, the state its commit left.

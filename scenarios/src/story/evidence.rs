@@ -62,9 +62,11 @@ impl Evidence {
         self
     }
 
-    /// Whether `event` touches one of the subjects and happened no later than the window's end.
+    /// Whether `event` touches one of the subjects and happened no later than the window's end (a
+    /// request counts from when the store served it: a write committed in the window whose answer
+    /// came after it, by the server's latency after the commit, is in it).
     pub fn covers(&self, event: &Event) -> bool {
-        event.at_ms <= self.to_ms && touched(event).iter().any(|s| self.subjects.contains(s))
+        happened_ms(event) <= self.to_ms && touched(event).iter().any(|s| self.subjects.contains(s))
     }
 
     /// Whether the oracle cited the event numbered `seq`.
@@ -86,23 +88,23 @@ impl Evidence {
     /// The last `n` events up to the window's end that touch the subjects and are worth telling
     /// (see [`worth_telling`]), in order: a story's lines.
     pub fn last_events<'a>(&self, run: &'a RunRecord, commits: &Commits, n: usize) -> Vec<&'a Event> {
-        let mut last: Vec<&Event> = run
-            .events
-            .iter()
-            .rev()
-            .filter(|e| self.covers(e) && worth_telling(e, commits, self.to_ms))
-            .take(n)
-            .collect();
+        let mut last: Vec<&Event> =
+            run.events.iter().rev().filter(|e| self.covers(e) && worth_telling(e, commits)).take(n).collect();
         last.reverse();
         last
     }
 }
 
-/// Whether a story ending at `to_ms` shows the event: it has a line, it is not a watch delivery (each
-/// change reaches every watcher, which would crowd out what happened), and it is not a commit whose
-/// request's answer, by `to_ms`, already tells it.
-pub fn worth_telling(event: &Event, commits: &Commits, to_ms: u64) -> bool {
+/// Whether a story shows the event: it has a line, it is not a watch delivery (each change reaches
+/// every watcher, which would crowd out what happened), and it is not a commit whose request's
+/// answer already tells it.
+pub fn worth_telling(event: &Event, commits: &Commits) -> bool {
     event.get::<arc_sim::apiserver::WatchSent>().is_none()
-        && !commits.is_answered(event, to_ms)
+        && !commits.is_answered(event)
         && tell(event).is_some()
+}
+
+/// When `event` took effect: a request's time at the store, anything else's time in the record.
+pub fn happened_ms(event: &Event) -> u64 {
+    event.get::<arc_sim::apiserver::AuditEntry>().map_or(event.at_ms, |a| a.served_ms)
 }

@@ -62,7 +62,7 @@ fn window_events<'a>(run: &'a RunRecord, evidence: &Evidence, commits: &Commits)
         .events
         .iter()
         .rev()
-        .filter(|e| evidence.covers(e) && tell(e).is_some() && !commits.is_answered(e, evidence.to_ms))
+        .filter(|e| evidence.covers(e) && tell(e).is_some() && !commits.is_answered(e))
         .filter(|e| e.get::<WatchSent>().is_none_or(|w| w.actor.as_deref() == Some("controller")))
         .take(MAX_EVENTS)
         .collect();

@@ -46,6 +46,8 @@ pub enum Variant {
     /// A runner deleted while it registers is deregistered from a stale snapshot with no runner id,
     /// leaving its registration behind (ARC's own behaviour; a race this suite found).
     BugStaleDeregistration,
+    /// The `actions/scaleset` listener acknowledges a message before acquiring its jobs.
+    BugAckBeforeAcquire,
     /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
     /// upstream did before the listener came to own the Running phase (§5.2, #4646 in 0.15.0).
     BugRunningFromPod,
@@ -53,7 +55,7 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 16] = [
+    pub const ALL: [Variant; 17] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -69,6 +71,7 @@ impl Variant {
         Variant::BugStaleRemovalSnapshot,
         Variant::BugUnlistedRunnerGone,
         Variant::BugStaleDeregistration,
+        Variant::BugAckBeforeAcquire,
         Variant::BugRunningFromPod,
     ];
 
@@ -90,6 +93,7 @@ impl Variant {
             Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
             Variant::BugStaleDeregistration => "bug-stale-deregistration",
+            Variant::BugAckBeforeAcquire => "bug-ack-before-acquire",
             Variant::BugRunningFromPod => "bug-running-from-pod",
         }
     }
@@ -123,6 +127,9 @@ impl Variant {
             Variant::BugRunningFromPod => {
                 "phase Running copied from the pod, before any job (upstream before #4646)"
             }
+            Variant::BugAckBeforeAcquire => {
+                "listener acks a message before acquiring its jobs; a crash between loses them (ARC 0.14+; found by arcsim)"
+            }
         }
     }
 
@@ -145,6 +152,7 @@ impl Variant {
             Variant::BugStaleRemovalSnapshot => "fixes.reread_runner_before_removal",
             Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
             Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
+            Variant::BugAckBeforeAcquire => "fixes.acquire_before_ack",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
         })
     }

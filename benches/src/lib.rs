@@ -5,6 +5,8 @@
 //! Counts come from the controller's own metrics registry, so they are exact for a seed; timings come
 //! from criterion. Nothing here asserts on wall-clock time.
 
+pub mod edges;
+
 use std::collections::BTreeMap;
 
 use arc_controller::runtime::metrics::{DEEP_COPIES_TOTAL, PREDICATE_DROPPED_TOTAL, RECONCILE_TOTAL};
@@ -52,9 +54,20 @@ pub fn plan(scenario: &str, seed: u64, switches: Switches, quiet: bool) -> World
     plan
 }
 
-/// Runs a plan (hash-only trace), keeping the API requests the counts and the equivalence oracle read.
+/// Runs a plan (hash-only trace), keeping the API requests the counts and the equivalence oracle read
+/// and the watch deliveries and commits [`edges::measure`] reads.
 pub fn run(plan: WorldPlan) -> RunRecord {
-    run_world(plan, TraceMode::HashOnly, SameCallsAndFinalState.needs()).expect("the world runs")
+    let needs = SameCallsAndFinalState.needs().union(&edges::needs());
+    run_world(plan, TraceMode::HashOnly, needs).expect("the world runs")
+}
+
+/// Which optional fields the reconcilers of `plan`'s controller read.
+pub fn reads(plan: &WorldPlan) -> edges::Reads {
+    let fixes = &plan.config.switches.fixes;
+    edges::Reads {
+        runner_job_id: fixes.predicate_includes_job_id,
+        runner_set_counts: fixes.ars_predicate_includes_counts,
+    }
 }
 
 /// Reconciles per controller.

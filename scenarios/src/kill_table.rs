@@ -11,12 +11,14 @@
 use serde::ser::SerializeStruct;
 
 use crate::oracles::{
-    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, phases, pods, registrations, tokens,
+    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, phases, pods, registrations,
+    symptoms, tokens,
 };
 use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
+use crate::scenarios::field_reports::REPORT_4027;
 use crate::scenarios::network_partition::NetworkPartition;
 use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
@@ -169,6 +171,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // The zombie listener needs a long poll that gets no answer: only the turmoil network's faults
     // make one (30 seeds).
     measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 21, 30),
+    // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
+    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 20, 20),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

@@ -81,6 +81,7 @@ impl PlanRecord {
             shard: self.shard,
             runners: self.runners,
             network: arc_sim::net::Network::InProcess,
+            until_probes: None,
         })
     }
 }
@@ -118,6 +119,7 @@ mod tests {
             shard: Shard::WHOLE,
             runners: None,
             network: arc_sim::net::Network::InProcess,
+            until_probes: None,
         };
         let back = PlanRecord::of(&plan).plan(1).unwrap();
         assert_eq!(back.seeds, seeds);

@@ -88,6 +88,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         shard: crate::shard::Shard::WHOLE,
         runners: None,
         network: arc_sim::net::Network::InProcess,
+        until_probes: None,
     };
     let report = sweep(&plan, &|_, _| {});
     if let Some(path) = &args.json {

@@ -86,7 +86,9 @@ fn read_by_busy_runner_deleted(event: &Event, named: &[Subject], at_ms: u64) -> 
         }
     }
     if let Some(a) = event.get::<AuditEntry>() {
-        return a.verb == ApiVerb::Delete && a.ms == at_ms && format!("{}/{}", a.namespace, a.name) == key;
+        return a.verb == ApiVerb::Delete
+            && a.served_ms == at_ms
+            && format!("{}/{}", a.namespace, a.name) == key;
     }
     if let Some(c) = event.get::<Committed>() {
         let was = c.change.old.as_deref().map_or(0, runner_id);

@@ -62,9 +62,11 @@ impl Evidence {
         self
     }
 
-    /// Whether `event` touches one of the subjects and happened no later than the window's end.
+    /// Whether `event` touches one of the subjects and happened no later than the window's end (a
+    /// request counts from when the store served it: a write committed in the window whose answer
+    /// came after it, by the server's latency after the commit, is in it).
     pub fn covers(&self, event: &Event) -> bool {
-        event.at_ms <= self.to_ms && touched(event).iter().any(|s| self.subjects.contains(s))
+        happened_ms(event) <= self.to_ms && touched(event).iter().any(|s| self.subjects.contains(s))
     }
 
     /// Whether the oracle cited the event numbered `seq`.
@@ -100,4 +102,9 @@ pub fn worth_telling(event: &Event, commits: &Commits) -> bool {
     event.get::<arc_sim::apiserver::WatchSent>().is_none()
         && !commits.is_answered(event)
         && tell(event).is_some()
+}
+
+/// When `event` took effect: a request's time at the store, anything else's time in the record.
+pub fn happened_ms(event: &Event) -> u64 {
+    event.get::<arc_sim::apiserver::AuditEntry>().map_or(event.at_ms, |a| a.served_ms)
 }

@@ -103,9 +103,13 @@ fn the_violation_is_marked_with_its_window_lanes_and_cited_events() {
             && lanes.iter().any(|l| l.starts_with("runner "))
     );
     let cited = view["cited"].as_array().unwrap();
-    assert!(cited.len() >= 4, "the events the oracle used: {cited:?}");
+    assert!(cited.len() >= 3, "the container start, the assignment, the delete: {cited:?}");
     let last = cited.last().unwrap().as_u64().unwrap() as usize;
-    assert_eq!(data["events"]["t"][last], v.at_ms, "the delete it judged is cited");
+    let answered = data["events"]["t"][last].as_u64().unwrap();
+    assert!(
+        answered >= v.at_ms,
+        "the delete it judged is cited (committed at the violation, answered after)"
+    );
     assert!(data["events"]["label"][last].as_str().unwrap().starts_with("delete ephemeralrunners"));
 }
 

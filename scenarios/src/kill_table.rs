@@ -168,7 +168,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 13, 30),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
-    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 20, 20),
+    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 29, 30),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

@@ -172,7 +172,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // make one (30 seeds).
     measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 21, 30),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
-    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 20, 20),
+    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 29, 30),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

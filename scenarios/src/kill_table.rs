@@ -17,6 +17,7 @@ use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
+use crate::scenarios::kubectl_delete::KubectlDeleteRunners;
 use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
 use crate::scenarios::watch_lag::WatchLagDuplicateCreate;
@@ -119,11 +120,10 @@ const fn measured(
 /// which wakes the ERS anyway, so dropping the update changes no decision; the equivalence scenario
 /// runs it to show that. `bug-unlisted-runner-gone` and `bug-stale-deregistration` have none either:
 /// they killed no seed of the 50 measured (they need rarer schedules), so no bound can be promised;
-/// each is pinned to a seed that kills it in its scenario's tests. `bug-4580-short-circuit` has none:
-/// its witness, `registration-removed-before-runner-gone`, fired on none of 200 measured seeds of
-/// assign-during-delete nor of 20 of any other scenario (the deletion must land between the pass that
-/// registers a finalizer-less runner and the next one, and every deleter here calls RemoveRunner
-/// first); only the write-counting `finalizers-in-one-write` sees it, which is not its symptom.
+/// each is pinned to a seed that kills it in its scenario's tests. `bug-4580-short-circuit` is killed
+/// only where something deletes a runner without RemoveRunner in the pass that registers it: a user's
+/// repeated `kubectl delete` (kubectl-delete-runners); in every other world each deleter calls
+/// RemoveRunner first.
 pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::NoAlreadyExistsErrors, 50, 50),
     measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::BoundedPodCreates, 50, 50),
@@ -156,6 +156,30 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 19, 250),
     measured(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, 50, 50),
+    // A user deleting runners by hand while the runner set re-creates them (200 seeds measured).
+    measured(
+        Variant::Bug4580ShortCircuit,
+        &KubectlDeleteRunners,
+        &registrations::RegistrationRemovedBeforeRunnerGone,
+        135,
+        200,
+    ),
+    measured(
+        Variant::Bug4580ShortCircuit,
+        &KubectlDeleteRunners,
+        &registrations::NoOrphanRegistration,
+        135,
+        200,
+    ),
+    measured(Variant::Bug4580ShortCircuit, &KubectlDeleteRunners, &convergence::ConvergesAfterHeal, 135, 200),
+    measured(Variant::Bug2255NoRemoveOnDelete, &KubectlDeleteRunners, &convergence::NoJobLost, 200, 200),
+    measured(
+        Variant::Bug2255NoRemoveOnDelete,
+        &KubectlDeleteRunners,
+        &registrations::RegistrationRemovedBeforeRunnerGone,
+        200,
+        200,
+    ),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
     // tuned to a race), measured on 30 seeds.
     measured(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, 16, 30),

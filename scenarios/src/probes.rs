@@ -6,7 +6,7 @@
 //! ingredient) declares a ceiling (see [`crate::scenario::Scenario::control`]).
 //!
 //! - [`history`]: commits and reads indexed for the questions probes ask.
-//! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`]: the counting
+//! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`], [`user_delete`]: the counting
 //!   functions, by race.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
 
@@ -17,6 +17,7 @@ pub mod github;
 pub mod history;
 pub mod removal;
 pub mod tokens;
+pub mod user_delete;
 
 use std::collections::BTreeMap;
 
@@ -302,6 +303,14 @@ pub const RUNNER_REMOVED_BEFORE_JOB_STARTED: Probe = Probe {
     needs: || Interest::of::<GitHubEvent>(),
 };
 
+/// `runner-deleted-while-registering`.
+pub const RUNNER_DELETED_WHILE_REGISTERING: Probe = Probe {
+    name: "runner-deleted-while-registering",
+    describe: "a user deleted an EphemeralRunner that registers at GitHub (before or after) before its pod was created",
+    count: user_delete::runner_deleted_while_registering,
+    needs: || Interest::of_resources::<AuditEntry>(&["ephemeralrunners", "pods"]).and::<GitHubEvent>(),
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -326,6 +335,7 @@ pub static PROBES: &[&Probe] = &[
     &JOB_STARTED_DELAYED,
     &ACQUISITION_CAPPED,
     &RUNNER_REMOVED_BEFORE_JOB_STARTED,
+    &RUNNER_DELETED_WHILE_REGISTERING,
 ];
 
 /// Every probe.

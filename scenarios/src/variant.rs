@@ -49,11 +49,13 @@ pub enum Variant {
     /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
     /// upstream did before the listener came to own the Running phase (§5.2, #4646 in 0.15.0).
     BugRunningFromPod,
+    /// Before #2255: a deleting runner's pod is deleted without RemoveRunner, busy or not.
+    Bug2255NoRemoveOnDelete,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 16] = [
+    pub const ALL: [Variant; 17] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -70,6 +72,7 @@ impl Variant {
         Variant::BugUnlistedRunnerGone,
         Variant::BugStaleDeregistration,
         Variant::BugRunningFromPod,
+        Variant::Bug2255NoRemoveOnDelete,
     ];
 
     /// The command-line name.
@@ -91,6 +94,7 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
             Variant::BugStaleDeregistration => "bug-stale-deregistration",
             Variant::BugRunningFromPod => "bug-running-from-pod",
+            Variant::Bug2255NoRemoveOnDelete => "bug-2255-no-remove-on-delete",
         }
     }
 
@@ -123,6 +127,9 @@ impl Variant {
             Variant::BugRunningFromPod => {
                 "phase Running copied from the pod, before any job (upstream before #4646)"
             }
+            Variant::Bug2255NoRemoveOnDelete => {
+                "a deleting runner's pod goes without RemoveRunner, busy or not (before #2255)"
+            }
         }
     }
 
@@ -146,6 +153,7 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
             Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
+            Variant::Bug2255NoRemoveOnDelete => "fixes.remove_runner_on_deletion",
         })
     }
 

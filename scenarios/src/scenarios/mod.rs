@@ -6,6 +6,7 @@ pub mod control;
 pub mod equivalence;
 pub mod field_reports;
 pub mod jobid_equivalence;
+pub mod kubectl_delete;
 pub mod leader_election;
 pub mod objects;
 pub mod standard;
@@ -26,12 +27,18 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &equivalence::OptimisationEquivalence,
         &app_auth::StandardAppAuth,
         &leader_election::LeaderElectionFailover,
+        &kubectl_delete::KubectlDeleteRunners,
     ]
 }
 
 /// The race scenarios' control worlds (run on request, not by a default sweep).
 pub fn controls() -> Vec<&'static dyn Scenario> {
-    vec![&watch_lag::CONTROL, &token_refresh::CONTROL, &assign_during_delete::CONTROL]
+    vec![
+        &watch_lag::CONTROL,
+        &token_refresh::CONTROL,
+        &assign_during_delete::CONTROL,
+        &kubectl_delete::CONTROL,
+    ]
 }
 
 /// The scenario or control world named `name`, or an error listing the valid names.

@@ -81,8 +81,10 @@ impl Scenario for KubectlDeleteRunners {
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        const GOALS: &[ProbeGoal] =
-            &[ProbeGoal::floor(&probes::RUNNER_DELETED_WHILE_REGISTERING, Rate::measured(0, 0, 0))];
+        const GOALS: &[ProbeGoal] = &[ProbeGoal::floor(
+            &probes::RUNNER_DELETED_WHILE_REGISTERING,
+            Rate::measured(62, 100, 2_000_000),
+        )];
         GOALS
     }
 
@@ -98,5 +100,8 @@ pub static CONTROL: Control = Control {
     describe: "the same hand cleanups, one `delete --all` each: nothing re-created is deleted at once",
     race: &KubectlDeleteRunners,
     strip: |seed, variant| cleanup_world(seed, variant, 1..=1),
-    goals: &[ProbeGoal::ceiling(&probes::RUNNER_DELETED_WHILE_REGISTERING, Rate::measured(0, 0, 0))],
+    goals: &[ProbeGoal::ceiling(
+        &probes::RUNNER_DELETED_WHILE_REGISTERING,
+        Rate::measured(7, 100, 2_000_000),
+    )],
 };

@@ -66,7 +66,7 @@ pub fn run_build_keeping(
     keep: Option<Interest>,
 ) -> Result<(Verdict, RunRecord), RunError> {
     #[allow(clippy::disallowed_methods)] // wall clock ok: reported as wall time, never traced
-    let started = std::time::Instant::now(); // wall clock ok
+    let started = std::time::Instant::now(); // allow-nondeterminism: wall time, reported only (the verdict's wall_ms)
     let twins = scenario.twins_for(seed, build);
     let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
     let plan = scenario.world_for(seed, build);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::{Committed, EventType};
-use arc_sim::github::{EventKind, GitHubCall, GitHubEvent, RemoveOutcome};
+use arc_sim::github::{GitHubCall, GitHubEvent};
 use arc_sim::kubelet::{KubeletEvent, KubeletEventKind, StopCause};
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
@@ -90,34 +90,15 @@ impl Oracle for NoIdleRunnerRemovedWhileAJobWaits {
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let scale_set_of: BTreeMap<i64, i64> =
-            run.runners.iter().filter_map(|r| Some((r.id, r.scale_set_id?))).collect();
-        let mut waiting: BTreeMap<i64, i64> = BTreeMap::new();
-        let mut out = Vec::new();
-        for e in run.github_events() {
-            match &e.kind {
-                EventKind::JobAcquired { request_id, scale_set_id } => {
-                    waiting.insert(*request_id, *scale_set_id);
-                }
-                EventKind::JobAssigned { request_id, .. } | EventKind::JobCompleted { request_id, .. } => {
-                    waiting.remove(request_id);
-                }
-                EventKind::RemoveRunner { runner_id, outcome: RemoveOutcome::Removed } => {
-                    let set = scale_set_of.get(runner_id);
-                    let job = waiting.iter().find(|(_, s)| Some(*s) == set).map(|(job, _)| *job);
-                    if let Some(job) = job {
-                        out.push(Violation {
-                            oracle: self.name(),
-                            at_ms: e.at_ms,
-                            objects: vec![format!("runner {runner_id}"), format!("job {job}")],
-                            message: "an idle runner was removed while an acquired job waited for one".into(),
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-        out
+        crate::probes::removal::idle_removals_while_a_job_waited(run)
+            .into_iter()
+            .map(|(at_ms, runner_id, job)| Violation {
+                oracle: self.name(),
+                at_ms,
+                objects: vec![format!("runner {runner_id}"), format!("job {job}")],
+                message: "an idle runner was removed while an acquired job waited for one".into(),
+            })
+            .collect()
     }
 }
 
@@ -219,6 +200,7 @@ mod tests {
 
     use super::*;
     use crate::oracles::fixtures::{er, github, runner};
+    use arc_sim::github::{EventKind, RemoveOutcome};
 
     fn deleting(name: &str) -> serde_json::Value {
         let mut object = er(name, "u1", Some("Running"), 7, Some("j"));

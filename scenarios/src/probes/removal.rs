@@ -59,10 +59,17 @@ pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
 /// A RemoveRunner that removed an idle runner while a job acquired by its scale set was still waiting
 /// for a runner: the job would have been this runner's, and went to another.
 pub fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
+    u32::try_from(idle_removals_while_a_job_waited(run).len()).unwrap_or(u32::MAX)
+}
+
+/// Each RemoveRunner that removed a runner while a job its scale set acquired still waited for a
+/// runner, as (sim ms, runner id, the first such job). The probe above counts them; the #4000 oracle
+/// (`oracles::symptoms`) reports them.
+pub fn idle_removals_while_a_job_waited(run: &RunRecord) -> Vec<(u64, i64, i64)> {
     let mut waiting: BTreeMap<i64, i64> = BTreeMap::new();
     let scale_set_of: BTreeMap<i64, i64> =
         run.runners.iter().filter_map(|r| Some((r.id, r.scale_set_id?))).collect();
-    let mut hits = 0;
+    let mut out = Vec::new();
     for e in run.github_events() {
         match &e.kind {
             EventKind::JobAcquired { request_id, scale_set_id } => {
@@ -73,14 +80,14 @@ pub fn assignment_lost_to_remove_runner(run: &RunRecord) -> u32 {
             }
             EventKind::RemoveRunner { runner_id, outcome: RemoveOutcome::Removed } => {
                 let set = scale_set_of.get(runner_id);
-                if set.is_some_and(|s| waiting.values().any(|w| w == s)) {
-                    hits += 1;
+                if let Some((job, _)) = waiting.iter().find(|(_, s)| Some(*s) == set) {
+                    out.push((e.at_ms, *runner_id, *job));
                 }
             }
             _ => {}
         }
     }
-    hits
+    out
 }
 
 /// When the controller moved to remove a runner: each RemoveRunner call for it and each successful

@@ -11,12 +11,14 @@
 use serde::ser::SerializeStruct;
 
 use crate::oracles::{
-    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, phases, pods, registrations, tokens,
+    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, phases, pods, registrations,
+    symptoms, tokens,
 };
 use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
+use crate::scenarios::field_reports::REPORT_4027;
 use crate::scenarios::kubectl_delete::KubectlDeleteRunners;
 use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
@@ -203,6 +205,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 13, 30),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
+    // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
+    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 20, 20),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

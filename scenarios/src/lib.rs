@@ -20,6 +20,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod coverage;
 pub mod kill_table;
 pub mod merge;
 pub mod names;

@@ -15,7 +15,7 @@ use crate::scenario::Scenario;
 use crate::seed_result::SeedResult;
 use crate::shard::Shard;
 use crate::sweep::{SweepPlan, SweepReport, with_runners};
-use crate::tally::{Cell, FirstFailure, FirstViolations, cut_off, tally};
+use crate::tally::{Cell, FirstFailure, FirstViolations, Stops, cut_off, tally};
 use crate::variant::{Build, Variant};
 
 /// A sweep's JSON, as merge reads it (the tallies are recomputed, so only the seeds are read).
@@ -157,7 +157,8 @@ pub fn merge(mut files: Vec<(PathBuf, ShardFile)>) -> Result<SweepReport, MergeE
         let stops_early = plan.stops_early(variant);
         let build = Build::new(plan.profile, variant);
         let rows = plan.rows(scenario, variant);
-        let merged = tally(scenario, build, &rows, &cell.results, &cell.first, stops_early);
+        let stops = Stops { early: stops_early, until_probes: None };
+        let merged = tally(scenario, build, &rows, &cell.results, &cell.first, stops);
         check_first_failure(&merged)?;
         tallied.push(merged);
     }

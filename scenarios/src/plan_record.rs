@@ -80,6 +80,7 @@ impl PlanRecord {
             matrix: self.matrix,
             shard: self.shard,
             runners: self.runners,
+            until_probes: None,
         })
     }
 }
@@ -116,6 +117,7 @@ mod tests {
             matrix: false,
             shard: Shard::WHOLE,
             runners: None,
+            until_probes: None,
         };
         let back = PlanRecord::of(&plan).plan(1).unwrap();
         assert_eq!(back.seeds, seeds);

@@ -20,6 +20,7 @@ use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
+use crate::coverage::{self, reached_at};
 use crate::kill_table::{KillExpectation, expectations};
 use crate::plan_record::PlanRecord;
 use crate::runner::{RunError, run_build};
@@ -28,7 +29,7 @@ use crate::scenario::Scenario;
 use crate::seed_result::SeedResult;
 use crate::shard::Shard;
 pub use crate::tally::{Cell, FirstFailure};
-use crate::tally::{FirstViolations, Kills, tally};
+use crate::tally::{FirstViolations, Kills, Stops, tally};
 use crate::variant::{Build, Variant};
 use crate::verdict::Violation;
 
@@ -54,6 +55,9 @@ pub struct SweepPlan<'a> {
     pub shard: Shard,
     /// Run every scenario at this many runners ([`Scaled`]) instead of its own size.
     pub runners: Option<u32>,
+    /// Stop a fixed-controller cell once every probe its scenario has a floor for has fired in this
+    /// many seeds ([`crate::coverage`]).
+    pub until_probes: Option<u32>,
 }
 
 impl<'a> SweepPlan<'a> {
@@ -84,6 +88,11 @@ impl<'a> SweepPlan<'a> {
     /// Whether a bug-variant cell stops early once its kill rows are met.
     pub fn stops_early(&self, variant: Variant) -> bool {
         !self.exhaustive && !variant.is_fixed()
+    }
+
+    /// The `--until-probes` count for a cell of `variant`: only the fixed controller stops on coverage.
+    pub fn until_probes(&self, variant: Variant) -> Option<u32> {
+        self.until_probes.filter(|_| variant.is_fixed())
     }
 
     /// The kill-table rows of a cell under this plan's profile.
@@ -137,10 +146,13 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
             scope.spawn(|| {
                 while let Some(&(cell, at, seed)) = tasks.get(next.fetch_add(1, Ordering::SeqCst)) {
                     let (scenario, variant) = cells[cell];
-                    let skip = plan.stops_early(variant)
-                        && killed.lock().expect("killed")[cell]
-                            .complete_at(&plan.rows(scenario, variant))
-                            .is_some_and(|cut| cut < at);
+                    let killed_by =
+                        || killed.lock().expect("killed")[cell].complete_at(&plan.rows(scenario, variant));
+                    let covered_by = |k| {
+                        reached_at(&results.lock().expect("results")[cell], &coverage::awaited(scenario), k)
+                    };
+                    let skip = (plan.stops_early(variant) && killed_by().is_some_and(|cut| cut < at))
+                        || plan.until_probes(variant).and_then(covered_by).is_some_and(|cut| cut < at);
                     if !skip {
                         let build = Build::new(plan.profile, variant);
                         let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
@@ -164,7 +176,9 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
         .zip(results.iter().zip(&firsts))
         .map(|((scenario, variant), (mine, first))| {
             let build = Build::new(plan.profile, *variant);
-            tally(*scenario, build, &plan.rows(*scenario, *variant), mine, first, plan.stops_early(*variant))
+            let stops =
+                Stops { early: plan.stops_early(*variant), until_probes: plan.until_probes(*variant) };
+            tally(*scenario, build, &plan.rows(*scenario, *variant), mine, first, stops)
         })
         .collect();
     SweepReport { plan: PlanRecord::of(plan), cells: with_runners(cells, plan.runners) }

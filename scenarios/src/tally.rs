@@ -15,6 +15,7 @@ use arc_controller::Profile;
 use arc_sim::Seed;
 use serde::{Deserialize, Serialize};
 
+use crate::coverage::{awaited, reached_at};
 use crate::kill_table::KillExpectation;
 use crate::probes::ProbeBound;
 use crate::scenario::Scenario;
@@ -55,6 +56,19 @@ pub struct Cell {
     pub wall_ms: u64,
     /// Every seed tallied, in order: what `arcsim merge` reads back.
     pub seeds: Vec<SeedResult>,
+    /// With `--until-probes`: how many seeds it took until every awaited probe had fired often enough
+    /// (`None`: not reached, or not asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probes_reached_at: Option<u32>,
+}
+
+/// When a cell stops before its last seed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stops {
+    /// A bug cell stops once its kill rows are met.
+    pub early: bool,
+    /// A fixed cell stops once every awaited probe fired in this many seeds.
+    pub until_probes: Option<u32>,
 }
 
 /// The first failure of a cell.
@@ -128,7 +142,7 @@ pub fn tally(
     rows: &[&KillExpectation],
     results: &BTreeMap<usize, SeedResult>,
     first: &FirstViolations,
-    stops_early: bool,
+    stops: Stops,
 ) -> Cell {
     let mut out = Cell {
         scenario: scenario.name(),
@@ -146,8 +160,12 @@ pub fn tally(
         sim_ms: 0,
         wall_ms: 0,
         seeds: Vec::new(),
+        probes_reached_at: None,
     };
-    let last = cut_off(rows, results, stops_early).unwrap_or(usize::MAX);
+    let covered = stops.until_probes.and_then(|k| reached_at(results, &awaited(scenario), k));
+    out.probes_reached_at = covered.map(|at| at as u32 + 1);
+    let killed = cut_off(rows, results, stops.early);
+    let last = killed.into_iter().chain(covered).min().unwrap_or(usize::MAX);
     for result in results.range(..=last).map(|(_, r)| r) {
         count(&mut out, result);
         out.seeds.push(result.clone());

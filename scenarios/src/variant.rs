@@ -46,6 +46,8 @@ pub enum Variant {
     /// A runner deleted while it registers is deregistered from a stale snapshot with no runner id,
     /// leaving its registration behind (ARC's own behaviour; a race this suite found).
     BugStaleDeregistration,
+    /// The `actions/scaleset` listener acknowledges a message before acquiring its jobs.
+    BugAckBeforeAcquire,
     /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
     /// upstream did before the listener came to own the Running phase (§5.2, #4646 in 0.15.0).
     BugRunningFromPod,
@@ -55,7 +57,7 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 17] = [
+    pub const ALL: [Variant; 18] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -71,6 +73,7 @@ impl Variant {
         Variant::BugStaleRemovalSnapshot,
         Variant::BugUnlistedRunnerGone,
         Variant::BugStaleDeregistration,
+        Variant::BugAckBeforeAcquire,
         Variant::BugRunningFromPod,
         Variant::Bug2255NoRemoveOnDelete,
     ];
@@ -93,6 +96,7 @@ impl Variant {
             Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
             Variant::BugStaleDeregistration => "bug-stale-deregistration",
+            Variant::BugAckBeforeAcquire => "bug-ack-before-acquire",
             Variant::BugRunningFromPod => "bug-running-from-pod",
             Variant::Bug2255NoRemoveOnDelete => "bug-2255-no-remove-on-delete",
         }
@@ -130,6 +134,9 @@ impl Variant {
             Variant::Bug2255NoRemoveOnDelete => {
                 "a deleting runner's pod goes without RemoveRunner, busy or not (before #2255)"
             }
+            Variant::BugAckBeforeAcquire => {
+                "listener acks a message before acquiring its jobs; a crash between loses them (ARC 0.14+; found by arcsim)"
+            }
         }
     }
 
@@ -152,6 +159,7 @@ impl Variant {
             Variant::BugStaleRemovalSnapshot => "fixes.reread_runner_before_removal",
             Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
             Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
+            Variant::BugAckBeforeAcquire => "fixes.acquire_before_ack",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
             Variant::Bug2255NoRemoveOnDelete => "fixes.remove_runner_on_deletion",
         })

@@ -89,6 +89,15 @@ pub struct Fixes {
     /// fires, its pod is deleted mid-job. With the fix, an unlisted runner whose container is
     /// running keeps its pod until a later check. Off: ARC's behaviour.
     pub keep_unlisted_running_runner: bool,
+    /// arcsim's own fix for a race the suite found in the `actions/scaleset` listener (0.14+): it
+    /// acknowledges a message (DeleteMessage) before it acquires the message's available jobs, so a
+    /// listener that dies between the two (a crash, an OOM kill, a node drain, or an error on
+    /// AcquireJobs) leaves those jobs acknowledged but never acquired: GitHub does not offer them
+    /// again, the next listener's statistics count only assigned jobs, and the jobs wait until
+    /// something else asks for a runner (a form of #4027). With the fix, the listener acquires first
+    /// and acknowledges after, as 0.13's worker did, so an unacknowledged message is redelivered to
+    /// the next session. Off: the `actions/scaleset` order.
+    pub acquire_before_ack: bool,
 }
 
 /// Every fix, with its origin, in declaration order.
@@ -160,6 +169,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "arcsim (legacy)",
         "keep the pod of an unlisted runner whose container runs",
     ),
+    SwitchDoc::new(
+        "acquire_before_ack",
+        "arcsim",
+        "listener acquires a message's jobs before acknowledging it",
+    ),
 ];
 
 impl Default for Fixes {
@@ -196,6 +210,7 @@ impl Fixes {
             token_in_pod_hash: on,
             unregister_before_recreate: on,
             keep_unlisted_running_runner: on,
+            acquire_before_ack: on,
         }
     }
 

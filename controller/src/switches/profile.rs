@@ -85,6 +85,7 @@ const fn upstream_fixes() -> Fixes {
         reread_runner_before_removal: false,
         reread_runner_before_deregistration: false,
         keep_unlisted_running_runner: false,
+        acquire_before_ack: false,
         ..Fixes::all_on()
     }
 }

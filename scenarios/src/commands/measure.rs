@@ -87,6 +87,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         matrix: args.matrix || args.variant.is_some(),
         shard: crate::shard::Shard::WHOLE,
         runners: None,
+        until_probes: None,
     };
     let report = sweep(&plan, &|_, _| {});
     if let Some(path) = &args.json {

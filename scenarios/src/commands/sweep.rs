@@ -62,6 +62,10 @@ pub struct SweepArgs {
     /// Run every scenario at N runners: its scale set's maximum, with the job rate scaled to match.
     #[arg(long, value_name = "N")]
     pub runners: Option<u32>,
+    /// Stop each fixed-controller cell once every probe its scenario declares a floor for has fired in
+    /// at least K seeds, and say how many seeds that took (not with `--shard`).
+    #[arg(long, value_name = "K", conflicts_with = "shard", value_parser = clap::value_parser!(u32).range(1..))]
+    pub until_probes: Option<u32>,
 }
 
 fn parse_shard(text: &str) -> Result<Shard, String> {
@@ -106,6 +110,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         matrix: args.matrix || args.variant != "all",
         shard: args.shard.unwrap_or(Shard::WHOLE),
         runners: args.runners,
+        until_probes: args.until_probes,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
     if let Some(n) = plan.runners {
@@ -117,11 +122,40 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
     let report = sweep(&plan, &|done, total| progress.update(done, total));
     progress.finish();
     if plan.shard.is_whole() {
+        if let Some(k) = plan.until_probes {
+            print!("{}", coverage_lines(&report, k));
+        }
         return finish(&report, args.json.as_deref());
     }
     println!("shard {} of the sweep (a partial table: `arcsim merge` judges the whole)", plan.shard);
     print!("{}", sweep_table(&report));
     write_json(&report, args.json.as_deref())
+}
+
+/// One line per fixed-controller cell: how many seeds it took until every probe its scenario has a
+/// floor for had fired in `k` seeds, or that it did not happen.
+fn coverage_lines(report: &SweepReport, k: u32) -> String {
+    let mut out = String::new();
+    for cell in report.cells.iter().filter(|c| c.variant.is_fixed()) {
+        let awaited = scenarios::find(cell.scenario).map(crate::coverage::awaited).unwrap_or_default();
+        let line = match cell.probes_reached_at {
+            _ if awaited.is_empty() => "declares no probe floors: ran every seed".to_string(),
+            Some(n) => {
+                format!("every awaited probe ({}) fired in {k} seeds after {n} seeds", awaited.join(", "))
+            }
+            None => {
+                let short: Vec<String> = awaited
+                    .iter()
+                    .map(|p| (p, cell.probe_seeds.get(p).copied().unwrap_or(0)))
+                    .filter(|(_, n)| *n < k)
+                    .map(|(p, n)| format!("{p} {n}"))
+                    .collect();
+                format!("not reached in {} seeds (fired in fewer than {k}: {})", cell.runs, short.join(", "))
+            }
+        };
+        out.push_str(&format!("until-probes {}: {line}\n", cell.scenario));
+    }
+    out
 }
 
 /// Prints a whole sweep's tables, writes its JSON, and fails if the sweep found problems.

@@ -148,8 +148,8 @@ impl Scenario for AssignDuringDelete {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const GOALS: &[ProbeGoal] = &[
-            ProbeGoal::floor(&probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, Rate::measured(99, 100, 2_000_000)),
-            ProbeGoal::floor(&probes::IDLE_RUNNER_SCALED_DOWN, Rate::measured(96, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, Rate::measured(100, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::IDLE_RUNNER_SCALED_DOWN, Rate::measured(93, 100, 2_000_000)),
             ProbeGoal::floor(&probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, Rate::measured(100, 100, 2_000_000)),
             ProbeGoal::floor(
                 &probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE,
@@ -181,10 +181,10 @@ pub static CONTROL: Control = Control {
         plan
     },
     goals: &[
-        ProbeGoal::ceiling(&probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, Rate::measured(0, 0, 0)),
-        ProbeGoal::ceiling(&probes::IDLE_RUNNER_SCALED_DOWN, Rate::measured(0, 0, 0)),
-        ProbeGoal::ceiling(&probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, Rate::measured(0, 0, 0)),
-        ProbeGoal::ceiling(&probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE, Rate::measured(0, 0, 0)),
-        ProbeGoal::ceiling(&probes::JOB_ASSIGNED_AFTER_POD_DELETION, Rate::measured(0, 0, 0)),
+        ProbeGoal::ceiling(&probes::REMOVE_RUNNER_LOST_TO_ASSIGNMENT, Rate::measured(5, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::IDLE_RUNNER_SCALED_DOWN, Rate::measured(50, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::ASSIGNMENT_LOST_TO_REMOVE_RUNNER, Rate::measured(25, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE, Rate::measured(19, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::JOB_ASSIGNED_AFTER_POD_DELETION, Rate::measured(0, 100, 2_000_000)),
     ],
 };

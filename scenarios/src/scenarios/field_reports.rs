@@ -128,7 +128,36 @@ fn listener_crashes(seed: Seed, build: Build) -> WorldPlan {
     plan
 }
 
+/// #4027 (jobs queued for hours after a listener restart), as the suite found it can happen: GitHub's
+/// broker is degraded and answers 60% of AcquireJobs calls 503, so now and then a call fails past the
+/// listener's four retries and the listener exits (ARC-MODEL §4.1: any error ends it; it closes its
+/// session, and its successor starts at once). The `actions/scaleset` listener acknowledges a message
+/// before it acquires its jobs, so those jobs are acknowledged, never acquired and never offered
+/// again; the next listener's statistics count only assigned jobs (`fixes.acquire_before_ack`).
+/// Judged by whether any job waits more than 10 minutes.
+pub static REPORT_4027: FieldReport = FieldReport {
+    name: "report-4027",
+    describe: "#4027 AcquireJobs answers 503 60% of the time; a listener that exits after acking loses the jobs",
+    world: acquire_jobs_degraded,
+    symptoms: || vec![&symptoms::JobStartedWithin],
+};
+
+/// The share of AcquireJobs calls the degraded broker of [`REPORT_4027`] answers 503.
+const ACQUIRE_FAILURE_SHARE: f64 = 0.6;
+
+fn acquire_jobs_degraded(seed: Seed, build: Build) -> WorldPlan {
+    let mut plan = scale_set_world(seed, build.variant, 0, 10);
+    plan.config.switches = build.switches();
+    plan.config.faults.github.push(GitHubFault {
+        operations: vec!["acquire-jobs".to_string()],
+        probability: ACQUIRE_FAILURE_SHARE,
+        window: None,
+        action: GitHubFaultAction::Error { code: 503 },
+    });
+    plan
+}
+
 /// Every field-report world, in report order.
 pub fn all() -> Vec<&'static dyn Scenario> {
-    vec![&REPORT_4000, &REPORT_4285, &REPORT_4585]
+    vec![&REPORT_4000, &REPORT_4027, &REPORT_4285, &REPORT_4585]
 }

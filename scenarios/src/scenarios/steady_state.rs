@@ -236,13 +236,13 @@ impl Scenario for SteadyState {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const GOALS: &[ProbeGoal] = &[
-            ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::API_COMMITTED_THEN_FAILED, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::RETRY_AFTER_COMMIT_ALREADY_EXISTS, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::GITHUB_COMMITTED_THEN_FAILED, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::JIT_RETRY_AGENT_EXISTS, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::REMOVE_RUNNER_RETRIED_AFTER_COMMIT, Rate::measured(0, 0, 0)),
-            ProbeGoal::floor(&probes::SESSION_RETRY_CONFLICT, Rate::measured(0, 0, 0)),
+            ProbeGoal::floor(&probes::STALE_POD_CACHE_READ, Rate::measured(91, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::API_COMMITTED_THEN_FAILED, Rate::measured(60, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::RETRY_AFTER_COMMIT_ALREADY_EXISTS, Rate::measured(57, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::GITHUB_COMMITTED_THEN_FAILED, Rate::measured(81, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::JIT_RETRY_AGENT_EXISTS, Rate::measured(69, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::REMOVE_RUNNER_RETRIED_AFTER_COMMIT, Rate::measured(73, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::SESSION_RETRY_CONFLICT, Rate::measured(49, 100, 2_000_000)),
         ];
         GOALS
     }

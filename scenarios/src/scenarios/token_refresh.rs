@@ -71,7 +71,7 @@ impl Scenario for TokenRefreshRecreation {
         const GOALS: &[ProbeGoal] = &[
             ProbeGoal::floor(
                 &probes::TOKEN_EXPIRED_BEFORE_CONTAINER_START,
-                Rate::measured(86, 100, 2_000_000),
+                Rate::measured(89, 100, 2_000_000),
             ),
             ProbeGoal::floor(&probes::TOKEN_REFRESHED_WHILE_BUSY, Rate::measured(100, 100, 2_000_000)),
         ];

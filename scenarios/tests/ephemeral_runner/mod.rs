@@ -660,19 +660,7 @@ async fn a_deleting_runner_whose_job_still_runs_keeps_its_finalizers_and_retries
 
 /// Registers `RUNNER` at the service in scale set `scale_set_id`, as a lost earlier attempt would have.
 async fn register_name_at_service(h: &Harness, scale_set_id: i64) -> i64 {
-    let client = h
-        .ctx
-        .actions_client(
-            RUNNER_NS,
-            arc_controller::scaleset::GitHubTarget {
-                url: CONFIG_URL,
-                secret: CONFIG_SECRET,
-                proxy: None,
-                tls: None,
-            },
-        )
-        .await
-        .expect("a client");
+    let client = h.fixture_actions_client().await;
     let setting = JitRunnerSetting { name: RUNNER.into(), work_folder: String::new() };
     let config = client.generate_jit_runner_config(&setting, scale_set_id).await.expect("registered");
     config.runner.id

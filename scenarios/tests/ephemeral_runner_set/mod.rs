@@ -183,20 +183,7 @@ impl Fixture {
     /// Registers a runner named like `runner` at the fake GitHub (as the ER controller's JIT step
     /// does) and records its id in the runner's status, phase Pending. Returns the id.
     async fn register(&self, runner: &EphemeralRunner) -> i64 {
-        let client = self
-            .h
-            .ctx
-            .actions_client(
-                RUNNER_NS,
-                arc_controller::scaleset::GitHubTarget {
-                    url: CONFIG_URL,
-                    secret: CONFIG_SECRET,
-                    proxy: None,
-                    tls: None,
-                },
-            )
-            .await
-            .expect("a client");
+        let client = self.h.fixture_actions_client().await;
         let name = runner.metadata.name.clone().expect("a named runner");
         let setting = JitRunnerSetting { name, work_folder: "_work".into() };
         let jit = client.generate_jit_runner_config(&setting, self.scale_set_id).await.expect("registered");

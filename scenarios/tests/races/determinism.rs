@@ -123,6 +123,7 @@ fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
         matrix: false,
         shard: arc_scenarios::shard::Shard::WHOLE,
         runners: None,
+        until_probes: None,
     };
     let report = |jobs| {
         let json = without_wall_time(serde_json::to_value(sweep(&plan(jobs), &|_, _| {})).unwrap());
@@ -132,4 +133,33 @@ fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
         json
     };
     assert_eq!(report(1), report(2));
+}
+
+#[test]
+fn until_probes_stops_at_the_same_seed_on_one_thread_and_on_two() {
+    let plan = |jobs| SweepPlan {
+        profile: arc_controller::Profile::Arcsim,
+        scenarios: vec![&WatchLagDuplicateCreate],
+        variants: vec![Variant::Fixed],
+        seeds: (1..=8).map(Seed).collect(),
+        jobs,
+        check_determinism: false,
+        exhaustive: false,
+        matrix: false,
+        shard: arc_scenarios::shard::Shard::WHOLE,
+        runners: None,
+        until_probes: Some(2),
+    };
+    let cells: Vec<_> = [1, 2].map(|jobs| sweep(&plan(jobs), &|_, _| {}).cells.remove(0)).into();
+    for cell in &cells {
+        let reached = cell.probes_reached_at.expect("race 1's probes fire in two of eight seeds");
+        assert_eq!(cell.runs, reached, "the cell tallies exactly the seeds up to the stop");
+        assert!(reached < 8, "it stopped before the last seed");
+        for probe in arc_scenarios::coverage::awaited(&WatchLagDuplicateCreate) {
+            assert!(cell.probe_seeds[probe] >= 2, "{probe} fired in two seeds by the stop");
+        }
+    }
+    assert_eq!(cells[0].probes_reached_at, cells[1].probes_reached_at);
+    let tallied = |i: usize| without_wall_time(serde_json::to_value(&cells[i].seeds).unwrap());
+    assert_eq!(tallied(0), tallied(1), "the same seeds, with the same probes, either way");
 }

@@ -4,7 +4,7 @@
 use arc_controller::Profile;
 use arc_scenarios::runner::run_build;
 use arc_scenarios::scenario::Scenario;
-use arc_scenarios::scenarios::field_reports::{REPORT_4000, REPORT_4285, REPORT_4585};
+use arc_scenarios::scenarios::field_reports::{REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4585};
 use arc_scenarios::variant::{Build, Variant};
 use arc_scenarios::verdict::Verdict;
 use arc_sim::{Seed, TraceMode};
@@ -38,4 +38,14 @@ fn report_4285_the_scaleset_listener_exits_on_a_session_conflict_and_0_13_retrie
 fn report_4585_a_runner_killed_mid_job_stays_deleting_past_ten_minutes() {
     let v = fixed(&REPORT_4585, Profile::Arcsim, 1);
     assert!(shows(&v, "deleting-runner-gone-within-10-min"), "{:#?}", v.violations);
+}
+
+#[test]
+fn report_4027_jobs_acked_before_acquisition_wait_in_0_15_and_not_where_acquisition_comes_first() {
+    let v = fixed(&REPORT_4027, Profile::Arc0150, 1);
+    assert!(shows(&v, "job-started-within-10-min"), "{:#?}", v.violations);
+    for profile in [Profile::Arc0131, Profile::Arcsim] {
+        let v = fixed(&REPORT_4027, profile, 1);
+        assert!(v.passed(), "{profile} acquires before it acknowledges: {:#?}", v.violations);
+    }
 }

@@ -47,6 +47,18 @@ impl Harness {
         self.github.create_scale_set(name, 1, &[name])
     }
 
+    /// The controller's GitHub client for the fixtures' config (URL and secret in [`RUNNER_NS`]), as
+    /// its reconcilers build it.
+    pub async fn fixture_actions_client(&self) -> arc_controller::github::ActionsClient {
+        let target = arc_controller::scaleset::GitHubTarget {
+            url: CONFIG_URL,
+            secret: CONFIG_SECRET,
+            proxy: None,
+            tls: None,
+        };
+        self.ctx.actions_client(RUNNER_NS, target).await.expect("a client")
+    }
+
     /// The secret and the scale set the runner fixtures need, in [`RUNNER_NS`].
     pub async fn runner_prerequisites(&self, scale_set: &str) -> i64 {
         self.github_secret(RUNNER_NS).await;

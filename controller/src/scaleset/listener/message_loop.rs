@@ -5,7 +5,9 @@
 //! record its statistics, acknowledge it (DeleteMessage), AcquireJobs for the JobAvailable ones,
 //! HandleJobStarted for each JobStarted, HandleJobCompleted for each JobCompleted (both mark the
 //! scaler dirty, as ARC's scaler does), then HandleDesiredRunnerCount from the message's
-//! `totalAssignedJobs`. JobAssigned messages are only logged. Only the long poll is interrupted by
+//! `totalAssignedJobs`; with `fixes.acquire_before_ack` AcquireJobs comes before the acknowledgement,
+//! so a listener that dies between them leaves the message to be redelivered. JobAssigned messages
+//! are only logged. Only the long poll is interrupted by
 //! cancellation; a message once received is handled to the end (ARC: `context.WithoutCancel`). Any
 //! error ends the loop.
 //!
@@ -84,16 +86,20 @@ pub struct MessageLoop<'s> {
     max_capacity: u32,
     last_message_id: i64,
     latest_statistics: RunnerScaleSetStatistic,
+    acquire_before_ack: bool,
 }
 
 impl<'s> MessageLoop<'s> {
-    /// A loop over the open `session`, starting from the session's `statistics`.
+    /// A loop over the open `session`, starting from the session's `statistics`;
+    /// `acquire_before_ack` (`fixes.acquire_before_ack`) acquires a message's jobs before
+    /// acknowledging it in the \[SS\] order too.
     pub fn new(
         session: &'s mut MessageSession,
         desired: DesiredCount,
         jobs: JobHandlers,
         max_capacity: u32,
         statistics: RunnerScaleSetStatistic,
+        acquire_before_ack: bool,
     ) -> Self {
         MessageLoop {
             session,
@@ -102,6 +108,7 @@ impl<'s> MessageLoop<'s> {
             max_capacity,
             last_message_id: 0,
             latest_statistics: statistics,
+            acquire_before_ack,
         }
     }
 
@@ -149,7 +156,7 @@ impl<'s> MessageLoop<'s> {
             "handling a message"
         );
         self.latest_statistics = parsed.statistics;
-        if self.desired.is_worker() {
+        if self.desired.is_worker() || self.acquire_before_ack {
             self.acquire_available(&parsed.available).await?;
             self.session.delete_message(parsed.message_id).await?;
         } else {

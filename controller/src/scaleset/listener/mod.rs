@@ -214,7 +214,10 @@ impl Listener {
         );
         let jobs = JobHandlers::new(self.api.clone(), namespace.clone(), self.switches);
         let max_capacity = u32::try_from(config.max_runners).unwrap_or(0);
-        MessageLoop::new(session, desired, jobs, max_capacity, statistics).run(cancel).await
+        let acquire_before_ack = self.switches.fixes.acquire_before_ack;
+        MessageLoop::new(session, desired, jobs, max_capacity, statistics, acquire_before_ack)
+            .run(cancel)
+            .await
     }
 }
 

@@ -158,43 +158,43 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 19, 250),
     measured(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, 50, 50),
-    // A user deleting runners by hand while the runner set re-creates them (200 seeds measured).
+    // A user deleting runners by hand while the runner set re-creates them.
     measured(
         Variant::Bug4580ShortCircuit,
         &KubectlDeleteRunners,
         &registrations::RegistrationRemovedBeforeRunnerGone,
-        135,
+        133,
         200,
     ),
     measured(
         Variant::Bug4580ShortCircuit,
         &KubectlDeleteRunners,
         &registrations::NoOrphanRegistration,
-        135,
+        133,
         200,
     ),
-    measured(Variant::Bug4580ShortCircuit, &KubectlDeleteRunners, &convergence::ConvergesAfterHeal, 135, 200),
+    measured(Variant::Bug4580ShortCircuit, &KubectlDeleteRunners, &convergence::ConvergesAfterHeal, 133, 200),
     measured(
         Variant::BugStaleDeregistration,
         &KubectlDeleteRunners,
         &registrations::RegistrationRemovedBeforeRunnerGone,
-        45,
+        49,
         100,
     ),
     measured(
         Variant::BugStaleDeregistration,
         &KubectlDeleteRunners,
         &registrations::NoOrphanRegistration,
-        23,
+        26,
         100,
     ),
-    measured(Variant::Bug2255NoRemoveOnDelete, &KubectlDeleteRunners, &convergence::NoJobLost, 200, 200),
+    measured(Variant::Bug2255NoRemoveOnDelete, &KubectlDeleteRunners, &convergence::NoJobLost, 100, 100),
     measured(
         Variant::Bug2255NoRemoveOnDelete,
         &KubectlDeleteRunners,
         &registrations::RegistrationRemovedBeforeRunnerGone,
-        200,
-        200,
+        100,
+        100,
     ),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
     // tuned to a race), measured on 30 seeds.

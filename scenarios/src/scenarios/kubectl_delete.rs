@@ -83,7 +83,7 @@ impl Scenario for KubectlDeleteRunners {
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const GOALS: &[ProbeGoal] = &[ProbeGoal::floor(
             &probes::RUNNER_DELETED_WHILE_REGISTERING,
-            Rate::measured(62, 100, 2_000_000),
+            Rate::measured(61, 100, 2_000_000),
         )];
         GOALS
     }
@@ -102,6 +102,6 @@ pub static CONTROL: Control = Control {
     strip: |seed, variant| cleanup_world(seed, variant, 1..=1),
     goals: &[ProbeGoal::ceiling(
         &probes::RUNNER_DELETED_WHILE_REGISTERING,
-        Rate::measured(7, 100, 2_000_000),
+        Rate::measured(4, 100, 2_000_000),
     )],
 };

@@ -461,6 +461,8 @@ async fn a_401_on_delete_message_and_on_acquire_jobs_refreshes_and_retries_each_
         job_state(&h, request_id) == JobState::Acquired
     })
     .await;
+    h.eventually("the message acknowledged after the second refresh", SOON, || h.script.used().len() == 2)
+        .await;
     assert_eq!(h.script.used(), ["acquire-jobs", "delete-message"], "acquired before acknowledged");
     assert_eq!(h.github.request_count(Operation::RefreshSession, 200), 2);
     h.eventually("the acquired job scales the runner set", SOON, || runner_set_spec(&h).0 == 1).await;

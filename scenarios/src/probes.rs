@@ -6,7 +6,7 @@
 //! ingredient) declares a ceiling (see [`crate::scenario::Scenario::control`]).
 //!
 //! - [`history`]: commits and reads indexed for the questions probes ask.
-//! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`]: the counting
+//! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`], [`user_delete`]: the counting
 //!   functions, by race.
 //! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
@@ -19,6 +19,7 @@ pub mod history;
 pub mod network;
 pub mod removal;
 pub mod tokens;
+pub mod user_delete;
 
 use std::collections::BTreeMap;
 
@@ -341,6 +342,14 @@ pub const LISTENER_SESSION_LOST: Probe = Probe {
     needs: network_needs,
 };
 
+/// `runner-deleted-while-registering`.
+pub const RUNNER_DELETED_WHILE_REGISTERING: Probe = Probe {
+    name: "runner-deleted-while-registering",
+    describe: "a user deleted an EphemeralRunner that registers at GitHub (before or after) before its pod was created",
+    count: user_delete::runner_deleted_while_registering,
+    needs: || Interest::of_resources::<AuditEntry>(&["ephemeralrunners", "pods"]).and::<GitHubEvent>(),
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -369,6 +378,7 @@ pub static PROBES: &[&Probe] = &[
     &RELIST_AFTER_410,
     &CONTROLLER_BOUNCED_MID_RECONCILE,
     &LISTENER_SESSION_LOST,
+    &RUNNER_DELETED_WHILE_REGISTERING,
 ];
 
 /// Every probe.

@@ -55,11 +55,13 @@ pub enum Variant {
     /// exiting: a zombie holding its session (actions/scaleset #63, ARC #4285). Only a network
     /// fault makes the poll fail so.
     BugZombieListener,
+    /// Before #2255: a deleting runner's pod is deleted without RemoveRunner, busy or not.
+    Bug2255NoRemoveOnDelete,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 18] = [
+    pub const ALL: [Variant; 19] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -78,6 +80,7 @@ impl Variant {
         Variant::BugAckBeforeAcquire,
         Variant::BugRunningFromPod,
         Variant::BugZombieListener,
+        Variant::Bug2255NoRemoveOnDelete,
     ];
 
     /// The command-line name.
@@ -101,6 +104,7 @@ impl Variant {
             Variant::BugAckBeforeAcquire => "bug-ack-before-acquire",
             Variant::BugRunningFromPod => "bug-running-from-pod",
             Variant::BugZombieListener => "bug-zombie-listener",
+            Variant::Bug2255NoRemoveOnDelete => "bug-2255-no-remove-on-delete",
         }
     }
 
@@ -136,6 +140,9 @@ impl Variant {
             Variant::BugZombieListener => {
                 "a listener whose long poll fails waits instead of exiting (scaleset #63, #4285)"
             }
+            Variant::Bug2255NoRemoveOnDelete => {
+                "a deleting runner's pod goes without RemoveRunner, busy or not (before #2255)"
+            }
             Variant::BugAckBeforeAcquire => {
                 "listener acks a message before acquiring its jobs; a crash between loses them (ARC 0.14+; found by arcsim)"
             }
@@ -164,6 +171,7 @@ impl Variant {
             Variant::BugAckBeforeAcquire => "fixes.acquire_before_ack",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
             Variant::BugZombieListener => "fixes.listener_exits_when_poll_fails",
+            Variant::Bug2255NoRemoveOnDelete => "fixes.remove_runner_on_deletion",
         })
     }
 

@@ -15,6 +15,13 @@ pub struct Fixes {
     /// info and requeue after 5 s. Off: returned as an error (error log, rate-limited requeue), the
     /// race-1 hot loop of ARC-MODEL §8.1.
     pub already_exists_requeue: bool,
+    /// #2255 (0.3.0): a deleting EphemeralRunner is removed from the service before anything else
+    /// (the registration finalizer): while RemoveRunner answers JobStillRunning the runner keeps its
+    /// pod and the deletion waits 30 s and tries again. Off (before #2255): deletion deletes the pod
+    /// and the JIT secret at once and drops the finalizers without RemoveRunner, so a runner deleted
+    /// mid-job (by a user's `kubectl delete`, say) takes its job down with its pod and its
+    /// registration is left behind.
+    pub remove_runner_on_deletion: bool,
     /// #1125, in scale-set form: scale-down and cleanup call RemoveRunner before deleting an idle
     /// EphemeralRunner, and keep the runner when the service answers JobStillRunning. Off: the
     /// runner is deleted on a (possibly stale) "no job" reading alone (race 3, §8.3).
@@ -107,6 +114,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "pod AlreadyExists is watch lag: info log, requeue 5 s",
     ),
     SwitchDoc::new(
+        "remove_runner_on_deletion",
+        "#2255 (0.3.0)",
+        "a deleting runner is removed from the service before its pod goes",
+    ),
+    SwitchDoc::new(
         "remove_runner_before_scale_down",
         "#1125 (scale-set form)",
         "RemoveRunner before deleting an idle runner",
@@ -195,6 +207,7 @@ impl Fixes {
     const fn uniform(on: bool) -> Self {
         Fixes {
             already_exists_requeue: on,
+            remove_runner_on_deletion: on,
             remove_runner_before_scale_down: on,
             patch_id_gate: on,
             predicate_includes_job_id: on,

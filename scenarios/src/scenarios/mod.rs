@@ -6,6 +6,7 @@ pub mod control;
 pub mod equivalence;
 pub mod field_reports;
 pub mod jobid_equivalence;
+pub mod kubectl_delete;
 pub mod leader_election;
 pub mod network_partition;
 pub mod objects;
@@ -28,6 +29,7 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &app_auth::StandardAppAuth,
         &leader_election::LeaderElectionFailover,
         &network_partition::NetworkPartition,
+        &kubectl_delete::KubectlDeleteRunners,
     ]
 }
 
@@ -38,6 +40,7 @@ pub fn controls() -> Vec<&'static dyn Scenario> {
         &token_refresh::CONTROL,
         &assign_during_delete::CONTROL,
         &network_partition::CONTROL,
+        &kubectl_delete::CONTROL,
     ]
 }
 

@@ -3,7 +3,7 @@
 //! regression seeds, determinism within and across processes, and canonical-trace snapshots.
 //!
 //! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`assign_during_delete`] (race 3),
-//! [`steady_state`] (the swarm), [`equivalence`] (predicates and lazy copy), [`determinism`],
+//! [`steady_state`] (the swarm), [`kubectl_delete`] (runners deleted by hand, #4580), [`equivalence`] (predicates and lazy copy), [`determinism`],
 //! [`snapshots`]. [`suite`] holds the shared assertions.
 
 mod app_auth;
@@ -11,6 +11,7 @@ mod assign_during_delete;
 mod determinism;
 mod equivalence;
 mod field_reports;
+mod kubectl_delete;
 mod leader_election;
 mod network_partition;
 mod record;

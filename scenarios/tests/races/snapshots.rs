@@ -50,3 +50,8 @@ fn assign_during_delete_trace() {
 fn steady_state_trace() {
     check("steady-state");
 }
+
+#[test]
+fn kubectl_delete_runners_trace() {
+    check("kubectl-delete-runners");
+}

@@ -105,6 +105,17 @@ pub enum Disruption {
         /// `Evicted`, `OutOfmemory`, …
         reason: String,
     },
+    /// `kubectl delete PLURAL --all -n NAMESPACE` as actor `user`: list the namespace's objects, then
+    /// delete each by name in the list's order, one request after another (an object gone in between
+    /// is skipped, as `--all` implies `--ignore-not-found`). The world knows nothing of who owns them.
+    DeleteAll {
+        /// When.
+        at_ms: u64,
+        /// Resource plural.
+        plural: String,
+        /// Namespace.
+        namespace: String,
+    },
 }
 
 impl Disruption {
@@ -114,6 +125,7 @@ impl Disruption {
             | Disruption::CrashPod { at_ms, .. }
             | Disruption::PatchObject { at_ms, .. }
             | Disruption::EvictPod { at_ms, .. }
+            | Disruption::DeleteAll { at_ms, .. }
             | Disruption::KillLeader { at_ms } => *at_ms,
         }
     }
@@ -516,6 +528,11 @@ impl World {
                     self.kubelet.evict(&namespace, &name, &reason);
                 }
             }
+            Disruption::DeleteAll { plural, namespace, .. } => {
+                if let Err(e) = self.delete_all(&plural, &namespace).await {
+                    self.record.emit(WorldEvent::DisruptionFailed(e));
+                }
+            }
         }
     }
 
@@ -559,17 +576,42 @@ impl World {
         name: &str,
         patch: &Value,
     ) -> Result<(), String> {
+        let api = self.user_api(plural, namespace)?;
+        api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch))
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// `kubectl delete PLURAL --all -n NAMESPACE`: one list, then one delete per listed name; a name
+    /// already gone is skipped, any other refusal ends the command (kubectl reports it and goes on, but
+    /// the world only needs to say the command did not do everything).
+    async fn delete_all(&self, plural: &str, namespace: &str) -> Result<(), String> {
+        let api = self.user_api(plural, namespace)?;
+        let listed = api.list(&kube::api::ListParams::default()).await.map_err(|e| e.to_string())?;
+        let mut refused = Vec::new();
+        for name in listed.items.iter().filter_map(|o| o.metadata.name.as_deref()) {
+            match api.delete(name, &kube::api::DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(e) => refused.push(format!("{name}: {e}")),
+            }
+        }
+        if refused.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("delete {plural} --all: {}", refused.join("; ")))
+        }
+    }
+
+    /// A namespaced API of `plural` as actor `user`.
+    fn user_api(&self, plural: &str, namespace: &str) -> Result<Api<DynamicObject>, String> {
         let rt =
             self.apiserver.registry().find_plural(plural).map(|id| self.apiserver.registry().get(id).clone());
         let rt = rt.ok_or_else(|| format!("unknown resource {plural}"))?;
         let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
         let resource = ApiResource::from_gvk_with_plural(&gvk, &rt.plural);
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.apiserver.client_as("user"), namespace, &resource);
-        api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch))
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        Ok(Api::namespaced_with(self.apiserver.client_as("user"), namespace, &resource))
     }
 
     fn running_pod(&self, namespace: &str, prefix: &str) -> Option<String> {

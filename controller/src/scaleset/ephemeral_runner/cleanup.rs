@@ -28,12 +28,14 @@ use crate::runtime::outcome::Outcome;
 pub const JOB_STILL_RUNNING_RETRY: Duration = Duration::from_secs(30);
 
 impl EphemeralRunnerReconciler {
-    /// Step 1: a deleting runner. Without the main finalizer there is nothing left to do.
+    /// Step 1: a deleting runner. Without the main finalizer there is nothing left to do. Without
+    /// `fixes.remove_runner_on_deletion` (before #2255) the service is not asked at all.
     pub(super) async fn finalize(&self, runner: &mut RunnerDraft) -> Result<Outcome> {
         if !has_finalizer(runner.get(), EPHEMERAL_RUNNER_FINALIZER) {
             return Ok(Outcome::Done);
         }
-        if has_finalizer(runner.get(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER) {
+        let deregister = self.ctx.switches.fixes.remove_runner_on_deletion;
+        if deregister && has_finalizer(runner.get(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER) {
             if !self.reread_if_unregistered(runner).await? {
                 return Ok(Outcome::Done);
             }
@@ -59,6 +61,10 @@ impl EphemeralRunnerReconciler {
             self.cleanup_container_hook_resources(runner.get()).await?;
         }
         remove_finalizer(runner.mutate(), EPHEMERAL_RUNNER_FINALIZER);
+        if !deregister {
+            // Before #2255 the runner had no registration finalizer to wait on.
+            remove_finalizer(runner.mutate(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER);
+        }
         match runner.patch(&self.ctx.api).await {
             Err(Error::Kube(error)) if is_not_found(&error) => {}
             result => {

@@ -88,13 +88,22 @@ fn a_child_process_reproduces_the_verdict_of_every_scenario() {
 /// the run's seed, every process gives the same verdict.
 #[test]
 fn child_processes_agree_where_tokio_draws_a_wake_order() {
-    let dir = std::env::temp_dir().join(format!("arcsim-wake-order-{}", std::process::id()));
+    let verdicts = child_verdicts("wake-order", &["run", "--scenario", "steady-state", "--seed", "5"], 3);
+    assert_eq!(verdicts[0].0, verdicts[1].0, "two processes ran steady-state seed 5 differently");
+    assert_eq!(verdicts[0].0, verdicts[2].0, "two processes ran steady-state seed 5 differently");
+}
+
+/// The verdicts (wall time zeroed) of `children` processes of `arcsim` with `args` and `--json`, each
+/// with whether the process exited 0.
+fn child_verdicts(tag: &str, args: &[&str], children: usize) -> Vec<(serde_json::Value, bool)> {
+    let dir = std::env::temp_dir().join(format!("arcsim-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let verdicts: Vec<serde_json::Value> = (0..3)
+    let verdicts = (0..children)
         .map(|child| {
-            let file = dir.join(format!("steady-state-5-{child}.json"));
-            Command::new(env!("CARGO_BIN_EXE_arcsim"))
-                .args(["run", "--scenario", "steady-state", "--seed", "5", "--json"])
+            let file = dir.join(format!("{child}.json"));
+            let status = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+                .args(args)
+                .arg("--json")
                 .arg(&file)
                 .status()
                 .expect("arcsim runs");
@@ -102,12 +111,11 @@ fn child_processes_agree_where_tokio_draws_a_wake_order() {
                 serde_json::from_slice(&std::fs::read(&file).expect("the child wrote its verdict"))
                     .expect("JSON");
             verdict["wall_ms"] = 0.into();
-            verdict
+            (verdict, status.success())
         })
         .collect();
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(verdicts[0], verdicts[1], "two processes ran steady-state seed 5 differently");
-    assert_eq!(verdicts[0], verdicts[2], "two processes ran steady-state seed 5 differently");
+    verdicts
 }
 
 #[test]
@@ -141,25 +149,9 @@ fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
 /// seed, two processes give the same verdict and trace hash.
 #[test]
 fn child_processes_agree_on_the_turmoil_network() {
-    let dir = std::env::temp_dir().join(format!("arcsim-turmoil-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let verdicts: Vec<serde_json::Value> = (0..2)
-        .map(|child| {
-            let file = dir.join(format!("standard-11-{child}.json"));
-            let status = Command::new(env!("CARGO_BIN_EXE_arcsim"))
-                .args(["run", "--scenario", "standard", "--seed", "11", "--network", "turmoil", "--json"])
-                .arg(&file)
-                .status()
-                .expect("arcsim runs");
-            assert!(status.success(), "standard seed 11 fails on the turmoil network");
-            let mut verdict: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(&file).expect("the child wrote its verdict"))
-                    .expect("JSON");
-            verdict["wall_ms"] = 0.into();
-            verdict
-        })
-        .collect();
-    let _ = std::fs::remove_dir_all(&dir);
+    let args = ["run", "--scenario", "standard", "--seed", "11", "--network", "turmoil"];
+    let verdicts = child_verdicts("turmoil", &args, 2);
+    assert!(verdicts[0].1, "standard seed 11 fails on the turmoil network");
     assert_eq!(verdicts[0], verdicts[1], "two processes ran standard seed 11 on turmoil differently");
 }
 

@@ -237,6 +237,7 @@ pub async fn wait_until_fresh(
             return Ok(());
         }
         if tokio::time::Instant::now() >= deadline {
+            // allow-nondeterminism: tokio clock, paused in the sim
             return Err(status::too_large_resource_version(min_rv, rv));
         }
         let wake = next_ms.map_or(deadline, |ms| clock.instant_at(Duration::from_millis(ms)).min(deadline));

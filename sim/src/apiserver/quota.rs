@@ -241,7 +241,7 @@ impl Controller {
             let next = self.queue.next_due();
             tokio::select! {
                 biased;
-                _ = sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => {
+                _ = sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => { // allow-nondeterminism: tokio clock, paused in the sim
                     if let Some(namespace) = self.queue.pop() {
                         let mut st = self.shared.lock();
                         sync_namespace(&self.shared, &mut st, &namespace);

@@ -37,7 +37,7 @@ impl Ending {
     fn shorten(&mut self, grace_seconds: i64) {
         self.grace_seconds = self.grace_seconds.min(grace_seconds);
         if self.signalled {
-            self.until = self.until.min(Instant::now() + seconds(grace_seconds));
+            self.until = self.until.min(Instant::now() + seconds(grace_seconds)); // allow-nondeterminism: tokio clock, paused in the sim
         }
     }
 
@@ -69,7 +69,7 @@ impl PodTask {
             gone: grace_seconds.is_none(),
             grace_seconds: grace_seconds.unwrap_or(MINIMUM_GRACE_SECONDS),
             signalled: false,
-            until: Instant::now() + delay,
+            until: Instant::now() + delay, // allow-nondeterminism: tokio clock, paused in the sim
         };
         let code = match self.run_until(&mut running, &mut ending).await {
             Some(code) => code,
@@ -98,7 +98,7 @@ impl PodTask {
         let container = self.view.containers[0].name.clone();
         self.record(KubeletEventKind::Sigterm { container: container.clone() });
         ending.signalled = true;
-        ending.until = Instant::now() + seconds(ending.grace_seconds);
+        ending.until = Instant::now() + seconds(ending.grace_seconds); // allow-nondeterminism: tokio clock, paused in the sim
         if let Some(code) = self.run_until(running, ending).await {
             return code;
         }

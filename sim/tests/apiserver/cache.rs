@@ -88,7 +88,7 @@ async fn not_older_than_waits_for_the_cache_to_reach_the_version() {
     let w = world_with(Seed(1), lagging_cache(1_000), FaultPlan::none());
     let created = w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
     let rv = rv_of(&created.metadata).to_string();
-    let start = tokio::time::Instant::now();
+    let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
     let list =
         w.pods().list(&ListParams::default().at(&rv).matching(VersionMatch::NotOlderThan)).await.unwrap();
     assert_eq!(start.elapsed(), Duration::from_secs(1), "it waited for the cache, no longer");
@@ -100,7 +100,7 @@ async fn not_older_than_waits_for_the_cache_to_reach_the_version() {
 async fn not_older_than_a_version_the_cache_never_reaches_is_504_after_3_seconds() {
     let w = world_with(Seed(1), lagging_cache(0), FaultPlan::none());
     let future = (w.server.resource_version() + 10).to_string();
-    let start = tokio::time::Instant::now();
+    let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
     let params = ListParams::default().at(&future).matching(VersionMatch::NotOlderThan);
     let status = status_of(w.pods().list(&params).await);
     assert_eq!(start.elapsed(), Duration::from_secs(3));
@@ -144,7 +144,7 @@ async fn a_watch_at_0_starts_from_the_caches_older_state_and_then_catches_up() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let label = Patch::Merge(json!({"metadata": {"labels": {"x": "1"}}}));
     let patched = w.pods().patch("a", &PatchParams::default(), &label).await.unwrap();
-    let start = tokio::time::Instant::now();
+    let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
     let wp = WatchParams::default().disable_bookmarks();
     let mut events = w.pods().watch(&wp, "0").await.unwrap().boxed();
 
@@ -167,7 +167,7 @@ async fn a_watch_delivers_a_change_no_earlier_than_the_cache_has_it() {
     let w = world_with(Seed(1), lagging_cache(500), FaultPlan::none());
     let rv = w.server.resource_version().to_string();
     let mut events = w.pods().watch(&WatchParams::default().disable_bookmarks(), &rv).await.unwrap().boxed();
-    let start = tokio::time::Instant::now();
+    let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
     w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
     let event = events.next().await.unwrap().unwrap();
     assert!(matches!(event, WatchEvent::Added(_)));
@@ -184,7 +184,7 @@ async fn send_initial_events_waits_for_the_cache_and_ends_the_initial_objects_wi
     let w = world_with(Seed(1), lagging_cache(700), FaultPlan::none());
     let created = w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
     let rv = rv_of(&created.metadata).to_string();
-    let start = tokio::time::Instant::now();
+    let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
     let mut events = w.pods().watch(&WatchParams::streaming_lists(), &rv).await.unwrap().boxed();
     let first = events.next().await.unwrap().unwrap();
     assert!(

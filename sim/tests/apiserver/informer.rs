@@ -106,7 +106,7 @@ async fn the_informer_lists_consistently_and_hears_of_changes_once_the_watch_cac
     assert_ne!(opened.from, "0", "the watch resumes from the list's version");
     assert_eq!(describe(&events.recv().await.unwrap()), "added a");
 
-    let start = tokio::time::Instant::now();
+    let start = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
     w.pods().create(&PostParams::default(), &pod("b")).await.unwrap();
     assert_eq!(describe(&events.recv().await.unwrap()), "added b");
     assert!(start.elapsed() >= Duration::from_secs(2), "the watch waited for the cache");

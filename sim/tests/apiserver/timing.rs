@@ -31,14 +31,14 @@ async fn a_watcher_can_hear_of_a_write_before_the_writer_gets_its_answer() {
     let log = heard.clone();
     tokio::spawn(async move {
         while let Some(Ok(WatchEvent::Added(pod))) = events.next().await {
-            log.lock().unwrap().push((pod.metadata.name.unwrap(), Instant::now()));
+            log.lock().unwrap().push((pod.metadata.name.unwrap(), Instant::now())); // allow-nondeterminism: tokio clock, paused in the sim
         }
     });
     let mut answered = Vec::new();
     for i in 0..10 {
-        let sent = Instant::now();
+        let sent = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
         w.pods().create(&PostParams::default(), &pod(&format!("p{i}"))).await.unwrap();
-        answered.push((sent, Instant::now()));
+        answered.push((sent, Instant::now())); // allow-nondeterminism: tokio clock, paused in the sim
     }
     tokio::time::sleep(Duration::from_millis(10)).await;
     let heard = heard.lock().unwrap().clone();

@@ -147,7 +147,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::BugSecretsCached, &WatchLagDuplicateCreate, &convergence::ConvergesAfterHeal, 50, 50),
     measured(Variant::Bug4580Finalizer, &WatchLagDuplicateCreate, &deletion::FinalizersInOneWrite, 50, 50),
     measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 48, 50),
-    measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 15, 50),
+    measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 19, 50),
     measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 50, 50),
     measured(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero, 50, 50),
     measured(
@@ -157,7 +157,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         50,
         50,
     ),
-    measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 19, 250),
+    measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 14, 50),
     measured(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, 50, 50),
     // A user deleting runners by hand while the runner set re-creates them.
     measured(

@@ -35,7 +35,8 @@ pub struct Capsule {
     pub scenario: String,
     /// The profile the variant is a variant of.
     pub profile: Profile,
-    /// The controller variant.
+    /// The controller variant, by its command-line name (`bug-4201`).
+    #[serde(with = "variant_name")]
     pub variant: Variant,
     /// The seed: every die of the run not fixed by the data below.
     pub seed: Seed,
@@ -192,6 +193,22 @@ impl Capsule {
     /// The command that replays the capsule in `path`.
     pub fn replay_line(path: &Path) -> String {
         format!("cargo run --release -p arc-scenarios --bin arcsim -- run --capsule {}", path.display())
+    }
+}
+
+/// A variant written as the command line names it.
+mod variant_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::variant::Variant;
+
+    pub fn serialize<S: Serializer>(variant: &Variant, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(variant)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(|e: crate::variant::UnknownVariant| serde::de::Error::custom(e.to_string()))
     }
 }
 

@@ -1,5 +1,6 @@
 //! `arcsim explore`'s engine (Sieve's search, on arcsim's fakes): a fault-free reference run of the
-//! scenario's world for a seed (its faults, disruptions and per-resource lags removed), its read and
+//! scenario's world for a seed (its faults and disruptions removed, every watch and watch-cache lag
+//! zero, so no race window is open by the world's settings), its read and
 //! write points listed ([`points`]), plans generated over them ([`plans`]) and each run as a capsule
 //! with one perturbation. A run that fails an oracle is reported with its capsule, which `arcsim run
 //! --capsule` replays and `arcsim shrink --capsule` shrinks; coverage says how many points were
@@ -10,6 +11,7 @@ pub mod points;
 
 use std::collections::BTreeSet;
 
+use arc_sim::apiserver::{LagRange, WatchLag};
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
@@ -50,6 +52,15 @@ pub struct Exploration {
     pub findings: Vec<Finding>,
 }
 
+/// `capsule` without faults, disruptions or watch lags.
+pub fn fault_free(capsule: &Capsule) -> Capsule {
+    let mut out = with_steps(capsule, &[]);
+    let none = WatchLag { default: LagRange::fixed(0), per_resource: Default::default() };
+    out.plan.watch_lag = none.clone();
+    out.plan.watch_cache_lag = none;
+    out
+}
+
 /// Explores `build` in `scenario` from `seed`'s fault-free run with up to `budget` perturbed runs.
 pub fn explore(
     scenario: &'static dyn Scenario,
@@ -59,7 +70,7 @@ pub fn explore(
     budget: usize,
 ) -> Result<Exploration, CapsuleError> {
     let oracle = scenario.oracles().first().map_or("", |o| o.name());
-    let reference = with_steps(&Capsule::of_run(scenario, build, seed, network, oracle), &[]);
+    let reference = fault_free(&Capsule::of_run(scenario, build, seed, network, oracle));
     let (verdict, record) = reference.run(TraceMode::HashOnly, Some(Interest::everything()))?;
     let reads = points::read_points(&record);
     let writes = points::write_points(&record);

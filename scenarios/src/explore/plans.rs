@@ -1,7 +1,8 @@
 //! Plans generated from a reference run's points: one perturbation each, the three kinds taken in
-//! turn (stale view, intermediate state, unobserved state), each kind's points spread evenly over the
-//! run (read points over each resource in turn), so a budget of N runs reaches N/3 points of each kind
-//! from the first to the last.
+//! turn, each kind's points spread evenly over the run, so a budget of N runs reaches N/3 points of
+//! each kind from the first to the last. A stale view holds an ADDED or DELETED event (a creation or
+//! deletion the controller does not see yet: objects it just created itself, mostly); an unobserved
+//! state coalesces a MODIFIED event, the resources taking turns; an intermediate state follows a write.
 
 use arc_sim::perturb::Perturbation;
 
@@ -26,9 +27,9 @@ pub struct Plan {
 /// Up to `budget` plans over `reads` and `writes`.
 pub fn plans(reads: &[ReadPoint], writes: &[WritePoint], budget: usize) -> Vec<Plan> {
     let modified: Vec<&ReadPoint> = reads.iter().filter(|r| r.nth_modified.is_some()).collect();
-    let all_reads: Vec<&ReadPoint> = reads.iter().collect();
+    let appeared_or_gone: Vec<&ReadPoint> = reads.iter().filter(|r| r.nth_modified.is_none()).collect();
     let all_writes: Vec<&WritePoint> = writes.iter().collect();
-    let mut stale = by_resource(&all_reads, share(budget, 0)).into_iter().map(stale_view);
+    let mut stale = spread(&appeared_or_gone, share(budget, 0)).into_iter().map(stale_view);
     let mut crash = spread(&all_writes, share(budget, 1)).into_iter().map(intermediate_state);
     let mut coalesce = by_resource(&modified, share(budget, 2)).into_iter().map(unobserved_state);
     let mut out = Vec::new();
@@ -112,15 +113,15 @@ mod tests {
     #[test]
     fn the_kinds_take_turns_and_spread_over_the_run() {
         let reads: Vec<ReadPoint> = (1..=30).map(|n| read(n, (n % 2 == 0).then_some(n / 2))).collect();
-        let mut secrets = read(1, None);
+        let mut secrets = read(31, Some(1));
         secrets.resource = "secrets".into();
         let with_secrets: Vec<ReadPoint> = reads.iter().cloned().chain([secrets]).collect();
-        let stale: Vec<String> = plans(&with_secrets, &[], 9)
+        let coalesced: Vec<String> = plans(&with_secrets, &[], 9)
             .into_iter()
-            .filter_map(|p| p.read.filter(|_| matches!(p.perturbation, Perturbation::StaleView { .. })))
+            .filter_map(|p| p.read.filter(|_| matches!(p.perturbation, Perturbation::UnobservedState { .. })))
             .map(|r| format!("{}#{}", r.resource, r.nth))
             .collect();
-        assert_eq!(stale, ["pods#1", "secrets#1", "pods#16"], "resources take turns");
+        assert_eq!(coalesced, ["pods#2", "secrets#31", "pods#16"], "resources take turns");
         let writes: Vec<WritePoint> = (1..=9)
             .map(|nth| WritePoint { nth, verb: "create", resource: "pods".into(), object: "ns/p".into() })
             .collect();
@@ -130,6 +131,7 @@ mod tests {
         assert!(matches!(out[1].perturbation, Perturbation::IntermediateState { after_writes: 1, .. }));
         assert!(matches!(out[2].perturbation, Perturbation::UnobservedState { nth_modified: 1, .. }));
         assert!(matches!(out[3].perturbation, Perturbation::StaleView { after_events: 11, .. }));
+        assert!(out.iter().all(|p| !matches!(&p.perturbation, Perturbation::StaleView { after_events, .. } if after_events % 2 == 0)), "stale views hold ADDED events");
         assert_eq!(plans(&reads, &[], 3).len(), 2, "no writes: no intermediate-state plan");
     }
 }

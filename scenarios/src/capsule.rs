@@ -255,7 +255,13 @@ mod tests {
 
     fn standard() -> Capsule {
         let scenario = scenarios::find("standard").unwrap();
-        Capsule::of_run(scenario, Build::arcsim(Variant::Fixed), Seed(3), Network::InProcess, "bounded-pod-creates")
+        Capsule::of_run(
+            scenario,
+            Build::arcsim(Variant::Fixed),
+            Seed(3),
+            Network::InProcess,
+            "bounded-pod-creates",
+        )
     }
 
     #[test]

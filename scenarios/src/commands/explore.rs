@@ -55,7 +55,12 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
         println!("  replay with: {}", Capsule::replay_line(&path));
     }
     print!("{}", coverage(&found));
-    anyhow::ensure!(found.findings.is_empty(), "{} of {} perturbed runs failed", found.findings.len(), found.runs);
+    anyhow::ensure!(
+        found.findings.is_empty(),
+        "{} of {} perturbed runs failed",
+        found.findings.len(),
+        found.runs
+    );
     Ok(())
 }
 
@@ -63,7 +68,10 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
 pub fn coverage(found: &Exploration) -> String {
     let mut out = format!("{} perturbed runs, {} failed\n", found.runs, found.findings.len());
     if !found.reference_failures.is_empty() {
-        out += &format!("  the unperturbed reference run itself fails {}\n", found.reference_failures.join(", "));
+        out += &format!(
+            "  the unperturbed reference run itself fails {}\n",
+            found.reference_failures.join(", ")
+        );
     }
     out += &format!(
         "  coverage: {} of {} read points and {} of {} write points perturbed\n",

@@ -63,7 +63,8 @@ pub fn run(args: ShrinkArgs) -> anyhow::Result<()> {
 
 /// The capsule of the seed's run, expecting the oracle asked for or its first violation's.
 fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
-    let name = args.scenario.as_deref().ok_or_else(|| anyhow::anyhow!("--scenario or --capsule is required"))?;
+    let name =
+        args.scenario.as_deref().ok_or_else(|| anyhow::anyhow!("--scenario or --capsule is required"))?;
     let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--seed or --capsule is required"))?;
     let scenario = scenarios::find(name).map_err(anyhow::Error::msg)?;
     let build = Build::new(args.profile, args.variant);
@@ -73,7 +74,10 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
             let on_network = OnNetwork::new(scenario, args.network);
             let (verdict, _) = run_build(&on_network, build, seed, TraceMode::HashOnly)?;
             let first = verdict.violations.first().ok_or_else(|| {
-                anyhow::anyhow!("seed {seed} of {} in {name} passes every oracle: nothing to shrink", build.variant)
+                anyhow::anyhow!(
+                    "seed {seed} of {} in {name} passes every oracle: nothing to shrink",
+                    build.variant
+                )
             })?;
             first.oracle.to_string()
         }
@@ -91,8 +95,12 @@ fn default_path(capsule: &Capsule) -> PathBuf {
 pub fn report(shrunk: &Shrunk, budget: u32) -> String {
     let mut out = format!(
         "shrunk {} of {} in {} ({}) to keep {} failing, in {} reruns of {budget}\n",
-        shrunk.capsule.seed, shrunk.capsule.variant, shrunk.capsule.scenario, shrunk.capsule.profile,
-        shrunk.capsule.expected_oracle, shrunk.reruns
+        shrunk.capsule.seed,
+        shrunk.capsule.variant,
+        shrunk.capsule.scenario,
+        shrunk.capsule.profile,
+        shrunk.capsule.expected_oracle,
+        shrunk.reruns
     );
     out += &format!("  before: {}\n  after:  {}\n", shrunk.before, shrunk.after);
     out += match shrunk.one_minimal {

@@ -89,7 +89,8 @@ pub fn explore(
     }
     let perturbed_reads: BTreeSet<(String, u32)> =
         generated.iter().filter_map(|p| p.read.as_ref()).map(|r| (r.resource.clone(), r.nth)).collect();
-    let perturbed_writes: BTreeSet<u32> = generated.iter().filter_map(|p| p.write.as_ref()).map(|w| w.nth).collect();
+    let perturbed_writes: BTreeSet<u32> =
+        generated.iter().filter_map(|p| p.write.as_ref()).map(|w| w.nth).collect();
     let mut reference_failures: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
     reference_failures.dedup();
     Ok(Exploration {

@@ -223,7 +223,8 @@ fn one_smaller(capsule: &Capsule) -> Vec<Capsule> {
     let steps = steps_of(capsule);
     let jobs = jobs_of(capsule);
     let without_step = (0..steps.len()).map(|i| {
-        let rest: Vec<Step> = steps.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| s.clone()).collect();
+        let rest: Vec<Step> =
+            steps.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| s.clone()).collect();
         with_steps(capsule, &rest)
     });
     let without_job = (0..jobs.len()).map(|i| {

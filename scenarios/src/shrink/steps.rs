@@ -68,7 +68,13 @@ pub fn steps_of(capsule: &Capsule) -> Vec<Step> {
     let disruptions = plan.disruptions.iter().cloned().map(Step::Disruption);
     let lags = plan.watch_lag.per_resource.iter().map(|(p, l)| Step::WatchLag(p.clone(), *l));
     let cache_lags = plan.watch_cache_lag.per_resource.iter().map(|(p, l)| Step::CacheLag(p.clone(), *l));
-    api.chain(github).chain(network).chain(perturbations).chain(disruptions).chain(lags).chain(cache_lags).collect()
+    api.chain(github)
+        .chain(network)
+        .chain(perturbations)
+        .chain(disruptions)
+        .chain(lags)
+        .chain(cache_lags)
+        .collect()
 }
 
 /// `capsule` with exactly `steps` for its plan.

@@ -21,8 +21,12 @@ pub fn weakenings(step: &Step) -> Vec<Step> {
     match step {
         Step::Api(rule) => api(rule).into_iter().map(Step::Api).collect(),
         Step::GitHub(rule) => github(rule).into_iter().map(Step::GitHub).collect(),
-        Step::WatchLag(plural, lag) => halved(*lag).map(|l| Step::WatchLag(plural.clone(), l)).into_iter().collect(),
-        Step::CacheLag(plural, lag) => halved(*lag).map(|l| Step::CacheLag(plural.clone(), l)).into_iter().collect(),
+        Step::WatchLag(plural, lag) => {
+            halved(*lag).map(|l| Step::WatchLag(plural.clone(), l)).into_iter().collect()
+        }
+        Step::CacheLag(plural, lag) => {
+            halved(*lag).map(|l| Step::CacheLag(plural.clone(), l)).into_iter().collect()
+        }
         Step::Network(_) | Step::Disruption(_) | Step::Perturbation(_) => Vec::new(),
     }
 }
@@ -88,7 +92,9 @@ mod tests {
         };
         let weaker = weakenings(&Step::GitHub(rule.clone()));
         assert_eq!(weaker.len(), 2);
-        assert!(matches!(&weaker[0], Step::GitHub(r) if r.action == GitHubFaultAction::Latency { min_ms: 1, max_ms: 100 }));
+        assert!(
+            matches!(&weaker[0], Step::GitHub(r) if r.action == GitHubFaultAction::Latency { min_ms: 1, max_ms: 100 })
+        );
         assert!(matches!(&weaker[1], Step::GitHub(r) if r.probability == 0.15));
     }
 

@@ -21,13 +21,21 @@ fn explored(variant: Variant) -> Exploration {
 #[test]
 fn explore_kills_bug_4201_without_race_settings() {
     let found = explored(Variant::Bug4201);
-    assert!(found.reference_failures.is_empty(), "the unperturbed run passes: {:?}", found.reference_failures);
+    assert!(
+        found.reference_failures.is_empty(),
+        "the unperturbed run passes: {:?}",
+        found.reference_failures
+    );
     assert!(found.runs <= BUDGET && found.runs > BUDGET / 2, "{} runs", found.runs);
     assert!(found.reads_perturbed > 0 && found.writes_perturbed > 0 && found.reads > found.reads_perturbed);
     let kills: Vec<_> = found
         .findings
         .iter()
-        .filter(|f| f.oracles.iter().any(|o| *o == "no-already-exists-reconcile-errors" || *o == "bounded-pod-creates"))
+        .filter(|f| {
+            f.oracles
+                .iter()
+                .any(|o| *o == "no-already-exists-reconcile-errors" || *o == "bounded-pod-creates")
+        })
         .collect();
     assert!(!kills.is_empty(), "no plan killed bug-4201: {:?}", found.findings);
     let capsule = &kills[0].capsule;

@@ -2,6 +2,13 @@
 //! row's failing seed shrinks within 200 reruns to a 1-minimal capsule that replays the same oracle
 //! failure. Each shrunk capsule is kept as a snapshot (`snapshots/capsule-VARIANT-in-SCENARIO.snap`),
 //! with the run's size before and after.
+//!
+//! The rows of the three race worlds and the hand-cleanup world are here, but for these: the
+//! steady-state rows and `bug-secrets-cached` (their failing runs never settle, so every rerun runs to
+//! the world's horizon), the token-refresh rows (3.5 simulated hours a run, legacy mode),
+//! `bug-stale-removal-snapshot` and `bug-stale-deregistration` (killed at 14/50 and 26–49/100: the first
+//! kill may be many seeds in), the turmoil row (`bug-zombie-listener`), the field report's row and the
+//! equivalence twin row: cheap enough by hand (`arcsim shrink`), not for every `cargo test`.
 
 use arc_scenarios::capsule::Capsule;
 use arc_scenarios::kill_table::{KILL_TABLE, KillExpectation};
@@ -73,7 +80,13 @@ fn the_capsule_of_a_seed_replays_its_exact_trace() {
 #[test]
 fn a_capsule_that_passes_is_a_clear_error_not_a_shrink() {
     let scenario = scenarios::find("standard").unwrap();
-    let capsule = Capsule::of_run(scenario, Build::arcsim(Variant::Fixed), Seed(1), Network::InProcess, "bounded-pod-creates");
+    let capsule = Capsule::of_run(
+        scenario,
+        Build::arcsim(Variant::Fixed),
+        Seed(1),
+        Network::InProcess,
+        "bounded-pod-creates",
+    );
     let err = shrink(capsule, DEFAULT_BUDGET).unwrap_err().to_string();
     assert!(err.contains("the run passes bounded-pod-creates, so there is nothing to shrink"), "{err}");
 }
@@ -86,4 +99,54 @@ fn bug_2255_in_kubectl_delete_runners_shrinks() {
 #[test]
 fn bug_4201_in_watch_lag_duplicate_create_shrinks() {
     shrinks_to_a_minimal_capsule(Variant::Bug4201, "watch-lag-duplicate-create", "bounded-pod-creates");
+}
+
+#[test]
+fn bug_scale_down_no_remove_in_assign_during_delete_shrinks() {
+    shrinks_to_a_minimal_capsule(
+        Variant::BugScaleDownNoRemove,
+        "assign-during-delete",
+        "no-busy-runner-deleted",
+    );
+}
+
+#[test]
+fn bug_3371_in_assign_during_delete_shrinks() {
+    shrinks_to_a_minimal_capsule(Variant::Bug3371, "assign-during-delete", "scale-down-only-on-patch-zero");
+}
+
+#[test]
+fn bug_running_overwrites_terminal_in_assign_during_delete_shrinks() {
+    shrinks_to_a_minimal_capsule(
+        Variant::BugRunningOverwritesTerminal,
+        "assign-during-delete",
+        "no-running-while-deleting",
+    );
+}
+
+#[test]
+fn bug_running_from_pod_in_assign_during_delete_shrinks() {
+    shrinks_to_a_minimal_capsule(
+        Variant::BugRunningFromPod,
+        "assign-during-delete",
+        "running-only-after-job-started",
+    );
+}
+
+#[test]
+fn bug_4580_finalizer_in_watch_lag_duplicate_create_shrinks() {
+    shrinks_to_a_minimal_capsule(
+        Variant::Bug4580Finalizer,
+        "watch-lag-duplicate-create",
+        "finalizers-in-one-write",
+    );
+}
+
+#[test]
+fn bug_4580_short_circuit_in_kubectl_delete_runners_shrinks() {
+    shrinks_to_a_minimal_capsule(
+        Variant::Bug4580ShortCircuit,
+        "kubectl-delete-runners",
+        "registration-removed-before-runner-gone",
+    );
 }

@@ -358,7 +358,8 @@ impl WatchTask {
         }
         let cached =
             visible_ms.map_or(now, |ms| self.shared.clock.instant_at(Duration::from_millis(ms)).max(now));
-        let held = fate.hold_until_ms.map_or(now, |ms| self.shared.clock.instant_at(Duration::from_millis(ms)));
+        let held =
+            fate.hold_until_ms.map_or(now, |ms| self.shared.clock.instant_at(Duration::from_millis(ms)));
         let due = (cached + Duration::from_millis(lag_ms)).max(self.last_due).max(held);
         self.last_due = due;
         self.pending.push_back((due, item));

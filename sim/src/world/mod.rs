@@ -515,7 +515,8 @@ impl World {
 
     /// Crashes and restarts the controller right after the write a perturbation named.
     async fn restart_for_perturbation(&mut self) {
-        let what = r#"{"kind":"restart-controller","after":"the write an intermediate-state perturbation names"}"#;
+        let what =
+            r#"{"kind":"restart-controller","after":"the write an intermediate-state perturbation names"}"#;
         self.record.emit(WorldEvent::Disruption(what.to_string()));
         self.start_controller().await;
     }

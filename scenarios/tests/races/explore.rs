@@ -41,6 +41,8 @@ fn explore_kills_bug_4201_without_race_settings() {
     let capsule = &kills[0].capsule;
     let (verdict, _) = capsule.run(TraceMode::HashOnly, None).unwrap();
     assert!(capsule.fails(&verdict), "the finding's capsule replays its failure");
+    let (again, _) = capsule.run(TraceMode::HashOnly, None).unwrap();
+    assert_eq!(again.trace_hash, verdict.trace_hash, "a perturbed run is deterministic");
 }
 
 /// How many of the fixed controller's runs of the same plans fail (a stated result, not a bound).

@@ -178,7 +178,28 @@ fn runners_hang_after_their_job(seed: Seed, build: Build) -> WorldPlan {
     plan
 }
 
+/// #4370 (the scale set vanished at GitHub; the listener crash-loops on
+/// `RunnerScaleSetNotFoundException`): the scale set is deleted at GitHub behind the controller's
+/// back while jobs arrive. Judged by whether every job still starts within 10 minutes.
+pub static REPORT_4370: FieldReport = FieldReport {
+    name: "report-4370",
+    describe: "#4370 the scale set vanishes at GitHub mid-workload; the listener meets RunnerScaleSetNotFound",
+    world: scale_set_vanishes,
+    symptoms: || vec![&symptoms::JobStartedWithin],
+};
+
+fn scale_set_vanishes(seed: Seed, build: Build) -> WorldPlan {
+    let mut plan = scale_set_world(seed, build.variant, 0, 10);
+    plan.config.switches = build.switches();
+    let mut rng = seed.named_rng("scenario/report-4370");
+    plan.config.disruptions.push(Disruption::DeleteScaleSet {
+        at_ms: rng.random_range(120_000..300_000),
+        name: RUNNER_SET.to_string(),
+    });
+    plan
+}
+
 /// Every field-report world, in report order.
 pub fn all() -> Vec<&'static dyn Scenario> {
-    vec![&REPORT_4000, &REPORT_4027, &REPORT_4285, &REPORT_4585, &REPORT_4603]
+    vec![&REPORT_4000, &REPORT_4027, &REPORT_4285, &REPORT_4370, &REPORT_4585, &REPORT_4603]
 }

@@ -5,7 +5,7 @@ use arc_controller::Profile;
 use arc_scenarios::runner::run_build;
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::field_reports::{
-    FieldReport, REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4585, REPORT_4603,
+    FieldReport, REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4370, REPORT_4585, REPORT_4603,
 };
 use arc_scenarios::variant::{Build, Variant};
 use arc_scenarios::verdict::Verdict;
@@ -79,3 +79,23 @@ fn report_4603_without_hung_runners_shows_nothing() {
         assert!(v.passed(), "seed {seed}: {:#?}", v.violations);
     }
 }
+
+#[test]
+fn report_4370_jobs_wait_forever_once_the_scale_set_vanishes_and_not_before() {
+    let v = fixed(&REPORT_4370, Profile::Arcsim, 1);
+    assert!(shows(&v, "job-started-within-10-min"), "{:#?}", v.violations);
+    let v = fixed(&REPORT_4370_CONTROL, Profile::Arcsim, 1);
+    assert!(v.passed(), "the same world with the scale set left alone: {:#?}", v.violations);
+}
+
+/// report-4370's world with the scale set left alone.
+static REPORT_4370_CONTROL: FieldReport = FieldReport {
+    name: "report-4370-control",
+    describe: "report-4370's world with the scale set left alone",
+    world: |seed, build| {
+        let mut plan = REPORT_4370.world_for(seed, build);
+        plan.config.disruptions.clear();
+        plan
+    },
+    symptoms: REPORT_4370.symptoms,
+};

@@ -281,6 +281,15 @@ impl FakeGitHub {
         self.shared.mutate(|w| w.create_scale_set(name, runner_group_id, labels, setting))
     }
 
+    /// Deletes the scale set named `name` as an org admin would in GitHub's settings (no check for
+    /// busy runners); `false` when there is none. The world's `DeleteScaleSet` disruption (#4370).
+    pub fn delete_scale_set_named(&self, name: &str) -> bool {
+        self.shared.mutate(|w| {
+            let id = w.scale_sets.values().find(|s| s.name == name).map(|s| s.id);
+            id.inspect(|id| w.delete_scale_set(*id)).is_some()
+        })
+    }
+
     /// Every runner ever registered, removed ones included, by id.
     pub fn runners(&self) -> Vec<Runner> {
         self.shared.lock().runners.values().cloned().collect()

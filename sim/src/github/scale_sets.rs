@@ -146,7 +146,7 @@ impl World {
         Reply::empty(204)
     }
 
-    fn delete_scale_set(&mut self, id: i64) {
+    pub(crate) fn delete_scale_set(&mut self, id: i64) {
         let live: Vec<i64> = self
             .runners
             .values()

@@ -105,6 +105,15 @@ pub enum Disruption {
         /// `Evicted`, `OutOfmemory`, …
         reason: String,
     },
+    /// The scale set named `name` vanishes at GitHub behind the controller's back (#4370: deleted by an
+    /// admin or by GitHub's cleanup): its runners are removed, its sessions closed, and every call that
+    /// names it answers 404 `RunnerScaleSetNotFoundException`.
+    DeleteScaleSet {
+        /// When.
+        at_ms: u64,
+        /// The scale set's name.
+        name: String,
+    },
     /// `kubectl delete PLURAL --all -n NAMESPACE` as actor `user`: list the namespace's objects, then
     /// delete each by name in the list's order, one request after another (an object gone in between
     /// is skipped, as `--all` implies `--ignore-not-found`). The world knows nothing of who owns them.
@@ -126,6 +135,7 @@ impl Disruption {
             | Disruption::PatchObject { at_ms, .. }
             | Disruption::EvictPod { at_ms, .. }
             | Disruption::DeleteAll { at_ms, .. }
+            | Disruption::DeleteScaleSet { at_ms, .. }
             | Disruption::KillLeader { at_ms } => *at_ms,
         }
     }
@@ -544,6 +554,11 @@ impl World {
             Disruption::DeleteAll { plural, namespace, .. } => {
                 if let Err(e) = self.delete_all(&plural, &namespace).await {
                     self.record.emit(WorldEvent::DisruptionFailed(e));
+                }
+            }
+            Disruption::DeleteScaleSet { name, .. } => {
+                if !self.github.delete_scale_set_named(&name) {
+                    self.record.emit(WorldEvent::DisruptionFailed(format!("no scale set named {name}")));
                 }
             }
         }

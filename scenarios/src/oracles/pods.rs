@@ -96,7 +96,8 @@ impl Oracle for NoAlreadyExistsErrors {
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<AuditEntry>(&["pods"])
+        // The runner's own requests (its EphemeralRunner, status and secret) tell a failed reconcile.
+        Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "secrets"])
             .and_resources::<WatchSent>(&["pods", "ephemeralrunners"])
             .and_resources::<Committed>(&["pods"])
     }

@@ -117,7 +117,12 @@ impl Oracle for NoAlreadyExistsErrors {
                 continue;
             };
             let waited = next.ms.saturating_sub(refused.ms) >= ALREADY_EXISTS_REQUEUE_MS;
-            let lost_answer_requeue = i > 0 && retried_a_lost_answer(creates[i - 1], refused);
+            let previous_of_pod = creates[..i]
+                .iter()
+                .rev()
+                .find(|a| a.namespace == refused.namespace && a.name == refused.name);
+            let lost_answer_requeue =
+                previous_of_pod.is_some_and(|before| retried_a_lost_answer(before, refused));
             let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next));
             if waited
                 || lost_answer_requeue
@@ -140,7 +145,8 @@ impl Oracle for NoAlreadyExistsErrors {
     }
 }
 
-/// Whether `refused` retried the same pod's create `before`, whose answer was lost after its commit
+/// Whether `refused` retried the same pod's create `before` (its previous create, whatever other pods'
+/// creates came in between), whose answer was lost after its commit
 /// (a dropped connection or a 5xx). That failure already put a rate-limited requeue in the work
 /// queue, and a requeue-after for AlreadyExists cannot take it back (client-go's delaying queue keeps the
 /// earliest time), so one more create follows in milliseconds, in ARC as here; only the first 409
@@ -308,6 +314,33 @@ mod tests {
             .event(30, create(30, 409))
             .build();
         assert_eq!(NoAlreadyExistsErrors.check(&loop_after_lost).len(), 1, "a hot loop is still judged");
+    }
+
+    #[test]
+    fn a_lost_answer_excuses_its_retry_even_when_another_pods_create_came_between() {
+        // Steady-state seeds 2,000,003 and 2,000,026: the create of the pod before its 409 was not the
+        // audit log's previous create, which belonged to another runner's pod.
+        let create = |ms, name, code| request(ms, "controller", ApiVerb::Create, "pods", name, code);
+        let lost = AuditEntry { code: 0, committed_then_failed: true, ..create(5, "r", 0) };
+        let two_pods = || with_pod().committed(3, "pods", EventType::Added, pod("other", "u2"));
+        let interleaved = two_pods()
+            .event(5, lost.clone())
+            .event(7, create(7, "other", 409))
+            .event(10, create(10, "r", 409))
+            .event(18, create(18, "r", 409))
+            .build();
+        assert!(
+            NoAlreadyExistsErrors.check(&interleaved).is_empty(),
+            "{:?}",
+            NoAlreadyExistsErrors.check(&interleaved)
+        );
+        let answered = two_pods()
+            .event(5, create(5, "r", 409))
+            .event(7, create(7, "other", 409))
+            .event(10, create(10, "r", 409))
+            .event(18, create(18, "r", 409))
+            .build();
+        assert_eq!(NoAlreadyExistsErrors.check(&answered).len(), 2, "no lost answer, two fast retries");
     }
 
     #[test]

@@ -72,6 +72,71 @@ impl DeletingRunnerGoneWithin {
     }
 }
 
+/// How long an EphemeralRunner may outlive the end of its job: #4603's hung runners held their slots
+/// for hours; a runner that exits is gone in seconds.
+pub const RUNNER_AFTER_JOB_LIMIT_MS: u64 = 600_000;
+
+/// #4603, #4136, #4203: the EphemeralRunner that ran a job is gone within
+/// [`RUNNER_AFTER_JOB_LIMIT_MS`] of the job's end at GitHub (or the run ends first). A runner whose
+/// process hangs after its job keeps its pod, its Running phase and its slot in the scale set, and
+/// ARC's JobCompleted handler writes nothing, so nothing removes it.
+pub struct RunnerGoneAfterItsJob;
+
+impl Oracle for RunnerGoneAfterItsJob {
+    fn name(&self) -> &'static str {
+        "runner-gone-within-10-min-of-its-job"
+    }
+
+    fn describe(&self) -> &'static str {
+        "the EphemeralRunner that ran a job is gone within 10 minutes of the job's end (#4603, #4136, #4203)"
+    }
+
+    fn needs(&self) -> Interest {
+        Interest::of_resources::<Committed>(&["ephemeralrunners"])
+    }
+
+    fn check(&self, run: &RunRecord) -> Vec<Violation> {
+        let lifetimes = runner_lifetimes(run);
+        run.jobs
+            .iter()
+            .filter_map(|job| Some((job, job.runner_id?, job.finished_ms?)))
+            .filter_map(|(job, runner_id, ended)| {
+                let (key, gone) = lifetimes.get(&runner_id)?;
+                let until = gone.unwrap_or(run.end_ms);
+                (until.saturating_sub(ended) > RUNNER_AFTER_JOB_LIMIT_MS).then(|| Violation {
+                    oracle: self.name(),
+                    at_ms: ended + RUNNER_AFTER_JOB_LIMIT_MS,
+                    objects: vec![format!("ephemeralrunner {key}"), format!("job {}", job.request_id)],
+                    message: format!(
+                        "runner {runner_id}'s job ended at {ended} ms and its EphemeralRunner was still there {} s later",
+                        (until - ended) / 1_000
+                    ),
+                })
+            })
+            .collect()
+    }
+}
+
+/// For each GitHub runner id an EphemeralRunner recorded: its key and when it was deleted (`None`:
+/// never in this run).
+fn runner_lifetimes(run: &RunRecord) -> BTreeMap<i64, (String, Option<u64>)> {
+    let mut by_key: BTreeMap<String, i64> = BTreeMap::new();
+    let mut lifetimes = BTreeMap::new();
+    for (at_ms, change) in run.changes_of("ephemeralrunners") {
+        let key = key_of(&change.object);
+        if let Some(id) = change.object.pointer("/status/runnerId").and_then(serde_json::Value::as_i64) {
+            by_key.insert(key.clone(), id);
+            lifetimes.entry(id).or_insert((key.clone(), None));
+        }
+        if change.kind == EventType::Deleted
+            && let Some(id) = by_key.get(&key)
+        {
+            lifetimes.insert(*id, (key, Some(at_ms)));
+        }
+    }
+    lifetimes
+}
+
 /// #4000: no idle runner is removed (RemoveRunner answered "removed") while a job its scale set
 /// acquired still waits for a runner. The job would have been that runner's; it waits for a new one.
 pub struct NoIdleRunnerRemovedWhileAJobWaits;
@@ -199,7 +264,7 @@ mod tests {
     use arc_sim::world::synthetic::SyntheticRun;
 
     use super::*;
-    use crate::oracles::fixtures::{er, github, runner};
+    use crate::oracles::fixtures::{NS, ended_job, er, github, runner};
     use arc_sim::github::{EventKind, RemoveOutcome};
 
     fn deleting(name: &str) -> serde_json::Value {
@@ -311,6 +376,41 @@ mod tests {
             .event(1_100, listener_exit(1_100, 0))
             .build();
         assert_eq!(NoListenerExitOnSessionConflict.check(&clean), Vec::new());
+    }
+
+    fn job_run(runner_gone_ms: Option<u64>, end_ms: u64) -> RunRecord {
+        let mut job = ended_job(7, arc_sim::github::EndReason::Completed, Some(3));
+        job.finished_ms = Some(60_000);
+        let mut run = SyntheticRun::new().committed(
+            1_000,
+            "ephemeralrunners",
+            EventType::Added,
+            er("r", "u1", Some("Running"), 3, Some("7")),
+        );
+        if let Some(ms) = runner_gone_ms {
+            run = run.committed(ms, "ephemeralrunners", EventType::Deleted, er("r", "u1", None, 3, None));
+        }
+        run.jobs(vec![job]).ended_at(end_ms).build()
+    }
+
+    #[test]
+    fn a_runner_gone_soon_after_its_job_or_a_run_that_ends_first_is_clean() {
+        assert_eq!(RunnerGoneAfterItsJob.check(&job_run(Some(62_000), 1_000_000)), Vec::new());
+        assert_eq!(
+            RunnerGoneAfterItsJob.check(&job_run(None, 60_000 + RUNNER_AFTER_JOB_LIMIT_MS)),
+            Vec::new()
+        );
+    }
+
+    #[test]
+    fn a_runner_that_outlives_its_job_past_the_limit_is_a_violation_gone_or_not() {
+        let late =
+            RunnerGoneAfterItsJob.check(&job_run(Some(60_000 + RUNNER_AFTER_JOB_LIMIT_MS + 1), 2_000_000));
+        assert_eq!(late.len(), 1, "{late:?}");
+        let hung = RunnerGoneAfterItsJob.check(&job_run(None, 3_600_000));
+        assert_eq!(hung.len(), 1, "{hung:?}");
+        assert_eq!(hung[0].objects, vec![format!("ephemeralrunner {NS}/r"), "job 7".to_string()]);
+        assert!(hung[0].message.contains("3540 s later"), "{}", hung[0].message);
     }
 
     #[test]

@@ -157,7 +157,28 @@ fn acquire_jobs_degraded(seed: Seed, build: Build) -> WorldPlan {
     plan
 }
 
+/// #4603, #4136 and #4203 (runners stuck after their job ended): a share of the runner processes hang
+/// once their job ends, as users saw (a job reported, a process that never exits). Judged by whether
+/// the EphemeralRunner that ran a job is gone within 10 minutes of the job's end, and whether every
+/// job still starts within 10 minutes while hung runners hold the scale set's slots.
+pub static REPORT_4603: FieldReport = FieldReport {
+    name: "report-4603",
+    describe: "#4603/#4136/#4203 runner processes hang after their job; hung runners hold the scale set's slots",
+    world: runners_hang_after_their_job,
+    symptoms: || vec![&symptoms::RunnerGoneAfterItsJob, &symptoms::JobStartedWithin],
+};
+
+/// The share of runner processes that hang after their job in [`REPORT_4603`], in percent.
+const HANG_PERCENT: u8 = 20;
+
+fn runners_hang_after_their_job(seed: Seed, build: Build) -> WorldPlan {
+    let mut plan = scale_set_world(seed, build.variant, 0, 10);
+    plan.config.switches = build.switches();
+    plan.config.kubelet.runner_hang_percent = HANG_PERCENT;
+    plan
+}
+
 /// Every field-report world, in report order.
 pub fn all() -> Vec<&'static dyn Scenario> {
-    vec![&REPORT_4000, &REPORT_4027, &REPORT_4285, &REPORT_4585]
+    vec![&REPORT_4000, &REPORT_4027, &REPORT_4285, &REPORT_4585, &REPORT_4603]
 }

@@ -4,7 +4,9 @@
 use arc_controller::Profile;
 use arc_scenarios::runner::run_build;
 use arc_scenarios::scenario::Scenario;
-use arc_scenarios::scenarios::field_reports::{REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4585};
+use arc_scenarios::scenarios::field_reports::{
+    FieldReport, REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4585, REPORT_4603,
+};
 use arc_scenarios::variant::{Build, Variant};
 use arc_scenarios::verdict::Verdict;
 use arc_sim::{Seed, TraceMode};
@@ -47,5 +49,33 @@ fn report_4027_jobs_acked_before_acquisition_wait_in_0_15_and_not_where_acquisit
     for profile in [Profile::Arc0131, Profile::Arcsim] {
         let v = fixed(&REPORT_4027, profile, 1);
         assert!(v.passed(), "{profile} acquires before it acknowledges: {:#?}", v.violations);
+    }
+}
+
+#[test]
+fn report_4603_a_runner_that_hangs_after_its_job_is_never_removed_in_any_profile() {
+    for profile in [Profile::Arc0131, Profile::Arc0150, Profile::Arcsim] {
+        let v = fixed(&REPORT_4603, profile, 1);
+        assert!(shows(&v, "runner-gone-within-10-min-of-its-job"), "{profile}: {:#?}", v.violations);
+    }
+}
+
+/// The same world with no runner hanging: the symptoms stay quiet, so they see the hang, not the world.
+static REPORT_4603_CONTROL: FieldReport = FieldReport {
+    name: "report-4603-control",
+    describe: "report-4603's world with no runner hanging",
+    world: |seed, build| {
+        let mut plan = REPORT_4603.world_for(seed, build);
+        plan.config.kubelet.runner_hang_percent = 0;
+        plan
+    },
+    symptoms: REPORT_4603.symptoms,
+};
+
+#[test]
+fn report_4603_without_hung_runners_shows_nothing() {
+    for seed in 1..=3 {
+        let v = fixed(&REPORT_4603_CONTROL, Profile::Arcsim, seed);
+        assert!(v.passed(), "seed {seed}: {:#?}", v.violations);
     }
 }

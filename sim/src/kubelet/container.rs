@@ -151,6 +151,8 @@ pub struct ProcessContext {
     pub record: Arc<dyn Fn(KubeletEventKind) + Send + Sync>,
     /// How long a runner takes to shut down after SIGTERM.
     pub shutdown: Shutdown,
+    /// Whether this runner process hangs once its job ends (`KubeletConfig::runner_hang_percent`).
+    pub hangs_after_job: bool,
 }
 
 /// Why a container could not start (the kubelet retries).

@@ -57,6 +57,14 @@ pub enum KubeletEventKind {
         /// Runner request id.
         request_id: i64,
     },
+    /// A runner process reported its job ended and then hung instead of exiting
+    /// ([`super::KubeletConfig::runner_hang_percent`]); it stops only on SIGTERM.
+    HungAfterJob {
+        /// GitHub runner id.
+        runner_id: i64,
+        /// The job it ran.
+        request_id: i64,
+    },
     /// A container stopped.
     ContainerStopped {
         /// Container name.

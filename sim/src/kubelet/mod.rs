@@ -86,6 +86,11 @@ pub struct KubeletConfig {
     pub crash_backoff_max_ms: u64,
     /// Retry period of a container whose secret is missing (default 2 s).
     pub config_error_retry_ms: u64,
+    /// Percent of runner processes that hang once their first job ends (default 0): the job is
+    /// reported, then the process never exits until SIGTERM, as users saw in #4603, #4136 and #4203.
+    /// Drawn per container start from the pod's stream, and only when non-zero, so worlds without it
+    /// draw exactly as before.
+    pub runner_hang_percent: u8,
 }
 
 impl Default for KubeletConfig {
@@ -103,6 +108,7 @@ impl Default for KubeletConfig {
             crash_backoff_initial_ms: 10_000,
             crash_backoff_max_ms: 300_000,
             config_error_retry_ms: 2_000,
+            runner_hang_percent: 0,
         }
     }
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
@@ -351,6 +352,8 @@ impl PodTask {
             stop: self.draw(self.kubelet.config.runner_stop),
             job_cancel: self.draw(self.kubelet.config.runner_job_cancel),
         };
+        let hang_percent = self.kubelet.config.runner_hang_percent;
+        let hangs_after_job = hang_percent > 0 && self.rng.random_range(0..100u8) < hang_percent;
         let (kubelet, ns, name, uid) = (self.kubelet.clone(), self.namespace(), self.name(), self.uid());
         ProcessContext {
             github: self.kubelet.github.clone(),
@@ -361,6 +364,7 @@ impl PodTask {
             state,
             record: Arc::new(move |kind| kubelet.record(&ns, &name, &uid, kind)),
             shutdown,
+            hangs_after_job,
         }
     }
 

@@ -110,10 +110,26 @@ async fn serve_jobs(
             return 1;
         }
         ctx.state.lock().expect("process state").running_job = None;
+        if ctx.hangs_after_job {
+            return hang_until_sigterm(ctx, session, job.request_id, sigterm).await;
+        }
         if once {
             return 0;
         }
     }
+}
+
+/// A runner that hangs after its job (#4603, #4136, #4203): the job is reported, the process stays up
+/// (an ephemeral runner's registration is already gone at GitHub) and stops only on SIGTERM.
+async fn hang_until_sigterm(
+    ctx: &ProcessContext,
+    session: &RunnerSession,
+    request_id: i64,
+    sigterm: &CancellationToken,
+) -> i32 {
+    (ctx.record)(KubeletEventKind::HungAfterJob { runner_id: session.runner_id(), request_id });
+    sigterm.cancelled().await;
+    stop(ctx, session).await
 }
 
 /// SIGTERM mid-job: the steps are interrupted (or the job ends at the service first), the job is

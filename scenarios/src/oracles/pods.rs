@@ -82,7 +82,9 @@ fn is_runner_pod(pod: &serde_json::Value) -> bool {
 /// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
 /// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
 /// milliseconds), or the 409 was the first retry of a create whose answer was lost after its commit
-/// (see [`retried_a_lost_answer`]). Judged from API traffic, never from the controller's own counters.
+/// (see [`retried_a_lost_answer`]), or the 409 met a pod the controller had not seen for longer than
+/// the requeue (its pod watch was down, and the runner watch's resumed backlog wakes the reconcile:
+/// network-partition seed 67). Judged from API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;
 
 /// The requeue after a create answered AlreadyExists (ARC #4201: 5 s).
@@ -101,10 +103,12 @@ impl Oracle for NoAlreadyExistsErrors {
         Interest::of_resources::<AuditEntry>(&["pods"])
             .and_resources::<WatchSent>(&["pods", "ephemeralrunners"])
             .and_resources::<Committed>(&["pods"])
+            .and_resources::<ReadEntry>(&["pods"])
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let runner_pods = runner_pod_keys(run);
+        let mut unseen = UnseenTooLong::of(run);
         let creates: Vec<&AuditEntry> = run
             .audit()
             .filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create && a.actor == "controller")
@@ -129,6 +133,7 @@ impl Oracle for NoAlreadyExistsErrors {
             if waited
                 || lost_answer_requeue
                 || requeue_due
+                || unseen.excuses(run, refused)
                 || delivered_between(run, &key, refused.ms, next.ms)
             {
                 continue;
@@ -420,5 +425,20 @@ mod tests {
         };
         let seen = requeues(with_pod().event(3, handed)).build();
         assert_eq!(BoundedPodCreates.check(&seen).len(), 1, "a cache that held the pod has no excuse");
+    }
+
+    #[test]
+    fn a_fast_retry_after_meeting_a_pod_unseen_for_over_5s_is_not_a_hot_loop() {
+        // Network-partition seed 67: the pod watch met 410 after a partition; the runner watch resumed
+        // and its two events woke two reconciles 9 ms apart, both meeting the pod created 140 s before.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let unseen = with_pod().event(10_000, create(10_000, 409)).event(10_009, create(10_009, 409)).build();
+        assert!(
+            NoAlreadyExistsErrors.check(&unseen).is_empty(),
+            "{:?}",
+            NoAlreadyExistsErrors.check(&unseen)
+        );
+        let lagging = with_pod().event(3_000, create(3_000, 409)).event(3_009, create(3_009, 409)).build();
+        assert_eq!(NoAlreadyExistsErrors.check(&lagging).len(), 1, "within the requeue it is still judged");
     }
 }

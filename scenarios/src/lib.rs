@@ -16,11 +16,17 @@
 //! - [`story`]: what a violation is about and the events that led to it; [`visual`]: the run as a
 //!   timeline page (HTML) and as a Mermaid sequence diagram.
 //! - [`serve`]: a world paused at a simulated instant, served to kubectl and stepped on from stdin.
+//! - [`capsule`]: one failing run as data, replayed by `arcsim run --capsule`; [`shrink`]: a failing
+//!   capsule cut down to what its failure needs (`arcsim shrink`).
+//! - [`explore`]: generated perturbation plans (stale view, intermediate state, unobserved state) over a
+//!   seed's fault-free run (`arcsim explore`).
 //! - [`cli`]: argument parsing shared by the subcommands; [`commands`]: one module per subcommand.
 
+pub mod capsule;
 pub mod cli;
 pub mod commands;
 pub mod coverage;
+pub mod explore;
 pub mod kill_table;
 pub mod merge;
 pub mod names;
@@ -39,6 +45,7 @@ pub mod scenarios;
 pub mod seed_result;
 pub mod serve;
 pub mod shard;
+pub mod shrink;
 pub mod story;
 pub mod sweep;
 pub mod tally;

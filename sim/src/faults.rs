@@ -24,6 +24,9 @@ pub struct FaultPlan {
     /// Faults of the network between the turmoil hosts (the turmoil backend only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<NetFault>,
+    /// Perturbations at a run's read and write points (`arcsim explore`'s plans).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perturbations: Vec<crate::perturb::Perturbation>,
 }
 
 /// A Kubernetes API verb, as the fault layer and the request counters name it.
@@ -555,6 +558,7 @@ mod tests {
                 action: GitHubFaultAction::Throttle { retry_after_seconds: 2 },
             }],
             network: vec![NetFault::DropLongPoll { at_ms: 5_000 }],
+            perturbations: Vec::new(),
         };
         let line = plan.to_json();
         assert_eq!(FaultPlan::parse(&line), Ok(plan));

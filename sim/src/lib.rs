@@ -29,6 +29,7 @@ pub mod fnv;
 pub mod github;
 pub mod kubelet;
 pub mod net;
+pub mod perturb;
 pub mod record;
 pub mod seed;
 pub mod trace;

@@ -50,6 +50,10 @@ pub struct WorkloadConfig {
     pub owner: String,
     /// Repository of every job. Default `app`.
     pub repository: String,
+    /// Jobs (by number, as `job-N` names them) left out of the drawn schedule, as a shrunk failure
+    /// capsule drops them; every other job keeps its draws. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skip_jobs: Vec<u32>,
 }
 
 impl Default for WorkloadConfig {
@@ -71,6 +75,7 @@ impl Default for WorkloadConfig {
             max_jobs: None,
             owner: "arcsim".into(),
             repository: "app".into(),
+            skip_jobs: Vec::new(),
         }
     }
 }
@@ -179,6 +184,11 @@ impl Workload {
                 jobs.push(draw_job(&mut rng, config, clock_ms as u64, number));
             }
         }
+        let mut number = 0u32;
+        jobs.retain(|_| {
+            number += 1;
+            !config.skip_jobs.contains(&number)
+        });
         Ok(Workload { jobs })
     }
 
@@ -359,6 +369,17 @@ mod tests {
         }
         let parsed: WorkloadConfig = serde_json::from_str(r#"{"max_jobs": 3}"#).unwrap();
         assert_eq!((parsed.max_jobs, parsed.horizon_ms), (Some(3), 600_000));
+    }
+
+    #[test]
+    fn skipped_jobs_leave_the_others_as_drawn() {
+        let all = generate(5, &WorkloadConfig::standard());
+        let skipping = WorkloadConfig { skip_jobs: vec![1, 3], ..WorkloadConfig::standard() };
+        let kept = generate(5, &skipping);
+        let expected: Vec<ScheduledJob> =
+            all.iter().enumerate().filter(|(i, _)| *i != 0 && *i != 2).map(|(_, j)| j.clone()).collect();
+        assert_eq!(kept, expected);
+        assert!(!serde_json::to_string(&WorkloadConfig::standard()).unwrap().contains("skip_jobs"));
     }
 
     #[tokio::test(start_paused = true)]

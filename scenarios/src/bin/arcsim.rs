@@ -22,6 +22,12 @@ enum Command {
     Merge(commands::merge::MergeArgs),
     /// Run one scenario with one variant and one seed, and print its verdict.
     Run(commands::run::RunArgs),
+    /// Run generated perturbation plans (stale view, intermediate state, unobserved state) over a seed's
+    /// fault-free run and report the failures, each as a capsule, and the coverage reached.
+    Explore(commands::explore::ExploreArgs),
+    /// Shrink a failing seed (or capsule) to a 1-minimal failure capsule: fewer faults, disruptions and
+    /// jobs, weaker faults, a shorter run, the same oracle failing.
+    Shrink(commands::shrink::ShrinkArgs),
     /// List the scenarios, variants, oracles and probes.
     List,
     /// Measure kill rates or probe rates on seeds of your choice (what the bounds derive from).
@@ -41,6 +47,8 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Merge(args) => commands::merge::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Explore(args) => commands::explore::run(args),
+        Command::Shrink(args) => commands::shrink::run(args),
         Command::List => commands::list::run(),
         Command::Measure(args) => commands::measure::run(args),
         Command::Apiserver(args) => commands::apiserver::run(args),

@@ -1,6 +1,7 @@
 //! The `arcsim` subcommands, one module each.
 
 pub mod apiserver;
+pub mod explore;
 pub mod list;
 pub mod listen;
 pub mod measure;
@@ -8,5 +9,6 @@ pub mod merge;
 pub mod progress;
 pub mod run;
 pub mod serve;
+pub mod shrink;
 pub mod stage;
 pub mod sweep;

@@ -1,6 +1,7 @@
-//! `arcsim run`: one scenario, one variant, one seed; prints the verdict and the line that replays it.
+//! `arcsim run`: one scenario, one variant, one seed (or one failure capsule); prints the verdict and
+//! the line that replays it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arc_controller::Profile;
 use arc_sim::record::Interest;
@@ -8,6 +9,9 @@ use arc_sim::{Seed, TraceMode};
 
 use arc_sim::net::Network;
 
+use arc_sim::world::RunRecord;
+
+use crate::capsule::Capsule;
 use crate::on_network::OnNetwork;
 use crate::report::verdict_text;
 use crate::runner::{run_build, run_build_keeping};
@@ -31,8 +35,12 @@ pub struct RunArgs {
     #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
     pub variant: Variant,
     /// The seed (decimal or 0x hex).
-    #[arg(long, value_parser = crate::cli::parse_seed)]
-    pub seed: Seed,
+    #[arg(long, value_parser = crate::cli::parse_seed, required_unless_present = "capsule")]
+    pub seed: Option<Seed>,
+    /// Replay a failure capsule (written by `arcsim shrink`) instead of a scenario's seed: the
+    /// capsule names its scenario, profile, variant, seed and network.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["seed", "runners"])]
+    pub capsule: Option<PathBuf>,
     /// Write the trace to this file.
     #[arg(long)]
     pub trace: Option<PathBuf>,
@@ -59,6 +67,10 @@ pub struct RunArgs {
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.capsule {
+        return run_capsule(path, &args);
+    }
+    let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--seed or --capsule is required"))?;
     let found = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let scaled = args.runners.map(|n| Scaled::new(found, n)).transpose()?;
     let sized: &dyn Scenario = match &scaled {
@@ -71,15 +83,65 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let build = Build::new(args.profile, args.variant);
     // One seed: keep the whole record, for the story of a failure and the pictures.
     let keep = Some(Interest::everything());
-    let (verdict, record) = run_build_keeping(scenario, build, args.seed, mode, keep)?;
+    let (verdict, record) = run_build_keeping(scenario, build, seed, mode, keep)?;
     print!("{}", story::stories(&record, &verdict.violations));
     print!("{}", with_network(with_runners(verdict_text(&verdict), &verdict, args.runners), args.network));
+    write_outputs(&args, &record, &verdict)?;
+    if args.check_determinism {
+        let (again, _) = run_build(scenario, build, seed, TraceMode::HashOnly)?;
+        ensure_same(&again, &verdict)?;
+    }
+    anyhow::ensure!(
+        verdict.passed(),
+        "{} violation(s); replay with: {}",
+        verdict.violations.len(),
+        with_network(with_runners(verdict.replay_line(), &verdict, args.runners), args.network)
+    );
+    Ok(())
+}
+
+/// Replays the capsule in `path`; an error when the run found a violation (saying whether it is the
+/// capsule's expected one) or was not deterministic.
+fn run_capsule(path: &Path, args: &RunArgs) -> anyhow::Result<()> {
+    let capsule = Capsule::load(path)?;
+    let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
+    let (verdict, record) = capsule.run(mode, Some(Interest::everything()))?;
+    let replay = Capsule::replay_line(path);
+    print!("{}", story::stories(&record, &verdict.violations));
+    print!("{}", verdict_text(&verdict).replace(&verdict.replay_line(), &replay));
+    write_outputs(args, &record, &verdict)?;
+    if args.check_determinism {
+        let (again, _) = capsule.run(TraceMode::HashOnly, None)?;
+        ensure_same(&again, &verdict)?;
+    }
+    let oracle = &capsule.expected_oracle;
+    anyhow::ensure!(
+        capsule.fails(&verdict),
+        "the capsule does not reproduce: {oracle} passed ({} other violation(s)); replay with: {replay}",
+        verdict.violations.len()
+    );
+    anyhow::bail!("the capsule reproduces: {oracle} failed, as expected; replay with: {replay}")
+}
+
+/// Fails unless `again` (a second run) agrees with `verdict` on everything but wall time.
+fn ensure_same(again: &Verdict, verdict: &Verdict) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        again.without_wall_time() == verdict.without_wall_time(),
+        "not deterministic: a second run gave trace hash {:016x} and a different verdict",
+        again.trace_hash
+    );
+    println!("  determinism: a second run gave the same verdict and trace hash");
+    Ok(())
+}
+
+/// Writes what the flags ask for: the timeline page, the sequence diagram, the trace, the JSON.
+fn write_outputs(args: &RunArgs, record: &RunRecord, verdict: &Verdict) -> anyhow::Result<()> {
     if let Some(path) = &args.html {
-        let bytes = visual::files::write_html(path, &record, &verdict)?;
+        let bytes = visual::files::write_html(path, record, verdict)?;
         println!("  timeline page written to {} ({} KiB)", path.display(), bytes / 1024);
     }
     if let Some(path) = &args.mermaid {
-        let lines = visual::files::write_mermaid(path, &record, &verdict)?;
+        let lines = visual::files::write_mermaid(path, record, verdict)?;
         println!("  sequence diagram written to {} ({lines} lines)", path.display());
     }
     if let Some(path) = &args.trace {
@@ -88,24 +150,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         println!("  trace written to {}", path.display());
     }
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&verdict)?;
+        let json = serde_json::to_string_pretty(verdict)?;
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    if args.check_determinism {
-        let (again, _) = run_build(scenario, build, args.seed, TraceMode::HashOnly)?;
-        anyhow::ensure!(
-            again.without_wall_time() == verdict.without_wall_time(),
-            "not deterministic: a second run gave trace hash {:016x} and a different verdict",
-            again.trace_hash
-        );
-        println!("  determinism: a second run gave the same verdict and trace hash");
-    }
-    anyhow::ensure!(
-        verdict.passed(),
-        "{} violation(s); replay with: {}",
-        verdict.violations.len(),
-        with_network(with_runners(verdict.replay_line(), &verdict, args.runners), args.network)
-    );
     Ok(())
 }
 

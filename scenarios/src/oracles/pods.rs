@@ -81,9 +81,9 @@ fn is_runner_pod(pod: &serde_json::Value) -> bool {
 /// 409 or, as the requeue an earlier 409 scheduled, after an earlier one), or after a
 /// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
 /// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
-/// milliseconds), or the 409 was the first retry of a create whose answer was lost after its commit
-/// (see [`retried_a_lost_answer`]), or the 409 met a pod the controller had not seen for longer than
-/// the requeue (its pod watch was down, and the runner watch's resumed backlog wakes the reconcile:
+/// milliseconds), or the 409 was met by the reconcile after one that failed on this runner (see
+/// [`requeued_by_a_failure`]), or the 409 met a pod the controller had not seen for longer than the
+/// requeue (its pod watch was down, and the runner watch's resumed backlog wakes the reconcile:
 /// network-partition seed 67). Judged from API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;
 
@@ -127,8 +127,7 @@ impl Oracle for NoAlreadyExistsErrors {
                 .iter()
                 .rev()
                 .find(|a| a.namespace == refused.namespace && a.name == refused.name);
-            let lost_answer_requeue =
-                previous_of_pod.is_some_and(|before| retried_a_lost_answer(before, refused));
+            let lost_answer_requeue = requeued_by_a_failure(run, previous_of_pod.copied(), refused);
             let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next));
             if waited
                 || lost_answer_requeue
@@ -152,14 +151,24 @@ impl Oracle for NoAlreadyExistsErrors {
     }
 }
 
-/// Whether `refused` retried the same pod's create `before` (its previous create, whatever other pods'
-/// creates came in between), whose answer was lost after its commit
-/// (a dropped connection or a 5xx). That failure already put a rate-limited requeue in the work
-/// queue, and a requeue-after for AlreadyExists cannot take it back (client-go's delaying queue keeps the
-/// earliest time), so one more create follows in milliseconds, in ARC as here; only the first 409
-/// after a lost answer is excused, so a hot loop of 409s is still judged.
-fn retried_a_lost_answer(before: &AuditEntry, refused: &AuditEntry) -> bool {
-    before.namespace == refused.namespace && before.name == refused.name && before.committed_then_failed
+/// Whether a controller request on `refused`'s runner (its EphemeralRunner, status, pod or secret,
+/// which share the name) failed into a reconcile error between the pod's previous create
+/// (`previous`, included; whatever other pods' creates came in between) and `refused`: a create or a
+/// status patch whose answer was lost after its commit (steady-state seeds 2,000,003 and 2,000,026;
+/// `arc-0.15.0` seed 4, whose #4681 order records the identity after the create), a 5xx or a 429.
+/// That failure already put a rate-limited requeue in the work queue, and a requeue-after for
+/// AlreadyExists cannot take it back (client-go's delaying queue keeps the earliest time), so one more
+/// create follows in milliseconds, in ARC as here. A 409 is not such a failure, so only the first 409
+/// after a failure is excused and a hot loop of 409s is still judged.
+fn requeued_by_a_failure(run: &RunRecord, previous: Option<&AuditEntry>, refused: &AuditEntry) -> bool {
+    let Some(previous) = previous else { return false };
+    run.audit().any(|a| {
+        a.actor == "controller"
+            && a.namespace == refused.namespace
+            && a.name == refused.name
+            && (previous.ms..refused.ms).contains(&a.ms)
+            && (a.committed_then_failed || a.code == 0 || a.code == 429 || a.code >= 500)
+    })
 }
 
 /// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).
@@ -386,6 +395,38 @@ mod tests {
             .event(18, create(18, "r", 409))
             .build();
         assert_eq!(NoAlreadyExistsErrors.check(&answered).len(), 2, "no lost answer, two fast retries");
+    }
+
+    #[test]
+    fn a_lost_status_patch_after_the_create_excuses_one_fast_retry_and_no_more() {
+        // arc-0.15.0 steady-state seed 4: #4681 records the runner's identity after the pod's create;
+        // that patch committed and its answer was lost, so its error requeue followed the 409's reconcile.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let lost_patch = AuditEntry {
+            code: 0,
+            committed_then_failed: true,
+            status_subresource: true,
+            ..request(6, "controller", ApiVerb::Patch, "ephemeralrunners", "r", 0)
+        };
+        let once = with_pod()
+            .event(5, create(5, 201))
+            .event(6, lost_patch.clone())
+            .event(10, create(10, 409))
+            .event(16, create(16, 409))
+            .build();
+        assert!(NoAlreadyExistsErrors.check(&once).is_empty(), "{:?}", NoAlreadyExistsErrors.check(&once));
+        let looping = with_pod()
+            .event(5, create(5, 201))
+            .event(6, lost_patch)
+            .event(10, create(10, 409))
+            .event(16, create(16, 409))
+            .event(22, create(22, 409))
+            .build();
+        assert_eq!(
+            NoAlreadyExistsErrors.check(&looping).len(),
+            1,
+            "the loop goes on after the excused retry"
+        );
     }
 
     #[test]

@@ -229,8 +229,12 @@ impl Scenario for SteadyState {
             let max_ms = [0, 50, 500, 2_000][rng.random_range(0..4)];
             plan.config.apiserver.watch_lag.per_resource.insert(plural.into(), LagRange::between(0, max_ms));
         }
-        plan.config.faults =
-            FaultPlan { api: api_faults(&mut rng), github: github_faults(&mut rng), network: Vec::new() };
+        plan.config.faults = FaultPlan {
+            api: api_faults(&mut rng),
+            github: github_faults(&mut rng),
+            network: Vec::new(),
+            perturbations: Vec::new(),
+        };
         plan.config.disruptions = disruptions(&mut rng);
         plan.config.faults.api.extend(after_commit_faults(&mut rng));
         for plural in ["pods", "ephemeralrunners", "ephemeralrunnersets", "secrets", "autoscalinglisteners"] {

@@ -147,6 +147,12 @@ pub enum WatchItem {
     Timeout,
     /// An injected fault cut the stream.
     Dropped,
+    /// A perturbation dropped the parked event of `key` because the object changed again (the client
+    /// gets only the later event).
+    Coalesced {
+        /// `namespace/name`.
+        key: String,
+    },
 }
 
 /// One item of watch `watch#id` sent to its client (or the stream's end).
@@ -172,6 +178,7 @@ impl Observed for WatchSent {
             WatchItem::Error { code, message } => ("ERROR".into(), format!("{code} {message}")),
             WatchItem::Timeout => ("timeout".into(), String::new()),
             WatchItem::Dropped => ("dropped".into(), "injected fault".into()),
+            WatchItem::Coalesced { key } => ("coalesced".into(), format!("{} {key}", self.resource)),
         };
         Some(Line { actor: format!("apiserver watch#{}", self.id).into(), event: event.into(), details })
     }

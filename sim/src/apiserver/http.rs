@@ -526,7 +526,19 @@ impl ApiService {
         }
         entry.warnings = result.as_ref().map_or(0, |a| a.warnings.len());
         self.shared.record.emit(entry);
+        self.count_write(who, code);
         response
+    }
+
+    /// Counts a successful write for the perturbations, and asks the world for a controller restart
+    /// when one must follow it.
+    fn count_write(&self, who: &Requester, code: u16) {
+        let Some(actor) = who.actor.as_deref().filter(|_| who.verb.is_mutating() && code < 400) else {
+            return;
+        };
+        if self.shared.lock().perturbations.on_write(actor) {
+            self.shared.restart_requested.notify_one();
+        }
     }
 
     /// Adds a get's object or a list's items to the read log.

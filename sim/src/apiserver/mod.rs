@@ -199,6 +199,8 @@ pub struct State {
     /// Watch lag of the watches an actor opens, overriding `config.watch_lag` (see
     /// [`FakeApiServer::set_actor_watch_lag`]).
     actor_watch_lag: BTreeMap<String, LagRange>,
+    /// The plan's perturbations and their counters.
+    pub perturbations: crate::perturb::Perturbations,
 }
 
 impl State {
@@ -225,6 +227,8 @@ pub struct Shared {
     pub seed: Seed,
     /// The watch caches (locked after `state` when both are held).
     pub cache: Arc<cache::CacheHandle>,
+    /// Signalled when a perturbation asks the world to crash and restart the controller.
+    pub restart_requested: Arc<tokio::sync::Notify>,
     state: Mutex<State>,
 }
 
@@ -277,9 +281,19 @@ impl FakeApiServer {
             next_watch_id: 1,
             snapshots: list::ListSnapshots::new(config.list_snapshots),
             actor_watch_lag: BTreeMap::new(),
+            perturbations: crate::perturb::Perturbations::new(&faults.perturbations),
         };
-        let shared =
-            Arc::new(Shared { registry, clock, record, config, seed, cache, state: Mutex::new(state) });
+        let restart_requested = Arc::new(tokio::sync::Notify::new());
+        let shared = Arc::new(Shared {
+            registry,
+            clock,
+            record,
+            config,
+            seed,
+            cache,
+            restart_requested,
+            state: Mutex::new(state),
+        });
         let server = FakeApiServer { shared };
         server.create_namespaces();
         gc::spawn(server.shared.clone());
@@ -344,6 +358,12 @@ impl FakeApiServer {
     /// link between one client and the server (the kubelet's pod watch lags on its own).
     pub fn set_actor_watch_lag(&self, actor: &str, lag: LagRange) {
         self.shared.lock().actor_watch_lag.insert(actor.to_string(), lag);
+    }
+
+    /// Signalled when a perturbation of the plan asks for the controller to be crashed and restarted
+    /// (right after its n-th write).
+    pub fn restart_requests(&self) -> Arc<tokio::sync::Notify> {
+        self.shared.restart_requested.clone()
     }
 
     /// Requests served so far, by verb, resource and code.

@@ -33,6 +33,7 @@ use super::store::{Change, EventType, StoreKey};
 use super::versions::WatchFrom;
 use super::{LagRange, Shared, State};
 use crate::faults::ApiVerb;
+use crate::perturb::EventFate;
 
 /// A watch request, parsed from the query.
 #[derive(Debug, Clone)]
@@ -91,6 +92,9 @@ struct WatchTask {
     deadline: Instant,
     drop_at: Option<Instant>,
     next_bookmark: Option<Instant>,
+    /// An event a perturbation parked: its object's key, the event, and when it goes out if no later
+    /// event of the object replaces it.
+    parked: Option<(String, Item, Instant)>,
 }
 
 /// Starts a watch and returns its id; delivery bytes go to `out` until the stream ends (then `out` is
@@ -140,6 +144,7 @@ pub fn start(
         after: opening.after,
         deadline: now + timeout,
         drop_at,
+        parked: None,
     };
     for (item, visible_ms) in opening.items {
         task.schedule(item, visible_ms);
@@ -252,6 +257,13 @@ fn cache_rv(shared: &Shared, resource: ResourceId) -> u64 {
 }
 
 /// What a change looks like through a selector.
+/// The `namespace/name` of an event's object.
+fn event_key(item: &Item) -> Option<String> {
+    let Item::Event(_, obj) = item else { return None };
+    let field = |f: &str| obj.pointer(f).and_then(Value::as_str).unwrap_or("").to_string();
+    Some(format!("{}/{}", field("/metadata/namespace"), field("/metadata/name")))
+}
+
 fn transform(selectors: &Selectors, change: &Change) -> Option<Item> {
     let now_matches = selectors.matches(&change.object);
     let was_matching = change.old.as_deref().is_some_and(|old| selectors.matches(old));
@@ -276,6 +288,7 @@ impl WatchTask {
         }
         loop {
             let next_due = self.pending.front().map(|(due, _)| *due);
+            let parked_until = self.parked.as_ref().map(|(_, _, until)| *until);
             tokio::select! {
                 biased;
                 _ = self.out.closed() => break,
@@ -299,6 +312,9 @@ impl WatchTask {
                 },
                 _ = sleep_until(self.next_bookmark.unwrap_or(self.deadline)), if self.next_bookmark.is_some() => {
                     self.bookmark();
+                }
+                _ = sleep_until(parked_until.unwrap_or(self.deadline)), if parked_until.is_some() => {
+                    self.unpark();
                 }
             }
         }
@@ -334,11 +350,49 @@ impl WatchTask {
         let lag_ms =
             if self.lag.max_ms == 0 { 0 } else { self.rng.random_range(self.lag.min_ms..=self.lag.max_ms) };
         let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
+        let fate = self.perturbed(&item);
+        if let Some(park_ms) = fate.park_ms {
+            let key = event_key(&item).unwrap_or_default();
+            self.parked = Some((key, item, now + Duration::from_millis(park_ms)));
+            return;
+        }
         let cached =
             visible_ms.map_or(now, |ms| self.shared.clock.instant_at(Duration::from_millis(ms)).max(now));
-        let due = (cached + Duration::from_millis(lag_ms)).max(self.last_due);
+        let held =
+            fate.hold_until_ms.map_or(now, |ms| self.shared.clock.instant_at(Duration::from_millis(ms)));
+        let due = (cached + Duration::from_millis(lag_ms)).max(self.last_due).max(held);
         self.last_due = due;
         self.pending.push_back((due, item));
+    }
+
+    /// What the plan's perturbations make of queueing `item` (nothing for a watch without an actor or
+    /// an item that is no event); a parked event of the same object is dropped, coalesced into it.
+    fn perturbed(&mut self, item: &Item) -> EventFate {
+        let (Item::Event(kind, _), Some(actor)) = (item, self.request.actor.as_deref()) else {
+            return EventFate::default();
+        };
+        let key = event_key(item);
+        if let Some((parked_key, _, _)) = &self.parked
+            && key.as_ref() == Some(parked_key)
+        {
+            let key = parked_key.clone();
+            self.parked = None;
+            self.trace(WatchItem::Coalesced { key });
+        }
+        let plural = self.shared.registry.get(self.request.resource).plural.clone();
+        let now_ms = self.shared.clock.elapsed_ms();
+        self.shared.lock().perturbations.on_event(actor, &plural, *kind == EventType::Modified, now_ms)
+    }
+
+    /// Queues the parked event: no later event of its object came in its window. (Simplified: it goes
+    /// out after events of other objects queued meanwhile.)
+    fn unpark(&mut self) {
+        if let Some((_, item, _)) = self.parked.take() {
+            let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
+            let due = now.max(self.last_due);
+            self.last_due = due;
+            self.pending.push_back((due, item));
+        }
     }
 
     /// Sends one item; false when the client has gone or the stream must end (ERROR).

@@ -103,7 +103,7 @@ mod tests {
     use crate::faults::Window;
 
     fn plan(rules: Vec<GitHubFault>) -> FaultPlan {
-        FaultPlan { api: Vec::new(), github: rules, network: Vec::new() }
+        FaultPlan { api: Vec::new(), github: rules, network: Vec::new(), perturbations: Vec::new() }
     }
 
     fn rule(operations: &[&str], probability: f64, action: GitHubFaultAction) -> GitHubFault {

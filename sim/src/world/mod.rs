@@ -466,6 +466,7 @@ impl World {
         let mut disruptions = disruptions.into_iter().peekable();
         let mut net = net::faults::schedule(&self.config.faults.network).into_iter().peekable();
         let step = Duration::from_millis(self.config.settle_check_ms.max(1));
+        let restarts = self.apiserver.restart_requests();
         loop {
             let now = self.clock.elapsed_ms();
             while let Some((_, command)) = net.next_if(|(at, _)| *at <= now) {
@@ -491,7 +492,11 @@ impl World {
                 .flatten()
                 .min();
             let next_disruption = next_ms.map(|at| Duration::from_millis(at.saturating_sub(now)));
-            tokio::time::sleep(next_disruption.map_or(step, |d| d.min(step))).await;
+            tokio::select! {
+                biased;
+                () = restarts.notified() => self.restart_for_perturbation().await,
+                () = tokio::time::sleep(next_disruption.map_or(step, |d| d.min(step))) => {}
+            }
         }
     }
 
@@ -506,6 +511,14 @@ impl World {
             _ => {}
         }
         hosting.command(command);
+    }
+
+    /// Crashes and restarts the controller right after the write a perturbation named.
+    async fn restart_for_perturbation(&mut self) {
+        let what =
+            r#"{"kind":"restart-controller","after":"the write an intermediate-state perturbation names"}"#;
+        self.record.emit(WorldEvent::Disruption(what.to_string()));
+        self.start_controller().await;
     }
 
     async fn disrupt(&mut self, disruption: Disruption) {

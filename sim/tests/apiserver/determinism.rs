@@ -26,6 +26,7 @@ fn faults() -> FaultPlan {
         ],
         github: vec![],
         network: Vec::new(),
+        perturbations: Vec::new(),
     }
 }
 

@@ -17,6 +17,7 @@ fn plan(verbs: Vec<ApiVerb>, action: ApiFaultAction) -> FaultPlan {
         api: vec![ApiFault { verbs, resources: vec!["pods".into()], probability: 1.0, window: None, action }],
         github: vec![],
         network: Vec::new(),
+        perturbations: Vec::new(),
     }
 }
 

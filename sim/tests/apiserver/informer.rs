@@ -38,6 +38,7 @@ async fn the_informer_follows_the_fake_through_a_forced_relist() {
         }],
         github: vec![],
         network: Vec::new(),
+        perturbations: Vec::new(),
     };
     let config = arc_sim::apiserver::ApiServerConfig { history_capacity: 3, ..Default::default() };
     let w = world_with(Seed(5), config, expire_once);
@@ -155,6 +156,7 @@ async fn the_informer_sees_a_write_that_committed_even_when_its_answer_was_a_tim
         }],
         github: vec![],
         network: Vec::new(),
+        perturbations: Vec::new(),
     };
     let w = world_with(Seed(2), arc_sim::apiserver::ApiServerConfig::default(), timeout);
     w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();

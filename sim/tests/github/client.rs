@@ -11,7 +11,7 @@ use crate::rig::{rig, rig_with_faults};
 
 fn fault(operation: &str, window: Option<Window>, action: GitHubFaultAction) -> FaultPlan {
     let rule = GitHubFault { operations: vec![operation.into()], probability: 1.0, window, action };
-    FaultPlan { api: Vec::new(), github: vec![rule], network: Vec::new() }
+    FaultPlan { api: Vec::new(), github: vec![rule], network: Vec::new(), perturbations: Vec::new() }
 }
 
 #[tokio::test(start_paused = true)]

@@ -12,7 +12,7 @@ use crate::rig::{Rig, rig_with_faults};
 fn once(operation: &str, action: GitHubFaultAction) -> FaultPlan {
     let window = Some(Window { start_ms: 0, end_ms: 1 });
     let rule = GitHubFault { operations: vec![operation.into()], probability: 1.0, window, action };
-    FaultPlan { api: Vec::new(), github: vec![rule], network: Vec::new() }
+    FaultPlan { api: Vec::new(), github: vec![rule], network: Vec::new(), perturbations: Vec::new() }
 }
 
 fn calls_of(rig: &Rig, operation: &str) -> Vec<GitHubCall> {
@@ -130,6 +130,7 @@ async fn a_drop_before_the_commit_changes_nothing_and_ends_in_a_transport_error(
             action: GitHubFaultAction::Drop,
         }],
         network: Vec::new(),
+        perturbations: Vec::new(),
     };
     let rig = rig_with_faults(1, GitHubConfig::instant(), &plan);
     let set = rig.fake.create_scale_set("arc", 1, &["arc"]);

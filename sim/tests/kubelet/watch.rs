@@ -22,6 +22,7 @@ fn expire_watches(start_ms: u64, end_ms: u64) -> FaultPlan {
         }],
         github: vec![],
         network: Vec::new(),
+        perturbations: Vec::new(),
     }
 }
 

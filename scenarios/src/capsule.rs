@@ -1,0 +1,289 @@
+//! A failure capsule: everything one failing run depends on, as JSON data — the scenario, profile,
+//! variant, seed and network, the world's fault plan, disruptions and watch lags, its workload, its
+//! length — and the oracle it is expected to fail. `arcsim run --capsule FILE` replays it: the
+//! scenario's world for the seed with the capsule's data put in place of the scenario's own, so a
+//! capsule taken from a seed's run (and not shrunk since) replays that run's exact trace. The
+//! scenario still supplies what is code rather than data: the controller's families and the settle
+//! condition.
+
+use std::path::Path;
+
+use arc_controller::Profile;
+use arc_sim::apiserver::WatchLag;
+use arc_sim::faults::FaultPlan;
+use arc_sim::net::Network;
+use arc_sim::record::Interest;
+use arc_sim::workload::WorkloadConfig;
+use arc_sim::world::{Disruption, RunRecord};
+use arc_sim::{Seed, TraceMode};
+use serde::{Deserialize, Serialize};
+
+use crate::on_network::OnNetwork;
+use crate::oracles::Oracle;
+use crate::probes::ProbeGoal;
+use crate::runner::{RunError, run_build_keeping};
+use crate::scenario::{Scenario, Twin, WorldPlan};
+use crate::scenarios;
+use crate::variant::{Build, Variant};
+use crate::verdict::Verdict;
+
+/// One failing run, as data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capsule {
+    /// The scenario whose controller, oracles and settle condition the run uses.
+    pub scenario: String,
+    /// The profile the variant is a variant of.
+    pub profile: Profile,
+    /// The controller variant, by its command-line name (`bug-4201`).
+    #[serde(with = "variant_name")]
+    pub variant: Variant,
+    /// The seed: every die of the run not fixed by the data below.
+    pub seed: Seed,
+    /// The network the clients reach the fakes over.
+    #[serde(default)]
+    pub network: Network,
+    /// The faults, disruptions and watch lags.
+    pub plan: CapsulePlan,
+    /// The job arrivals (drawn from the seed, less `skip_jobs`).
+    pub workload: WorkloadConfig,
+    /// The run stops at this simulated millisecond whatever happens (the world's horizon).
+    pub duration_ms: u64,
+    /// The oracle the run fails.
+    pub expected_oracle: String,
+}
+
+/// What a capsule's world injects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapsulePlan {
+    /// The fault rules of the API server, GitHub and the network.
+    pub faults: FaultPlan,
+    /// The disruptions, at their simulated times.
+    #[serde(default)]
+    pub disruptions: Vec<Disruption>,
+    /// Watch delivery lag, per resource.
+    pub watch_lag: WatchLag,
+    /// Watch-cache lag, per resource.
+    pub watch_cache_lag: WatchLag,
+}
+
+/// Why a capsule cannot be read or run.
+#[derive(Debug, thiserror::Error)]
+pub enum CapsuleError {
+    /// The file cannot be read or written.
+    #[error("cannot {action} capsule {path}: {source}")]
+    Io {
+        /// `read` or `write`.
+        action: &'static str,
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not JSON for a capsule.
+    #[error("capsule is not valid JSON for a capsule: {0}")]
+    Syntax(String),
+    /// A field with a value no run can have (an unknown scenario or oracle, a bad fault rule).
+    #[error("capsule: {0}")]
+    Invalid(String),
+    /// The run could not be carried out.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+impl Capsule {
+    /// The capsule of `build`'s run of `scenario` at `seed` on `network`, expecting `oracle` to fail.
+    pub fn of_run(
+        scenario: &'static dyn Scenario,
+        build: Build,
+        seed: Seed,
+        network: Network,
+        oracle: &str,
+    ) -> Capsule {
+        let world = OnNetwork::new(scenario, network).world_for(seed, build).config;
+        Capsule {
+            scenario: scenario.name().to_string(),
+            profile: build.profile,
+            variant: build.variant,
+            seed,
+            network,
+            plan: CapsulePlan {
+                faults: world.faults,
+                disruptions: world.disruptions,
+                watch_lag: world.apiserver.watch_lag,
+                watch_cache_lag: world.apiserver.watch_cache_lag,
+            },
+            workload: world.workload,
+            duration_ms: world.horizon_ms,
+            expected_oracle: oracle.to_string(),
+        }
+    }
+
+    /// Reads and checks a capsule from JSON.
+    pub fn parse(json: &str) -> Result<Capsule, CapsuleError> {
+        let capsule: Capsule = serde_json::from_str(json).map_err(|e| CapsuleError::Syntax(e.to_string()))?;
+        capsule.check()?;
+        Ok(capsule)
+    }
+
+    /// Reads and checks the capsule in `path`.
+    pub fn load(path: &Path) -> Result<Capsule, CapsuleError> {
+        let io = |source| CapsuleError::Io { action: "read", path: path.display().to_string(), source };
+        Capsule::parse(&std::fs::read_to_string(path).map_err(io)?)
+    }
+
+    /// Writes the capsule to `path` as pretty JSON.
+    pub fn save(&self, path: &Path) -> Result<(), CapsuleError> {
+        let io = |source| CapsuleError::Io { action: "write", path: path.display().to_string(), source };
+        std::fs::write(path, self.to_json() + "\n").map_err(io)
+    }
+
+    /// The capsule as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Every field a run could not use, named.
+    pub fn check(&self) -> Result<(), CapsuleError> {
+        let scenario = scenarios::find(&self.scenario).map_err(CapsuleError::Invalid)?;
+        if !scenario.oracles().iter().any(|o| o.name() == self.expected_oracle) {
+            let names: Vec<&str> = scenario.oracles().iter().map(|o| o.name()).collect();
+            return Err(CapsuleError::Invalid(format!(
+                "scenario {} runs no oracle {:?}; it runs {}",
+                self.scenario,
+                self.expected_oracle,
+                names.join(", ")
+            )));
+        }
+        self.plan.faults.validate().map_err(|e| CapsuleError::Invalid(e.to_string()))?;
+        self.workload.validate().map_err(|e| CapsuleError::Invalid(e.to_string()))?;
+        if self.duration_ms == 0 {
+            return Err(CapsuleError::Invalid("duration_ms must be above 0".into()));
+        }
+        Ok(())
+    }
+
+    /// Runs the capsule and judges it, keeping `keep` of the record (`None`: what the judges need).
+    pub fn run(&self, mode: TraceMode, keep: Option<Interest>) -> Result<(Verdict, RunRecord), CapsuleError> {
+        let found = scenarios::find(&self.scenario).map_err(CapsuleError::Invalid)?;
+        let on_network = OnNetwork::new(found, self.network);
+        let replayed = Replayed { inner: &on_network, capsule: self };
+        let build = Build::new(self.profile, self.variant);
+        Ok(run_build_keeping(&replayed, build, self.seed, mode, keep)?)
+    }
+
+    /// Whether `verdict` holds a violation of the expected oracle.
+    pub fn fails(&self, verdict: &Verdict) -> bool {
+        verdict.violations.iter().any(|v| v.oracle == self.expected_oracle)
+    }
+
+    /// `plan` with this capsule's data in place of the scenario's.
+    fn apply(&self, mut plan: WorldPlan) -> WorldPlan {
+        let config = &mut plan.config;
+        config.faults = self.plan.faults.clone();
+        config.disruptions = self.plan.disruptions.clone();
+        config.apiserver.watch_lag = self.plan.watch_lag.clone();
+        config.apiserver.watch_cache_lag = self.plan.watch_cache_lag.clone();
+        config.workload = self.workload.clone();
+        config.horizon_ms = self.duration_ms;
+        plan
+    }
+
+    /// The command that replays the capsule in `path`.
+    pub fn replay_line(path: &Path) -> String {
+        format!("cargo run --release -p arc-scenarios --bin arcsim -- run --capsule {}", path.display())
+    }
+}
+
+/// A variant written as the command line names it.
+mod variant_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::variant::Variant;
+
+    pub fn serialize<S: Serializer>(variant: &Variant, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(variant)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(|e: crate::variant::UnknownVariant| serde::de::Error::custom(e.to_string()))
+    }
+}
+
+/// A scenario whose worlds (and twins' worlds) carry a capsule's data.
+struct Replayed<'a> {
+    inner: &'a dyn Scenario,
+    capsule: &'a Capsule,
+}
+
+impl Scenario for Replayed<'_> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn describe(&self) -> &'static str {
+        self.inner.describe()
+    }
+
+    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
+        self.capsule.apply(self.inner.world(seed, variant))
+    }
+
+    fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
+        self.capsule.apply(self.inner.world_for(seed, build))
+    }
+
+    fn oracles(&self) -> Vec<&'static dyn Oracle> {
+        self.inner.oracles()
+    }
+
+    fn twins_for(&self, seed: Seed, build: Build) -> Vec<Twin> {
+        let twins = self.inner.twins_for(seed, build).into_iter();
+        twins.map(|t| Twin { plan: self.capsule.apply(t.plan), ..t }).collect()
+    }
+
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        self.inner.probe_goals()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn standard() -> Capsule {
+        let scenario = scenarios::find("standard").unwrap();
+        Capsule::of_run(
+            scenario,
+            Build::arcsim(Variant::Fixed),
+            Seed(3),
+            Network::InProcess,
+            "bounded-pod-creates",
+        )
+    }
+
+    #[test]
+    fn a_capsule_reads_back_as_written() {
+        let capsule = standard();
+        assert_eq!(Capsule::parse(&capsule.to_json()).unwrap(), capsule);
+    }
+
+    #[test]
+    fn bad_capsules_get_clear_errors() {
+        let err = |json: &str| Capsule::parse(json).unwrap_err().to_string();
+        assert!(err("{").contains("not valid JSON"), "{}", err("{"));
+        let mut capsule = standard();
+        capsule.scenario = "nowhere".into();
+        assert!(err(&capsule.to_json()).contains("unknown scenario \"nowhere\""));
+        let mut capsule = standard();
+        capsule.expected_oracle = "no-such-oracle".into();
+        assert!(err(&capsule.to_json()).contains("runs no oracle \"no-such-oracle\""));
+        let mut capsule = standard();
+        capsule.workload.burst_size_min = 0;
+        assert!(err(&capsule.to_json()).contains("burst_size_min"));
+        let missing = Capsule::load(Path::new("/nonexistent/capsule.json")).unwrap_err().to_string();
+        assert!(missing.contains("cannot read capsule"), "{missing}");
+    }
+}

@@ -1,0 +1,81 @@
+//! `arcsim explore`: generated perturbation plans over a seed's fault-free run; each failing run is
+//! written as a capsule and printed with the line that replays it, then the coverage reached.
+
+use std::path::PathBuf;
+
+use arc_controller::Profile;
+use arc_sim::Seed;
+use arc_sim::net::Network;
+
+use crate::capsule::Capsule;
+use crate::explore::{Exploration, explore};
+use crate::scenarios;
+use crate::variant::{Build, Variant};
+
+/// Options of `arcsim explore`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExploreArgs {
+    /// Scenario (see `arcsim list`); its faults, disruptions and per-resource lags are removed.
+    #[arg(long, default_value = "standard")]
+    pub scenario: String,
+    /// Profile: the controller build the variant is a variant of.
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
+    /// Variant: `fixed` or a historic bug.
+    #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
+    pub variant: Variant,
+    /// The seed of the reference run.
+    #[arg(long, default_value = "1", value_parser = crate::cli::parse_seed)]
+    pub seed: Seed,
+    /// Perturbed runs to make.
+    #[arg(long, default_value_t = 30)]
+    pub budget: usize,
+    /// The network between the clients and the fakes.
+    #[arg(long, default_value = "in-process")]
+    pub network: Network,
+    /// Directory the failing runs' capsules are written to (created if missing).
+    #[arg(long, default_value = "explore")]
+    pub out: PathBuf,
+}
+
+/// Explores, writes a capsule per failing run, prints findings and coverage; an error when a run failed.
+pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
+    let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let build = Build::new(args.profile, args.variant);
+    let found = explore(scenario, build, args.seed, args.network, args.budget)?;
+    if !found.findings.is_empty() {
+        std::fs::create_dir_all(&args.out)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
+    }
+    for (i, finding) in found.findings.iter().enumerate() {
+        let path = args.out.join(format!("{}-{}-{}-{}.json", args.scenario, args.variant, args.seed, i + 1));
+        finding.capsule.save(&path)?;
+        let perturbation = serde_json::to_string(&finding.plan.perturbation)?;
+        println!("FAIL {} with {perturbation}", finding.oracles.join(", "));
+        println!("  replay with: {}", Capsule::replay_line(&path));
+    }
+    print!("{}", coverage(&found));
+    anyhow::ensure!(
+        found.findings.is_empty(),
+        "{} of {} perturbed runs failed",
+        found.findings.len(),
+        found.runs
+    );
+    Ok(())
+}
+
+/// The runs, the reference's own failures and the coverage, one line each.
+pub fn coverage(found: &Exploration) -> String {
+    let mut out = format!("{} perturbed runs, {} failed\n", found.runs, found.findings.len());
+    if !found.reference_failures.is_empty() {
+        out += &format!(
+            "  the unperturbed reference run itself fails {}\n",
+            found.reference_failures.join(", ")
+        );
+    }
+    out += &format!(
+        "  coverage: {} of {} read points and {} of {} write points perturbed\n",
+        found.reads_perturbed, found.reads, found.writes_perturbed, found.writes
+    );
+    out
+}

@@ -1,0 +1,114 @@
+//! `arcsim shrink`: a failing seed (or capsule) cut down to what its failure needs, written as a
+//! failure capsule with the line that replays it.
+
+use std::path::PathBuf;
+
+use arc_controller::Profile;
+use arc_sim::net::Network;
+use arc_sim::{Seed, TraceMode};
+
+use crate::capsule::Capsule;
+use crate::on_network::OnNetwork;
+use crate::runner::run_build;
+use crate::scenarios;
+use crate::shrink::{DEFAULT_BUDGET, Shrunk, shrink};
+use crate::variant::{Build, Variant};
+
+/// Options of `arcsim shrink`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ShrinkArgs {
+    /// Scenario (see `arcsim list`).
+    #[arg(long, required_unless_present = "capsule")]
+    pub scenario: Option<String>,
+    /// Profile: the controller build the variant is a variant of.
+    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
+    pub profile: Profile,
+    /// Variant: `fixed` or a historic bug.
+    #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
+    pub variant: Variant,
+    /// The failing seed.
+    #[arg(long, value_parser = crate::cli::parse_seed, required_unless_present = "capsule")]
+    pub seed: Option<Seed>,
+    /// The network between the clients and the fakes.
+    #[arg(long, default_value = "in-process")]
+    pub network: Network,
+    /// The oracle to keep failing (default: the seed's first violation's).
+    #[arg(long)]
+    pub oracle: Option<String>,
+    /// Shrink this capsule instead of a seed's run.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "seed", "oracle"])]
+    pub capsule: Option<PathBuf>,
+    /// Reruns the shrink may spend.
+    #[arg(long, default_value_t = DEFAULT_BUDGET)]
+    pub budget: u32,
+    /// Where to write the capsule (default: `capsule-SCENARIO-VARIANT-SEED.json` here).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Shrinks, writes the capsule and prints the before and after and the replay line.
+pub fn run(args: ShrinkArgs) -> anyhow::Result<()> {
+    let original = match &args.capsule {
+        Some(path) => Capsule::load(path)?,
+        None => seed_capsule(&args)?,
+    };
+    let out = args.out.clone().unwrap_or_else(|| default_path(&original));
+    let shrunk = shrink(original, args.budget)?;
+    shrunk.capsule.save(&out)?;
+    print!("{}", report(&shrunk, args.budget));
+    println!("  capsule written to {}", out.display());
+    println!("  replay with: {}", Capsule::replay_line(&out));
+    Ok(())
+}
+
+/// The capsule of the seed's run, expecting the oracle asked for or its first violation's.
+fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
+    let name =
+        args.scenario.as_deref().ok_or_else(|| anyhow::anyhow!("--scenario or --capsule is required"))?;
+    let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--seed or --capsule is required"))?;
+    let scenario = scenarios::find(name).map_err(anyhow::Error::msg)?;
+    let build = Build::new(args.profile, args.variant);
+    let oracle = match &args.oracle {
+        Some(oracle) => oracle.clone(),
+        None => {
+            let on_network = OnNetwork::new(scenario, args.network);
+            let (verdict, _) = run_build(&on_network, build, seed, TraceMode::HashOnly)?;
+            let first = verdict.violations.first().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "seed {seed} of {} in {name} passes every oracle: nothing to shrink",
+                    build.variant
+                )
+            })?;
+            first.oracle.to_string()
+        }
+    };
+    let capsule = Capsule::of_run(scenario, build, seed, args.network, &oracle);
+    capsule.check()?;
+    Ok(capsule)
+}
+
+fn default_path(capsule: &Capsule) -> PathBuf {
+    PathBuf::from(format!("capsule-{}-{}-{}.json", capsule.scenario, capsule.variant, capsule.seed))
+}
+
+/// The before and after, the reruns, the 1-minimality and the steps kept.
+pub fn report(shrunk: &Shrunk, budget: u32) -> String {
+    let mut out = format!(
+        "shrunk {} of {} in {} ({}) to keep {} failing, in {} reruns of {budget}\n",
+        shrunk.capsule.seed,
+        shrunk.capsule.variant,
+        shrunk.capsule.scenario,
+        shrunk.capsule.profile,
+        shrunk.capsule.expected_oracle,
+        shrunk.reruns
+    );
+    out += &format!("  before: {}\n  after:  {}\n", shrunk.before, shrunk.after);
+    out += match shrunk.one_minimal {
+        true => "  1-minimal: removing any one remaining step or job makes the oracle pass (each checked)\n",
+        false => "  1-minimal: not verified (the budget ran out first)\n",
+    };
+    for step in shrunk.steps() {
+        out += &format!("  kept: {step}\n");
+    }
+    out
+}

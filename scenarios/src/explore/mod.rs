@@ -1,0 +1,105 @@
+//! `arcsim explore`'s engine (Sieve's search, on arcsim's fakes): a fault-free reference run of the
+//! scenario's world for a seed (its faults and disruptions removed, every watch and watch-cache lag
+//! zero, so no race window is open by the world's settings), its read and
+//! write points listed ([`points`]), plans generated over them ([`plans`]) and each run as a capsule
+//! with one perturbation. A run that fails an oracle is reported with its capsule, which `arcsim run
+//! --capsule` replays and `arcsim shrink --capsule` shrinks; coverage says how many points were
+//! perturbed out of how many.
+
+pub mod plans;
+pub mod points;
+
+use std::collections::BTreeSet;
+
+use arc_sim::apiserver::{LagRange, WatchLag};
+use arc_sim::net::Network;
+use arc_sim::record::Interest;
+use arc_sim::{Seed, TraceMode};
+
+use self::plans::Plan;
+use crate::capsule::{Capsule, CapsuleError};
+use crate::scenario::Scenario;
+use crate::shrink::steps::with_steps;
+use crate::variant::Build;
+
+/// One perturbed run that failed.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The plan that found it.
+    pub plan: Plan,
+    /// The oracles that failed, in the order the run reported them.
+    pub oracles: Vec<&'static str>,
+    /// The run as a capsule expecting the first of them.
+    pub capsule: Capsule,
+}
+
+/// What an exploration did and found.
+#[derive(Debug, Clone)]
+pub struct Exploration {
+    /// Read points of the reference run.
+    pub reads: usize,
+    /// Write points of the reference run.
+    pub writes: usize,
+    /// Read points a run perturbed.
+    pub reads_perturbed: usize,
+    /// Write points a run perturbed.
+    pub writes_perturbed: usize,
+    /// Runs made (the reference not counted).
+    pub runs: usize,
+    /// Oracles the reference run itself failed (a world that fails unperturbed says little).
+    pub reference_failures: Vec<&'static str>,
+    /// The perturbed runs that failed.
+    pub findings: Vec<Finding>,
+}
+
+/// `capsule` without faults, disruptions or watch lags.
+pub fn fault_free(capsule: &Capsule) -> Capsule {
+    let mut out = with_steps(capsule, &[]);
+    let none = WatchLag { default: LagRange::fixed(0), per_resource: Default::default() };
+    out.plan.watch_lag = none.clone();
+    out.plan.watch_cache_lag = none;
+    out
+}
+
+/// Explores `build` in `scenario` from `seed`'s fault-free run with up to `budget` perturbed runs.
+pub fn explore(
+    scenario: &'static dyn Scenario,
+    build: Build,
+    seed: Seed,
+    network: Network,
+    budget: usize,
+) -> Result<Exploration, CapsuleError> {
+    let oracle = scenario.oracles().first().map_or("", |o| o.name());
+    let reference = fault_free(&Capsule::of_run(scenario, build, seed, network, oracle));
+    let (verdict, record) = reference.run(TraceMode::HashOnly, Some(Interest::everything()))?;
+    let reads = points::read_points(&record);
+    let writes = points::write_points(&record);
+    let generated = plans::plans(&reads, &writes, budget);
+    let mut findings = Vec::new();
+    for plan in &generated {
+        let mut capsule = reference.clone();
+        capsule.plan.faults.perturbations = vec![plan.perturbation.clone()];
+        let (verdict, _) = capsule.run(TraceMode::HashOnly, None)?;
+        let mut oracles: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
+        oracles.dedup();
+        if let Some(first) = oracles.first() {
+            capsule.expected_oracle = first.to_string();
+            findings.push(Finding { plan: plan.clone(), oracles, capsule });
+        }
+    }
+    let perturbed_reads: BTreeSet<(String, u32)> =
+        generated.iter().filter_map(|p| p.read.as_ref()).map(|r| (r.resource.clone(), r.nth)).collect();
+    let perturbed_writes: BTreeSet<u32> =
+        generated.iter().filter_map(|p| p.write.as_ref()).map(|w| w.nth).collect();
+    let mut reference_failures: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
+    reference_failures.dedup();
+    Ok(Exploration {
+        reads: reads.len(),
+        writes: writes.len(),
+        reads_perturbed: perturbed_reads.len(),
+        writes_perturbed: perturbed_writes.len(),
+        runs: generated.len(),
+        reference_failures,
+        findings,
+    })
+}

@@ -14,7 +14,7 @@ use crate::plan_record::PlanRecord;
 use crate::scenario::Scenario;
 use crate::seed_result::SeedResult;
 use crate::shard::Shard;
-use crate::sweep::{SweepPlan, SweepReport, with_runners};
+use crate::sweep::{SweepPlan, SweepReport, with_plan_flags};
 use crate::tally::{Cell, FirstFailure, FirstViolations, Stops, cut_off, tally};
 use crate::variant::{Build, Variant};
 
@@ -63,7 +63,9 @@ pub enum MergeError {
         source: serde_json::Error,
     },
     /// Two files are shards of different plans.
-    #[error("{a} and {b} are not shards of the same sweep (scenarios, variants, seeds or switches differ)")]
+    #[error(
+        "{a} and {b} are not shards of the same sweep (scenarios, variants, seeds, switches or network differ)"
+    )]
     DifferentSweeps {
         /// One file.
         a: PathBuf,
@@ -162,8 +164,8 @@ pub fn merge(mut files: Vec<(PathBuf, ShardFile)>) -> Result<SweepReport, MergeE
         check_first_failure(&merged)?;
         tallied.push(merged);
     }
-    let runners = whole.runners;
-    Ok(SweepReport { plan: whole, cells: with_runners(tallied, runners) })
+    let cells = with_plan_flags(tallied, whole.runners, whole.network);
+    Ok(SweepReport { plan: whole, cells })
 }
 
 /// One cell's seeds from all shards, by position, and the earliest of the shards' first failures.
@@ -264,4 +266,69 @@ fn check_shards(files: &mut [(PathBuf, ShardFile)]) -> Result<u32, MergeError> {
         }
     }
     Ok(files[0].1.plan.shard.count)
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_controller::Profile;
+    use arc_sim::Seed;
+    use arc_sim::net::Network;
+
+    use super::*;
+    use crate::plan_record::SeedSpan;
+
+    fn shard_of(index: u32, network: Network) -> (PathBuf, ShardFile) {
+        let plan = PlanRecord {
+            profile: Profile::Arcsim,
+            scenarios: vec!["network-partition".into()],
+            variants: vec![Variant::Fixed],
+            seeds: vec![SeedSpan { from: Seed(1), count: 2 }],
+            check_determinism: false,
+            exhaustive: false,
+            matrix: false,
+            shard: Shard { index, count: 2 },
+            runners: None,
+            network,
+        };
+        (PathBuf::from(format!("shard-{index}-{network}.json")), ShardFile { plan, cells: Vec::new() })
+    }
+
+    #[test]
+    fn shards_run_on_different_networks_are_not_one_sweep() {
+        let files = vec![shard_of(0, Network::Turmoil), shard_of(1, Network::InProcess)];
+        let error = merge(files).unwrap_err();
+        assert!(matches!(error, MergeError::DifferentSweeps { .. }), "{error}");
+        assert!(error.to_string().contains("network differ"), "{error}");
+    }
+
+    #[test]
+    fn a_failure_replays_with_the_plans_runners_and_network() {
+        let first = FirstFailure {
+            seed: Seed(2_000_013),
+            nth: 14,
+            violations: Vec::new(),
+            replay: "arcsim run --seed 2000013".into(),
+        };
+        let cell = Cell {
+            scenario: "network-partition",
+            profile: Profile::Arcsim,
+            variant: Variant::Fixed,
+            runs: 14,
+            failures: 1,
+            oracle_seeds: BTreeMap::new(),
+            first_kills: BTreeMap::new(),
+            first_failure: Some(first),
+            nondeterministic: Vec::new(),
+            errors: Vec::new(),
+            probe_seeds: BTreeMap::new(),
+            probe_goals: Vec::new(),
+            sim_ms: 0,
+            wall_ms: 0,
+            seeds: Vec::new(),
+            probes_reached_at: None,
+        };
+        let cells = with_plan_flags(vec![cell], Some(20), Network::Turmoil);
+        let replay = &cells[0].first_failure.as_ref().unwrap().replay;
+        assert_eq!(replay, "arcsim run --seed 2000013 --runners 20 --network turmoil");
+    }
 }

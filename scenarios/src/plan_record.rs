@@ -1,10 +1,11 @@
 //! What a sweep's JSON records of its plan: the profile, the scenarios, variants and seeds, the switches that change
-//! what runs, and the shard. `arcsim merge` rebuilds the plan from it, checks that its files are the
+//! what runs, the network backend, and the shard. `arcsim merge` rebuilds the plan from it, checks that its files are the
 //! shards of one sweep, and knows from it which seeds each cell must hold. Worker threads are left out:
 //! they change no result.
 
 use arc_controller::Profile;
 use arc_sim::Seed;
+use arc_sim::net::Network;
 use serde::{Deserialize, Serialize};
 
 use crate::scenarios;
@@ -34,6 +35,9 @@ pub struct PlanRecord {
     /// Every scenario ran at this many runners (`--runners`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runners: Option<u32>,
+    /// The network every run used (`--network`); files written before it was recorded ran in process.
+    #[serde(default, skip_serializing_if = "Network::is_in_process")]
+    pub network: Network,
 }
 
 /// `count` consecutive seeds from `from`.
@@ -58,6 +62,7 @@ impl PlanRecord {
             matrix: plan.matrix,
             shard: plan.shard,
             runners: plan.runners,
+            network: plan.network,
         }
     }
 
@@ -80,7 +85,7 @@ impl PlanRecord {
             matrix: self.matrix,
             shard: self.shard,
             runners: self.runners,
-            network: arc_sim::net::Network::InProcess,
+            network: self.network,
             until_probes: None,
         })
     }
@@ -118,7 +123,7 @@ mod tests {
             matrix: false,
             shard: Shard::WHOLE,
             runners: None,
-            network: arc_sim::net::Network::InProcess,
+            network: Network::InProcess,
             until_probes: None,
         };
         let back = PlanRecord::of(&plan).plan(1).unwrap();
@@ -127,5 +132,34 @@ mod tests {
         let mut unknown = PlanRecord::of(&plan);
         unknown.scenarios = vec!["nowhere".into()];
         assert!(unknown.plan(1).err().unwrap().contains("unknown scenario"));
+    }
+
+    #[test]
+    fn the_network_is_recorded_and_read_back_and_old_files_ran_in_process() {
+        let plan = SweepPlan {
+            profile: Profile::Arcsim,
+            scenarios: vec![scenarios::find("network-partition").unwrap()],
+            variants: vec![Variant::Fixed],
+            seeds: vec![Seed(1)],
+            jobs: 1,
+            check_determinism: false,
+            exhaustive: false,
+            matrix: false,
+            shard: Shard::WHOLE,
+            runners: None,
+            network: Network::Turmoil,
+            until_probes: None,
+        };
+        let record = PlanRecord::of(&plan);
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["network"], "turmoil");
+        let back: PlanRecord = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.plan(1).unwrap().network, Network::Turmoil);
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("network");
+        let old: PlanRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(old.network, Network::InProcess);
+        let in_process = PlanRecord { network: Network::InProcess, ..record };
+        assert!(serde_json::to_value(&in_process).unwrap().get("network").is_none());
     }
 }

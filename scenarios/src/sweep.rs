@@ -187,20 +187,17 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
             tally(*scenario, build, &plan.rows(*scenario, *variant), mine, first, stops)
         })
         .collect();
-    let mut cells = with_runners(cells, plan.runners);
-    if !plan.network.is_in_process() {
-        for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
-            first.replay = format!("{} --network {}", first.replay, plan.network);
-        }
-    }
-    SweepReport { plan: PlanRecord::of(plan), cells }
+    SweepReport { plan: PlanRecord::of(plan), cells: with_plan_flags(cells, plan.runners, plan.network) }
 }
 
-/// `cells` with `--runners` on their replay lines, when the plan has it.
-pub fn with_runners(mut cells: Vec<Cell>, runners: Option<u32>) -> Vec<Cell> {
-    if let Some(n) = runners {
-        for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
+/// `cells` with the plan's `--runners` and `--network` on their replay lines, when it has them.
+pub fn with_plan_flags(mut cells: Vec<Cell>, runners: Option<u32>, network: Network) -> Vec<Cell> {
+    for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
+        if let Some(n) = runners {
             first.replay = format!("{} --runners {n}", first.replay);
+        }
+        if !network.is_in_process() {
+            first.replay = format!("{} --network {network}", first.replay);
         }
     }
     cells

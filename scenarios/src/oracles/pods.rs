@@ -4,13 +4,15 @@
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::EventType;
+use arc_sim::apiserver::reads::ReadEntry;
 use arc_sim::apiserver::{AuditEntry, Committed, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
 use super::Oracle;
-use super::view::{controller_uid, key_of, uid_of};
+use super::view::{controller_uid, is_controller, key_of, uid_of};
+use crate::probes::history::{Commits, Handed};
 use crate::verdict::Violation;
 
 /// Every runner pod is controlled by the live EphemeralRunner (or Runner) of the same name, and no
@@ -80,7 +82,9 @@ fn is_runner_pod(pod: &serde_json::Value) -> bool {
 /// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
 /// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
 /// milliseconds), or the 409 was met by the reconcile after one that failed on this runner (see
-/// [`requeued_by_a_failure`]). Judged from API traffic, never from the controller's own counters.
+/// [`requeued_by_a_failure`]), or the 409 met a pod the controller had not seen for longer than the
+/// requeue (its pod watch was down, and the runner watch's resumed backlog wakes the reconcile:
+/// network-partition seed 67). Judged from API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;
 
 /// The requeue after a create answered AlreadyExists (ARC #4201: 5 s).
@@ -100,10 +104,12 @@ impl Oracle for NoAlreadyExistsErrors {
         Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "secrets"])
             .and_resources::<WatchSent>(&["pods", "ephemeralrunners"])
             .and_resources::<Committed>(&["pods"])
+            .and_resources::<ReadEntry>(&["pods"])
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let runner_pods = runner_pod_keys(run);
+        let mut unseen = UnseenTooLong::of(run);
         let creates: Vec<&AuditEntry> = run
             .audit()
             .filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create && a.actor == "controller")
@@ -127,6 +133,7 @@ impl Oracle for NoAlreadyExistsErrors {
             if waited
                 || lost_answer_requeue
                 || requeue_due
+                || unseen.excuses(run, refused)
                 || delivered_between(run, &key, refused.ms, next.ms)
             {
                 continue;
@@ -205,7 +212,10 @@ fn delivered_between(run: &RunRecord, key: &str, from: u64, to: u64) -> bool {
 /// Duplicate runner-pod creates (answered AlreadyExists) stay within a small bound per pod incarnation:
 /// with the fix each stale-cache reconcile makes one, and the 5 s requeue is longer than the watch lag.
 /// Only EphemeralRunner pods are judged: the listener pod's controller never had #4201's handling, in
-/// ARC or here, and retries its creates as reconcile errors.
+/// ARC or here, and retries its creates as reconcile errors. A 409 met while the pod in the way had
+/// gone unseen by the controller for longer than the requeue is not counted: its pod watch was down
+/// (network-partition seed 35: a 410 after a partition and the informer's 30 s backoff before the
+/// relist), not lagging, and each 5 s requeue meets the pod again, as ARC's would.
 pub struct BoundedPodCreates;
 
 /// Duplicate creates allowed per pod incarnation.
@@ -221,18 +231,21 @@ impl Oracle for BoundedPodCreates {
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<AuditEntry>(&["pods"]).and_resources::<Committed>(&["pods"])
+        Interest::of_resources::<AuditEntry>(&["pods"])
+            .and_resources::<Committed>(&["pods"])
+            .and_resources::<ReadEntry>(&["pods"])
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let runner_pods = runner_pod_keys(run);
+        let mut unseen = UnseenTooLong::of(run);
         let mut per_name: BTreeMap<(&str, &str), (usize, usize, u64)> = BTreeMap::new();
         let pod_creates = run.audit().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
         for a in pod_creates.filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name))) {
             let entry = per_name.entry((a.namespace.as_str(), a.name.as_str())).or_insert((0, 0, 0));
             if a.took_effect() {
                 entry.0 += 1;
-            } else if a.code == 409 {
+            } else if a.code == 409 && !unseen.excuses(run, a) {
                 entry.1 += 1;
                 entry.2 = a.ms;
             }
@@ -247,6 +260,38 @@ impl Oracle for BoundedPodCreates {
                 message: format!("{dup} creates answered AlreadyExists for {made} pod incarnation(s)"),
             })
             .collect()
+    }
+}
+
+/// Which 409s met a pod the controller's cache had not held for longer than the requeue: the pod in
+/// the way was created more than [`ALREADY_EXISTS_REQUEUE_MS`] before and had not been handed to the
+/// controller that tried to create it (by a watch event, a list or a get).
+struct UnseenTooLong<'a> {
+    commits: Commits<'a>,
+    handed: BTreeMap<String, Handed>,
+}
+
+impl<'a> UnseenTooLong<'a> {
+    fn of(run: &'a RunRecord) -> Self {
+        UnseenTooLong { commits: Commits::of(run, "pods"), handed: BTreeMap::new() }
+    }
+
+    fn excuses(&mut self, run: &RunRecord, refused: &AuditEntry) -> bool {
+        if !is_controller(&refused.actor) {
+            return false;
+        }
+        let key = format!("{}/{}", refused.namespace, refused.name);
+        let Some((created_ms, creation)) = self.commits.creation_before(&key, refused.ms) else {
+            return false;
+        };
+        if refused.ms.saturating_sub(created_ms) <= ALREADY_EXISTS_REQUEUE_MS {
+            return false;
+        }
+        let to_actor = self
+            .handed
+            .entry(refused.actor.clone())
+            .or_insert_with(|| Handed::to(run, &refused.actor, "pods"));
+        !to_actor.saw(&key, creation.rv, refused.ms)
     }
 }
 
@@ -398,5 +443,44 @@ mod tests {
             many = many.event(ms, create(ms, 409));
         }
         assert_eq!(BoundedPodCreates.check(&many.build()).len(), 1);
+    }
+
+    #[test]
+    fn requeued_creates_meeting_a_pod_the_controller_has_not_seen_for_over_5s_are_not_counted() {
+        // Network-partition seed 35: the pod watch met 410 after a partition and the informer waited
+        // out its 30 s backoff before relisting; each 5 s requeue met the unseen pod again.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let requeues = |run: SyntheticRun| {
+            [10, 5_010, 10_010, 15_010, 20_010]
+                .into_iter()
+                .fold(run, |run, ms| run.event(ms, create(ms, 409)))
+        };
+        let unseen = requeues(with_pod()).build();
+        assert!(BoundedPodCreates.check(&unseen).is_empty(), "only the 409 at 10 ms counts");
+        let handed = ReadEntry {
+            ms: 3,
+            actor: "controller".into(),
+            resource: "pods".into(),
+            key: format!("{NS}/r"),
+            rv: 1_000,
+            via: arc_sim::apiserver::reads::ReadVia::Watch,
+        };
+        let seen = requeues(with_pod().event(3, handed)).build();
+        assert_eq!(BoundedPodCreates.check(&seen).len(), 1, "a cache that held the pod has no excuse");
+    }
+
+    #[test]
+    fn a_fast_retry_after_meeting_a_pod_unseen_for_over_5s_is_not_a_hot_loop() {
+        // Network-partition seed 67: the pod watch met 410 after a partition; the runner watch resumed
+        // and its two events woke two reconciles 9 ms apart, both meeting the pod created 140 s before.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let unseen = with_pod().event(10_000, create(10_000, 409)).event(10_009, create(10_009, 409)).build();
+        assert!(
+            NoAlreadyExistsErrors.check(&unseen).is_empty(),
+            "{:?}",
+            NoAlreadyExistsErrors.check(&unseen)
+        );
+        let lagging = with_pod().event(3_000, create(3_000, 409)).event(3_009, create(3_009, 409)).build();
+        assert_eq!(NoAlreadyExistsErrors.check(&lagging).len(), 1, "within the requeue it is still judged");
     }
 }

@@ -43,6 +43,12 @@ impl<'a> Commits<'a> {
             .map(|(_, c)| *c)
     }
 
+    /// When the incarnation of `key` live at `ms` was created, and its creation.
+    pub fn creation_before(&self, key: &str, ms: u64) -> Option<(u64, &'a Arc<Change>)> {
+        let changes = self.by_key.get(key)?;
+        changes.iter().rev().filter(|(at, _)| *at <= ms).find(|(_, c)| c.kind == EventType::Added).copied()
+    }
+
     /// The object of `key` as committed at resourceVersion `rv`.
     pub fn version(&self, key: &str, rv: u64) -> Option<&'a Value> {
         self.by_key.get(key)?.iter().find(|(_, c)| c.rv == rv).map(|(_, c)| c.object.as_ref())

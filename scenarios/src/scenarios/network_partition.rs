@@ -53,10 +53,10 @@ impl Scenario for NetworkPartition {
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const GOALS: &[ProbeGoal] = &[
-            ProbeGoal::floor(&probes::WATCH_RESUMED_FROM_RV, Rate::measured(14, 20, 2_000_000)),
-            ProbeGoal::floor(&probes::RELIST_AFTER_410, Rate::measured(11, 20, 2_000_000)),
-            ProbeGoal::floor(&probes::CONTROLLER_BOUNCED_MID_RECONCILE, Rate::measured(9, 20, 2_000_000)),
-            ProbeGoal::floor(&probes::LISTENER_SESSION_LOST, Rate::measured(20, 20, 2_000_000)),
+            ProbeGoal::floor(&probes::WATCH_RESUMED_FROM_RV, Rate::measured(74, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::RELIST_AFTER_410, Rate::measured(44, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::CONTROLLER_BOUNCED_MID_RECONCILE, Rate::measured(33, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::LISTENER_SESSION_LOST, Rate::measured(100, 100, 2_000_000)),
         ];
         GOALS
     }
@@ -136,9 +136,9 @@ pub static CONTROL: Control = Control {
     race: &NetworkPartition,
     strip: quiet_world,
     goals: &[
-        ProbeGoal::ceiling(&probes::WATCH_RESUMED_FROM_RV, Rate::measured(0, 20, 2_000_000)),
-        ProbeGoal::ceiling(&probes::RELIST_AFTER_410, Rate::measured(0, 20, 2_000_000)),
-        ProbeGoal::ceiling(&probes::CONTROLLER_BOUNCED_MID_RECONCILE, Rate::measured(0, 20, 2_000_000)),
-        ProbeGoal::ceiling(&probes::LISTENER_SESSION_LOST, Rate::measured(0, 20, 2_000_000)),
+        ProbeGoal::ceiling(&probes::WATCH_RESUMED_FROM_RV, Rate::measured(0, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::RELIST_AFTER_410, Rate::measured(0, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::CONTROLLER_BOUNCED_MID_RECONCILE, Rate::measured(0, 100, 2_000_000)),
+        ProbeGoal::ceiling(&probes::LISTENER_SESSION_LOST, Rate::measured(0, 100, 2_000_000)),
     ],
 };

@@ -107,25 +107,30 @@ fn spans(seeds: &[Seed]) -> Vec<SeedSpan> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn seeds_are_recorded_as_runs_and_read_back_in_order() {
-        let seeds: Vec<Seed> = [5, 6, 7, 3, u64::MAX, 0, 1].into_iter().map(Seed).collect();
-        let span = |from, count| SeedSpan { from: Seed(from), count };
-        assert_eq!(spans(&seeds), vec![span(5, 3), span(3, 1), span(u64::MAX, 3)]);
-        let plan = SweepPlan {
+    /// The fixed controller of the default profile in `scenario`, on `seeds`, over `network`.
+    fn fixed_plan(scenario: &str, seeds: Vec<Seed>, network: Network) -> SweepPlan<'static> {
+        SweepPlan {
             profile: Profile::Arcsim,
-            scenarios: vec![scenarios::find("standard").unwrap()],
+            scenarios: vec![scenarios::find(scenario).unwrap()],
             variants: vec![Variant::Fixed],
-            seeds: seeds.clone(),
+            seeds,
             jobs: 1,
             check_determinism: false,
             exhaustive: false,
             matrix: false,
             shard: Shard::WHOLE,
             runners: None,
-            network: Network::InProcess,
+            network,
             until_probes: None,
-        };
+        }
+    }
+
+    #[test]
+    fn seeds_are_recorded_as_runs_and_read_back_in_order() {
+        let seeds: Vec<Seed> = [5, 6, 7, 3, u64::MAX, 0, 1].into_iter().map(Seed).collect();
+        let span = |from, count| SeedSpan { from: Seed(from), count };
+        assert_eq!(spans(&seeds), vec![span(5, 3), span(3, 1), span(u64::MAX, 3)]);
+        let plan = fixed_plan("standard", seeds.clone(), Network::InProcess);
         let back = PlanRecord::of(&plan).plan(1).unwrap();
         assert_eq!(back.seeds, seeds);
         assert_eq!(PlanRecord::of(&back), PlanRecord::of(&plan));
@@ -136,20 +141,7 @@ mod tests {
 
     #[test]
     fn the_network_is_recorded_and_read_back_and_old_files_ran_in_process() {
-        let plan = SweepPlan {
-            profile: Profile::Arcsim,
-            scenarios: vec![scenarios::find("network-partition").unwrap()],
-            variants: vec![Variant::Fixed],
-            seeds: vec![Seed(1)],
-            jobs: 1,
-            check_determinism: false,
-            exhaustive: false,
-            matrix: false,
-            shard: Shard::WHOLE,
-            runners: None,
-            network: Network::Turmoil,
-            until_probes: None,
-        };
+        let plan = fixed_plan("network-partition", vec![Seed(1)], Network::Turmoil);
         let record = PlanRecord::of(&plan);
         let json = serde_json::to_value(&record).unwrap();
         assert_eq!(json["network"], "turmoil");

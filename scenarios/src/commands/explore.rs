@@ -3,14 +3,13 @@
 
 use std::path::PathBuf;
 
-use arc_controller::Profile;
 use arc_sim::Seed;
 use arc_sim::net::Network;
 
 use crate::capsule::Capsule;
+use crate::commands::build_args::BuildArgs;
 use crate::explore::{Exploration, explore};
 use crate::scenarios;
-use crate::variant::{Build, Variant};
 
 /// Options of `arcsim explore`.
 #[derive(Debug, Clone, clap::Args)]
@@ -18,12 +17,9 @@ pub struct ExploreArgs {
     /// Scenario (see `arcsim list`); its faults, disruptions and per-resource lags are removed.
     #[arg(long, default_value = "standard")]
     pub scenario: String,
-    /// Profile: the controller build the variant is a variant of.
-    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
-    pub profile: Profile,
-    /// Variant: `fixed` or a historic bug.
-    #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
-    pub variant: Variant,
+    /// Profile and variant.
+    #[command(flatten)]
+    pub build: BuildArgs,
     /// The seed of the reference run.
     #[arg(long, default_value = "1", value_parser = crate::cli::parse_seed)]
     pub seed: Seed,
@@ -41,14 +37,15 @@ pub struct ExploreArgs {
 /// Explores, writes a capsule per failing run, prints findings and coverage; an error when a run failed.
 pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
-    let build = Build::new(args.profile, args.variant);
+    let build = args.build.build();
     let found = explore(scenario, build, args.seed, args.network, args.budget)?;
     if !found.findings.is_empty() {
         std::fs::create_dir_all(&args.out)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
     }
     for (i, finding) in found.findings.iter().enumerate() {
-        let path = args.out.join(format!("{}-{}-{}-{}.json", args.scenario, args.variant, args.seed, i + 1));
+        let path =
+            args.out.join(format!("{}-{}-{}-{}.json", args.scenario, args.build.variant, args.seed, i + 1));
         finding.capsule.save(&path)?;
         let perturbation = serde_json::to_string(&finding.plan.perturbation)?;
         println!("FAIL {} with {perturbation}", finding.oracles.join(", "));

@@ -1,6 +1,7 @@
 //! The `arcsim` subcommands, one module each.
 
 pub mod apiserver;
+pub mod build_args;
 pub mod explore;
 pub mod list;
 pub mod listen;

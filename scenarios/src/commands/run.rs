@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use arc_controller::Profile;
 use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
 
@@ -12,13 +11,13 @@ use arc_sim::net::Network;
 use arc_sim::world::RunRecord;
 
 use crate::capsule::Capsule;
+use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
 use crate::report::verdict_text;
 use crate::runner::{run_build, run_build_keeping};
 use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::scenarios;
-use crate::variant::{Build, Variant};
 use crate::verdict::Verdict;
 use crate::{story, visual};
 
@@ -28,12 +27,9 @@ pub struct RunArgs {
     /// Scenario (see `arcsim list`).
     #[arg(long, default_value = "standard")]
     pub scenario: String,
-    /// Profile: the controller build the variant is a variant of (see `arcsim list`).
-    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
-    pub profile: Profile,
-    /// Variant: `fixed` or a historic bug (see `arcsim list`).
-    #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
-    pub variant: Variant,
+    /// Profile and variant.
+    #[command(flatten)]
+    pub build: BuildArgs,
     /// The seed (decimal or 0x hex).
     #[arg(long, value_parser = crate::cli::parse_seed, required_unless_present = "capsule")]
     pub seed: Option<Seed>,
@@ -80,7 +76,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let on_network = OnNetwork { inner: sized, network: args.network };
     let scenario: &dyn Scenario = &on_network;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
-    let build = Build::new(args.profile, args.variant);
+    let build = args.build.build();
     // One seed: keep the whole record, for the story of a failure and the pictures.
     let keep = Some(Interest::everything());
     let (verdict, record) = run_build_keeping(scenario, build, seed, mode, keep)?;

@@ -3,16 +3,15 @@
 
 use std::path::PathBuf;
 
-use arc_controller::Profile;
 use arc_sim::net::Network;
 use arc_sim::{Seed, TraceMode};
 
 use crate::capsule::Capsule;
+use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
 use crate::runner::run_build;
 use crate::scenarios;
 use crate::shrink::{DEFAULT_BUDGET, Shrunk, shrink};
-use crate::variant::{Build, Variant};
 
 /// Options of `arcsim shrink`.
 #[derive(Debug, Clone, clap::Args)]
@@ -20,12 +19,9 @@ pub struct ShrinkArgs {
     /// Scenario (see `arcsim list`).
     #[arg(long, required_unless_present = "capsule")]
     pub scenario: Option<String>,
-    /// Profile: the controller build the variant is a variant of.
-    #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
-    pub profile: Profile,
-    /// Variant: `fixed` or a historic bug.
-    #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]
-    pub variant: Variant,
+    /// Profile and variant.
+    #[command(flatten)]
+    pub build: BuildArgs,
     /// The failing seed.
     #[arg(long, value_parser = crate::cli::parse_seed, required_unless_present = "capsule")]
     pub seed: Option<Seed>,
@@ -67,7 +63,7 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
         args.scenario.as_deref().ok_or_else(|| anyhow::anyhow!("--scenario or --capsule is required"))?;
     let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--seed or --capsule is required"))?;
     let scenario = scenarios::find(name).map_err(anyhow::Error::msg)?;
-    let build = Build::new(args.profile, args.variant);
+    let build = args.build.build();
     let oracle = match &args.oracle {
         Some(oracle) => oracle.clone(),
         None => {

@@ -82,7 +82,7 @@ fn is_runner_pod(pod: &serde_json::Value) -> bool {
 /// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
 /// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
 /// milliseconds), or the 409 was met by the reconcile after one that failed on this runner (see
-/// [`requeued_by_a_failure`]), or the 409 met a pod the controller had not seen for longer than the
+/// `requeued_by_a_failure`), or the 409 met a pod the controller had not seen for longer than the
 /// requeue (its pod watch was down, and the runner watch's resumed backlog wakes the reconcile:
 /// network-partition seed 67). Judged from API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;

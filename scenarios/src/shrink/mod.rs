@@ -1,7 +1,7 @@
 //! `arcsim shrink`'s engine: a failing capsule cut down to what its failure needs, keeping a
 //! candidate only when the same oracle still fails. In order: the whole plan dropped at once (a bug
 //! that needs no fault), the run shortened (arrivals stop earlier, the liveness phase kept), the
-//! plan's steps delta-debugged ([`ddmin`]), the workload's jobs delta-debugged, each remaining step
+//! plan's steps delta-debugged ([`ddmin()`]), the workload's jobs delta-debugged, each remaining step
 //! weakened ([`weaken`]), and last every remaining step and job removed one at a time to verify that
 //! the result is 1-minimal (a removal that still fails is kept, and the check starts over). Every
 //! rerun counts against one budget (200 by default); a stage that would leave the check too few

@@ -137,7 +137,7 @@ pub fn name_required(rt: &ResourceType) -> ApiError {
     )
 }
 
-/// Prunes a custom resource as its structural schema does (see [`prune`](super::prune)) and returns
+/// Prunes a custom resource as its structural schema does (see [`prune`]) and returns
 /// the unknown field paths dropped; built-in kinds are left as they are.
 pub fn prune_unknown(rt: &ResourceType, object: &mut Value) -> Vec<String> {
     match &rt.schema {

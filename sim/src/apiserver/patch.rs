@@ -1,5 +1,5 @@
 //! Patch application: JSON merge patch (RFC 7386), JSON patch (RFC 6902), strategic merge patch for
-//! built-in kinds (see [`strategic`](super::strategic)), and a clear refusal of server-side apply.
+//! built-in kinds (see [`strategic`]), and a clear refusal of server-side apply.
 
 use serde_json::Value;
 

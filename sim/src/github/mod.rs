@@ -34,6 +34,7 @@ mod capacity;
 mod config;
 mod events;
 mod faults;
+mod index;
 mod jobs;
 mod legacy;
 mod messages;

@@ -18,7 +18,9 @@
 //! `timing` (call latency before and after the commit, JobStarted and pickup delays), `faults`,
 //! `process` (runner processes), `model` + `events` (what callers can read), `config` (knobs),
 //! `tokens`, `scripted` (canned answers layered over the service, for tests), `wire` + `messages`
-//! (the bodies, in the fake's own types), `operation` (the names of what it serves).
+//! (the bodies, in the fake's own types), `operation` (the names of what it serves), `index` (runners
+//! and jobs by state, and which of them a change touched, so each runner process is woken only by a
+//! change to its own runner or job).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
 //! request is counted by operation and status ([`FakeGitHub::request_count`]; status 0 is a dropped

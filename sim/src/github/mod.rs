@@ -111,6 +111,8 @@ pub(crate) struct Shared {
     faults: Mutex<FaultLayer>,
     /// Woken (all waiters) after every change.
     changed: Notify,
+    /// The run's schedule (`service`: around each commit; the assigner).
+    schedule: crate::schedule::SchedulerSlot,
 }
 
 impl Shared {
@@ -167,6 +169,7 @@ async fn run_assigner(shared: Arc<Shared>) {
         shared.wait_until(|w| w.next_assignable().map(drop)).await;
         let latency = shared.lock().draw_assignment_latency();
         tokio::time::sleep(latency).await;
+        shared.schedule.get().point(|| "github/assigner".into()).await;
         let assigned = shared.mutate(World::assign_next);
         if let Some(Assignment { request_id, job_started_in: Some(delay), .. }) = assigned {
             spawn_job_started_timer(&shared, request_id, delay);
@@ -225,6 +228,7 @@ impl FakeGitHub {
             world: Mutex::new(World::new(seed, clock, record, config)),
             faults: Mutex::new(FaultLayer::new(seed, faults)),
             changed: Notify::new(),
+            schedule: Default::default(),
         });
         runtime.spawn(run_assigner(Arc::clone(&shared)));
         Ok(FakeGitHub { shared })

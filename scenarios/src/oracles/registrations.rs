@@ -72,6 +72,7 @@ impl Oracle for RegistrationRemovedBeforeRunnerGone {
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let created = creations_by_name(run);
+        let registered = jit_registrations_by_name(run);
         let removed = removals(run);
         let mut out = Vec::new();
         for (gone_ms, change) in
@@ -79,7 +80,7 @@ impl Oracle for RegistrationRemovedBeforeRunnerGone {
         {
             let Some(name) = str_at(&change.object, "/metadata/name") else { continue };
             let uid = uid_of(&change.object);
-            for (registered_ms, runner) in registrations_of(run, &created, name, uid) {
+            for (registered_ms, runner) in registrations_of(&registered, &created, name, uid) {
                 if removed.get(&runner).is_some_and(|at| *at <= gone_ms) {
                     continue;
                 }
@@ -101,10 +102,22 @@ impl Oracle for RegistrationRemovedBeforeRunnerGone {
     }
 }
 
+/// Every JIT registration (sim ms, runner id), by runner name, in event order: read once a run, so
+/// each deleted runner costs its own registrations, not the whole event log.
+fn jit_registrations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, i64)>> {
+    let mut out: BTreeMap<&str, Vec<(u64, i64)>> = BTreeMap::new();
+    for event in run.github_events() {
+        if let EventKind::RunnerRegistered { runner_id, name, scale_set_id: Some(_) } = &event.kind {
+            out.entry(name.as_str()).or_default().push((event.at_ms, *runner_id));
+        }
+    }
+    out
+}
+
 /// The JIT registrations (sim ms, runner id) made under `name` while the incarnation `uid` was the
 /// runner of that name.
 fn registrations_of(
-    run: &RunRecord,
+    registered: &BTreeMap<&str, Vec<(u64, i64)>>,
     created: &BTreeMap<&str, Vec<(u64, String)>>,
     name: &str,
     uid: &str,
@@ -112,16 +125,8 @@ fn registrations_of(
     let incarnation_at = |ms: u64| {
         created.get(name).and_then(|c| c.iter().rev().find(|(at, _)| *at <= ms)).map(|(_, u)| u.as_str())
     };
-    run.github_events()
-        .filter_map(|e| match &e.kind {
-            EventKind::RunnerRegistered { runner_id, name: n, scale_set_id: Some(_) }
-                if n == name && incarnation_at(e.at_ms) == Some(uid) =>
-            {
-                Some((e.at_ms, *runner_id))
-            }
-            _ => None,
-        })
-        .collect()
+    let under_name = registered.get(name).map_or(&[][..], Vec::as_slice);
+    under_name.iter().filter(|(at_ms, _)| incarnation_at(*at_ms) == Some(uid)).copied().collect()
 }
 
 /// The runners registered at GitHub at the end of the run that no object left in the cluster owns.

@@ -60,14 +60,17 @@ pub enum SessionEnded {
 impl World {
     /// The oldest waiting job with an idle runner that may take it, and those runners (by id).
     pub fn next_assignable(&self) -> Option<(i64, Vec<i64>)> {
-        self.jobs.values().find_map(|job| {
+        if self.index.idle_runners.is_empty() {
+            return None;
+        }
+        self.index.open_jobs.iter().map(|id| &self.jobs[id]).find_map(|job| {
             let runners = self.candidates_for(job);
             (!runners.is_empty()).then_some((job.request_id, runners))
         })
     }
 
     fn candidates_for(&self, job: &Job) -> Vec<i64> {
-        let idle = self.runners.values().filter(|r| r.state == RunnerState::Idle);
+        let idle = self.index.idle_runners.iter().map(|id| &self.runners[id]);
         match (job.state, job.acquired_by) {
             (JobState::Acquired, Some(set)) if self.below_capacity(set) => {
                 idle.filter(|r| r.scale_set_id == Some(set)).map(|r| r.id).collect()
@@ -91,9 +94,9 @@ impl World {
         let (request_id, candidates) = self.next_assignable()?;
         let runner_id = candidates[self.rng.random_range(0..candidates.len())];
         let now = self.now_ms();
-        self.runners.get_mut(&runner_id).expect("candidate exists").state = RunnerState::Busy { request_id };
+        self.set_runner_state(runner_id, RunnerState::Busy { request_id });
+        self.set_job_state(request_id, JobState::Running);
         let job = self.jobs.get_mut(&request_id).expect("assignable job exists");
-        job.state = JobState::Running;
         job.runner_id = Some(runner_id);
         job.started_ms = Some(now);
         self.record(EventKind::JobAssigned { request_id, runner_id });
@@ -199,7 +202,7 @@ impl World {
         if self.runners[&runner_id].ephemeral {
             self.remove(runner_id, RemovalReason::Deregistered);
         } else {
-            self.runners.get_mut(&runner_id).expect("runner exists").state = RunnerState::Idle;
+            self.set_runner_state(runner_id, RunnerState::Idle);
         }
         Ok(request_id)
     }

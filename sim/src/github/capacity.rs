@@ -22,7 +22,7 @@ impl World {
 
     /// Unfinished jobs the scale set has acquired (waiting for a runner or running).
     fn jobs_held(&self, scale_set_id: i64) -> usize {
-        self.jobs.values().filter(|j| j.acquired_by == Some(scale_set_id) && !j.is_completed()).count()
+        self.index.open_jobs.iter().filter(|id| self.jobs[id].acquired_by == Some(scale_set_id)).count()
     }
 
     /// How many more jobs AcquireJobs may acquire for the scale set; `None` without a capacity.
@@ -34,11 +34,8 @@ impl World {
     /// Whether one more of the scale set's runners may take a job.
     pub fn below_capacity(&self, scale_set_id: i64) -> bool {
         let Some(cap) = self.max_capacity(scale_set_id) else { return true };
-        let busy = self
-            .runners
-            .values()
-            .filter(|r| r.scale_set_id == Some(scale_set_id) && r.job().is_some())
-            .count();
+        let holding = self.index.holding_runners.iter().map(|id| &self.runners[id]);
+        let busy = holding.filter(|r| r.scale_set_id == Some(scale_set_id)).count();
         busy < cap
     }
 

@@ -39,6 +39,7 @@ impl World {
             finished_ms: None,
         };
         self.jobs.insert(request_id, job);
+        self.set_job_state(request_id, JobState::Queued);
         self.record(EventKind::JobQueued { request_id });
         let matching: Vec<i64> = self
             .scale_sets
@@ -89,8 +90,8 @@ impl World {
             .map(|j| j.request_id)
             .collect();
         for request_id in stranded {
+            self.set_job_state(request_id, JobState::Queued);
             let job = self.jobs.get_mut(&request_id).expect("stranded job exists");
-            job.state = JobState::Queued;
             job.acquired_by = None;
             job.acquired_ms = None;
             job.offered_to.clear();
@@ -127,9 +128,9 @@ impl World {
                 continue;
             }
             room = room.map(|r| r - 1);
-            job.state = JobState::Acquired;
             job.acquired_by = Some(scale_set_id);
             job.acquired_ms = Some(now);
+            self.set_job_state(request_id, JobState::Acquired);
             acquired.push(request_id);
             self.record(EventKind::JobAcquired { request_id, scale_set_id });
             let job = self.job_fields(request_id);
@@ -154,8 +155,8 @@ impl World {
     pub fn finish_job(&mut self, request_id: i64, result: JobResult, reason: EndReason) {
         self.send_job_started(request_id);
         let now = self.now_ms();
+        self.set_job_state(request_id, JobState::Completed { result, reason });
         let job = self.jobs.get_mut(&request_id).expect("finished job exists");
-        job.state = JobState::Completed { result, reason };
         job.finished_ms = Some(now);
         let (scale_set, runner_id) = (job.acquired_by, job.runner_id);
         self.record(EventKind::JobCompleted { request_id, result, reason });

@@ -34,6 +34,7 @@ mod capacity;
 mod config;
 mod events;
 mod faults;
+mod index;
 mod jobs;
 mod legacy;
 mod messages;
@@ -54,7 +55,7 @@ mod timing;
 mod tokens;
 mod wire;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -88,6 +89,7 @@ use crate::record::Recorder;
 use crate::seed::Seed;
 use assign::Assignment;
 use faults::FaultLayer;
+use index::Topic;
 use runners::LostJob;
 use state::World;
 
@@ -109,8 +111,11 @@ pub enum GitHubSetupError {
 pub(crate) struct Shared {
     world: Mutex<World>,
     faults: Mutex<FaultLayer>,
-    /// Woken (all waiters) after every change.
+    /// Woken (all waiters) after every change: the assigner and the long polls, a handful.
     changed: Notify,
+    /// Per topic, woken after a change that touched it: the runner processes, one or two waiters
+    /// per runner, each woken only by a change to its own runner or job.
+    topics: Mutex<BTreeMap<Topic, Arc<Notify>>>,
     /// The run's schedule (`service`: around each commit; the assigner).
     schedule: crate::schedule::SchedulerSlot,
 }
@@ -120,11 +125,48 @@ impl Shared {
         self.world.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Runs a change under the lock, then wakes everyone waiting for one.
+    /// Runs a change under the lock, then wakes the waiters of what it touched (in topic order)
+    /// and everyone waiting for any change.
     fn mutate<T>(&self, change: impl FnOnce(&mut World) -> T) -> T {
-        let result = change(&mut self.lock());
+        let (result, touched) = {
+            let mut world = self.lock();
+            let result = change(&mut world);
+            (result, world.take_touched())
+        };
+        self.wake(&touched);
         self.changed.notify_waiters();
         result
+    }
+
+    fn topics(&self) -> MutexGuard<'_, BTreeMap<Topic, Arc<Notify>>> {
+        self.topics.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Wakes the waiters of each touched topic.
+    fn wake(&self, touched: &BTreeSet<Topic>) {
+        let topics = self.topics();
+        for notify in touched.iter().filter_map(|topic| topics.get(topic)) {
+            notify.notify_waiters();
+        }
+    }
+
+    /// Waits until `probe`, which must read only what `topic` covers, returns a value.
+    async fn wait_on<T>(&self, topic: Topic, mut probe: impl FnMut(&mut World) -> Option<T>) -> T {
+        let notify = Arc::clone(self.topics().entry(topic).or_default());
+        let value = loop {
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(value) = probe(&mut self.lock()) {
+                break value;
+            }
+            notified.await;
+        };
+        let mut topics = self.topics();
+        if Arc::strong_count(&notify) == 2 {
+            topics.remove(&topic);
+        }
+        value
     }
 
     /// Waits until `probe` returns a value.
@@ -228,6 +270,7 @@ impl FakeGitHub {
             world: Mutex::new(World::new(seed, clock, record, config)),
             faults: Mutex::new(FaultLayer::new(seed, faults)),
             changed: Notify::new(),
+            topics: Mutex::new(BTreeMap::new()),
             schedule: Default::default(),
         });
         runtime.spawn(run_assigner(Arc::clone(&shared)));

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use super::Shared;
 use super::assign::SessionEnded;
+use super::index::Topic;
 use super::model::{JobResult, RunnerState};
 use super::state::World;
 
@@ -57,7 +58,7 @@ impl RunnerSession {
     /// under weak removal, before its job was announced) or this process is no longer connected.
     pub async fn next_job(&self) -> Result<AssignedJob, SessionEnded> {
         loop {
-            let job = self.shared.wait_until(|w| self.probe_job(w)).await?;
+            let job = self.shared.wait_on(Topic::Runner(self.runner_id), |w| self.probe_job(w)).await?;
             self.wait_for_pickup(job.request_id).await;
             let picked = self.shared.mutate(|w| {
                 let now = self.probe_job(w);
@@ -110,9 +111,8 @@ impl RunnerSession {
 
     /// Waits until job `request_id` has ended at the service (canceled, or failed as lost).
     pub async fn job_ended(&self, request_id: i64) {
-        self.shared
-            .wait_until(|w| w.jobs.get(&request_id).is_none_or(|j| j.is_completed()).then_some(()))
-            .await;
+        let ended = |w: &mut World| w.jobs.get(&request_id).is_none_or(|j| j.is_completed()).then_some(());
+        self.shared.wait_on(Topic::Job(request_id), ended).await;
     }
 
     /// Reports the current job done with `result` (ignored if the job was already canceled). An

@@ -73,6 +73,7 @@ impl World {
             connections: 0,
         };
         self.runners.insert(id, runner);
+        self.index_new_runner(id);
         self.runner_secrets.insert(id, secret.clone());
         self.record(EventKind::RunnerRegistered { runner_id: id, name: name.to_string(), scale_set_id });
         let credential = RunnerCredential {
@@ -137,9 +138,10 @@ impl World {
             RunnerState::Idle | RunnerState::Busy { .. } => Err(ConnectRefused::AlreadyConnected),
             RunnerState::Lost { .. } => Err(ConnectRefused::JobInProgress),
             RunnerState::Offline => {
-                runner.state = RunnerState::Idle;
                 runner.connections += 1;
-                Ok(runner.connections)
+                let connection = runner.connections;
+                self.set_runner_state(runner_id, RunnerState::Idle);
+                Ok(connection)
             }
         }
     }
@@ -148,18 +150,15 @@ impl World {
     /// is lost, and its job is returned so the caller can start the lost-runner timer.
     pub fn process_exited(&mut self, runner_id: i64, connection: u64) -> Option<LostJob> {
         let now = self.now_ms();
-        let runner = self.runners.get_mut(&runner_id).filter(|r| r.connections == connection)?;
-        let lost = match runner.state {
-            RunnerState::Idle => {
-                runner.state = RunnerState::Offline;
-                None
-            }
+        let runner = self.runners.get(&runner_id).filter(|r| r.connections == connection)?;
+        let (state, lost) = match runner.state {
+            RunnerState::Idle => (RunnerState::Offline, None),
             RunnerState::Busy { request_id } => {
-                runner.state = RunnerState::Lost { request_id, since_ms: now };
-                Some(LostJob { runner_id, request_id })
+                (RunnerState::Lost { request_id, since_ms: now }, Some(LostJob { runner_id, request_id }))
             }
             _ => return None,
         };
+        self.set_runner_state(runner_id, state);
         self.record(EventKind::ProcessExited { runner_id, lost_job: lost.map(|l| l.request_id) });
         lost
     }
@@ -167,8 +166,8 @@ impl World {
     /// Removes a runner for good.
     pub fn remove(&mut self, runner_id: i64, reason: RemovalReason) {
         let at_ms = self.now_ms();
-        if let Some(runner) = self.runners.get_mut(&runner_id).filter(|r| !r.is_removed()) {
-            runner.state = RunnerState::Removed { reason, at_ms };
+        if self.runners.get(&runner_id).is_some_and(|r| !r.is_removed()) {
+            self.set_runner_state(runner_id, RunnerState::Removed { reason, at_ms });
             self.record(EventKind::RunnerRemoved { runner_id, reason });
         }
     }

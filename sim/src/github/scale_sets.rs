@@ -188,9 +188,11 @@ impl World {
 
     /// The statistics of scale set `id` now (§4.1 field names; zeros for an unknown id).
     pub fn statistics(&self, id: i64) -> Statistics {
-        let jobs = || self.jobs.values().filter(|j| !j.is_completed());
+        debug_assert!(self.index_agrees(), "the state index matches a scan");
+        let jobs = || self.index.open_jobs.iter().map(|request_id| &self.jobs[request_id]);
         let acquired = || jobs().filter(|j| j.acquired_by == Some(id));
-        let runners = || self.runners.values().filter(|r| r.scale_set_id == Some(id) && !r.is_removed());
+        let live = || self.index.live_runners.iter().map(|runner_id| &self.runners[runner_id]);
+        let runners = || live().filter(|r| r.scale_set_id == Some(id));
         Statistics {
             total_available_jobs: count(
                 jobs().filter(|j| j.state == JobState::Queued && j.offered_to.contains(&id)).count(),

@@ -136,8 +136,9 @@ impl World {
 
     /// The next message for a poll after `last_id`: the oldest unacknowledged one above it, else the
     /// pending job messages sealed into a new one, else `None`.
+    /// (The long poll asks after every change to the service, so statistics are counted only when a
+    /// message is sealed.)
     pub fn next_message(&mut self, scale_set_id: i64, last_id: i64) -> Option<Message> {
-        let statistics = self.statistics(scale_set_id);
         let queue = self.queue(scale_set_id);
         if let Some((_, message)) = queue.sealed.range(last_id.saturating_add(1)..).next() {
             return Some(message.clone());
@@ -145,6 +146,8 @@ impl World {
         if queue.pending.is_empty() {
             return None;
         }
+        let statistics = self.statistics(scale_set_id);
+        let queue = self.queue(scale_set_id);
         let batch = std::mem::take(&mut queue.pending);
         queue.last_id += 1;
         let message_id = queue.last_id;

@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::config::GitHubConfig;
 use super::events::{EventKind, GitHubEvent};
+use super::index::StateIndex;
 use super::messages::JobMessage;
 use super::model::{Job, Runner, ScaleSet, Session};
 use super::wire::{Message, RestRunner};
@@ -77,6 +78,8 @@ pub(crate) struct World {
     pub pickup_due_ms: BTreeMap<i64, u64>,
     /// Per scale set, the queued jobs AcquireJobs left for lack of capacity, to offer again.
     pub deferred: BTreeMap<i64, BTreeSet<i64>>,
+    /// Runner and job ids by state, and what changed since the last wake-up.
+    pub(crate) index: StateIndex,
 }
 
 impl World {
@@ -108,6 +111,7 @@ impl World {
             pending_started: BTreeMap::new(),
             pickup_due_ms: BTreeMap::new(),
             deferred: BTreeMap::new(),
+            index: StateIndex::default(),
         }
     }
 

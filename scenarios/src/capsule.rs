@@ -1,5 +1,5 @@
 //! A failure capsule: everything one failing run depends on, as JSON data — the scenario, profile,
-//! variant, seed and network, the world's fault plan, disruptions and watch lags, its workload, its
+//! variant, seed, network and schedule, the world's fault plan, disruptions and watch lags, its workload, its
 //! length — and the oracle it is expected to fail. `arcsim run --capsule FILE` replays it: the
 //! scenario's world for the seed with the capsule's data put in place of the scenario's own, so a
 //! capsule taken from a seed's run (and not shrunk since) replays that run's exact trace. The
@@ -13,6 +13,7 @@ use arc_sim::apiserver::WatchLag;
 use arc_sim::faults::FaultPlan;
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
+use arc_sim::schedule::Schedule;
 use arc_sim::workload::WorkloadConfig;
 use arc_sim::world::{Disruption, RunRecord};
 use arc_sim::{Seed, TraceMode};
@@ -43,6 +44,9 @@ pub struct Capsule {
     /// The network the clients reach the fakes over.
     #[serde(default)]
     pub network: Network,
+    /// The order the sim's tasks take same-instant work in; absent: `fifo`.
+    #[serde(default, skip_serializing_if = "Schedule::is_fifo")]
+    pub schedule: Schedule,
     /// The faults, disruptions and watch lags.
     pub plan: CapsulePlan,
     /// The job arrivals (drawn from the seed, less `skip_jobs`).
@@ -93,7 +97,8 @@ pub enum CapsuleError {
 }
 
 impl Capsule {
-    /// The capsule of `build`'s run of `scenario` at `seed` on `network`, expecting `oracle` to fail.
+    /// The capsule of `build`'s run of `scenario` at `seed` on `network` (under `fifo`: set
+    /// [`Capsule::schedule`] for another order), expecting `oracle` to fail.
     pub fn of_run(
         scenario: &'static dyn Scenario,
         build: Build,
@@ -108,6 +113,7 @@ impl Capsule {
             variant: build.variant,
             seed,
             network,
+            schedule: Schedule::Fifo,
             plan: CapsulePlan {
                 faults: world.faults,
                 disruptions: world.disruptions,
@@ -187,6 +193,7 @@ impl Capsule {
         config.apiserver.watch_cache_lag = self.plan.watch_cache_lag.clone();
         config.workload = self.workload.clone();
         config.horizon_ms = self.duration_ms;
+        config.schedule = self.schedule;
         plan
     }
 
@@ -268,6 +275,17 @@ mod tests {
     fn a_capsule_reads_back_as_written() {
         let capsule = standard();
         assert_eq!(Capsule::parse(&capsule.to_json()).unwrap(), capsule);
+    }
+
+    #[test]
+    fn a_capsule_keeps_its_schedule_and_a_fifo_one_does_not_name_it() {
+        let capsule = standard();
+        assert!(!capsule.to_json().contains("schedule"));
+        let pct = Capsule { schedule: Schedule::Pct { depth: 3 }, ..capsule };
+        assert!(pct.to_json().contains(r#""schedule": "pct:3""#), "{}", pct.to_json());
+        assert_eq!(Capsule::parse(&pct.to_json()).unwrap(), pct);
+        let bad = pct.to_json().replace("pct:3", "pct:0");
+        assert!(Capsule::parse(&bad).unwrap_err().to_string().contains("pct:D"));
     }
 
     #[test]

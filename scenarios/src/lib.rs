@@ -7,7 +7,8 @@
 //! - [`oracles`]: named judges of a run's record; [`probes`]: named race windows a run hit or not;
 //!   [`probe_hits`]: where a probe first fired.
 //! - [`runner`]: one (scenario, variant, seed) on its own paused runtime → a [`verdict::Verdict`];
-//!   [`scaled`]: a scenario at another number of runners (`--runners`).
+//!   [`scaled`]: a scenario at another number of runners (`--runners`); [`on_network`]: on another
+//!   network backend (`--network`); [`on_schedule`]: under a schedule (`--schedule`).
 //! - [`sweep`]: many runs on all cores, tallied per scenario × variant ([`tally`], from each seed's
 //!   [`seed_result`]); [`shard`]: a deterministic share of a sweep, and [`merge`]: shards back into
 //!   one sweep (by the [`plan_record`] each file carries, [`names`] read back); [`kill_table`]: which
@@ -31,6 +32,7 @@ pub mod kill_table;
 pub mod merge;
 pub mod names;
 pub mod on_network;
+pub mod on_schedule;
 pub mod oracles;
 pub mod plan_record;
 pub mod probe_hits;

@@ -64,7 +64,7 @@ pub enum MergeError {
     },
     /// Two files are shards of different plans.
     #[error(
-        "{a} and {b} are not shards of the same sweep (scenarios, variants, seeds, switches or network differ)"
+        "{a} and {b} are not shards of the same sweep (scenarios, variants, seeds, switches, network or schedule differ)"
     )]
     DifferentSweeps {
         /// One file.
@@ -164,7 +164,7 @@ pub fn merge(mut files: Vec<(PathBuf, ShardFile)>) -> Result<SweepReport, MergeE
         check_first_failure(&merged)?;
         tallied.push(merged);
     }
-    let cells = with_plan_flags(tallied, whole.runners, whole.network);
+    let cells = with_plan_flags(tallied, &whole);
     Ok(SweepReport { plan: whole, cells })
 }
 
@@ -273,6 +273,7 @@ mod tests {
     use arc_controller::Profile;
     use arc_sim::Seed;
     use arc_sim::net::Network;
+    use arc_sim::schedule::Schedule;
 
     use super::*;
     use crate::plan_record::SeedSpan;
@@ -289,8 +290,18 @@ mod tests {
             shard: Shard { index, count: 2 },
             runners: None,
             network,
+            schedule: Schedule::Fifo,
         };
         (PathBuf::from(format!("shard-{index}-{network}.json")), ShardFile { plan, cells: Vec::new() })
+    }
+
+    #[test]
+    fn shards_run_under_different_schedules_are_not_one_sweep() {
+        let (path, mut pct) = shard_of(1, Network::InProcess);
+        pct.plan.schedule = Schedule::Pct { depth: 3 };
+        let error = merge(vec![shard_of(0, Network::InProcess), (path, pct)]).unwrap_err();
+        assert!(matches!(error, MergeError::DifferentSweeps { .. }), "{error}");
+        assert!(error.to_string().contains("network or schedule differ"), "{error}");
     }
 
     #[test]
@@ -298,11 +309,11 @@ mod tests {
         let files = vec![shard_of(0, Network::Turmoil), shard_of(1, Network::InProcess)];
         let error = merge(files).unwrap_err();
         assert!(matches!(error, MergeError::DifferentSweeps { .. }), "{error}");
-        assert!(error.to_string().contains("network differ"), "{error}");
+        assert!(error.to_string().contains("network or schedule differ"), "{error}");
     }
 
     #[test]
-    fn a_failure_replays_with_the_plans_runners_and_network() {
+    fn a_failure_replays_with_the_plans_runners_network_and_schedule() {
         let first = FirstFailure {
             seed: Seed(2_000_013),
             nth: 14,
@@ -327,8 +338,13 @@ mod tests {
             seeds: Vec::new(),
             probes_reached_at: None,
         };
-        let cells = with_plan_flags(vec![cell], Some(20), Network::Turmoil);
+        let plan = PlanRecord {
+            runners: Some(20),
+            schedule: Schedule::Pct { depth: 3 },
+            ..shard_of(0, Network::Turmoil).1.plan
+        };
+        let cells = with_plan_flags(vec![cell], &plan);
         let replay = &cells[0].first_failure.as_ref().unwrap().replay;
-        assert_eq!(replay, "arcsim run --seed 2000013 --runners 20 --network turmoil");
+        assert_eq!(replay, "arcsim run --seed 2000013 --runners 20 --network turmoil --schedule pct:3");
     }
 }

@@ -1,11 +1,12 @@
 //! What a sweep's JSON records of its plan: the profile, the scenarios, variants and seeds, the switches that change
-//! what runs, the network backend, and the shard. `arcsim merge` rebuilds the plan from it, checks that its files are the
+//! what runs, the network backend, the schedule, and the shard. `arcsim merge` rebuilds the plan from it, checks that its files are the
 //! shards of one sweep, and knows from it which seeds each cell must hold. Worker threads are left out:
 //! they change no result.
 
 use arc_controller::Profile;
 use arc_sim::Seed;
 use arc_sim::net::Network;
+use arc_sim::schedule::Schedule;
 use serde::{Deserialize, Serialize};
 
 use crate::scenarios;
@@ -38,6 +39,9 @@ pub struct PlanRecord {
     /// The network every run used (`--network`); files written before it was recorded ran in process.
     #[serde(default, skip_serializing_if = "Network::is_in_process")]
     pub network: Network,
+    /// The schedule every run used (`--schedule`); files written before it was recorded ran `fifo`.
+    #[serde(default, skip_serializing_if = "Schedule::is_fifo")]
+    pub schedule: Schedule,
 }
 
 /// `count` consecutive seeds from `from`.
@@ -63,6 +67,7 @@ impl PlanRecord {
             shard: plan.shard,
             runners: plan.runners,
             network: plan.network,
+            schedule: plan.schedule,
         }
     }
 
@@ -86,6 +91,7 @@ impl PlanRecord {
             shard: self.shard,
             runners: self.runners,
             network: self.network,
+            schedule: self.schedule,
             until_probes: None,
         })
     }
@@ -121,6 +127,7 @@ mod tests {
             shard: Shard::WHOLE,
             runners: None,
             network,
+            schedule: Schedule::Fifo,
             until_probes: None,
         }
     }
@@ -153,5 +160,24 @@ mod tests {
         assert_eq!(old.network, Network::InProcess);
         let in_process = PlanRecord { network: Network::InProcess, ..record };
         assert!(serde_json::to_value(&in_process).unwrap().get("network").is_none());
+    }
+
+    #[test]
+    fn the_schedule_is_recorded_and_read_back_and_old_files_ran_fifo() {
+        let plan = SweepPlan {
+            schedule: Schedule::Pct { depth: 3 },
+            ..fixed_plan("standard", vec![Seed(1)], Network::InProcess)
+        };
+        let record = PlanRecord::of(&plan);
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["schedule"], "pct:3");
+        let back: PlanRecord = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.plan(1).unwrap().schedule, Schedule::Pct { depth: 3 });
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("schedule");
+        let old: PlanRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(old.schedule, Schedule::Fifo);
+        let fifo = PlanRecord { schedule: Schedule::Fifo, ..record };
+        assert!(serde_json::to_value(&fifo).unwrap().get("schedule").is_none());
     }
 }

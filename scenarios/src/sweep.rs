@@ -23,6 +23,7 @@ use serde::Serialize;
 use crate::coverage::{self, reached_at};
 use crate::kill_table::{KillExpectation, expectations};
 use crate::on_network::OnNetwork;
+use crate::on_schedule::OnSchedule;
 use crate::plan_record::PlanRecord;
 use crate::runner::{RunError, run_build};
 use crate::scaled::Scaled;
@@ -34,6 +35,7 @@ use crate::tally::{FirstViolations, Kills, Stops, tally};
 use crate::variant::{Build, Variant};
 use crate::verdict::Violation;
 use arc_sim::net::Network;
+use arc_sim::schedule::Schedule;
 
 /// What to run.
 pub struct SweepPlan<'a> {
@@ -59,6 +61,8 @@ pub struct SweepPlan<'a> {
     pub runners: Option<u32>,
     /// The network backend every run uses.
     pub network: Network,
+    /// The order the sim's tasks take same-instant work in, in every run.
+    pub schedule: Schedule,
     /// Stop a fixed-controller cell once every probe its scenario has a floor for has fired in this
     /// many seeds ([`crate::coverage`]).
     pub until_probes: Option<u32>,
@@ -161,10 +165,13 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                         let build = Build::new(plan.profile, variant);
                         let check = plan.check_determinism;
                         let on = |inner| OnNetwork::new(inner, plan.network);
+                        let run = |inner: &dyn Scenario| {
+                            run_checked(&OnSchedule::new(inner, plan.schedule), build, at, seed, check)
+                        };
                         let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
-                            Some(Ok(scaled)) => run_checked(&on(&scaled), build, at, seed, check),
+                            Some(Ok(scaled)) => run(&on(&scaled)),
                             Some(Err(e)) => (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
-                            None => run_checked(&on(scenario), build, at, seed, check),
+                            None => run(&on(scenario)),
                         };
                         killed.lock().expect("killed")[cell].saw(at, &result);
                         keep_first(&mut firsts.lock().expect("firsts")[cell], at, violations);
@@ -187,17 +194,22 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
             tally(*scenario, build, &plan.rows(*scenario, *variant), mine, first, stops)
         })
         .collect();
-    SweepReport { plan: PlanRecord::of(plan), cells: with_plan_flags(cells, plan.runners, plan.network) }
+    let record = PlanRecord::of(plan);
+    SweepReport { cells: with_plan_flags(cells, &record), plan: record }
 }
 
-/// `cells` with the plan's `--runners` and `--network` on their replay lines, when it has them.
-pub fn with_plan_flags(mut cells: Vec<Cell>, runners: Option<u32>, network: Network) -> Vec<Cell> {
+/// `cells` with the plan's `--runners`, `--network` and `--schedule` on their replay lines, when it
+/// has them.
+pub fn with_plan_flags(mut cells: Vec<Cell>, plan: &PlanRecord) -> Vec<Cell> {
     for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
-        if let Some(n) = runners {
+        if let Some(n) = plan.runners {
             first.replay = format!("{} --runners {n}", first.replay);
         }
-        if !network.is_in_process() {
-            first.replay = format!("{} --network {network}", first.replay);
+        if !plan.network.is_in_process() {
+            first.replay = format!("{} --network {}", first.replay, plan.network);
+        }
+        if !plan.schedule.is_fifo() {
+            first.replay = format!("{} --schedule {}", first.replay, plan.schedule);
         }
     }
     cells

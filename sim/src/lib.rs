@@ -20,6 +20,7 @@
 //!   points ([`world::seam`]), disruptions, the record; [`world::arc_crds`] turns the controller's
 //!   CRDs into the API server's data.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
+//! - [`schedule`]: the order the sim's tasks take same-instant work in (`--schedule`).
 #![deny(missing_docs)]
 
 pub mod apiserver;
@@ -31,6 +32,7 @@ pub mod kubelet;
 pub mod net;
 pub mod perturb;
 pub mod record;
+pub mod schedule;
 pub mod seed;
 pub mod trace;
 pub mod workload;

@@ -37,6 +37,8 @@ pub enum Component {
     Workload,
     /// Scenario-level choices (swarm fault mixes, scripted schedules).
     Scenario,
+    /// Schedule exploration (`--schedule random|pct:D`): how often a task defers itself at a point.
+    Schedule,
 }
 
 impl Component {
@@ -50,6 +52,7 @@ impl Component {
             Component::GitHubFaults => "github-faults",
             Component::Workload => "workload",
             Component::Scenario => "scenario",
+            Component::Schedule => "schedule",
         }
     }
 }

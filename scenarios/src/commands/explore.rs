@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use arc_sim::Seed;
 use arc_sim::net::Network;
+use arc_sim::schedule::Schedule;
 
 use crate::capsule::Capsule;
 use crate::commands::build_args::BuildArgs;
@@ -29,6 +30,10 @@ pub struct ExploreArgs {
     /// The network between the clients and the fakes.
     #[arg(long, default_value = "in-process")]
     pub network: Network,
+    /// The order the sim's tasks take same-instant work in (`fifo`, `random`, `pct:D`), in the
+    /// reference run and every perturbed one.
+    #[arg(long, default_value = "fifo")]
+    pub schedule: Schedule,
     /// Directory the failing runs' capsules are written to (created if missing).
     #[arg(long, default_value = "explore")]
     pub out: PathBuf,
@@ -38,7 +43,7 @@ pub struct ExploreArgs {
 pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let build = args.build.build();
-    let found = explore(scenario, build, args.seed, args.network, args.budget)?;
+    let found = explore(scenario, build, args.seed, (args.network, args.schedule), args.budget)?;
     if !found.findings.is_empty() {
         std::fs::create_dir_all(&args.out)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
@@ -48,7 +53,12 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
             args.out.join(format!("{}-{}-{}-{}.json", args.scenario, args.build.variant, args.seed, i + 1));
         finding.capsule.save(&path)?;
         let perturbation = serde_json::to_string(&finding.plan.perturbation)?;
-        println!("FAIL {} with {perturbation}", finding.oracles.join(", "));
+        println!(
+            "FAIL run {} of {}: {} with {perturbation}",
+            finding.run,
+            found.runs,
+            finding.oracles.join(", ")
+        );
         println!("  replay with: {}", Capsule::replay_line(&path));
     }
     print!("{}", coverage(&found));

@@ -88,6 +88,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         shard: crate::shard::Shard::WHOLE,
         runners: None,
         network: arc_sim::net::Network::InProcess,
+        schedule: arc_sim::schedule::Schedule::Fifo,
         until_probes: None,
     };
     let report = sweep(&plan, &|_, _| {});

@@ -7,12 +7,14 @@ use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
 
 use arc_sim::net::Network;
+use arc_sim::schedule::Schedule;
 
 use arc_sim::world::RunRecord;
 
 use crate::capsule::Capsule;
 use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
+use crate::on_schedule::OnSchedule;
 use crate::report::verdict_text;
 use crate::runner::{run_build, run_build_keeping};
 use crate::scaled::Scaled;
@@ -59,6 +61,10 @@ pub struct RunArgs {
     /// (simulated TCP, network faults).
     #[arg(long, default_value = "in-process")]
     pub network: Network,
+    /// The order the sim's tasks take same-instant work in: `fifo` (tokio's own, the default),
+    /// `random`, or `pct:D` (PCT-like priorities with D − 1 change points), drawn from the seed.
+    #[arg(long, default_value = "fifo", conflicts_with = "capsule")]
+    pub schedule: Schedule,
 }
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
@@ -74,14 +80,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         None => found,
     };
     let on_network = OnNetwork { inner: sized, network: args.network };
-    let scenario: &dyn Scenario = &on_network;
+    let on_schedule = OnSchedule::new(&on_network, args.schedule);
+    let scenario: &dyn Scenario = &on_schedule;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
     let build = args.build.build();
     // One seed: keep the whole record, for the story of a failure and the pictures.
     let keep = Some(Interest::everything());
     let (verdict, record) = run_build_keeping(scenario, build, seed, mode, keep)?;
     print!("{}", story::stories(&record, &verdict.violations));
-    print!("{}", with_network(with_runners(verdict_text(&verdict), &verdict, args.runners), args.network));
+    let flagged = |text| with_schedule(with_network(text, args.network), args.schedule);
+    print!("{}", flagged(with_runners(verdict_text(&verdict), &verdict, args.runners)));
     write_outputs(&args, &record, &verdict)?;
     if args.check_determinism {
         let (again, _) = run_build(scenario, build, seed, TraceMode::HashOnly)?;
@@ -91,7 +99,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         verdict.passed(),
         "{} violation(s); replay with: {}",
         verdict.violations.len(),
-        with_network(with_runners(verdict.replay_line(), &verdict, args.runners), args.network)
+        flagged(with_runners(verdict.replay_line(), &verdict, args.runners))
     );
     Ok(())
 }
@@ -165,12 +173,25 @@ fn with_runners(text: String, verdict: &Verdict, runners: Option<u32>) -> String
 
 /// `text` with `--network NAME` after every replay command, off the default backend.
 pub fn with_network(text: String, network: Network) -> String {
-    if network.is_in_process() {
-        return text;
+    match network.is_in_process() {
+        true => text,
+        false => after_replay_commands(&text, &format!(" --network {network}")),
     }
+}
+
+/// `text` with `--schedule S` after every replay command, off the default (`fifo`).
+pub fn with_schedule(text: String, schedule: Schedule) -> String {
+    match schedule.is_fifo() {
+        true => text,
+        false => after_replay_commands(&text, &format!(" --schedule {schedule}")),
+    }
+}
+
+/// `text` with `flags` appended to every line holding a replay command.
+fn after_replay_commands(text: &str, flags: &str) -> String {
     text.lines()
         .map(|line| match line.contains("arcsim -- run ") {
-            true => format!("{line} --network {network}"),
+            true => format!("{line}{flags}"),
             false => line.to_string(),
         })
         .collect::<Vec<_>>()

@@ -4,11 +4,13 @@
 use std::path::PathBuf;
 
 use arc_sim::net::Network;
+use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
 use crate::capsule::Capsule;
 use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
+use crate::on_schedule::OnSchedule;
 use crate::runner::run_build;
 use crate::scenarios;
 use crate::shrink::{DEFAULT_BUDGET, Shrunk, shrink};
@@ -28,6 +30,10 @@ pub struct ShrinkArgs {
     /// The network between the clients and the fakes.
     #[arg(long, default_value = "in-process")]
     pub network: Network,
+    /// The order the sim's tasks take same-instant work in (`fifo`, `random`, `pct:D`); kept in the
+    /// capsule.
+    #[arg(long, default_value = "fifo", conflicts_with = "capsule")]
+    pub schedule: Schedule,
     /// The oracle to keep failing (default: the seed's first violation's).
     #[arg(long)]
     pub oracle: Option<String>,
@@ -68,7 +74,8 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
         Some(oracle) => oracle.clone(),
         None => {
             let on_network = OnNetwork::new(scenario, args.network);
-            let (verdict, _) = run_build(&on_network, build, seed, TraceMode::HashOnly)?;
+            let on_schedule = OnSchedule::new(&on_network, args.schedule);
+            let (verdict, _) = run_build(&on_schedule, build, seed, TraceMode::HashOnly)?;
             let first = verdict.violations.first().ok_or_else(|| {
                 anyhow::anyhow!(
                     "seed {seed} of {} in {name} passes every oracle: nothing to shrink",
@@ -78,7 +85,8 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
             first.oracle.to_string()
         }
     };
-    let capsule = Capsule::of_run(scenario, build, seed, args.network, &oracle);
+    let capsule =
+        Capsule { schedule: args.schedule, ..Capsule::of_run(scenario, build, seed, args.network, &oracle) };
     capsule.check()?;
     Ok(capsule)
 }

@@ -66,6 +66,10 @@ pub struct SweepArgs {
     /// `turmoil` (simulated TCP, network faults).
     #[arg(long, default_value = "in-process")]
     pub network: arc_sim::net::Network,
+    /// The order the sim's tasks take same-instant work in: `fifo` (tokio's own, the default),
+    /// `random`, or `pct:D` (PCT-like priorities with D − 1 change points), drawn from each seed.
+    #[arg(long, default_value = "fifo")]
+    pub schedule: arc_sim::schedule::Schedule,
     /// Stop each fixed-controller cell once every probe its scenario declares a floor for has fired in
     /// at least K seeds, and say how many seeds that took (not with `--shard`).
     #[arg(long, value_name = "K", conflicts_with = "shard", value_parser = clap::value_parser!(u32).range(1..))]
@@ -115,6 +119,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         shard: args.shard.unwrap_or(Shard::WHOLE),
         runners: args.runners,
         network: args.network,
+        schedule: args.schedule,
         until_probes: args.until_probes,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");

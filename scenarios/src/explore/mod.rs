@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use arc_sim::apiserver::{LagRange, WatchLag};
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
+use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
 use self::plans::Plan;
@@ -27,6 +28,8 @@ use crate::variant::Build;
 pub struct Finding {
     /// The plan that found it.
     pub plan: Plan,
+    /// Which perturbed run it was (from 1, in the order the plans ran).
+    pub run: usize,
     /// The oracles that failed, in the order the run reported them.
     pub oracles: Vec<&'static str>,
     /// The run as a capsule expecting the first of them.
@@ -61,22 +64,24 @@ pub fn fault_free(capsule: &Capsule) -> Capsule {
     out
 }
 
-/// Explores `build` in `scenario` from `seed`'s fault-free run with up to `budget` perturbed runs.
+/// Explores `build` in `scenario` from `seed`'s fault-free run under `schedule` with up to `budget`
+/// perturbed runs.
 pub fn explore(
     scenario: &'static dyn Scenario,
     build: Build,
     seed: Seed,
-    network: Network,
+    (network, schedule): (Network, Schedule),
     budget: usize,
 ) -> Result<Exploration, CapsuleError> {
     let oracle = scenario.oracles().first().map_or("", |o| o.name());
-    let reference = fault_free(&Capsule::of_run(scenario, build, seed, network, oracle));
+    let run = Capsule { schedule, ..Capsule::of_run(scenario, build, seed, network, oracle) };
+    let reference = fault_free(&run);
     let (verdict, record) = reference.run(TraceMode::HashOnly, Some(Interest::everything()))?;
     let reads = points::read_points(&record);
     let writes = points::write_points(&record);
     let generated = plans::plans(&reads, &writes, budget);
     let mut findings = Vec::new();
-    for plan in &generated {
+    for (run, plan) in generated.iter().enumerate() {
         let mut capsule = reference.clone();
         capsule.plan.faults.perturbations = vec![plan.perturbation.clone()];
         let (verdict, _) = capsule.run(TraceMode::HashOnly, None)?;
@@ -84,7 +89,7 @@ pub fn explore(
         oracles.dedup();
         if let Some(first) = oracles.first() {
             capsule.expected_oracle = first.to_string();
-            findings.push(Finding { plan: plan.clone(), oracles, capsule });
+            findings.push(Finding { plan: plan.clone(), run: run + 1, oracles, capsule });
         }
     }
     let perturbed_reads: BTreeSet<(String, u32)> =

@@ -8,6 +8,7 @@ use arc_scenarios::explore::{Exploration, explore};
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::{Build, Variant};
 use arc_sim::net::Network;
+use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
 /// Perturbed runs per exploration.
@@ -15,7 +16,8 @@ const BUDGET: usize = 24;
 
 fn explored(variant: Variant) -> Exploration {
     let scenario = scenarios::find("standard").unwrap();
-    explore(scenario, Build::arcsim(variant), Seed(1), Network::InProcess, BUDGET).expect("explores")
+    explore(scenario, Build::arcsim(variant), Seed(1), (Network::InProcess, Schedule::Fifo), BUDGET)
+        .expect("explores")
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //!
 //! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`assign_during_delete`] (race 3),
 //! [`steady_state`] (the swarm), [`kubectl_delete`] (runners deleted by hand, #4580), [`equivalence`] (predicates and lazy copy), [`determinism`],
-//! [`snapshots`], [`shrink`] (failure capsules, shrunk), [`explore`] (generated perturbation plans). [`suite`] holds the shared assertions.
+//! [`snapshots`], [`shrink`] (failure capsules, shrunk), [`explore`] (generated perturbation plans), [`schedule`] (`--schedule`). [`suite`] holds the shared assertions.
 
 mod app_auth;
 mod assign_during_delete;
@@ -16,6 +16,7 @@ mod kubectl_delete;
 mod leader_election;
 mod network_partition;
 mod record;
+mod schedule;
 mod shrink;
 mod snapshots;
 mod steady_state;

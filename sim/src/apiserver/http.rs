@@ -230,6 +230,7 @@ impl ApiService {
             self.emit_fault(&who, route, None, FaultEffect::Delayed { ms: d.as_millis() as u64 });
             tokio::time::sleep(d).await;
         }
+        self.schedule_point(&who, route).await;
         let injection = injection.filter(|i| *i != Injection::Conflict || carries_precondition(verb, &body));
         who.served_ms = self.shared.clock.elapsed_ms();
         let early = self.injected_answer(injection, &who, route);
@@ -248,10 +249,19 @@ impl ApiService {
             }
         };
         tokio::time::sleep(serving.after_commit).await;
+        self.schedule_point(&who, route).await;
         match (injection.filter(|i| i.after_commit()), result) {
             (Some(fault), Ok(served)) => self.fail_after_commit(&who, route, fault, &served),
             (_, result) => Ok(self.finish(&who, route, result)),
         }
+    }
+
+    /// A scheduling point of the request's client on its resource (before the commit and before the
+    /// answer).
+    async fn schedule_point(&self, who: &Requester, route: &ResourceRoute) {
+        let plural = &self.shared.registry.get(route.resource).plural;
+        let actor = who.actor.as_deref().unwrap_or("-");
+        self.shared.schedule.get().point(|| format!("api/{actor}/{plural}")).await;
     }
 
     /// Draws the request's serving time and lets the fault layer decide its fate.

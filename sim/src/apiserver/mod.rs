@@ -75,6 +75,7 @@ use serde_json::{Value, json};
 use crate::clock::SimClock;
 use crate::faults::{ApiVerb, FaultPlan};
 use crate::record::Recorder;
+use crate::schedule::{Scheduler, SchedulerSlot};
 use crate::seed::{Component, Seed};
 
 pub use actor::ActorService;
@@ -229,6 +230,8 @@ pub struct Shared {
     pub cache: Arc<cache::CacheHandle>,
     /// Signalled when a perturbation asks the world to crash and restart the controller.
     pub restart_requested: Arc<tokio::sync::Notify>,
+    /// The run's schedule, at the points around each commit and each watch delivery.
+    pub schedule: SchedulerSlot,
     state: Mutex<State>,
 }
 
@@ -292,6 +295,7 @@ impl FakeApiServer {
             seed,
             cache,
             restart_requested,
+            schedule: SchedulerSlot::default(),
             state: Mutex::new(state),
         });
         let server = FakeApiServer { shared };
@@ -364,6 +368,12 @@ impl FakeApiServer {
     /// (right after its n-th write).
     pub fn restart_requests(&self) -> Arc<tokio::sync::Notify> {
         self.shared.restart_requested.clone()
+    }
+
+    /// Orders this server's same-instant work by the run's `scheduler` (set once, before the first
+    /// request; `fifo` until then).
+    pub fn set_scheduler(&self, scheduler: Scheduler) {
+        self.shared.schedule.set(scheduler);
     }
 
     /// Requests served so far, by verb, resource and code.

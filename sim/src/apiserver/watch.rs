@@ -301,6 +301,7 @@ impl WatchTask {
                     break;
                 }
                 _ = sleep_until(next_due.unwrap_or(self.deadline)), if next_due.is_some() => {
+                    self.schedule_point().await;
                     let (_, item) = self.pending.pop_front().expect("a due item");
                     if !self.deliver(item) {
                         break;
@@ -318,6 +319,13 @@ impl WatchTask {
                 }
             }
         }
+    }
+
+    /// A scheduling point of this stream, before it delivers an item.
+    async fn schedule_point(&self) {
+        let plural = &self.shared.registry.get(self.request.resource).plural;
+        let actor = self.request.actor.as_deref().unwrap_or("-");
+        self.shared.schedule.get().point(|| format!("watch/{actor}/{plural}")).await;
     }
 
     fn accept(&mut self, change: &Change) {

@@ -118,6 +118,8 @@ pub(crate) struct Shared {
     /// Per topic, woken after a change that touched it: the runner processes, one or two waiters
     /// per runner, each woken only by a change to its own runner or job.
     topics: Mutex<BTreeMap<Topic, Arc<Notify>>>,
+    /// The run's schedule (`service`: around each commit; the assigner).
+    schedule: crate::schedule::SchedulerSlot,
 }
 
 impl Shared {
@@ -211,6 +213,7 @@ async fn run_assigner(shared: Arc<Shared>) {
         shared.wait_until(|w| w.next_assignable().map(drop)).await;
         let latency = shared.lock().draw_assignment_latency();
         tokio::time::sleep(latency).await;
+        shared.schedule.get().point(|| "github/assigner".into()).await;
         let assigned = shared.mutate(World::assign_next);
         if let Some(Assignment { request_id, job_started_in: Some(delay), .. }) = assigned {
             spawn_job_started_timer(&shared, request_id, delay);
@@ -270,6 +273,7 @@ impl FakeGitHub {
             faults: Mutex::new(FaultLayer::new(seed, faults)),
             changed: Notify::new(),
             topics: Mutex::new(BTreeMap::new()),
+            schedule: Default::default(),
         });
         runtime.spawn(run_assigner(Arc::clone(&shared)));
         Ok(FakeGitHub { shared })

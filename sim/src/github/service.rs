@@ -163,6 +163,7 @@ async fn handle(shared: &Arc<Shared>, request: Arc<Incoming>) -> Answer {
         None
     };
     pause(after).await;
+    schedule_point(shared, operation).await;
     let status = served.as_ref().map(|reply| reply.status);
     let outcome = match (plan.failure, served) {
         (Some(failure), _) => failure,
@@ -198,17 +199,32 @@ async fn pause(delay: Duration) {
 async fn commit(shared: &Arc<Shared>, route: Route, request: Arc<Incoming>, delay: Duration) -> Reply {
     if delay.is_zero() || matches!(route, Route::GetMessage { .. }) {
         pause(delay).await;
+        schedule_point(shared, route.operation()).await;
         return serve(shared, &route, &request).await;
     }
     let task_shared = Arc::clone(shared);
     let task = tokio::spawn(async move {
         tokio::time::sleep(delay).await;
+        schedule_point(&task_shared, route.operation()).await;
         serve(&task_shared, &route, &request).await
     });
     match task.await {
         Ok(reply) => reply,
         Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
         Err(_) => Reply::text(503, "the service is shutting down"),
+    }
+}
+
+/// A scheduling point of `operation`'s callers (before the commit and before the answer).
+async fn schedule_point(shared: &Shared, operation: Operation) {
+    shared.schedule.get().point(|| format!("github/{}", operation.as_str())).await;
+}
+
+impl super::FakeGitHub {
+    /// Orders the fake's same-instant work by the run's `scheduler` (set once, before the first
+    /// request; `fifo` until then).
+    pub fn set_scheduler(&self, scheduler: crate::schedule::Scheduler) {
+        self.shared.schedule.set(scheduler);
     }
 }
 

@@ -153,6 +153,8 @@ pub struct ProcessContext {
     pub shutdown: Shutdown,
     /// Whether this runner process hangs once its job ends (`KubeletConfig::runner_hang_percent`).
     pub hangs_after_job: bool,
+    /// The run's schedule, at a runner's steps.
+    pub schedule: crate::schedule::Scheduler,
 }
 
 /// Why a container could not start (the kubelet retries).

@@ -42,6 +42,7 @@ use crate::clock::SimClock;
 use crate::github::FakeGitHub;
 use crate::net::Links;
 use crate::record::Recorder;
+use crate::schedule::{Scheduler, SchedulerSlot};
 use crate::seed::Seed;
 pub use container::ListenerLauncher;
 pub use events::{KubeletEvent, KubeletEventKind, StopCause};
@@ -131,6 +132,8 @@ pub(crate) struct Shared {
     pub seed: Seed,
     /// The last pod IP handed out (10.244.x.y, in the order sandboxes come up).
     pub last_ip: AtomicU32,
+    /// The run's schedule, handed to each process.
+    pub schedule: SchedulerSlot,
 }
 
 impl Shared {
@@ -187,12 +190,20 @@ impl Kubelet {
         let client = links.client_as(ACTOR);
         let clock = record.clock();
         let last_ip = AtomicU32::new(0);
-        let shared = Arc::new(Shared { config, client, github, clock, record, listener, seed, last_ip });
+        let schedule = SchedulerSlot::default();
+        let shared =
+            Arc::new(Shared { config, client, github, clock, record, listener, seed, last_ip, schedule });
         let kubelet = Kubelet { shared, pods: Arc::default(), scheduling: Arc::default() };
         let informer = PodInformer::new(kubelet.shared.client.clone(), seed.named_rng("kubelet/informer"));
         let this = kubelet.clone();
         tokio::spawn(informer.run(move |change| this.observe(change)));
         kubelet
+    }
+
+    /// Orders the runner processes' same-instant steps by the run's `scheduler` (set once, before the
+    /// first pod starts; `fifo` until then).
+    pub fn set_scheduler(&self, scheduler: Scheduler) {
+        self.shared.schedule.set(scheduler);
     }
 
     fn observe(&self, change: PodChange) {

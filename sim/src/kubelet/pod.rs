@@ -365,6 +365,7 @@ impl PodTask {
             record: Arc::new(move |kind| kubelet.record(&ns, &name, &uid, kind)),
             shutdown,
             hangs_after_job,
+            schedule: self.kubelet.schedule.get().clone(),
         }
     }
 

@@ -95,6 +95,7 @@ async fn serve_jobs(
             Err(SessionEnded::Removed) => return 0,
             Err(_) => return 1,
         };
+        step(ctx, session).await;
         ctx.state.lock().expect("process state").running_job = Some(job.request_id);
         (ctx.record)(KubeletEventKind::JobStarted {
             runner_id: session.runner_id(),
@@ -106,6 +107,7 @@ async fn serve_jobs(
             () = session.job_ended(job.request_id) => JobResult::Canceled,
             () = tokio::time::sleep(job.duration) => job.planned_result,
         };
+        step(ctx, session).await;
         if session.complete_job(result).is_err() {
             return 1;
         }
@@ -148,7 +150,13 @@ async fn cancel_and_stop(ctx: &ProcessContext, session: &RunnerSession, request_
 /// process exits 0. A job assigned in between was never acquired: the runner is left holding it.
 async fn stop(ctx: &ProcessContext, session: &RunnerSession) -> i32 {
     tokio::time::sleep(ctx.shutdown.stop).await;
+    step(ctx, session).await;
     ctx.state.lock().expect("process state").session = None;
     session.process_died();
     0
+}
+
+/// A scheduling point of the runner process: picking up a job, reporting it, deleting its session.
+async fn step(ctx: &ProcessContext, session: &RunnerSession) {
+    ctx.schedule.point(|| format!("runner/{}", session.runner_id())).await;
 }

@@ -43,6 +43,7 @@ use crate::net::faults::NetCommand;
 use crate::net::sim::{Hosting, Servers};
 use crate::net::{self, HOST_CONTROLLER, Links, NetEvent, Network};
 use crate::record::{Interest, Recorder, WorldEvent};
+use crate::schedule::{Schedule, Scheduler};
 use crate::seed::Seed;
 use crate::trace::TraceMode;
 use crate::workload::{Workload, WorkloadConfig};
@@ -174,6 +175,9 @@ pub struct WorldConfig {
     /// The network between the clients and the fakes; absent: in-process (the default).
     #[serde(default, skip_serializing_if = "Network::is_in_process")]
     pub network: Network,
+    /// The order the sim's tasks take same-instant work in; absent: `fifo` (the default).
+    #[serde(default, skip_serializing_if = "Schedule::is_fifo")]
+    pub schedule: Schedule,
 }
 
 /// Whether the world has settled: the plug's convergence condition (live runners back at the minimum,
@@ -310,6 +314,10 @@ impl World {
             config.kubelet.clone(),
             launcher,
         );
+        let scheduler = Scheduler::new(seed, config.schedule);
+        apiserver.set_scheduler(scheduler.clone());
+        github.set_scheduler(scheduler.clone());
+        kubelet.set_scheduler(scheduler);
         Ok(World {
             config,
             families,
@@ -749,5 +757,6 @@ pub fn default_config(seed: Seed) -> WorldConfig {
         settle_check_ms: 1_000,
         replicas: None,
         network: Network::InProcess,
+        schedule: Schedule::Fifo,
     }
 }

@@ -39,6 +39,7 @@ pub mod probe_hits;
 pub mod probes;
 pub mod rates;
 pub mod report;
+pub mod reshape;
 pub mod review;
 pub mod runner;
 pub mod scaled;

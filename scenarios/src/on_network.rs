@@ -5,10 +5,8 @@
 use arc_sim::Seed;
 use arc_sim::net::Network;
 
-use crate::oracles::Oracle;
-use crate::probes::ProbeGoal;
-use crate::scenario::{Scenario, Twin, WorldPlan};
-use crate::variant::{Build, Variant};
+use crate::reshape::Reshape;
+use crate::scenario::{Scenario, WorldPlan};
 
 /// `inner` on `network`.
 pub struct OnNetwork<'a> {
@@ -36,52 +34,12 @@ impl<'a> OnNetwork<'a> {
     }
 }
 
-impl Scenario for OnNetwork<'_> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-
-    fn describe(&self) -> &'static str {
-        self.inner.describe()
-    }
-
-    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
-        self.on(seed, self.inner.world(seed, variant))
-    }
-
-    fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
-        self.on(seed, self.inner.world_for(seed, build))
-    }
-
-    fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        self.inner.oracles()
-    }
-
-    fn twins(&self, seed: Seed, variant: Variant) -> Vec<Twin> {
+impl Reshape for OnNetwork<'_> {
+    fn inner(&self) -> &dyn Scenario {
         self.inner
-            .twins(seed, variant)
-            .into_iter()
-            .map(|t| Twin { plan: self.on(seed, t.plan), ..t })
-            .collect()
     }
 
-    fn twins_for(&self, seed: Seed, build: Build) -> Vec<Twin> {
-        self.inner
-            .twins_for(seed, build)
-            .into_iter()
-            .map(|t| Twin { plan: self.on(seed, t.plan), ..t })
-            .collect()
-    }
-
-    fn probe_goals(&self) -> &'static [ProbeGoal] {
-        self.inner.probe_goals()
-    }
-
-    fn control(&self) -> Option<&'static dyn Scenario> {
-        self.inner.control()
-    }
-
-    fn network_faults(&self, seed: Seed) -> Vec<arc_sim::net::NetFault> {
-        self.inner.network_faults(seed)
+    fn reshape(&self, seed: Seed, plan: WorldPlan) -> WorldPlan {
+        self.on(seed, plan)
     }
 }

@@ -6,10 +6,8 @@
 use arc_sim::Seed;
 use arc_sim::schedule::Schedule;
 
-use crate::oracles::Oracle;
-use crate::probes::ProbeGoal;
-use crate::scenario::{Scenario, Twin, WorldPlan};
-use crate::variant::{Build, Variant};
+use crate::reshape::Reshape;
+use crate::scenario::{Scenario, WorldPlan};
 
 /// `inner` under `schedule`.
 pub struct OnSchedule<'a> {
@@ -33,44 +31,12 @@ impl<'a> OnSchedule<'a> {
     }
 }
 
-impl Scenario for OnSchedule<'_> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
+impl Reshape for OnSchedule<'_> {
+    fn inner(&self) -> &dyn Scenario {
+        self.inner
     }
 
-    fn describe(&self) -> &'static str {
-        self.inner.describe()
-    }
-
-    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
-        self.on(self.inner.world(seed, variant))
-    }
-
-    fn world_for(&self, seed: Seed, build: Build) -> WorldPlan {
-        self.on(self.inner.world_for(seed, build))
-    }
-
-    fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        self.inner.oracles()
-    }
-
-    fn twins(&self, seed: Seed, variant: Variant) -> Vec<Twin> {
-        self.inner.twins(seed, variant).into_iter().map(|t| Twin { plan: self.on(t.plan), ..t }).collect()
-    }
-
-    fn twins_for(&self, seed: Seed, build: Build) -> Vec<Twin> {
-        self.inner.twins_for(seed, build).into_iter().map(|t| Twin { plan: self.on(t.plan), ..t }).collect()
-    }
-
-    fn probe_goals(&self) -> &'static [ProbeGoal] {
-        self.inner.probe_goals()
-    }
-
-    fn control(&self) -> Option<&'static dyn Scenario> {
-        self.inner.control()
-    }
-
-    fn network_faults(&self, seed: Seed) -> Vec<arc_sim::net::NetFault> {
-        self.inner.network_faults(seed)
+    fn reshape(&self, _seed: Seed, plan: WorldPlan) -> WorldPlan {
+        self.on(plan)
     }
 }

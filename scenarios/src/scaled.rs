@@ -6,9 +6,8 @@
 use arc_sim::Seed;
 use serde_json::Value;
 
-use crate::oracles::Oracle;
-use crate::probes::ProbeGoal;
-use crate::scenario::{Scenario, Twin, WorldPlan};
+use crate::reshape::Reshape;
+use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 
 /// `inner` with its scale sets' first maximum at `runners`.
@@ -68,38 +67,13 @@ fn base_max(plan: &WorldPlan) -> Option<u64> {
     first["spec"]["maxRunners"].as_u64().filter(|max| *max > 0)
 }
 
-impl Scenario for Scaled<'_> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
+impl Reshape for Scaled<'_> {
+    fn inner(&self) -> &dyn Scenario {
+        self.inner
     }
 
-    fn describe(&self) -> &'static str {
-        self.inner.describe()
-    }
-
-    fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
-        self.scale(self.inner.world(seed, variant))
-    }
-
-    fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        self.inner.oracles()
-    }
-
-    fn twins(&self, seed: Seed, variant: Variant) -> Vec<Twin> {
-        let twins = self.inner.twins(seed, variant);
-        twins.into_iter().map(|t| Twin { plan: self.scale(t.plan), ..t }).collect()
-    }
-
-    fn probe_goals(&self) -> &'static [ProbeGoal] {
-        self.inner.probe_goals()
-    }
-
-    fn control(&self) -> Option<&'static dyn Scenario> {
-        self.inner.control()
-    }
-
-    fn network_faults(&self, seed: Seed) -> Vec<arc_sim::net::NetFault> {
-        self.inner.network_faults(seed)
+    fn reshape(&self, _seed: Seed, plan: WorldPlan) -> WorldPlan {
+        self.scale(plan)
     }
 }
 

@@ -234,7 +234,7 @@ pub(crate) async fn get_message(
     };
     shared.changed.notify_waiters();
     let _in_flight = PollGuard { shared, session_id };
-    let deadline = tokio::time::Instant::now() + timeout;
+    let deadline = tokio::time::Instant::now() + timeout; // allow-nondeterminism: tokio's paused clock is the sim clock
     let polled = shared
         .wait_until_deadline(deadline, |w| {
             if !w.sessions.contains_key(session_id) {

@@ -165,7 +165,7 @@ impl PodTask {
 
     /// Sleeps `d` unless a signal comes first. A crash signal while no process runs is ignored.
     pub async fn wait(&mut self, d: Duration) -> Option<PodSignal> {
-        let deadline = tokio::time::Instant::now() + d;
+        let deadline = tokio::time::Instant::now() + d; // allow-nondeterminism: tokio's paused clock is the sim clock
         loop {
             let signal = tokio::select! {
                 biased;

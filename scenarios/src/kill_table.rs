@@ -146,8 +146,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     measured(Variant::BugSecretsCached, &WatchLagDuplicateCreate, &convergence::ConvergesAfterHeal, 50, 50),
     measured(Variant::Bug4580Finalizer, &WatchLagDuplicateCreate, &deletion::FinalizersInOneWrite, 50, 50),
-    measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 48, 50),
-    measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 19, 50),
+    measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 986, 1000),
+    measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 368, 1000),
     measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 50, 50),
     measured(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero, 50, 50),
     measured(

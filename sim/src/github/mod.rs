@@ -153,17 +153,9 @@ impl Shared {
     }
 
     /// Waits until `probe`, which must read only what `topic` covers, returns a value.
-    async fn wait_on<T>(&self, topic: Topic, mut probe: impl FnMut(&mut World) -> Option<T>) -> T {
+    async fn wait_on<T>(&self, topic: Topic, probe: impl FnMut(&mut World) -> Option<T>) -> T {
         let notify = Arc::clone(self.topics().entry(topic).or_default());
-        let value = loop {
-            let notified = notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(value) = probe(&mut self.lock()) {
-                break value;
-            }
-            notified.await;
-        };
+        let value = self.wait_for(&notify, probe).await;
         let mut topics = self.topics();
         if Arc::strong_count(&notify) == 2 {
             topics.remove(&topic);
@@ -171,10 +163,15 @@ impl Shared {
         value
     }
 
-    /// Waits until `probe` returns a value.
-    async fn wait_until<T>(&self, mut probe: impl FnMut(&mut World) -> Option<T>) -> T {
+    /// Waits until `probe` returns a value, probing after every change.
+    async fn wait_until<T>(&self, probe: impl FnMut(&mut World) -> Option<T>) -> T {
+        self.wait_for(&self.changed, probe).await
+    }
+
+    /// Waits until `probe` returns a value, probing again each time `notify` wakes its waiters.
+    async fn wait_for<T>(&self, notify: &Notify, mut probe: impl FnMut(&mut World) -> Option<T>) -> T {
         loop {
-            let notified = self.changed.notified();
+            let notified = notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             if let Some(value) = probe(&mut self.lock()) {

@@ -1,5 +1,5 @@
 //! Variants: the fixed controller, and one variant per historic bug, each the fixed controller with one
-//! fix switched back off. A [`Build`] is a variant of a profile (`arc_controller::Profile`): the
+//! fix switched back off (two are plausible bugs ARC never had, for oracles no historic bug fails). A [`Build`] is a variant of a profile (`arc_controller::Profile`): the
 //! profile's switches with the variant's fix off. Where a profile never had the fix, the variant is
 //! the profile as it is. A build is what a sweep runs a scenario against.
 
@@ -57,11 +57,17 @@ pub enum Variant {
     BugZombieListener,
     /// Before #2255: a deleting runner's pod is deleted without RemoveRunner, busy or not.
     Bug2255NoRemoveOnDelete,
+    /// A plausible bug, not in ARC: the runner pod names its runner as owner but not as controller
+    /// (`SetOwnerReference` for `SetControllerReference`).
+    BugPodOwnerNotController,
+    /// A plausible bug, not in ARC: a pod create refused by a 5xx, a throttle or a lost answer marks
+    /// the runner Failed, as an invalid pod does.
+    BugCreateErrorFinal,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 19] = [
+    pub const ALL: [Variant; 21] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -81,6 +87,8 @@ impl Variant {
         Variant::BugRunningFromPod,
         Variant::BugZombieListener,
         Variant::Bug2255NoRemoveOnDelete,
+        Variant::BugPodOwnerNotController,
+        Variant::BugCreateErrorFinal,
     ];
 
     /// The command-line name.
@@ -105,6 +113,8 @@ impl Variant {
             Variant::BugRunningFromPod => "bug-running-from-pod",
             Variant::BugZombieListener => "bug-zombie-listener",
             Variant::Bug2255NoRemoveOnDelete => "bug-2255-no-remove-on-delete",
+            Variant::BugPodOwnerNotController => "bug-pod-owner-not-controller",
+            Variant::BugCreateErrorFinal => "bug-create-error-final",
         }
     }
 
@@ -146,6 +156,12 @@ impl Variant {
             Variant::BugAckBeforeAcquire => {
                 "listener acks a message before acquiring its jobs; a crash between loses them (ARC 0.14+; found by arcsim)"
             }
+            Variant::BugPodOwnerNotController => {
+                "runner pod owned but not controlled by its runner (plausible bug, not in ARC)"
+            }
+            Variant::BugCreateErrorFinal => {
+                "a pod create refused by a 5xx or a lost answer marks the runner Failed (plausible bug, not in ARC)"
+            }
         }
     }
 
@@ -172,6 +188,8 @@ impl Variant {
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
             Variant::BugZombieListener => "fixes.listener_exits_when_poll_fails",
             Variant::Bug2255NoRemoveOnDelete => "fixes.remove_runner_on_deletion",
+            Variant::BugPodOwnerNotController => "fixes.pod_controller_reference",
+            Variant::BugCreateErrorFinal => "fixes.transient_create_error_retried",
         })
     }
 

@@ -1,7 +1,10 @@
 //! [`Fixes`]: one `bool` per historic fix, named after what it does and documented with the change
 //! that introduced it (an ARC pull request, or a race this suite found). Turning one off reproduces
 //! the behaviour *before* that change, so a scenario can show the bug the fix removed; a bug variant
-//! is a profile with one of these turned off.
+//! is a profile with one of these turned off. The last few are guards against plausible bugs that
+//! ARC never had (origin "plausible bug, not in ARC"): on is ARC's behaviour and this project's,
+//! off is a mistake a controller developer could make, there so that an oracle no historic bug
+//! fails is still shown to fail.
 
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +107,22 @@ pub struct Fixes {
     /// and acknowledges after, as 0.13's worker did, so an unacknowledged message is redelivered to
     /// the next session. Off: the `actions/scaleset` order.
     pub acquire_before_ack: bool,
+    /// A plausible bug, not in ARC: the runner pod names its EphemeralRunner as *controller*
+    /// (ARC's `createPod` calls `ctrl.SetControllerReference`, and its pod builder writes
+    /// `controller: true` too). Off: the look-alike `controllerutil.SetOwnerReference`, an owner
+    /// reference without `controller` or `blockOwnerDeletion`: the garbage collector still removes the
+    /// pod with its runner, but `Owns(Pod)` maps no pod event to the runner (it follows controller
+    /// references only), so the runner's pass no longer follows its pod. ARC would need both places
+    /// to slip.
+    pub pod_controller_reference: bool,
+    /// A plausible bug, not in ARC: a pod create refused by anything but AlreadyExists, Invalid,
+    /// Forbidden or a quota (a 5xx, a throttle, a lost answer) is an error and retried (ARC's
+    /// `default: return err`). Off: it marks the runner Failed as an invalid pod does; when the create
+    /// had committed and only its answer was lost, the runner is Failed while its pod runs, and the
+    /// pass the pod's ADD wakes, on a snapshot older than that write, publishes the pod's phase over
+    /// it (ARC's status copy is the same unlocked merge patch; ARC never writes Failed with a pod
+    /// alive, so it has no such write to undo).
+    pub transient_create_error_retried: bool,
 }
 
 /// Every fix, with its origin, in declaration order.
@@ -185,6 +204,16 @@ pub const DOCS: &[SwitchDoc] = &[
         "arcsim",
         "listener acquires a message's jobs before acknowledging it",
     ),
+    SwitchDoc::new(
+        "pod_controller_reference",
+        "plausible bug, not in ARC",
+        "runner pod owned by its runner as controller, not just owner",
+    ),
+    SwitchDoc::new(
+        "transient_create_error_retried",
+        "plausible bug, not in ARC",
+        "a pod create refused by a 5xx or lost answer is retried, not Failed",
+    ),
 ];
 
 impl Default for Fixes {
@@ -223,6 +252,8 @@ impl Fixes {
             unregister_before_recreate: on,
             keep_unlisted_running_runner: on,
             acquire_before_ack: on,
+            pod_controller_reference: on,
+            transient_create_error_retried: on,
         }
     }
 

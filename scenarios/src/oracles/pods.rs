@@ -16,7 +16,10 @@ use crate::probes::history::{Commits, Handed};
 use crate::verdict::Violation;
 
 /// Every runner pod is controlled by the live EphemeralRunner (or Runner) of the same name, and no
-/// runner pod is created while no runner of its name exists.
+/// runner pod is created while no runner of its name exists. A runner pod is a pod that names an
+/// EphemeralRunner or Runner among its owners, as controller or not, or a pod named like a live runner;
+/// one whose owner reference lacks `controller` is as wrong as one controlled by another uid, since
+/// `Owns(Pod)` maps only controller references to their owner.
 pub struct PodOwnedByItsRunner;
 
 impl Oracle for PodOwnedByItsRunner {
@@ -44,14 +47,11 @@ impl Oracle for PodOwnedByItsRunner {
                 ("ephemeralrunners" | "runners", EventType::Deleted) => {
                     owners.remove(&key);
                 }
-                ("pods", EventType::Added) if is_runner_pod(&change.object) => {
-                    let owner = controller_uid(&change.object).unwrap_or("");
-                    let problem = match owners.get(&key) {
-                        None => format!("created while no runner {key} exists (controlled by uid {owner})"),
-                        Some(expected) if expected != owner => {
-                            format!("controlled by uid {owner}, but the live runner {key} is uid {expected}")
-                        }
-                        Some(_) => continue,
+                ("pods", EventType::Added)
+                    if names_a_runner_owner(&change.object) || owners.contains_key(&key) =>
+                {
+                    let Some(problem) = ownership_problem(&change.object, &key, owners.get(&key)) else {
+                        continue;
                     };
                     out.push(Violation {
                         oracle: self.name(),
@@ -67,12 +67,25 @@ impl Oracle for PodOwnedByItsRunner {
     }
 }
 
-/// Whether a pod's controller is an EphemeralRunner or a legacy Runner.
-fn is_runner_pod(pod: &serde_json::Value) -> bool {
+/// What is wrong with runner pod `key`'s ownership, given the uid of the live runner of its name.
+fn ownership_problem(pod: &serde_json::Value, key: &str, live: Option<&String>) -> Option<String> {
+    let controller = controller_uid(pod);
+    let controlled = controller
+        .map_or_else(|| "not controlled by any object".to_string(), |uid| format!("controlled by uid {uid}"));
+    Some(match live {
+        None => format!("created while no runner {key} exists ({controlled})"),
+        Some(expected) if controller != Some(expected.as_str()) => {
+            format!("{controlled}, but the live runner {key} is uid {expected}")
+        }
+        Some(_) => return None,
+    })
+}
+
+/// Whether a pod names an EphemeralRunner or a legacy Runner among its owners, as controller or not.
+fn names_a_runner_owner(pod: &serde_json::Value) -> bool {
     let owners = pod.pointer("/metadata/ownerReferences").and_then(serde_json::Value::as_array);
     owners.into_iter().flatten().any(|r| {
-        r.get("controller").and_then(serde_json::Value::as_bool) == Some(true)
-            && matches!(r.get("kind").and_then(serde_json::Value::as_str), Some("EphemeralRunner" | "Runner"))
+        matches!(r.get("kind").and_then(serde_json::Value::as_str), Some("EphemeralRunner" | "Runner"))
     })
 }
 
@@ -324,6 +337,28 @@ mod tests {
             .committed(3, "pods", EventType::Added, pod("r", "u1"))
             .build();
         assert!(PodOwnedByItsRunner.check(&gone)[0].message.contains("while no runner"));
+    }
+
+    #[test]
+    fn a_runner_pod_owned_but_not_controlled_by_its_runner_is_a_violation() {
+        let mut owned = pod("r", "u1");
+        owned["metadata"]["ownerReferences"][0]["controller"] = serde_json::Value::Null;
+        let record = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", None, 0, None))
+            .committed(2, "pods", EventType::Added, owned.clone())
+            .build();
+        let found = PodOwnedByItsRunner.check(&record);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].message.contains("not controlled by any object, but the live runner"), "{found:?}");
+        let mut unowned = owned;
+        unowned["metadata"]["ownerReferences"] = serde_json::json!([]);
+        let named_like_the_runner = SyntheticRun::new()
+            .committed(1, "ephemeralrunners", EventType::Added, er("r", "u1", None, 0, None))
+            .committed(2, "pods", EventType::Added, unowned.clone())
+            .build();
+        assert_eq!(PodOwnedByItsRunner.check(&named_like_the_runner).len(), 1, "named like a live runner");
+        let listener = SyntheticRun::new().committed(2, "pods", EventType::Added, unowned).build();
+        assert!(PodOwnedByItsRunner.check(&listener).is_empty(), "no runner owner and no runner of its name");
     }
 
     #[test]

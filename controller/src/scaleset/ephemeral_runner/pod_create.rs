@@ -9,13 +9,16 @@
 //! | Invalid | `markAsFailed(InvalidPod)` |
 //! | Forbidden, `exceeded quota:` | the runner is older than 10 min → delete it; younger → `RequeueAfter(30s)` (#4305) |
 //! | other Forbidden | `markAsFailed(InvalidPod)` |
-//! | anything else | an error (rate-limited retry) |
+//! | anything else | an error (rate-limited retry); with `fixes.transient_create_error_retried` off (a plausible bug), `markAsFailed(InvalidPod)` |
+//!
+//! The pod names its runner as controller; with `fixes.pod_controller_reference` off (a plausible
+//! bug) only as owner (`owner_only`).
 
 use std::ops::ControlFlow;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 
 use super::draft::RunnerDraft;
 use super::{EphemeralRunnerReconciler, Step, namespace_and_name};
@@ -44,6 +47,18 @@ pub enum CreateFailure {
     Forbidden,
     /// Anything else (server errors, transport): retry.
     Other,
+}
+
+impl CreateFailure {
+    /// Whether the refusal marks the runner Failed: Invalid and Forbidden always; anything else too
+    /// when `transient_retried` is off (the plausible bug of `fixes.transient_create_error_retried`).
+    pub fn is_final(self, transient_retried: bool) -> bool {
+        match self {
+            CreateFailure::Invalid | CreateFailure::Forbidden => true,
+            CreateFailure::Other => !transient_retried,
+            CreateFailure::AlreadyExists | CreateFailure::QuotaExceeded => false,
+        }
+    }
 }
 
 /// Classifies a pod create error as ARC's `createPod` result switch does.
@@ -84,6 +99,16 @@ pub fn backoff_remaining(
     Duration::try_from(next_attempt.duration_since(now)).ok()
 }
 
+/// `controllerutil.SetOwnerReference` instead of `SetControllerReference` (the plausible bug of
+/// `fixes.pod_controller_reference` off): the pod's owner references keep the owner and lose
+/// `controller` and `blockOwnerDeletion`.
+fn owner_only(pod: &mut Pod) {
+    for reference in pod.metadata.owner_references.iter_mut().flatten() {
+        reference.controller = None;
+        reference.block_owner_deletion = None;
+    }
+}
+
 impl EphemeralRunnerReconciler {
     /// Step 6: too many failed pods → delete the runner (the ERS makes a new one); otherwise wait out
     /// the backoff of the latest failure.
@@ -111,7 +136,10 @@ impl EphemeralRunnerReconciler {
     /// before its answer is acted on.
     pub(super) async fn create_pod(&self, runner: &mut RunnerDraft, secret: &Secret) -> Result<Outcome> {
         tracing::info!("Ephemeral runner pod does not exist. Creating new ephemeral runner pod");
-        let pod = self.ctx.builder.runner_pod(runner.get(), secret)?;
+        let mut pod = self.ctx.builder.runner_pod(runner.get(), secret)?;
+        if !self.ctx.switches.fixes.pod_controller_reference {
+            owner_only(&mut pod);
+        }
         let (namespace, _) = namespace_and_name(runner.get());
         let created = self.ctx.api.create(namespace, &pod).await;
         if self.ctx.switches.releases.pod_before_identity
@@ -126,7 +154,8 @@ impl EphemeralRunnerReconciler {
             }
             Err(error) => error,
         };
-        match classify_create_failure(&error) {
+        let failure = classify_create_failure(&error);
+        match failure {
             CreateFailure::AlreadyExists if self.ctx.switches.fixes.already_exists_requeue => {
                 tracing::info!(
                     requeue_after_ms = POD_EVENT_WAIT.as_millis(),
@@ -134,14 +163,14 @@ impl EphemeralRunnerReconciler {
                 );
                 Ok(Outcome::RequeueAfter(POD_EVENT_WAIT))
             }
-            CreateFailure::Invalid | CreateFailure::Forbidden => {
+            _ if failure.is_final(self.ctx.switches.fixes.transient_create_error_retried) => {
                 tracing::error!(error = %error, "Failed to create a pod due to unrecoverable failure");
                 let message = format!("Failed to create the pod: {}", status_message(&error));
                 self.mark_as_failed(runner, &message, REASON_INVALID_POD).await?;
                 Ok(Outcome::Done)
             }
             CreateFailure::QuotaExceeded => self.wait_for_quota(runner).await,
-            CreateFailure::AlreadyExists | CreateFailure::Other => {
+            _ => {
                 tracing::error!(error = %error, "Failed to create the pod");
                 Err(Error::Kube(error))
             }
@@ -205,6 +234,24 @@ mod tests {
     }
 
     #[test]
+    fn owner_only_keeps_the_owner_and_drops_the_controller_flags() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+        let owner = OwnerReference {
+            kind: "EphemeralRunner".into(),
+            name: "r".into(),
+            uid: "u1".into(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+            ..Default::default()
+        };
+        let mut pod = Pod::default();
+        pod.metadata.owner_references = Some(vec![owner.clone()]);
+        owner_only(&mut pod);
+        let expected = OwnerReference { controller: None, block_owner_deletion: None, ..owner };
+        assert_eq!(pod.metadata.owner_references, Some(vec![expected]));
+    }
+
+    #[test]
     fn create_errors_are_classified_as_arcs_create_pod_switch_does() {
         let cases = [
             (api_error(409, "AlreadyExists", "pods \"r\" already exists"), CreateFailure::AlreadyExists),
@@ -231,5 +278,15 @@ mod tests {
         for (error, expected) in cases {
             assert_eq!(classify_create_failure(&error), expected, "{error}");
         }
+    }
+
+    #[test]
+    fn only_invalid_and_forbidden_are_final_unless_transient_refusals_are_not_retried() {
+        use CreateFailure::*;
+        let finals = |retried| {
+            [AlreadyExists, Invalid, QuotaExceeded, Forbidden, Other].map(|f| f.is_final(retried))
+        };
+        assert_eq!(finals(true), [false, true, false, true, false]);
+        assert_eq!(finals(false), [false, true, false, true, true]);
     }
 }

@@ -21,6 +21,7 @@ use crate::scenarios::equivalence::OptimisationEquivalence;
 use crate::scenarios::field_reports::REPORT_4027;
 use crate::scenarios::kubectl_delete::KubectlDeleteRunners;
 use crate::scenarios::network_partition::NetworkPartition;
+use crate::scenarios::standard::Standard;
 use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
 use crate::scenarios::watch_lag::WatchLagDuplicateCreate;
@@ -209,6 +210,11 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // The zombie listener needs a long poll that gets no answer: only the turmoil network's faults
     // make one (30 seeds).
     measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 21, 30),
+    // The plausible bugs (not in ARC) that kill the two oracles no historic bug fails, each in the least
+    // amplified world that shows it: a pod its runner does not control needs no race (standard, 1,000
+    // seeds); a create whose answer is lost after it committed needs the swarm's commit-then-fail faults.
+    measured(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner, 1000, 1000),
+    measured(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal, 1000, 1000),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
     measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 29, 30),
     KillExpectation {

@@ -3,7 +3,7 @@
 //! regression seeds, determinism within and across processes, and canonical-trace snapshots.
 //!
 //! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`assign_during_delete`] (race 3),
-//! [`steady_state`] (the swarm), [`kubectl_delete`] (runners deleted by hand, #4580), [`equivalence`] (predicates and lazy copy), [`determinism`],
+//! [`standard`] (the quiet world), [`steady_state`] (the swarm), [`kubectl_delete`] (runners deleted by hand, #4580), [`equivalence`] (predicates and lazy copy), [`determinism`],
 //! [`snapshots`], [`shrink`] (failure capsules, shrunk), [`explore`] (generated perturbation plans), [`schedule`] (`--schedule`). [`suite`] holds the shared assertions.
 
 mod app_auth;
@@ -19,6 +19,7 @@ mod record;
 mod schedule;
 mod shrink;
 mod snapshots;
+mod standard;
 mod steady_state;
 mod suite;
 mod token_refresh;

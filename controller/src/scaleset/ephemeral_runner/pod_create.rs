@@ -283,9 +283,8 @@ mod tests {
     #[test]
     fn only_invalid_and_forbidden_are_final_unless_transient_refusals_are_not_retried() {
         use CreateFailure::*;
-        let finals = |retried| {
-            [AlreadyExists, Invalid, QuotaExceeded, Forbidden, Other].map(|f| f.is_final(retried))
-        };
+        let finals =
+            |retried| [AlreadyExists, Invalid, QuotaExceeded, Forbidden, Other].map(|f| f.is_final(retried));
         assert_eq!(finals(true), [false, true, false, true, false]);
         assert_eq!(finals(false), [false, true, false, true, true]);
     }

@@ -92,9 +92,12 @@ pub(crate) fn revision_of(runner: &EphemeralRunner) -> i64 {
     annotation_number(runner, ANNOTATION_ACTIONABLE_REVISION)
 }
 
+/// Found by equality, not the map's ordered search: the keys share the `actions.github.com/` prefix,
+/// so an ordered comparison reads it again for every key, and this runs for every runner on every pass.
 fn annotation_number(runner: &EphemeralRunner, key: &str) -> i64 {
-    let annotations = runner.metadata.annotations.as_ref();
-    annotations.and_then(|a| a.get(key)).and_then(|value| value.parse().ok()).unwrap_or(0)
+    let annotations = runner.metadata.annotations.iter().flatten();
+    let value = annotations.filter(|(name, _)| name.as_str() == key).map(|(_, value)| value).next();
+    value.and_then(|value| value.parse().ok()).unwrap_or(0)
 }
 
 fn count(runners: &[Arc<EphemeralRunner>]) -> i64 {

@@ -155,8 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn offers_acquisitions_assignments_completions_and_a_deleted_scale_set_keep_the_ledger_equal_to_a_scan()
-    {
+    fn offers_acquisitions_assignments_completions_and_a_deleted_scale_set_keep_the_ledger_equal_to_a_scan() {
         let mut world = World::for_tests();
         let (a, b) = (scale_set(&mut world, "a"), scale_set(&mut world, "b"));
         let first = world.submit_job(JobSpec::simple(&["self-hosted"], 1_000));

@@ -215,6 +215,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // seeds); a create whose answer is lost after it committed needs the swarm's commit-then-fail faults.
     measured(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner, 1000, 1000),
     measured(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal, 1000, 1000),
+    measured(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, 83, 1000),
+    measured(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, 656, 1000),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
     measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 29, 30),
     KillExpectation {

@@ -80,6 +80,8 @@ pub(crate) struct World {
     pub deferred: BTreeMap<i64, BTreeSet<i64>>,
     /// Runner and job ids by state, and what changed since the last wake-up.
     pub(crate) index: StateIndex,
+    /// The plan's GitHub-side perturbations (`held`): a held job, held requests.
+    pub(crate) held: super::held::Held,
 }
 
 impl World {
@@ -112,6 +114,7 @@ impl World {
             pickup_due_ms: BTreeMap::new(),
             deferred: BTreeMap::new(),
             index: StateIndex::default(),
+            held: Default::default(),
         }
     }
 

@@ -20,9 +20,10 @@ impl World {
         Some(usize::try_from(cap).unwrap_or(usize::MAX))
     }
 
-    /// Unfinished jobs the scale set has acquired (waiting for a runner or running).
+    /// Unfinished jobs the scale set has acquired (waiting for a runner or running): its statistics'
+    /// assigned jobs.
     fn jobs_held(&self, scale_set_id: i64) -> usize {
-        self.index.open_jobs.iter().filter(|id| self.jobs[id].acquired_by == Some(scale_set_id)).count()
+        usize::try_from(self.statistics(scale_set_id).total_assigned_jobs).unwrap_or(0)
     }
 
     /// How many more jobs AcquireJobs may acquire for the scale set; `None` without a capacity.
@@ -34,9 +35,8 @@ impl World {
     /// Whether one more of the scale set's runners may take a job.
     pub fn below_capacity(&self, scale_set_id: i64) -> bool {
         let Some(cap) = self.max_capacity(scale_set_id) else { return true };
-        let holding = self.index.holding_runners.iter().map(|id| &self.runners[id]);
-        let busy = holding.filter(|r| r.scale_set_id == Some(scale_set_id)).count();
-        busy < cap
+        let busy = self.statistics(scale_set_id).total_busy_runners;
+        usize::try_from(busy).unwrap_or(0) < cap
     }
 
     /// AcquireJobs leaves job `request_id` queued for lack of room: remember it for a re-offer.
@@ -46,29 +46,25 @@ impl World {
         self.record(EventKind::AcquireDeferred { request_id, scale_set_id, max_capacity });
     }
 
-    /// Offers the scale set's deferred jobs again, as many as it has room for. Jobs no longer queued
-    /// for it are forgotten.
+    /// Offers the scale set's deferred jobs again, oldest first, as many as it has room for. Jobs no
+    /// longer queued for it are forgotten when their turn comes; the rest wait, unread, so a job's end
+    /// costs the jobs it re-offers, not every deferred one.
     pub fn reoffer_deferred(&mut self, scale_set_id: i64) {
-        let Some(deferred) = self.deferred.remove(&scale_set_id) else { return };
+        let Some(mut deferred) = self.deferred.remove(&scale_set_id) else { return };
         let mut room = self.acquire_room(scale_set_id).unwrap_or(usize::MAX);
-        let mut kept = std::collections::BTreeSet::new();
-        for request_id in deferred {
+        while room > 0 {
+            let Some(request_id) = deferred.pop_first() else { break };
             let waiting = self
                 .jobs
                 .get(&request_id)
                 .is_some_and(|j| j.state == JobState::Queued && j.offered_to.contains(&scale_set_id));
-            if !waiting {
-                continue;
+            if waiting {
+                room -= 1;
+                self.offer(request_id, scale_set_id);
             }
-            if room == 0 {
-                kept.insert(request_id);
-                continue;
-            }
-            room -= 1;
-            self.offer(request_id, scale_set_id);
         }
-        if !kept.is_empty() {
-            self.deferred.insert(scale_set_id, kept);
+        if !deferred.is_empty() {
+            self.deferred.insert(scale_set_id, deferred);
         }
     }
 }

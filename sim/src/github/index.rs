@@ -2,8 +2,9 @@
 //! and jobs a change touched, so that the hot questions cost what is live, not what ever existed.
 //!
 //! Runners and jobs are never forgotten (the oracles read them all), so after a long run most of them
-//! are removed or completed. Assignment (asked after every change), capacity, statistics (in every
-//! message) and the runner processes' waits read only the live part: the idle runners, the runners
+//! are removed or completed. Assignment (asked after every change), capacity and the runner
+//! processes' waits read only the live part (statistics are counted apart, in the
+//! `statistics_ledger`): the idle runners, the runners
 //! holding a job, the registered ones and the unfinished jobs, kept here in id order so every answer
 //! is the one a scan of the whole maps in id order would give. Every runner state change goes through
 //! [`World::set_runner_state`] and every job state change through [`World::set_job_state`], which keep
@@ -69,8 +70,7 @@ impl StateIndex {
 impl World {
     /// Sets runner `id`'s state (a runner just inserted is filed here too).
     pub(crate) fn set_runner_state(&mut self, id: i64, state: RunnerState) {
-        let runner = self.runners.get_mut(&id).expect("only known runners change state");
-        runner.state = state;
+        self.edit_runner(id, |runner| runner.state = state);
         self.index.file_runner(id, state);
         self.index.touched.insert(Topic::Runner(id));
     }
@@ -78,13 +78,14 @@ impl World {
     /// Files a runner just inserted into `runners`.
     pub(crate) fn index_new_runner(&mut self, id: i64) {
         let state = self.runners[&id].state;
+        self.ledger_new_runner(id);
         self.index.file_runner(id, state);
         self.index.touched.insert(Topic::Runner(id));
     }
 
     /// Sets job `request_id`'s state (a job just inserted is filed by setting its first state).
     pub(crate) fn set_job_state(&mut self, request_id: i64, state: JobState) {
-        self.jobs.get_mut(&request_id).expect("only known jobs change state").state = state;
+        self.edit_job(request_id, |job| job.state = state);
         self.index.file_job(request_id, state);
         self.index.touched.insert(Topic::Job(request_id));
     }
@@ -114,18 +115,10 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::SimClock;
-    use crate::github::GitHubConfig;
     use crate::github::model::{EndReason, JobResult, JobSpec, RemovalReason};
-    use crate::record::Recorder;
-    use crate::seed::Seed;
-    use crate::trace::TraceMode;
 
     fn world() -> World {
-        let runtime =
-            tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
-        let clock = runtime.block_on(async { SimClock::start() });
-        World::new(Seed(7), clock, Recorder::new(clock, TraceMode::HashOnly), GitHubConfig::default())
+        World::for_tests()
     }
 
     fn legacy_runner(world: &mut World, name: &str) -> (i64, u64) {

@@ -39,6 +39,7 @@ impl World {
             finished_ms: None,
         };
         self.jobs.insert(request_id, job);
+        self.ledger_new_job(request_id);
         self.set_job_state(request_id, JobState::Queued);
         self.record(EventKind::JobQueued { request_id });
         let matching: Vec<i64> = self
@@ -76,7 +77,7 @@ impl World {
         let acquire_job_url =
             format!("{}_apis/runtime/runnerscalesets/{scale_set_id}/acquirejobs", self.cfg.service_url);
         let job = self.job_fields(request_id);
-        self.jobs.get_mut(&request_id).expect("offered job exists").offered_to.insert(scale_set_id);
+        self.edit_job(request_id, |job| job.offered_to.insert(scale_set_id));
         self.queue(scale_set_id).pending.push(JobMessage::Available { acquire_job_url, job });
     }
 
@@ -91,10 +92,11 @@ impl World {
             .collect();
         for request_id in stranded {
             self.set_job_state(request_id, JobState::Queued);
-            let job = self.jobs.get_mut(&request_id).expect("stranded job exists");
-            job.acquired_by = None;
-            job.acquired_ms = None;
-            job.offered_to.clear();
+            self.edit_job(request_id, |job| {
+                job.acquired_by = None;
+                job.acquired_ms = None;
+                job.offered_to.clear();
+            });
             self.record(EventKind::JobQueued { request_id });
             let matching: Vec<i64> = self
                 .scale_sets
@@ -116,7 +118,7 @@ impl World {
         let mut room = self.acquire_room(scale_set_id);
         for &request_id in request_ids {
             let now = self.now_ms();
-            let Some(job) = self.jobs.get_mut(&request_id) else { continue };
+            let Some(job) = self.jobs.get(&request_id) else { continue };
             if job.state != JobState::Queued
                 || !job.offered_to.contains(&scale_set_id)
                 || acquired.contains(&request_id)
@@ -128,8 +130,10 @@ impl World {
                 continue;
             }
             room = room.map(|r| r - 1);
-            job.acquired_by = Some(scale_set_id);
-            job.acquired_ms = Some(now);
+            self.edit_job(request_id, |job| {
+                job.acquired_by = Some(scale_set_id);
+                job.acquired_ms = Some(now);
+            });
             self.set_job_state(request_id, JobState::Acquired);
             acquired.push(request_id);
             self.record(EventKind::JobAcquired { request_id, scale_set_id });

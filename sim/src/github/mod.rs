@@ -54,6 +54,7 @@ mod service;
 mod sessions;
 mod start;
 mod state;
+mod statistics_ledger;
 pub mod tcp;
 mod timing;
 mod tokens;

@@ -6,10 +6,10 @@
 //! closed.
 
 use super::events::EventKind;
-use super::model::{JobState, RemovalReason, RunnerState, ScaleSet};
+use super::model::{RemovalReason, ScaleSet};
 use super::reply::Reply;
 use super::state::World;
-use super::wire::{ItemList, Label, RunnerGroup, RunnerSetting, ScaleSetAnswer, ScaleSetRequest, Statistics};
+use super::wire::{ItemList, Label, RunnerGroup, RunnerSetting, ScaleSetAnswer, ScaleSetRequest};
 
 fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -183,26 +183,6 @@ impl World {
                 self.cfg.service_url, set.id
             ),
             statistics: self.statistics(set.id),
-        }
-    }
-
-    /// The statistics of scale set `id` now (§4.1 field names; zeros for an unknown id).
-    pub fn statistics(&self, id: i64) -> Statistics {
-        debug_assert!(self.index_agrees(), "the state index matches a scan");
-        let jobs = || self.index.open_jobs.iter().map(|request_id| &self.jobs[request_id]);
-        let acquired = || jobs().filter(|j| j.acquired_by == Some(id));
-        let live = || self.index.live_runners.iter().map(|runner_id| &self.runners[runner_id]);
-        let runners = || live().filter(|r| r.scale_set_id == Some(id));
-        Statistics {
-            total_available_jobs: count(
-                jobs().filter(|j| j.state == JobState::Queued && j.offered_to.contains(&id)).count(),
-            ),
-            total_acquired_jobs: count(acquired().filter(|j| j.state == JobState::Acquired).count()),
-            total_assigned_jobs: count(acquired().count()),
-            total_running_jobs: count(acquired().filter(|j| j.state == JobState::Running).count()),
-            total_registered_runners: count(runners().count()),
-            total_busy_runners: count(runners().filter(|r| r.job().is_some()).count()),
-            total_idle_runners: count(runners().filter(|r| r.state == RunnerState::Idle).count()),
         }
     }
 }

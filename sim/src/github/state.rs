@@ -14,6 +14,7 @@ use super::events::{EventKind, GitHubEvent};
 use super::index::StateIndex;
 use super::messages::JobMessage;
 use super::model::{Job, Runner, ScaleSet, Session};
+use super::statistics_ledger::StatisticsLedger;
 use super::wire::{Message, RestRunner};
 use crate::clock::SimClock;
 use crate::record::Recorder;
@@ -80,6 +81,8 @@ pub(crate) struct World {
     pub deferred: BTreeMap<i64, BTreeSet<i64>>,
     /// Runner and job ids by state, and what changed since the last wake-up.
     pub(crate) index: StateIndex,
+    /// Every scale set's statistics, kept as jobs and runners change.
+    pub(crate) ledger: StatisticsLedger,
     /// The plan's GitHub-side perturbations (`held`): a held job, held requests.
     pub(crate) held: super::held::Held,
 }
@@ -114,8 +117,19 @@ impl World {
             pickup_due_ms: BTreeMap::new(),
             deferred: BTreeMap::new(),
             index: StateIndex::default(),
+            ledger: StatisticsLedger::default(),
             held: Default::default(),
         }
+    }
+
+    /// A service on seed 7 with the default configuration and a hash-only trace, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> World {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        let clock = runtime.block_on(async { SimClock::start() });
+        let record = crate::record::Recorder::new(clock, crate::trace::TraceMode::HashOnly);
+        World::new(Seed(7), clock, record, GitHubConfig::default())
     }
 
     /// Sim ms now.

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::digests::{Digested, RunnerDigest};
 use crate::crd::constants::{ANNOTATION_ACTIONABLE_REVISION, ANNOTATION_PATCH_ID};
 use crate::crd::{EphemeralRunner, EphemeralRunnerPhase};
 
@@ -37,15 +38,24 @@ pub(crate) struct RunnerBuckets {
 impl RunnerBuckets {
     /// Sorts `runners` into buckets; `applied_revision` is the set's `status.appliedActionableRevision`.
     pub fn of(runners: impl IntoIterator<Item = Arc<EphemeralRunner>>, applied_revision: i64) -> Self {
+        let digested = runners.into_iter().map(|runner| {
+            let digest = RunnerDigest::of(&runner);
+            (runner, digest)
+        });
+        Self::of_digested(digested, applied_revision)
+    }
+
+    /// Sorts runners into buckets by their digests (what [`RunnerBuckets::of`] reads of each).
+    pub fn of_digested(runners: impl IntoIterator<Item = Digested>, applied_revision: i64) -> Self {
         let mut buckets = RunnerBuckets::default();
-        for runner in runners {
-            buckets.latest_patch_id = buckets.latest_patch_id.max(patch_id_of(&runner));
-            let bucket = match runner.phase() {
-                _ if runner.metadata.deletion_timestamp.is_some() => &mut buckets.deleting,
+        for (runner, digest) in runners {
+            buckets.latest_patch_id = buckets.latest_patch_id.max(digest.patch_id);
+            let bucket = match digest.phase {
+                _ if digest.deleting => &mut buckets.deleting,
                 EphemeralRunnerPhase::Running => &mut buckets.running,
                 EphemeralRunnerPhase::Succeeded => &mut buckets.finished,
                 EphemeralRunnerPhase::Failed => &mut buckets.failed,
-                EphemeralRunnerPhase::Outdated if revision_of(&runner) < applied_revision => {
+                EphemeralRunnerPhase::Outdated if digest.revision < applied_revision => {
                     &mut buckets.stale_outdated
                 }
                 EphemeralRunnerPhase::Outdated => &mut buckets.outdated,
@@ -92,9 +102,12 @@ pub(crate) fn revision_of(runner: &EphemeralRunner) -> i64 {
     annotation_number(runner, ANNOTATION_ACTIONABLE_REVISION)
 }
 
+/// Found by equality, not the map's ordered search: the keys share the `actions.github.com/` prefix,
+/// so an ordered comparison reads it again for every key, and this runs for every runner on every pass.
 fn annotation_number(runner: &EphemeralRunner, key: &str) -> i64 {
-    let annotations = runner.metadata.annotations.as_ref();
-    annotations.and_then(|a| a.get(key)).and_then(|value| value.parse().ok()).unwrap_or(0)
+    let annotations = runner.metadata.annotations.iter().flatten();
+    let value = annotations.filter(|(name, _)| name.as_str() == key).map(|(_, value)| value).next();
+    value.and_then(|value| value.parse().ok()).unwrap_or(0)
 }
 
 fn count(runners: &[Arc<EphemeralRunner>]) -> i64 {

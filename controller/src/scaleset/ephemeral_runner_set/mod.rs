@@ -6,15 +6,17 @@
 //! every runner, then the proxy secret, then drop the finalizer), the finalizer, the runner-spec
 //! step (the \[V\] revision step, `revision`, or with `scaling.actionable_revision` off upstream's
 //! integrity-hash step, `spec_hash`), the sticky Outdated phase, the proxy secret (`proxy_secret`),
-//! the runners from the cache sorted into buckets (`buckets`), the gated scaling (`scaling`,
-//! removals in `cleanup`), and the status (`status`). The cached set is wrapped in a [`LazyCopy`], so
-//! a reconcile that changes nothing copies and writes nothing.
+//! the runners from the cache sorted into buckets (`buckets`; `digests` reads each runner only when
+//! its cached object changed), the gated scaling (`scaling`, removals in `cleanup`), and the status
+//! (`status`). The cached set is wrapped in a [`LazyCopy`], so a reconcile that changes nothing copies
+//! and writes nothing.
 //!
 //! [`ephemeral_runner_set_controller`] wires it as ARC does: `For(EphemeralRunnerSet)`,
 //! `Owns(EphemeralRunner)` (with the §5.1 predicate when `optimisations.predicates` is on), one worker.
 
 mod buckets;
 mod cleanup;
+mod digests;
 mod proxy_secret;
 mod revision;
 mod scaling;
@@ -27,6 +29,7 @@ use std::time::Duration;
 use kube::runtime::watcher;
 
 use self::buckets::RunnerBuckets;
+use self::digests::RunnerDigests;
 use self::proxy_secret::ProxySecretChange;
 use self::scaling::{ScalingDecision, ScalingRules, decide, gate_open};
 use self::spec_hash::stale_integrity_hash;
@@ -56,6 +59,8 @@ pub struct EphemeralRunnerSetReconciler {
     ctx: Arc<ScaleSetContext>,
     runner_sets: Store<EphemeralRunnerSet>,
     runners: Store<EphemeralRunner>,
+    /// What each set's last pass read of its runners.
+    digests: RunnerDigests,
 }
 
 impl std::fmt::Debug for EphemeralRunnerSetReconciler {
@@ -94,6 +99,7 @@ impl Reconciler for EphemeralRunnerSetReconciler {
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Outcome> {
         let Some(cached) = self.runner_sets.get(key) else {
+            self.digests.forget(key);
             return Ok(Outcome::Done);
         };
         let mut ers = LazyCopy::new(cached, self.ctx.copy_mode(), &self.ctx.metrics);
@@ -125,7 +131,7 @@ impl EphemeralRunnerSetReconciler {
         runner_sets: Store<EphemeralRunnerSet>,
         runners: Store<EphemeralRunner>,
     ) -> Self {
-        EphemeralRunnerSetReconciler { ctx, runner_sets, runners }
+        EphemeralRunnerSetReconciler { ctx, runner_sets, runners, digests: RunnerDigests::default() }
     }
 
     /// Step 4: a runner-spec change not applied yet, by revision (\[V\]) or by integrity hash
@@ -146,8 +152,9 @@ impl EphemeralRunnerSetReconciler {
     /// Steps 7–9: bucket the cached runners, replace stale Outdated ones, act on what the gate
     /// lets through (upstream: then delete the finished runners), and update the status.
     async fn scale(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Outcome> {
-        let buckets =
-            RunnerBuckets::of(self.owned_runners(ers.get()), ers.get().applied_actionable_revision());
+        let runners =
+            self.digests.digest(&ObjectKey::from_resource(ers.get()), self.owned_runners(ers.get()));
+        let buckets = RunnerBuckets::of_digested(runners, ers.get().applied_actionable_revision());
         tracing::info!(
             pending = buckets.pending.len(),
             running = buckets.running.len(),

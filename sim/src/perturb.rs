@@ -1,6 +1,9 @@
-//! Perturbations: the three kinds of fault `arcsim explore` places at a reference run's read and
-//! write points (Sieve's stale view, intermediate state and unobserved state), as plan data the fake
-//! API server and the world carry out.
+//! Perturbations: the kinds of fault `arcsim explore` places at a reference run's read and write
+//! points, as plan data the fakes and the world carry out: three on the Kubernetes side (Sieve's stale
+//! view, intermediate state and unobserved state, carried out by the fake API server and the world)
+//! and two on the GitHub side (a delayed assignment and a held request, carried out by the fake
+//! GitHub). The GitHub-side kinds only delay what the service does anyway: a job it would assign to a
+//! runner is assigned later, a request it would serve is served later.
 //!
 //! - [`Perturbation::StaleView`]: once the `after_events`-th watch event of `resource` has been queued
 //!   for `actor`, every further event of that resource queued for it in the next `hold_ms` is held
@@ -14,8 +17,21 @@
 //!   of other objects queued meanwhile; kube-apiserver never reorders a watch, it only coalesces on a
 //!   relist.)
 //!
-//! Counting is per (actor, resource) over every watch the actor opens, in queueing order, which is
-//! deterministic for a seed.
+//! - [`Perturbation::DelayedAssignment`]: GitHub's `nth_assignment`-th assignment is held: its job
+//!   goes to no runner until `actor` deletes an object named after a runner that may take the job
+//!   (idle, online, of the job's scale set or carrying its labels); the job is then assigned to that
+//!   runner just before the delete is served (with no job held, the oldest waiting job that runner may
+//!   take goes to it). After `max_hold_ms` without such a delete the job is released to the assigner.
+//!   A held job the workload cancels is canceled while queued, and the runner made for it is left
+//!   idle. (The service picks among idle runners after a latency of its own; the plan picks the
+//!   moment and the runner, never an assignment the service could not make.)
+//! - [`Perturbation::HeldRequest`]: the `nth`-th request of `operation` the fake GitHub receives is
+//!   served `hold_ms` later (a held GetMessage is a long poll whose answer lags the queue; a held
+//!   RemoveRunner, a removal that lands late).
+//!
+//! Counting is per (actor, resource) over every watch the actor opens, in queueing order; the fake
+//! GitHub counts its assignments in the order it makes them and its requests per operation in the
+//! order they arrive. Each is deterministic for a seed.
 
 use std::collections::BTreeMap;
 
@@ -54,6 +70,31 @@ pub enum Perturbation {
         /// How long the parked event waits for a successor.
         window_ms: u64,
     },
+    /// Hold GitHub's `nth_assignment`-th assignment until `actor` deletes a runner that may take it.
+    DelayedAssignment {
+        /// The client whose deletes release the job (its actor header at the API server).
+        actor: String,
+        /// Which of the service's assignments (from 1) is held.
+        nth_assignment: u32,
+        /// How long the job is held at most.
+        max_hold_ms: u64,
+    },
+    /// Serve the `nth`-th request of `operation` to the fake GitHub `hold_ms` late.
+    HeldRequest {
+        /// The operation (`get-message`, `remove-runner`, `list-runners`, ...).
+        operation: String,
+        /// Which of its requests (from 1).
+        nth: u32,
+        /// The extra delay before it is served.
+        hold_ms: u64,
+    },
+}
+
+impl Perturbation {
+    /// Whether the fake GitHub carries it out (rather than the API server and the world).
+    pub fn on_github(&self) -> bool {
+        matches!(self, Perturbation::DelayedAssignment { .. } | Perturbation::HeldRequest { .. })
+    }
 }
 
 /// What the perturbations say about one watch event being queued.

@@ -1,5 +1,6 @@
 //! `arcsim explore`: generated perturbation plans over a seed's fault-free run; each failing run is
-//! written as a capsule and printed with the line that replays it, then the coverage reached.
+//! written as a capsule and printed with the line that replays it, then the coverage reached; the
+//! reference run is written as a capsule too (add a perturbation to it to try a plan by hand).
 
 use std::path::PathBuf;
 
@@ -34,7 +35,7 @@ pub struct ExploreArgs {
     /// reference run and every perturbed one.
     #[arg(long, default_value = "fifo")]
     pub schedule: Schedule,
-    /// Directory the failing runs' capsules are written to (created if missing).
+    /// Directory the reference run's and the failing runs' capsules are written to (created if missing).
     #[arg(long, default_value = "explore")]
     pub out: PathBuf,
 }
@@ -44,10 +45,11 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let build = args.build.build();
     let found = explore(scenario, build, args.seed, (args.network, args.schedule), args.budget)?;
-    if !found.findings.is_empty() {
-        std::fs::create_dir_all(&args.out)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
-    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
+    let reference =
+        args.out.join(format!("{}-{}-{}-reference.json", args.scenario, args.build.variant, args.seed));
+    found.reference.save(&reference)?;
     for (i, finding) in found.findings.iter().enumerate() {
         let path =
             args.out.join(format!("{}-{}-{}-{}.json", args.scenario, args.build.variant, args.seed, i + 1));
@@ -62,6 +64,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
         println!("  replay with: {}", Capsule::replay_line(&path));
     }
     print!("{}", coverage(&found));
+    println!("  the fault-free reference run: {}", reference.display());
     anyhow::ensure!(
         found.findings.is_empty(),
         "{} of {} perturbed runs failed",
@@ -83,6 +86,14 @@ pub fn coverage(found: &Exploration) -> String {
     out += &format!(
         "  coverage: {} of {} read points and {} of {} write points perturbed\n",
         found.reads_perturbed, found.reads, found.writes_perturbed, found.writes
+    );
+    out += &format!(
+        "  GitHub coverage: {} of {} assignments delayed and {} of {} requests held ({})\n",
+        found.assignments_perturbed,
+        found.assignments,
+        found.requests_perturbed,
+        found.requests,
+        crate::explore::github_points::HELD_OPERATIONS.join(", ")
     );
     out
 }

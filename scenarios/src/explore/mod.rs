@@ -1,11 +1,12 @@
 //! `arcsim explore`'s engine (Sieve's search, on arcsim's fakes): a fault-free reference run of the
 //! scenario's world for a seed (its faults and disruptions removed, every watch and watch-cache lag
-//! zero, so no race window is open by the world's settings), its read and
-//! write points listed ([`points`]), plans generated over them ([`plans`]) and each run as a capsule
-//! with one perturbation. A run that fails an oracle is reported with its capsule, which `arcsim run
+//! zero, so no race window is open by the world's settings), its read and write points listed
+//! ([`points`]) with its GitHub-side points ([`github_points`]: assignments, deletes of live runners,
+//! requests), plans generated over them ([`plans`]) and each run as a capsule with one perturbation. A run that fails an oracle is reported with its capsule, which `arcsim run
 //! --capsule` replays and `arcsim shrink --capsule` shrinks; coverage says how many points were
 //! perturbed out of how many.
 
+pub mod github_points;
 pub mod plans;
 pub mod points;
 
@@ -17,7 +18,7 @@ use arc_sim::record::Interest;
 use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
-use self::plans::Plan;
+use self::plans::{Plan, Points};
 use crate::capsule::{Capsule, CapsuleError};
 use crate::scenario::Scenario;
 use crate::shrink::steps::with_steps;
@@ -47,12 +48,22 @@ pub struct Exploration {
     pub reads_perturbed: usize,
     /// Write points a run perturbed.
     pub writes_perturbed: usize,
+    /// Assignments of the reference run (GitHub's write points).
+    pub assignments: usize,
+    /// Assignments a run held.
+    pub assignments_perturbed: usize,
+    /// Requests of the held operations in the reference run (GitHub's read points).
+    pub requests: usize,
+    /// Requests a run held.
+    pub requests_perturbed: usize,
     /// Runs made (the reference not counted).
     pub runs: usize,
     /// Oracles the reference run itself failed (a world that fails unperturbed says little).
     pub reference_failures: Vec<&'static str>,
     /// The perturbed runs that failed.
     pub findings: Vec<Finding>,
+    /// The fault-free reference run as a capsule (expecting the scenario's first oracle).
+    pub reference: Capsule,
 }
 
 /// `capsule` without faults, disruptions or watch lags.
@@ -77,9 +88,15 @@ pub fn explore(
     let run = Capsule { schedule, ..Capsule::of_run(scenario, build, seed, network, oracle) };
     let reference = fault_free(&run);
     let (verdict, record) = reference.run(TraceMode::HashOnly, Some(Interest::everything()))?;
-    let reads = points::read_points(&record);
-    let writes = points::write_points(&record);
-    let generated = plans::plans(&reads, &writes, budget);
+    let points = Points {
+        reads: points::read_points(&record),
+        writes: points::write_points(&record),
+        assignments: github_points::assignment_points(&record),
+        deletes: github_points::runner_delete_points(&record),
+        cancels: github_points::cancel_points(&record),
+        requests: github_points::request_points(&record),
+    };
+    let generated = plans::plans(&points, budget);
     let mut findings = Vec::new();
     for (run, plan) in generated.iter().enumerate() {
         let mut capsule = reference.clone();
@@ -96,15 +113,24 @@ pub fn explore(
         generated.iter().filter_map(|p| p.read.as_ref()).map(|r| (r.resource.clone(), r.nth)).collect();
     let perturbed_writes: BTreeSet<u32> =
         generated.iter().filter_map(|p| p.write.as_ref()).map(|w| w.nth).collect();
+    let held_assignments: BTreeSet<u32> =
+        generated.iter().filter_map(|p| p.assignment.as_ref()).map(|a| a.nth).collect();
+    let held_requests: BTreeSet<(&str, u32)> =
+        generated.iter().filter_map(|p| p.request.as_ref()).map(|r| (r.operation, r.nth)).collect();
     let mut reference_failures: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
     reference_failures.dedup();
     Ok(Exploration {
-        reads: reads.len(),
-        writes: writes.len(),
+        reads: points.reads.len(),
+        writes: points.writes.len(),
         reads_perturbed: perturbed_reads.len(),
         writes_perturbed: perturbed_writes.len(),
+        assignments: points.assignments.len(),
+        assignments_perturbed: held_assignments.len(),
+        requests: points.requests.len(),
+        requests_perturbed: held_requests.len(),
         runs: generated.len(),
         reference_failures,
         findings,
+        reference,
     })
 }

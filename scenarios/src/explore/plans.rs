@@ -1,17 +1,52 @@
-//! Plans generated from a reference run's points: one perturbation each, the three kinds taken in
-//! turn, each kind's points spread evenly over the run, so a budget of N runs reaches N/3 points of
+//! Plans generated from a reference run's points: one perturbation each, the five kinds taken in
+//! turn, each kind's points spread evenly over the run, so a budget of N runs reaches N/5 points of
 //! each kind from the first to the last. A stale view holds an ADDED or DELETED event (a creation or
 //! deletion the controller does not see yet: objects it just created itself, mostly); an unobserved
 //! state coalesces a MODIFIED event, the resources taking turns; an intermediate state follows a write.
+//! On the GitHub side, a delayed assignment holds the last assignment before a controller's delete of
+//! a live runner until that delete (a job reaching the runner the controller is taking away, the
+//! window of ARC's assign-during-delete race), or a canceled job's assignment past its cancel (its
+//! runner left idle for a scale-down); a held request delays one long poll, RemoveRunner or
+//! runner listing, the operations taking turns.
 
 use arc_sim::perturb::Perturbation;
 
+use super::github_points::{AssignmentPoint, CancelPoint, RequestPoint, RunnerDeletePoint};
 use super::points::{CONTROLLER, ReadPoint, WritePoint};
 
 /// How long a stale view holds the controller's events (about a few reconciles of its requeues).
 pub const HOLD_MS: u64 = 3_000;
 /// How long an unobserved state waits for the object's next event.
 pub const COALESCE_WINDOW_MS: u64 = 2_000;
+/// How long a delayed assignment is held past the delete it waits for (in case it comes later than
+/// in the reference run).
+pub const ASSIGNMENT_SLACK_MS: u64 = 5_000;
+/// The longest wait from an assignment to the delete it is held for: a delete later than this after
+/// the last assignment has no plan (GitHub does keep a job queued for minutes, not for hours).
+pub const MAX_ASSIGNMENT_HOLD_MS: u64 = 300_000;
+/// How long a held request is held (the slow GetMessage and RemoveRunner of the race worlds are
+/// 1–6 s).
+pub const REQUEST_HOLD_MS: u64 = 5_000;
+
+/// The kinds of plan, in the order they take turns.
+pub const KINDS: usize = 5;
+
+/// A reference run's points of every kind.
+#[derive(Debug, Clone, Default)]
+pub struct Points {
+    /// Watch events delivered to the controller.
+    pub reads: Vec<ReadPoint>,
+    /// The controller's successful writes.
+    pub writes: Vec<WritePoint>,
+    /// The service's assignments.
+    pub assignments: Vec<AssignmentPoint>,
+    /// The controller's deletes of live runners' objects.
+    pub deletes: Vec<RunnerDeletePoint>,
+    /// The workload's cancels of assigned jobs.
+    pub cancels: Vec<CancelPoint>,
+    /// Requests of the operations a held request delays.
+    pub requests: Vec<RequestPoint>,
+}
 
 /// One generated plan and the point it perturbs.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,22 +57,44 @@ pub struct Plan {
     pub read: Option<ReadPoint>,
     /// The write point it perturbs (intermediate state).
     pub write: Option<WritePoint>,
+    /// The assignment it holds (delayed assignment).
+    pub assignment: Option<AssignmentPoint>,
+    /// The request it holds (held request).
+    pub request: Option<RequestPoint>,
 }
 
-/// Up to `budget` plans over `reads` and `writes`.
-pub fn plans(reads: &[ReadPoint], writes: &[WritePoint], budget: usize) -> Vec<Plan> {
-    let modified: Vec<&ReadPoint> = reads.iter().filter(|r| r.nth_modified.is_some()).collect();
-    let appeared_or_gone: Vec<&ReadPoint> = reads.iter().filter(|r| r.nth_modified.is_none()).collect();
-    let all_writes: Vec<&WritePoint> = writes.iter().collect();
-    let mut stale = spread(&appeared_or_gone, share(budget, 0)).into_iter().map(stale_view);
-    let mut crash = spread(&all_writes, share(budget, 1)).into_iter().map(intermediate_state);
-    let mut coalesce = by_resource(&modified, share(budget, 2)).into_iter().map(unobserved_state);
+impl Plan {
+    fn of(perturbation: Perturbation) -> Plan {
+        Plan { perturbation, read: None, write: None, assignment: None, request: None }
+    }
+}
+
+/// Up to `budget` plans over `points`.
+pub fn plans(points: &Points, budget: usize) -> Vec<Plan> {
+    let modified: Vec<&ReadPoint> = points.reads.iter().filter(|r| r.nth_modified.is_some()).collect();
+    let appeared_or_gone: Vec<&ReadPoint> =
+        points.reads.iter().filter(|r| r.nth_modified.is_none()).collect();
+    let all_writes: Vec<&WritePoint> = points.writes.iter().collect();
+    let holds = holds(points);
+    let held: Vec<&(AssignmentPoint, u64)> = holds.iter().collect();
+    let requests: Vec<&RequestPoint> = points.requests.iter().collect();
+    let mut kinds: [Box<dyn Iterator<Item = Plan>>; KINDS] = [
+        Box::new(spread(&appeared_or_gone, share(budget, 0)).into_iter().map(stale_view)),
+        Box::new(spread(&all_writes, share(budget, 1)).into_iter().map(intermediate_state)),
+        Box::new(
+            taking_turns(&modified, share(budget, 2), |r| r.resource.as_str())
+                .into_iter()
+                .map(unobserved_state),
+        ),
+        Box::new(spread(&held, share(budget, 3)).into_iter().map(delayed_assignment)),
+        Box::new(taking_turns(&requests, share(budget, 4), |r| r.operation).into_iter().map(held_request)),
+    ];
     let mut out = Vec::new();
     loop {
         let before = out.len();
-        out.extend(stale.next());
-        out.extend(crash.next());
-        out.extend(coalesce.next());
+        for kind in &mut kinds {
+            out.extend(kind.next());
+        }
         if out.len() == before {
             return out;
         }
@@ -46,7 +103,7 @@ pub fn plans(reads: &[ReadPoint], writes: &[WritePoint], budget: usize) -> Vec<P
 
 /// Kind `k`'s share of `budget` (the first kinds take the remainder).
 fn share(budget: usize, k: usize) -> usize {
-    budget / 3 + usize::from(k < budget % 3)
+    budget / KINDS + usize::from(k < budget % KINDS)
 }
 
 /// `count` items of `items` spread evenly from the first (all of them when there are fewer).
@@ -57,23 +114,50 @@ fn spread<'a, T>(items: &[&'a T], count: usize) -> Vec<&'a T> {
     (0..count).map(|i| items[i * items.len() / count]).collect()
 }
 
-/// `count` read points: the resources (by name) take turns, each one's points spread evenly.
-fn by_resource<'a>(reads: &[&'a ReadPoint], count: usize) -> Vec<&'a ReadPoint> {
-    let mut resources: Vec<&str> = reads.iter().map(|r| r.resource.as_str()).collect();
-    resources.sort_unstable();
-    resources.dedup();
-    let per_resource: Vec<Vec<&ReadPoint>> = resources
+/// `count` of `items`: the groups (by `key`) take turns, each one's items spread evenly.
+fn taking_turns<'a, T>(items: &[&'a T], count: usize, key: impl Fn(&T) -> &str) -> Vec<&'a T> {
+    let mut groups: Vec<&str> = items.iter().map(|i| key(i)).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let per_group: Vec<Vec<&T>> = groups
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let own: Vec<&ReadPoint> = reads.iter().copied().filter(|r| r.resource == *name).collect();
-            let share = count / resources.len() + usize::from(i < count % resources.len());
+            let own: Vec<&T> = items.iter().copied().filter(|item| key(item) == *name).collect();
+            let share = count / groups.len() + usize::from(i < count % groups.len());
             spread(&own, share)
         })
         .collect();
-    let longest = per_resource.iter().map(Vec::len).max().unwrap_or(0);
-    let turns = (0..longest).flat_map(|i| per_resource.iter().filter_map(move |picks| picks.get(i).copied()));
+    let longest = per_group.iter().map(Vec::len).max().unwrap_or(0);
+    let turns = (0..longest).flat_map(|i| per_group.iter().filter_map(move |picks| picks.get(i).copied()));
     turns.take(count).collect()
+}
+
+/// The assignments to hold and for how long, in time order, each assignment once: for each delete of
+/// a live runner, the last assignment before it, held until the delete; for each cancel of an assigned
+/// job, its assignment, held past the cancel (the slack added to each).
+fn holds(points: &Points) -> Vec<(AssignmentPoint, u64)> {
+    let assignments = &points.assignments;
+    let before_deletes = points.deletes.iter().filter_map(|delete| {
+        let last = assignments.iter().rev().find(|a| a.at_ms <= delete.at_ms)?;
+        Some((last, delete.at_ms))
+    });
+    let before_cancels = points.cancels.iter().filter_map(|cancel| {
+        let its =
+            assignments.iter().find(|a| a.request_id == cancel.request_id && a.at_ms <= cancel.at_ms)?;
+        Some((its, cancel.at_ms))
+    });
+    let mut wanted: Vec<(&AssignmentPoint, u64)> = before_deletes.chain(before_cancels).collect();
+    wanted.sort_by_key(|(a, until_ms)| (a.at_ms, *until_ms));
+    let mut out: Vec<(AssignmentPoint, u64)> = Vec::new();
+    for (assignment, until_ms) in wanted {
+        let wait = until_ms - assignment.at_ms;
+        if wait > MAX_ASSIGNMENT_HOLD_MS || out.iter().any(|(a, _)| a.nth == assignment.nth) {
+            continue;
+        }
+        out.push((assignment.clone(), wait + ASSIGNMENT_SLACK_MS));
+    }
+    out
 }
 
 fn stale_view(read: &ReadPoint) -> Plan {
@@ -83,12 +167,12 @@ fn stale_view(read: &ReadPoint) -> Plan {
         after_events: read.nth,
         hold_ms: HOLD_MS,
     };
-    Plan { perturbation, read: Some(read.clone()), write: None }
+    Plan { read: Some(read.clone()), ..Plan::of(perturbation) }
 }
 
 fn intermediate_state(write: &WritePoint) -> Plan {
     let perturbation = Perturbation::IntermediateState { actor: CONTROLLER.into(), after_writes: write.nth };
-    Plan { perturbation, read: None, write: Some(write.clone()) }
+    Plan { write: Some(write.clone()), ..Plan::of(perturbation) }
 }
 
 fn unobserved_state(read: &ReadPoint) -> Plan {
@@ -98,7 +182,25 @@ fn unobserved_state(read: &ReadPoint) -> Plan {
         nth_modified: read.nth_modified.unwrap_or(1),
         window_ms: COALESCE_WINDOW_MS,
     };
-    Plan { perturbation, read: Some(read.clone()), write: None }
+    Plan { read: Some(read.clone()), ..Plan::of(perturbation) }
+}
+
+fn delayed_assignment((assignment, max_hold_ms): &(AssignmentPoint, u64)) -> Plan {
+    let perturbation = Perturbation::DelayedAssignment {
+        actor: CONTROLLER.into(),
+        nth_assignment: assignment.nth,
+        max_hold_ms: *max_hold_ms,
+    };
+    Plan { assignment: Some(assignment.clone()), ..Plan::of(perturbation) }
+}
+
+fn held_request(request: &RequestPoint) -> Plan {
+    let perturbation = Perturbation::HeldRequest {
+        operation: request.operation.into(),
+        nth: request.nth,
+        hold_ms: REQUEST_HOLD_MS,
+    };
+    Plan { request: Some(request.clone()), ..Plan::of(perturbation) }
 }
 
 #[cfg(test)]
@@ -110,13 +212,17 @@ mod tests {
         ReadPoint { resource: "pods".into(), object: "ns/p".into(), kind, nth, nth_modified: modified }
     }
 
+    fn kubernetes(reads: Vec<ReadPoint>, writes: Vec<WritePoint>) -> Points {
+        Points { reads, writes, ..Points::default() }
+    }
+
     #[test]
     fn the_kinds_take_turns_and_spread_over_the_run() {
         let reads: Vec<ReadPoint> = (1..=30).map(|n| read(n, (n % 2 == 0).then_some(n / 2))).collect();
         let mut secrets = read(31, Some(1));
         secrets.resource = "secrets".into();
         let with_secrets: Vec<ReadPoint> = reads.iter().cloned().chain([secrets]).collect();
-        let coalesced: Vec<String> = plans(&with_secrets, &[], 9)
+        let coalesced: Vec<String> = plans(&kubernetes(with_secrets, vec![]), 15)
             .into_iter()
             .filter_map(|p| p.read.filter(|_| matches!(p.perturbation, Perturbation::UnobservedState { .. })))
             .map(|r| format!("{}#{}", r.resource, r.nth))
@@ -125,13 +231,46 @@ mod tests {
         let writes: Vec<WritePoint> = (1..=9)
             .map(|nth| WritePoint { nth, verb: "create", resource: "pods".into(), object: "ns/p".into() })
             .collect();
-        let out = plans(&reads, &writes, 7);
-        assert_eq!(out.len(), 7);
+        let out = plans(&kubernetes(reads.clone(), writes), 10);
+        assert_eq!(out.len(), 6, "no GitHub points: no GitHub-side plans");
         assert!(matches!(out[0].perturbation, Perturbation::StaleView { after_events: 1, .. }));
         assert!(matches!(out[1].perturbation, Perturbation::IntermediateState { after_writes: 1, .. }));
         assert!(matches!(out[2].perturbation, Perturbation::UnobservedState { nth_modified: 1, .. }));
-        assert!(matches!(out[3].perturbation, Perturbation::StaleView { after_events: 11, .. }));
+        assert!(matches!(out[3].perturbation, Perturbation::StaleView { after_events: 15, .. }));
         assert!(out.iter().all(|p| !matches!(&p.perturbation, Perturbation::StaleView { after_events, .. } if after_events % 2 == 0)), "stale views hold ADDED events");
-        assert_eq!(plans(&reads, &[], 3).len(), 2, "no writes: no intermediate-state plan");
+        assert_eq!(plans(&kubernetes(reads, vec![]), 5).len(), 2, "no writes: no intermediate-state plan");
+    }
+
+    #[test]
+    fn an_assignment_is_held_until_the_next_live_runner_delete_and_requests_take_turns() {
+        let assignment = |nth, at_ms| AssignmentPoint { nth, at_ms, request_id: nth.into(), runner_id: 1 };
+        let delete =
+            |at_ms| RunnerDeletePoint { at_ms, resource: "ephemeralrunners".into(), object: "ns/r".into() };
+        let request = |operation, nth| RequestPoint { operation, nth, at_ms: u64::from(nth) };
+        let points = Points {
+            assignments: vec![assignment(1, 1_000), assignment(2, 5_000), assignment(3, 9_000)],
+            deletes: vec![
+                delete(500),
+                delete(6_000),
+                delete(7_000),
+                delete(9_000 + MAX_ASSIGNMENT_HOLD_MS + 1),
+            ],
+            requests: vec![request("get-message", 1), request("get-message", 2), request("remove-runner", 1)],
+            ..Points::default()
+        };
+        let out = plans(&points, 10);
+        let kinds: Vec<String> =
+            out.iter().map(|p| serde_json::to_string(&p.perturbation).unwrap()).collect();
+        assert_eq!(
+            kinds,
+            [
+                r#"{"kind":"delayed-assignment","actor":"controller","nth_assignment":2,"max_hold_ms":6000}"#,
+                r#"{"kind":"held-request","operation":"get-message","nth":1,"hold_ms":5000}"#,
+                r#"{"kind":"held-request","operation":"remove-runner","nth":1,"hold_ms":5000}"#,
+            ],
+            "one hold per assignment (the delete before any assignment and the one too late have none); operations take turns"
+        );
+        assert_eq!(out[0].assignment.as_ref().map(|a| a.nth), Some(2));
+        assert_eq!(out[1].request.as_ref().map(|r| r.operation), Some("get-message"));
     }
 }

@@ -1,23 +1,42 @@
 //! Generated plans (`arcsim explore`): over the standard world's fault-free run of seed 1 (no race
-//! settings: every watch lag zero, no fault, no disruption, so bug-4201's window is shut), 24
-//! perturbed runs kill race 1's bug (3 of the 23 plans, all stale views of pods); a finding's capsule
-//! replays its failure. The fixed controller's runs of the same plans are a stated result: none
-//! fails (`FIXED_FINDINGS`).
+//! settings: every watch lag zero, no fault, no disruption, so bug-4201's window is shut), 40
+//! perturbed runs (the five kinds in turn, eight each) kill race 1's bug (stale views of pods); a
+//! finding's capsule replays its failure. The fixed controller's runs of the same plans are a stated
+//! result: none fails (`FIXED_FINDINGS`). The GitHub-side kinds serialize, replay and are counted in
+//! the coverage, and a delayed assignment kills `bug-1125` in token-refresh-recreation's fault-free
+//! run of seed 1 while the fixed controller passes the same plan.
 
-use arc_scenarios::explore::{Exploration, explore};
+use arc_scenarios::capsule::Capsule;
+use arc_scenarios::explore::{Exploration, explore, fault_free};
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::{Build, Variant};
 use arc_sim::net::Network;
+use arc_sim::perturb::Perturbation;
 use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
-/// Perturbed runs per exploration.
-const BUDGET: usize = 24;
+/// Perturbed runs per exploration (eight of each kind).
+const BUDGET: usize = 40;
 
 fn explored(variant: Variant) -> Exploration {
     let scenario = scenarios::find("standard").unwrap();
     explore(scenario, Build::arcsim(variant), Seed(1), (Network::InProcess, Schedule::Fifo), BUDGET)
         .expect("explores")
+}
+
+/// `scenario`'s fault-free run of `seed` for `variant` with `perturbations`, expecting `oracle`.
+fn perturbed(
+    scenario: &str,
+    variant: Variant,
+    seed: u64,
+    oracle: &str,
+    perturbations: Vec<Perturbation>,
+) -> Capsule {
+    let found = scenarios::find(scenario).unwrap();
+    let run = Capsule::of_run(found, Build::arcsim(variant), Seed(seed), Network::InProcess, oracle);
+    let mut capsule = fault_free(&run);
+    capsule.plan.faults.perturbations = perturbations;
+    capsule
 }
 
 #[test]
@@ -30,6 +49,14 @@ fn explore_kills_bug_4201_without_race_settings() {
     );
     assert!(found.runs <= BUDGET && found.runs > BUDGET / 2, "{} runs", found.runs);
     assert!(found.reads_perturbed > 0 && found.writes_perturbed > 0 && found.reads > found.reads_perturbed);
+    assert!(
+        found.assignments > found.assignments_perturbed && found.assignments_perturbed > 0,
+        "delayed assignments counted: {} of {}",
+        found.assignments_perturbed,
+        found.assignments
+    );
+    assert_eq!(found.requests_perturbed, BUDGET / 5, "one held request per plan of the kind");
+    assert!(found.requests > found.requests_perturbed);
     let kills: Vec<_> = found
         .findings
         .iter()
@@ -55,4 +82,58 @@ fn the_fixed_controller_under_the_same_plans() {
     let found = explored(Variant::Fixed);
     let failed: Vec<_> = found.findings.iter().map(|f| (&f.plan.perturbation, &f.oracles)).collect();
     assert_eq!(found.findings.len(), FIXED_FINDINGS, "{failed:?}");
+}
+
+#[test]
+fn the_github_side_kinds_serialize_and_replay() {
+    let plan = vec![
+        Perturbation::DelayedAssignment {
+            actor: "controller".into(),
+            nth_assignment: 5,
+            max_hold_ms: 20_000,
+        },
+        Perturbation::HeldRequest { operation: "get-message".into(), nth: 4, hold_ms: 5_000 },
+    ];
+    let capsule = perturbed("standard", Variant::Fixed, 1, "no-job-lost", plan.clone());
+    let json = capsule.to_json();
+    assert!(
+        json.contains(r#""kind": "delayed-assignment""#) && json.contains(r#""kind": "held-request""#),
+        "{json}"
+    );
+    let read = Capsule::parse(&json).expect("reads back");
+    assert_eq!(read.plan.faults.perturbations, plan);
+    let (first, _) = read.run(TraceMode::HashOnly, None).unwrap();
+    let (second, _) = read.run(TraceMode::HashOnly, None).unwrap();
+    assert_eq!(first.trace_hash, second.trace_hash, "the same plan gives the same trace");
+    let (unperturbed, _) = perturbed("standard", Variant::Fixed, 1, "no-job-lost", vec![])
+        .run(TraceMode::HashOnly, None)
+        .unwrap();
+    assert_ne!(first.trace_hash, unperturbed.trace_hash, "the perturbations acted");
+    assert!(first.violations.is_empty(), "the fixed controller passes: {:?}", first.violations);
+}
+
+/// The plan `arcsim explore --scenario token-refresh-recreation --variant bug-1125 --seed 1 --budget
+/// 10` found (run 9 of 10): the 122nd assignment held until the controller deletes an idle runner's
+/// pod to recreate it (its registration token refreshed), at most 40.8 s.
+fn held_until_recreation() -> Vec<Perturbation> {
+    vec![Perturbation::DelayedAssignment {
+        actor: "controller".into(),
+        nth_assignment: 122,
+        max_hold_ms: 40_806,
+    }]
+}
+
+#[test]
+fn a_delayed_assignment_kills_bug_1125_and_the_fixed_controller_passes_it() {
+    let oracle = "no-job-lost-to-controller-kill";
+    let bug = perturbed("token-refresh-recreation", Variant::Bug1125, 1, oracle, held_until_recreation());
+    let (verdict, _) = bug.run(TraceMode::HashOnly, None).unwrap();
+    assert!(bug.fails(&verdict), "bug-1125 loses a job: {:?}", verdict.violations);
+    let (reference, _) = perturbed("token-refresh-recreation", Variant::Bug1125, 1, oracle, vec![])
+        .run(TraceMode::HashOnly, None)
+        .unwrap();
+    assert!(reference.violations.is_empty(), "its fault-free run passes: {:?}", reference.violations);
+    let fixed = perturbed("token-refresh-recreation", Variant::Fixed, 1, oracle, held_until_recreation());
+    let (verdict, _) = fixed.run(TraceMode::HashOnly, None).unwrap();
+    assert!(verdict.violations.is_empty(), "the fixed controller passes the plan: {:?}", verdict.violations);
 }

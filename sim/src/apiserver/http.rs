@@ -285,6 +285,10 @@ impl ApiService {
         body: &[u8],
         who: &Requester,
     ) -> Result<Answer, ApiError> {
+        if let (ApiVerb::Delete, Some(actor), Some(name)) = (verb, who.actor.as_deref(), &route.name) {
+            let plural = &self.shared.registry.get(route.resource).plural;
+            self.shared.delete_hook.before_delete(actor, plural, name);
+        }
         if verb != ApiVerb::List {
             return self.execute(verb, route, query, content_type, body);
         }

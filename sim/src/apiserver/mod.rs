@@ -20,7 +20,7 @@
 //! (label and annotation rules), [`pod_status`] (pod status updates),
 //! [`serviceaccount_admission`] and [`quota`] (admission plugins; quota status), [`serviceaccounts`]
 //! (every namespace's `default` account), [`delay_queue`] (their delayed work), [`lifecycle`]
-//! (deletion), [`patch`] and [`strategic`] (strategic merge patch),
+//! (deletion), [`delete_hook`] (a delete about to be served, for a perturbation), [`patch`] and [`strategic`] (strategic merge patch),
 //! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`cache`]
 //! (the watch cache lists and watches are served from), [`versions`] (the `resourceVersion` and
 //! `resourceVersionMatch` parameters), [`timing`] (serving latency around the commit), [`gc`]
@@ -33,6 +33,7 @@ pub mod admission;
 pub mod cache;
 pub mod crd;
 pub mod delay_queue;
+pub mod delete_hook;
 pub mod discovery;
 pub mod engine;
 pub mod events;
@@ -232,6 +233,8 @@ pub struct Shared {
     pub restart_requested: Arc<tokio::sync::Notify>,
     /// The run's schedule, at the points around each commit and each watch delivery.
     pub schedule: SchedulerSlot,
+    /// Told of each named delete just before it is served (see [`delete_hook`]).
+    pub delete_hook: delete_hook::DeleteHookSlot,
     state: Mutex<State>,
 }
 
@@ -296,6 +299,7 @@ impl FakeApiServer {
             cache,
             restart_requested,
             schedule: SchedulerSlot::default(),
+            delete_hook: Default::default(),
             state: Mutex::new(state),
         });
         let server = FakeApiServer { shared };
@@ -368,6 +372,12 @@ impl FakeApiServer {
     /// (right after its n-th write).
     pub fn restart_requests(&self) -> Arc<tokio::sync::Notify> {
         self.shared.restart_requested.clone()
+    }
+
+    /// Calls `hook` with the actor, resource plural and name of each named delete just before it is
+    /// served (a delayed-assignment perturbation's trigger).
+    pub fn on_delete(&self, hook: delete_hook::DeleteHook) {
+        self.shared.delete_hook.set(hook);
     }
 
     /// Orders this server's same-instant work by the run's `scheduler` (set once, before the first

@@ -69,7 +69,10 @@ impl World {
         })
     }
 
-    fn candidates_for(&self, job: &Job) -> Vec<i64> {
+    pub(super) fn candidates_for(&self, job: &Job) -> Vec<i64> {
+        if self.held.holds(job.request_id) {
+            return Vec::new();
+        }
         let idle = self.index.idle_runners.iter().map(|id| &self.runners[id]);
         match (job.state, job.acquired_by) {
             (JobState::Acquired, Some(set)) if self.below_capacity(set) => {
@@ -89,10 +92,18 @@ impl World {
     }
 
     /// Assigns the oldest assignable job to a runner drawn from its candidates, or returns `None`
-    /// when nothing is assignable any more.
+    /// when nothing is assignable any more or a delayed-assignment perturbation holds the job (`held`).
     pub fn assign_next(&mut self) -> Option<Assignment> {
         let (request_id, candidates) = self.next_assignable()?;
         let runner_id = candidates[self.rng.random_range(0..candidates.len())];
+        if self.held.hold_on_assignment(request_id) {
+            return None;
+        }
+        Some(self.give(request_id, runner_id))
+    }
+
+    /// Assigns `request_id` to `runner_id` (which may take it) and times its JobStarted.
+    pub(super) fn give(&mut self, request_id: i64, runner_id: i64) -> Assignment {
         let now = self.now_ms();
         self.set_runner_state(runner_id, RunnerState::Busy { request_id });
         self.set_job_state(request_id, JobState::Running);
@@ -101,7 +112,7 @@ impl World {
         job.started_ms = Some(now);
         self.record(EventKind::JobAssigned { request_id, runner_id });
         let job_started_in = self.schedule_start(request_id, runner_id);
-        Some(Assignment { request_id, runner_id, job_started_in })
+        Assignment { request_id, runner_id, job_started_in }
     }
 
     /// RemoveRunner, linearised against assignment. Records and returns the outcome.

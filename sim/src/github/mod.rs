@@ -20,7 +20,8 @@
 //! `tokens`, `scripted` (canned answers layered over the service, for tests), `wire` + `messages`
 //! (the bodies, in the fake's own types), `operation` (the names of what it serves), `index` (runners
 //! and jobs by state, and which of them a change touched, so each runner process is woken only by a
-//! change to its own runner or job).
+//! change to its own runner or job), `held` (the GitHub-side perturbations of `arcsim explore`: a held
+//! assignment, a held request).
 //!
 //! Every state change is an event in [`FakeGitHub::events`] and a trace line (actor `github`); every
 //! request is counted by operation and status ([`FakeGitHub::request_count`]; status 0 is a dropped
@@ -36,6 +37,7 @@ mod capacity;
 mod config;
 mod events;
 mod faults;
+mod held;
 mod index;
 mod jobs;
 mod legacy;
@@ -213,6 +215,7 @@ async fn run_assigner(shared: Arc<Shared>) {
         tokio::time::sleep(latency).await;
         shared.schedule.get().point(|| "github/assigner".into()).await;
         let assigned = shared.mutate(World::assign_next);
+        held::time_release(&shared);
         if let Some(Assignment { request_id, job_started_in: Some(delay), .. }) = assigned {
             spawn_job_started_timer(&shared, request_id, delay);
         }
@@ -266,8 +269,10 @@ impl FakeGitHub {
         config.validate()?;
         faults.validate()?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| GitHubSetupError::NoRuntime)?;
+        let mut world = World::new(seed, clock, record, config);
+        world.held = held::Held::new(&faults.perturbations);
         let shared = Arc::new(Shared {
-            world: Mutex::new(World::new(seed, clock, record, config)),
+            world: Mutex::new(world),
             faults: Mutex::new(FaultLayer::new(seed, faults)),
             changed: Notify::new(),
             topics: Mutex::new(BTreeMap::new()),

@@ -155,7 +155,8 @@ async fn handle(shared: &Arc<Shared>, request: Arc<Incoming>) -> Answer {
         let latency = world.cfg.latency.of(LatencyClass::of(operation));
         latency.draw(&mut world.latency_rng)
     };
-    let plan = Plan::of(fired.map(|f| f.decision));
+    let mut plan = Plan::of(fired.map(|f| f.decision));
+    plan.extra_delay += shared.lock().held.request_delay(operation.as_str());
     let served = if plan.serve {
         Some(commit(shared, route, Arc::clone(&request), before + plan.extra_delay).await)
     } else {

@@ -83,6 +83,8 @@ pub(crate) struct World {
     pub(crate) index: StateIndex,
     /// Every scale set's statistics, kept as jobs and runners change.
     pub(crate) ledger: StatisticsLedger,
+    /// The plan's GitHub-side perturbations (`held`): a held job, held requests.
+    pub(crate) held: super::held::Held,
 }
 
 impl World {
@@ -116,6 +118,7 @@ impl World {
             deferred: BTreeMap::new(),
             index: StateIndex::default(),
             ledger: StatisticsLedger::default(),
+            held: Default::default(),
         }
     }
 

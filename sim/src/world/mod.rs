@@ -15,6 +15,7 @@
 //! [`stepping`] runs a world in steps, paused in between, for tools that look at it mid-run.
 
 pub mod crds;
+mod held_release;
 pub mod on_turmoil;
 pub mod record;
 pub mod replicas;
@@ -48,6 +49,7 @@ use crate::seed::Seed;
 use crate::trace::TraceMode;
 use crate::workload::{Workload, WorkloadConfig};
 pub use crds::arc_crds;
+use held_release::release_held_assignments_on_delete;
 pub use record::RunRecord;
 pub use replicas::{ReplicaConfig, replica_actor};
 use replicas::{ReplicaWorld, Replicas};
@@ -277,6 +279,7 @@ impl World {
         );
         let github = FakeGitHub::new(seed, clock, record.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
+        release_held_assignments_on_delete(&apiserver, &github, &config.faults.perturbations);
         let script = ScriptedGitHub::new(github.service());
         let links = match &hosting {
             Some(hosting) => Links::on_turmoil(apiserver.clone(), Arc::clone(hosting.connections())),

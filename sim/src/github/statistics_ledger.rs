@@ -81,23 +81,30 @@ fn runner_share(runner: &Runner) -> Option<(i64, Statistics)> {
     ))
 }
 
+/// Changes `entries[id]` through `edit`, taking its old `shares` out of `ledger` and putting the new in.
+fn edit_keeping<T, S: IntoIterator<Item = (i64, Statistics)>, R>(
+    entries: &mut BTreeMap<i64, T>,
+    ledger: &mut StatisticsLedger,
+    id: i64,
+    shares: fn(&T) -> S,
+    edit: impl FnOnce(&mut T) -> R,
+) -> R {
+    let entry = entries.get_mut(&id).expect("only known jobs and runners change");
+    ledger.apply(shares(entry), -1);
+    let answer = edit(entry);
+    ledger.apply(shares(entry), 1);
+    answer
+}
+
 impl World {
     /// Changes job `request_id` through `edit`, keeping the ledger.
     pub(crate) fn edit_job<R>(&mut self, request_id: i64, edit: impl FnOnce(&mut Job) -> R) -> R {
-        let job = self.jobs.get_mut(&request_id).expect("only known jobs change");
-        self.ledger.apply(job_shares(job), -1);
-        let answer = edit(job);
-        self.ledger.apply(job_shares(job), 1);
-        answer
+        edit_keeping(&mut self.jobs, &mut self.ledger, request_id, job_shares, edit)
     }
 
     /// Changes runner `id` through `edit`, keeping the ledger.
     pub(crate) fn edit_runner<R>(&mut self, id: i64, edit: impl FnOnce(&mut Runner) -> R) -> R {
-        let runner = self.runners.get_mut(&id).expect("only known runners change");
-        self.ledger.apply(runner_share(runner), -1);
-        let answer = edit(runner);
-        self.ledger.apply(runner_share(runner), 1);
-        answer
+        edit_keeping(&mut self.runners, &mut self.ledger, id, runner_share, edit)
     }
 
     /// Files the share of job `request_id`, just inserted into `jobs`.

@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::buckets::{patch_id_of, revision_of};
+use super::annotations::{patch_id_of, revision_of};
 use crate::crd::{EphemeralRunner, EphemeralRunnerPhase};
 use crate::runtime::object_key::ObjectKey;
 

@@ -14,7 +14,7 @@
 use kube::api::ListParams;
 
 use super::EphemeralRunnerSetReconciler;
-use super::buckets::revision_of;
+use super::annotations::revision_of;
 use super::status::retry_on_conflict;
 use crate::crd::constants::SCALESET_API_VERSION;
 use crate::crd::{EphemeralRunner, EphemeralRunnerPhase, EphemeralRunnerSet, EphemeralRunnerSetPhase};

@@ -20,6 +20,7 @@ use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
 use crate::scenarios::field_reports::REPORT_4027;
 use crate::scenarios::kubectl_delete::KubectlDeleteRunners;
+use crate::scenarios::legacy_standard::LegacyStandard;
 use crate::scenarios::network_partition::NetworkPartition;
 use crate::scenarios::standard::Standard;
 use crate::scenarios::steady_state::SteadyState;
@@ -207,6 +208,10 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 19, 30),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
+    // The legacy bugs' natural world: the standard workload on legacy runners, tokens expiring hourly
+    // as GitHub's do, no faults or crashes (1,000 seeds). `bug-1087` needs a container that restarts
+    // after its token expired, and nothing restarts one there (0 of 300).
+    measured(Variant::Bug1125, &LegacyStandard, &jobs::NoJobLostToControllerKill, 339, 1000),
     // The zombie listener needs a long poll that gets no answer: only the turmoil network's faults
     // make one (30 seeds).
     measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 21, 30),

@@ -8,6 +8,7 @@ pub mod field_reports;
 pub mod jobid_equivalence;
 pub mod kubectl_delete;
 pub mod leader_election;
+pub mod legacy_standard;
 pub mod network_partition;
 pub mod objects;
 pub mod standard;
@@ -30,6 +31,7 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &leader_election::LeaderElectionFailover,
         &network_partition::NetworkPartition,
         &kubectl_delete::KubectlDeleteRunners,
+        &legacy_standard::LegacyStandard,
     ]
 }
 

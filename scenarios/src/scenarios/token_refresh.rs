@@ -4,17 +4,14 @@
 //! part of the pod-template hash and an idle runner's pod is recreated with the fresh token; with
 //! #1125 the runner is unregistered first, so a job assigned on a stale "idle" listing keeps its pod.
 
-use arc_controller::Families;
-use arc_controller::legacy::LegacySettings;
 use arc_sim::Seed;
-use arc_sim::world::{Disruption, default_config, legacy_settled};
+use arc_sim::world::Disruption;
 use rand::Rng;
 
 use super::control::Control;
-use super::objects::{
-    CONFIG_SECRET, LEGACY_LABEL, LEGACY_SECRET_NAMESPACE, RUNNER_NAMESPACE, github_secret, legacy_runner,
-};
-use crate::oracles::{self, Oracle};
+use super::legacy_standard::{legacy_oracles, legacy_world};
+use super::objects::RUNNER_NAMESPACE;
+use crate::oracles::Oracle;
 use crate::probes::{self, ProbeGoal};
 use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
@@ -59,12 +56,7 @@ impl Scenario for TokenRefreshRecreation {
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        vec![
-            &oracles::tokens::NoExpiredTokenRegistration,
-            &oracles::jobs::NoJobLostToControllerKill,
-            &oracles::pods::PodOwnedByItsRunner,
-            &oracles::convergence::ConvergesAfterHeal,
-        ]
+        legacy_oracles()
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
@@ -101,25 +93,15 @@ pub static CONTROL: Control = Control {
 
 /// Race 2's world.
 fn race_world(seed: Seed, variant: Variant) -> WorldPlan {
-    let mut config = default_config(seed);
-    config.apiserver.namespaces.extend([RUNNER_NAMESPACE.to_string(), LEGACY_SECRET_NAMESPACE.to_string()]);
-    config.switches = variant.switches(arc_controller::Profile::Arcsim);
-    config.objects = vec![github_secret(LEGACY_SECRET_NAMESPACE)];
-    config.objects.extend((0..RUNNERS).map(|i| legacy_runner(&format!("legacy-runner-{i}"))));
-    let workload = &mut config.workload;
-    workload.labels = vec![LEGACY_LABEL.to_string()];
+    let mut plan = legacy_world(seed, variant, RUNNERS);
+    let workload = &mut plan.config.workload;
     workload.arrivals_per_minute = 1.0;
     workload.burst_probability = 0.0;
     workload.duration_ms_min = 60_000;
     workload.duration_ms_max = 300_000;
     workload.cancel_probability = 0.0;
     workload.horizon_ms = WORKLOAD_MS;
-    config.disruptions = crashes(seed);
-    config.horizon_ms = WORKLOAD_MS + 3_600_000;
-    let settings = LegacySettings {
-        github_secret_namespace: LEGACY_SECRET_NAMESPACE.into(),
-        github_secret_name: CONFIG_SECRET.into(),
-        ..LegacySettings::default()
-    };
-    WorldPlan { config, families: Families::legacy(settings), settled: legacy_settled(RUNNER_NAMESPACE) }
+    plan.config.disruptions = crashes(seed);
+    plan.config.horizon_ms = WORKLOAD_MS + 3_600_000;
+    plan
 }

@@ -1,6 +1,7 @@
 //! `arcsim shrink`'s engine: a failing capsule cut down to what its failure needs, keeping a
 //! candidate only when the same oracle still fails. In order: the whole plan dropped at once (a bug
 //! that needs no fault), the run shortened (arrivals stop earlier, the liveness phase kept), the
+//! disruptions and jobs that come after the failure cut in one go (nothing later caused it), the
 //! plan's steps delta-debugged ([`ddmin()`]), the workload's jobs delta-debugged, each remaining step
 //! weakened ([`weaken`]), and last every remaining step and job removed one at a time to verify that
 //! the result is 1-minimal (a removal that still fails is kept, and the check starts over). Every
@@ -17,7 +18,7 @@ use std::fmt;
 use arc_sim::TraceMode;
 
 use self::ddmin::{Outcome, ddmin};
-use self::steps::{Step, jobs_of, steps_of, with_jobs, with_steps};
+use self::steps::{Step, jobs_arriving, jobs_of, steps_of, with_jobs, with_steps};
 use self::trials::{Seen, Trials};
 use crate::capsule::{Capsule, CapsuleError};
 
@@ -101,13 +102,14 @@ pub fn shrink(original: Capsule, budget: u32) -> Result<Shrunk, ShrinkError> {
         let failed = if failed.is_empty() { "none".to_string() } else { failed.join(", ") };
         return Err(ShrinkError::DoesNotFail { oracle: original.expected_oracle, failed });
     }
-    let seen = Seen { fails: true, sim_ms: verdict.sim_ms, trace_lines: verdict.trace_lines };
+    let seen = Seen::of(&original, &verdict);
     let before = size(&original, seen);
     let mut trials = Trials::new(budget);
     trials.remember(&original, seen);
     let mut current = original;
     current = drop_all_steps(current, &mut trials);
     current = shorten(current, &mut trials);
+    current = cut_after_failure(current, &mut trials);
     let reserve = |c: &Capsule| u32::try_from(steps_of(c).len() + jobs_of(c).len()).unwrap_or(u32::MAX);
     trials.cap_at(budget.saturating_sub(reserve(&current) + 30));
     current = reduce_steps(current, &mut trials);
@@ -156,6 +158,25 @@ fn shorten(capsule: Capsule, trials: &mut Trials) -> Capsule {
         }
     }
     at(fails)
+}
+
+/// The capsule without the disruptions and jobs that come after its failure: nothing later can have
+/// caused it. Kept only if one rerun still fails (an oracle that judges at the end may need them); no
+/// rerun when there is nothing to cut.
+fn cut_after_failure(capsule: Capsule, trials: &mut Trials) -> Capsule {
+    let Some(failed_at_ms) = trials.seen(&capsule).and_then(|seen| seen.failed_at_ms) else {
+        return capsule;
+    };
+    let steps = steps_of(&capsule);
+    let earlier = |step: &&Step| !matches!(step, Step::Disruption(d) if d.at_ms() > failed_at_ms);
+    let kept_steps: Vec<Step> = steps.iter().filter(earlier).cloned().collect();
+    let kept_jobs: Vec<u32> = jobs_arriving(&capsule)
+        .into_iter()
+        .filter(|(_, at_ms)| *at_ms <= failed_at_ms)
+        .map(|(n, _)| n)
+        .collect();
+    let cut = with_jobs(&with_steps(&capsule, &kept_steps), &kept_jobs);
+    if cut != capsule && trials.test(&cut) == Outcome::Fails { cut } else { capsule }
 }
 
 /// The capsule with the plan's steps delta-debugged.

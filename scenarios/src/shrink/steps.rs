@@ -104,10 +104,16 @@ pub fn with_steps(capsule: &Capsule, steps: &[Step]) -> Capsule {
 
 /// The numbers (`job-N`) of the jobs the capsule's workload keeps.
 pub fn jobs_of(capsule: &Capsule) -> Vec<u32> {
+    jobs_arriving(capsule).into_iter().map(|(number, _)| number).collect()
+}
+
+/// The jobs the capsule's workload keeps, each with its time in the schedule (the sim ms it arrives
+/// at, at the earliest).
+pub fn jobs_arriving(capsule: &Capsule) -> Vec<(u32, u64)> {
     let drawn = arc_sim::workload::WorkloadConfig { skip_jobs: Vec::new(), ..capsule.workload.clone() };
-    let count = Workload::generate(capsule.seed, &drawn).map_or(0, |w| w.jobs().len());
-    let count = u32::try_from(count).unwrap_or(u32::MAX);
-    (1..=count).filter(|n| !capsule.workload.skip_jobs.contains(n)).collect()
+    let schedule = Workload::generate(capsule.seed, &drawn).map(|w| w.jobs().to_vec()).unwrap_or_default();
+    let numbered = schedule.iter().zip(1..).map(|(job, number)| (number, job.at_ms));
+    numbered.filter(|(number, _)| !capsule.workload.skip_jobs.contains(number)).collect()
 }
 
 /// `capsule` keeping exactly the jobs numbered `kept` of those its workload draws.
@@ -147,6 +153,12 @@ mod tests {
         let few = [2, 5, 9];
         let fewer = with_jobs(&capsule, &few);
         assert_eq!(jobs_of(&fewer), few);
+        let arriving = jobs_arriving(&fewer);
+        let numbers: Vec<u32> = arriving.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers, few);
+        assert!(arriving.windows(2).all(|w| w[0].1 <= w[1].1), "in schedule order: {arriving:?}");
+        let all = jobs_arriving(&capsule);
+        assert!(arriving.iter().all(|job| all.contains(job)), "a skipped job moves no other job's time");
         assert_eq!(with_jobs(&fewer, &jobs), capsule);
     }
 }

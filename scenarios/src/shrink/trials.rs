@@ -9,6 +9,7 @@ use arc_sim::TraceMode;
 
 use super::ddmin::Outcome;
 use crate::capsule::Capsule;
+use crate::verdict::Verdict;
 
 /// What a rerun showed: whether the expected oracle failed, and how long the run was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,21 @@ pub struct Seen {
     pub sim_ms: u64,
     /// Trace lines the run wrote.
     pub trace_lines: u64,
+    /// Sim ms of the expected oracle's first violation, when it failed.
+    pub failed_at_ms: Option<u64>,
+}
+
+impl Seen {
+    /// What `capsule`'s run, judged `verdict`, showed.
+    pub fn of(capsule: &Capsule, verdict: &Verdict) -> Seen {
+        let failures = verdict.violations.iter().filter(|v| v.oracle == capsule.expected_oracle);
+        Seen {
+            fails: capsule.fails(verdict),
+            sim_ms: verdict.sim_ms,
+            trace_lines: verdict.trace_lines,
+            failed_at_ms: failures.map(|v| v.at_ms).min(),
+        }
+    }
 }
 
 /// Reruns so far, against a budget and a lower cap a stage may set.
@@ -76,12 +92,8 @@ impl Trials {
         }
         self.reruns += 1;
         let seen = match candidate.run(TraceMode::HashOnly, None) {
-            Ok((verdict, _)) => Seen {
-                fails: candidate.fails(&verdict),
-                sim_ms: verdict.sim_ms,
-                trace_lines: verdict.trace_lines,
-            },
-            Err(_) => Seen { fails: false, sim_ms: 0, trace_lines: 0 },
+            Ok((verdict, _)) => Seen::of(candidate, &verdict),
+            Err(_) => Seen { fails: false, sim_ms: 0, trace_lines: 0, failed_at_ms: None },
         };
         self.seen.insert(key, seen);
         Some(seen)

@@ -131,7 +131,8 @@ pub enum Disruption {
 }
 
 impl Disruption {
-    fn at_ms(&self) -> u64 {
+    /// The sim ms it happens at.
+    pub fn at_ms(&self) -> u64 {
         match self {
             Disruption::RestartController { at_ms }
             | Disruption::CrashPod { at_ms, .. }

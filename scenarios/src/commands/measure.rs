@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use arc_sim::Seed;
 
+use crate::commands::progress::Progress;
 use crate::kill_table::expectations;
 use crate::rates::Rate;
 use crate::scenario::Scenario;
@@ -91,7 +92,9 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         schedule: arc_sim::schedule::Schedule::Fifo,
         until_probes: None,
     };
-    let report = sweep(&plan, &|_, _| {});
+    let progress = Progress::start();
+    let report = sweep(&plan, &|done, total| progress.update(done, total));
+    progress.finish();
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;

@@ -208,6 +208,9 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 19, 30),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
+    // Rare there (the listener's Running write must meet a runner whose deletion began): swept by
+    // `scripts/kill-rows.sh`, not `cargo test`.
+    measured(Variant::BugRunningOverwritesTerminal, &SteadyState, &deletion::NoRunningWhileDeleting, 5, 300),
     // The legacy bugs' natural world: the standard workload on legacy runners, tokens expiring hourly
     // as GitHub's do, no faults or crashes (1,000 seeds). `bug-1087` needs a container that restarts
     // after its token expired, and nothing restarts one there (0 of 300).

@@ -147,7 +147,13 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         50,
     ),
     measured(Variant::BugSecretsCached, &WatchLagDuplicateCreate, &convergence::ConvergesAfterHeal, 50, 50),
-    measured(Variant::Bug4580Finalizer, &WatchLagDuplicateCreate, &deletion::FinalizersInOneWrite, 50, 50),
+    measured(
+        Variant::Bug4580Finalizer,
+        &WatchLagDuplicateCreate,
+        &deletion::FinalizersInOneWrite,
+        1000,
+        1000,
+    ),
     measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 986, 1000),
     measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 368, 1000),
     measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 50, 50),
@@ -208,9 +214,15 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 19, 30),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
-    // Rare there (the listener's Running write must meet a runner whose deletion began): swept by
-    // `scripts/kill-rows.sh`, not `cargo test`.
-    measured(Variant::BugRunningOverwritesTerminal, &SteadyState, &deletion::NoRunningWhileDeleting, 5, 300),
+    // Rare there (the listener's Running write must meet a runner whose deletion began; 1,000 seeds):
+    // swept by `scripts/kill-rows.sh`, not `cargo test`.
+    measured(
+        Variant::BugRunningOverwritesTerminal,
+        &SteadyState,
+        &deletion::NoRunningWhileDeleting,
+        16,
+        1000,
+    ),
     // The legacy bugs' natural world: the standard workload on legacy runners, tokens expiring hourly
     // as GitHub's do, no faults or crashes (1,000 seeds). `bug-1087` needs a container that restarts
     // after its token expired, and nothing restarts one there (0 of 300).

@@ -130,8 +130,8 @@ const fn measured(
 /// `bug-4580-short-circuit`, which needs a runner deleted without RemoveRunner in the pass that
 /// registers it: in every other world each deleter calls RemoveRunner first.
 pub const KILL_TABLE: &[KillExpectation] = &[
-    measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::NoAlreadyExistsErrors, 50, 50),
-    measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::BoundedPodCreates, 50, 50),
+    measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::NoAlreadyExistsErrors, 1000, 1000),
+    measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::BoundedPodCreates, 1000, 1000),
     measured(
         Variant::BugSecretsCached,
         &WatchLagDuplicateCreate,

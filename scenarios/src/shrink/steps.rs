@@ -111,8 +111,8 @@ pub fn jobs_of(capsule: &Capsule) -> Vec<u32> {
 /// at, at the earliest).
 pub fn jobs_arriving(capsule: &Capsule) -> Vec<(u32, u64)> {
     let drawn = arc_sim::workload::WorkloadConfig { skip_jobs: Vec::new(), ..capsule.workload.clone() };
-    let schedule = Workload::generate(capsule.seed, &drawn).map(|w| w.jobs().to_vec()).unwrap_or_default();
-    let numbered = schedule.iter().zip(1..).map(|(job, number)| (number, job.at_ms));
+    let Ok(schedule) = Workload::generate(capsule.seed, &drawn) else { return Vec::new() };
+    let numbered = schedule.jobs().iter().zip(1..).map(|(job, number)| (number, job.at_ms));
     numbered.filter(|(number, _)| !capsule.workload.skip_jobs.contains(number)).collect()
 }
 

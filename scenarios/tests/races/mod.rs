@@ -2,7 +2,8 @@
 //! variant is killed within the bound the kill table states, by the oracle it names. Plus pinned
 //! regression seeds, determinism within and across processes, and canonical-trace snapshots.
 //!
-//! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`legacy_standard`] (the legacy bugs' natural world), [`assign_during_delete`] (race 3),
+//! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`legacy_standard`] (the legacy
+//! bugs' natural world), [`assign_during_delete`] (race 3),
 //! [`standard`] (the quiet world), [`steady_state`] (the swarm), [`kubectl_delete`] (runners deleted by hand, #4580), [`equivalence`] (predicates and lazy copy), [`determinism`],
 //! [`snapshots`], [`shrink`] (failure capsules, shrunk), [`explore`] (generated perturbation plans), [`schedule`] (`--schedule`). [`suite`] holds the shared assertions.
 

@@ -7,9 +7,9 @@
 //! step (the \[V\] revision step, `revision`, or with `scaling.actionable_revision` off upstream's
 //! integrity-hash step, `spec_hash`), the sticky Outdated phase, the proxy secret (`proxy_secret`),
 //! the runners from the cache sorted into buckets (`buckets`; `digests` reads each runner only when
-//! its cached object changed, its numbers through `annotations`), the gated scaling (`scaling`, removals in `cleanup`), and the status
-//! (`status`). The cached set is wrapped in a [`LazyCopy`], so a reconcile that changes nothing copies
-//! and writes nothing.
+//! its cached object changed, its numbers through `annotations`), the gated scaling (`scaling`,
+//! removals in `cleanup`), and the status (`status`). The cached set is wrapped in a [`LazyCopy`], so
+//! a reconcile that changes nothing copies and writes nothing.
 //!
 //! [`ephemeral_runner_set_controller`] wires it as ARC does: `For(EphemeralRunnerSet)`,
 //! `Owns(EphemeralRunner)` (with the §5.1 predicate when `optimisations.predicates` is on), one worker.

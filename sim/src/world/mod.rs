@@ -494,14 +494,18 @@ impl World {
             while let Some((_, command)) = net.next_if(|(at, _)| *at <= now) {
                 self.apply_network(command);
             }
+            let mut disrupted = false;
             while let Some(d) = disruptions.next_if(|d| d.at_ms() <= now) {
                 self.disrupt(d).await;
+                disrupted = true;
             }
             if now >= self.config.horizon_ms {
                 self.record.emit(WorldEvent::Horizon(now));
                 return None;
             }
-            if now >= workload_end_ms
+            // A world disrupted this instant has not had the time to show it: judged next step.
+            if !disrupted
+                && now >= workload_end_ms
                 && disruptions.peek().is_none()
                 && self.github.all_jobs_completed()
                 && settled(&self.apiserver, &self.github)

@@ -5,11 +5,14 @@
 //! reconcile plus one registration-check interval while the runner is idle, or the runner is busy and
 //! the replacement is deferred. So a container that restarts and runs `config.sh` with an expired token
 //! is a violation when its runner had already been idle for longer than that window since the token
-//! expired (#1087 recreates the pod in that window; without it the pod keeps the stale token).
+//! expired (#1087 recreates the pod in that window; without it the pod keeps the stale token). Idle
+//! means as the service lists it: a runner whose process died under its job stays busy until the
+//! service removes it as lost, whatever became of the job.
 
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::Committed;
+use arc_sim::github::{EventKind, GitHubEvent};
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
 use arc_sim::record::Interest;
@@ -36,7 +39,7 @@ impl Oracle for NoExpiredTokenRegistration {
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["runners"]).and::<KubeletEvent>()
+        Interest::of_resources::<Committed>(&["runners"]).and::<KubeletEvent>().and::<GitHubEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
@@ -80,6 +83,7 @@ fn token_expiry(run: &RunRecord) -> BTreeMap<String, u64> {
 
 /// Per legacy runner name: when its registrations ran jobs, `[start, end)`.
 fn busy_spans(run: &RunRecord) -> BTreeMap<String, Vec<(u64, u64)>> {
+    let lost_until = lost_until(run);
     let mut out: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for job in &run.jobs {
         let Some(runner) = run.runners.iter().find(|r| Some(r.id) == job.runner_id && r.scope.is_some())
@@ -87,7 +91,32 @@ fn busy_spans(run: &RunRecord) -> BTreeMap<String, Vec<(u64, u64)>> {
             continue;
         };
         let Some(start) = job.started_ms else { continue };
-        out.entry(runner.name.clone()).or_default().push((start, job.finished_ms.unwrap_or(u64::MAX)));
+        let end = job.finished_ms.unwrap_or(u64::MAX).max(*lost_until.get(&job.request_id).unwrap_or(&0));
+        out.entry(runner.name.clone()).or_default().push((start, end));
+    }
+    out
+}
+
+/// For each job whose runner's process died under it: when GitHub stopped listing that runner busy
+/// (its removal as lost, or `u64::MAX`). The service keeps a lost runner busy until the lost-runner
+/// timeout even when the job is canceled meanwhile, and the controller rightly leaves a busy runner's
+/// pod alone.
+fn lost_until(run: &RunRecord) -> BTreeMap<i64, u64> {
+    let mut lost: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for e in run.github_events() {
+        match e.kind {
+            EventKind::ProcessExited { runner_id, lost_job: Some(job) } => {
+                lost.insert(runner_id, job);
+                out.insert(job, u64::MAX);
+            }
+            EventKind::RunnerRemoved { runner_id, .. } => {
+                if let Some(job) = lost.remove(&runner_id) {
+                    out.insert(job, e.at_ms);
+                }
+            }
+            _ => {}
+        }
     }
     out
 }
@@ -109,7 +138,7 @@ fn idle_stretch(from: u64, to: u64, busy: &[(u64, u64)], window: u64) -> Option<
 #[cfg(test)]
 mod tests {
     use arc_sim::apiserver::EventType;
-    use arc_sim::github::{JobState, RunnerState};
+    use arc_sim::github::{JobState, RemovalReason, RunnerState};
     use arc_sim::world::synthetic::SyntheticRun;
     use serde_json::json;
 
@@ -177,6 +206,27 @@ mod tests {
         let found = NoExpiredTokenRegistration.check(&idle_after.build());
         assert_eq!(found.len(), 1, "idle for the window after the job ended: {found:?}");
         assert!(found[0].message.contains(&format!("idle since {} ms", EXPIRES_MS + 20_000)));
+    }
+
+    #[test]
+    fn a_runner_lost_under_its_job_stays_busy_until_the_service_removes_it() {
+        // The job ends (canceled) 10 s after its start, but the runner's process died under it and
+        // the service lists the runner busy until it removes it as lost, 20 s before the failure.
+        let failed_ms = EXPIRES_MS + 2 * FRESHNESS_WINDOW_MS;
+        let (start, removed) = (EXPIRES_MS + 10_000, failed_ms - 20_000);
+        let exited = GitHubEvent {
+            at_ms: start + 1_000,
+            kind: EventKind::ProcessExited { runner_id: 41, lost_job: Some(7) },
+        };
+        let gone = GitHubEvent {
+            at_ms: removed,
+            kind: EventKind::RunnerRemoved { runner_id: 41, reason: RemovalReason::Lost },
+        };
+        let run = busy(token_run(failed_ms, "token expired"), start, start + 10_000);
+        let lost = run.event(start + 1_000, exited).event(removed, gone);
+        assert!(NoExpiredTokenRegistration.check(&lost.build()).is_empty(), "busy as the service lists it");
+        let unlisted = busy(token_run(failed_ms, "token expired"), start, start + 10_000);
+        assert_eq!(NoExpiredTokenRegistration.check(&unlisted.build()).len(), 1, "a plain job end frees it");
     }
 
     #[test]

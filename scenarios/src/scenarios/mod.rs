@@ -9,6 +9,7 @@ pub mod jobid_equivalence;
 pub mod kubectl_delete;
 pub mod leader_election;
 pub mod legacy_standard;
+pub mod legacy_steady_state;
 pub mod network_partition;
 pub mod objects;
 pub mod standard;
@@ -32,6 +33,7 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &network_partition::NetworkPartition,
         &kubectl_delete::KubectlDeleteRunners,
         &legacy_standard::LegacyStandard,
+        &legacy_steady_state::LegacySteadyState,
     ]
 }
 

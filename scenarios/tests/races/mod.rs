@@ -3,7 +3,7 @@
 //! regression seeds, determinism within and across processes, and canonical-trace snapshots.
 //!
 //! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`legacy_standard`] (the legacy
-//! bugs' natural world), [`assign_during_delete`] (race 3),
+//! bugs' natural world), [`legacy_steady_state`] (the same, disrupted), [`assign_during_delete`] (race 3),
 //! [`standard`] (the quiet world), [`steady_state`] (the swarm), [`kubectl_delete`] (runners deleted by hand, #4580), [`equivalence`] (predicates and lazy copy), [`determinism`],
 //! [`snapshots`], [`shrink`] (failure capsules, shrunk), [`explore`] (generated perturbation plans), [`schedule`] (`--schedule`). [`suite`] holds the shared assertions.
 
@@ -16,6 +16,7 @@ mod field_reports;
 mod kubectl_delete;
 mod leader_election;
 mod legacy_standard;
+mod legacy_steady_state;
 mod network_partition;
 mod record;
 mod schedule;

@@ -1,12 +1,12 @@
-//! `legacy-steady-state`: `legacy-standard` with what production does to legacy runners, drawn from the
-//! seed at the swarm's counts (`steady-state`'s disruptions and watch lags), spread over the workload
-//! and the first half of the heal (idle runners crash too): the controller restarted 0–2 times, a runner container OOM-killed (exit 137, restarted
-//! in place by the kubelet) 0–2 times, and watch and watch-cache lag per resource from ranges that
-//! include 0. Nothing is timed to a race; the legacy bugs that need a restarting container
-//! (`bug-1087`) meet one here only when a crash happens to fall after a token expired, as it would in
-//! a cluster. No evictions (a simplification): the modelled legacy controller (ARC-MODEL §7, Feb 2022)
-//! restarts only a pod that succeeded or whose runner exited 0, so an evicted pod stays Failed in
-//! every version and no world with one could converge.
+//! `legacy-steady-state`: `legacy-standard` with what production does to legacy runners, drawn from
+//! the seed at the swarm's counts (`steady-state`'s disruptions and watch lags) and spread over the
+//! workload and the first half of the heal (idle runners crash too): the controller restarted 0–2
+//! times, a runner container OOM-killed (exit 137) 0–2 times, and watch and watch-cache lag per
+//! resource from ranges that include 0. Nothing is timed to a race: `bug-1087` fails here only when a
+//! runner that sat idle past its token's expiry later crashes while busy, so the kubelet restarts its
+//! container in place with the old token, as it would in a cluster. No evictions (a simplification):
+//! the modelled legacy controller (ARC-MODEL §7, Feb 2022) restarts only a pod that succeeded or whose
+//! runner exited 0, so an evicted pod stays Failed in every version and no world with one converges.
 
 use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;

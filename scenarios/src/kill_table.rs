@@ -213,7 +213,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         1000,
     ),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
-    // tuned to a race), measured on 30 seeds from 2,000,000 with issue 13's fakes (1,000 where a row says so).
+    // tuned to a race), measured on 30 seeds from 2,000,000 with issue 13's fakes, or on 1,000.
     measured(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, 21, 30),
     measured(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, 19, 30),
     measured(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration, 17, 30),

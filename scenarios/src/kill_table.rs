@@ -166,7 +166,13 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         50,
         50,
     ),
-    measured(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 14, 50),
+    measured(
+        Variant::BugStaleRemovalSnapshot,
+        &AssignDuringDelete,
+        &deletion::NoBusyRunnerDeleted,
+        220,
+        1000,
+    ),
     measured(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, 50, 50),
     // A user deleting runners by hand while the runner set re-creates them.
     measured(

@@ -226,7 +226,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, 20, 30),
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 684, 1000),
-    measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 30, 30),
+    measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 999, 1000),
     // Rare there (the listener's Running write must meet a runner whose deletion began; 1,000 seeds):
     // swept by `scripts/kill-rows.sh`, not `cargo test`.
     measured(

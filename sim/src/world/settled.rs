@@ -24,8 +24,8 @@ pub fn scale_set_settled(namespace: &str, min_runners: usize) -> Settled {
     })
 }
 
-/// Settled, for the legacy controller: every Runner in `namespace` has exactly one pod, running, and
-/// none is deleting.
+/// Settled, for the legacy controller: every Runner in `namespace` has exactly one pod, running with
+/// every container running (a container in CrashLoopBackOff is not settled), and none is deleting.
 pub fn legacy_settled(namespace: &str) -> Settled {
     let namespace = namespace.to_string();
     Arc::new(move |apiserver: &FakeApiServer, _github: &FakeGitHub| {
@@ -36,8 +36,40 @@ pub fn legacy_settled(namespace: &str) -> Settled {
         let running = pods
             .iter()
             .filter(|p| p.pointer("/status/phase").and_then(Value::as_str) == Some("Running"))
+            .filter(|p| containers_running(p))
             .count();
         let deleting = pods.iter().any(|p| p.pointer("/metadata/deletionTimestamp").is_some());
         !deleting && running == runners && pods.len() == runners
     })
+}
+
+/// Whether every container status of `pod` is in state `running` (and there is at least one).
+fn containers_running(pod: &Value) -> bool {
+    let statuses = pod.pointer("/status/containerStatuses").and_then(Value::as_array);
+    statuses.is_some_and(|all| {
+        !all.is_empty() && all.iter().all(|c| c.pointer("/state/running").is_some_and(Value::is_object))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::containers_running;
+
+    #[test]
+    fn a_pod_whose_container_runs_is_running() {
+        let pod = json!({"status": {"containerStatuses": [{"state": {"running": {"startedAt": "t"}}}]}});
+        assert!(containers_running(&pod));
+    }
+
+    #[test]
+    fn a_container_in_crash_loop_back_off_or_not_yet_reported_is_not_running() {
+        let backoff = json!({"status": {"containerStatuses": [
+            {"state": {"waiting": {"reason": "CrashLoopBackOff"}}, "lastState": {"terminated": {"exitCode": 137}}}
+        ]}});
+        assert!(!containers_running(&backoff));
+        assert!(!containers_running(&json!({"status": {"phase": "Running"}})));
+        assert!(!containers_running(&json!({"status": {"containerStatuses": []}})));
+    }
 }

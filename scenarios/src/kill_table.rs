@@ -224,7 +224,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, 19, 30),
     measured(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration, 17, 30),
     measured(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, 20, 30),
-    measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 30, 30),
+    measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 1000, 1000),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 684, 1000),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 999, 1000),
     // Rare there (the listener's Running write must meet a runner whose deletion began; 1,000 seeds):
@@ -245,7 +245,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // its token's expiry (when the fixed controller recreates its pod), take a job and crash while busy,
     // so its container restarts in place with the old token; swept by `scripts/kill-rows.sh`.
     measured(Variant::Bug1125, &LegacySteadyState, &jobs::NoJobLostToControllerKill, 387, 1000),
-    measured(Variant::Bug1087, &LegacySteadyState, &tokens::NoExpiredTokenRegistration, 12, 1000),
+    measured(Variant::Bug1087, &LegacySteadyState, &tokens::NoExpiredTokenRegistration, 16, 1000),
     // The zombie listener needs a long poll that gets no answer: only the turmoil network's faults
     // make one (30 seeds).
     measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 21, 30),

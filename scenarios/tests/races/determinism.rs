@@ -32,52 +32,36 @@ fn run(scenario: &dyn Scenario, variant: Variant) -> (Verdict, String) {
     (verdict.without_wall_time(), record.trace.text())
 }
 
+/// Twice in this process and once in a child, for each case: the child is started first and runs
+/// beside the two in-process runs (one run of the parent serves both comparisons).
 #[test]
-fn the_same_seed_twice_in_one_process_gives_the_same_verdict_and_trace() {
+fn the_same_seed_gives_the_same_verdict_and_trace_twice_in_one_process_and_in_a_child() {
+    let dir = std::env::temp_dir().join(format!("arcsim-determinism-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
     for (scenario, variant) in cases() {
+        let name = scenario.name();
+        let file = dir.join(format!("{name}-{variant}.json"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+            .args(["run", "--scenario", name, "--variant", variant.name(), "--seed", &SEED.to_string()])
+            .arg("--json")
+            .arg(&file)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("arcsim runs");
         let (first, first_trace) = run(scenario, variant);
         let (second, second_trace) = run(scenario, variant);
-        let name = scenario.name();
         assert_eq!(first, second, "{name}/{variant}: two runs of seed {SEED} gave different verdicts");
         assert!(
             first_trace == second_trace,
             "{name}/{variant}: two runs of seed {SEED} gave different traces"
         );
-    }
-}
-
-#[test]
-fn a_child_process_reproduces_the_verdict_of_every_scenario() {
-    let dir = std::env::temp_dir().join(format!("arcsim-determinism-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    for (scenario, variant) in cases() {
-        let (here, _) = run(scenario, variant);
-        let file = dir.join(format!("{}-{variant}.json", scenario.name()));
-        let status = Command::new(env!("CARGO_BIN_EXE_arcsim"))
-            .args([
-                "run",
-                "--scenario",
-                scenario.name(),
-                "--variant",
-                variant.name(),
-                "--seed",
-                &SEED.to_string(),
-            ])
-            .arg("--json")
-            .arg(&file)
-            .status()
-            .expect("arcsim runs");
-        assert_eq!(status.success(), here.passed(), "{}: the child's exit status", scenario.name());
+        let status = child.wait().expect("arcsim ran");
+        assert_eq!(status.success(), first.passed(), "{name}: the child's exit status");
         let mut there: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&file).expect("the child wrote its verdict"))
                 .expect("JSON");
         there["wall_ms"] = 0.into();
-        assert_eq!(
-            there,
-            serde_json::to_value(&here).unwrap(),
-            "{}/{variant}: the child's verdict",
-            scenario.name()
-        );
+        assert_eq!(there, serde_json::to_value(&first).unwrap(), "{name}/{variant}: the child's verdict");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

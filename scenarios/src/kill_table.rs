@@ -220,8 +220,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
     // tuned to a race), measured on 30 seeds from 2,000,000 with issue 13's fakes, or on 1,000.
-    measured(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, 21, 30),
-    measured(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, 19, 30),
+    measured(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, 788, 1000),
+    measured(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, 699, 1000),
     measured(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration, 17, 30),
     measured(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, 20, 30),
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 1000, 1000),

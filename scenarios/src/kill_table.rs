@@ -257,7 +257,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, 83, 1000),
     measured(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, 656, 1000),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
-    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 29, 30),
+    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 987, 1000),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

@@ -11,6 +11,8 @@ use arc_scenarios::variant::{Build, Variant};
 use arc_scenarios::verdict::Verdict;
 use arc_sim::{Seed, TraceMode};
 
+use super::suite::kill_rows_met;
+
 fn fixed(scenario: &dyn Scenario, profile: Profile, seed: u64) -> Verdict {
     let build = Build::new(profile, Variant::Fixed);
     run_build(scenario, build, Seed(seed), TraceMode::HashOnly).expect("the run completes").0
@@ -50,6 +52,12 @@ fn report_4027_jobs_acked_before_acquisition_wait_in_0_15_and_not_where_acquisit
         let v = fixed(&REPORT_4027, profile, 1);
         assert!(v.passed(), "{profile} acquires before it acknowledges: {:#?}", v.violations);
     }
+}
+
+/// `bug-ack-before-acquire`'s row (#4027 as the suite found it) is met on its own seed range.
+#[test]
+fn every_kill_row_of_report_4027_is_met() {
+    kill_rows_met(&REPORT_4027);
 }
 
 #[test]

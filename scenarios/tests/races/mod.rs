@@ -18,6 +18,7 @@ mod leader_election;
 mod legacy_standard;
 mod legacy_steady_state;
 mod network_partition;
+mod readme_table;
 mod record;
 mod schedule;
 mod shrink;

@@ -1,0 +1,92 @@
+//! README's kill table is the kill table: every row of `KILL_TABLE` appears there with its variant,
+//! scenario, oracle, measured rate, bound and median seeds to kill, and the README lists no row the
+//! table lacks (rows without a measured rate, shown with `—`, aside). A re-measured row whose README
+//! line was not updated turns this red.
+
+use arc_scenarios::kill_table::KILL_TABLE;
+
+const HEADER: &str = "| variant | switch off | scenario | oracle | measured | bound | median seeds to kill |";
+
+/// One README row: variant, scenario, oracle, measured, bound, median (as written).
+type ReadmeRow = [String; 6];
+
+/// The rows of README's kill table, a continuation row (empty variant cell) taking the variant above.
+fn readme_rows() -> Vec<ReadmeRow> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README");
+    let mut lines = readme.lines().skip_while(|l| *l != HEADER).skip(2);
+    let mut variant = String::new();
+    let mut rows = Vec::new();
+    for line in lines.by_ref().take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 7, "a kill-table line of seven cells: {line}");
+        if !cells[0].is_empty() {
+            variant = cells[0].trim_matches('`').to_string();
+        }
+        let scenario = cells[2].split_whitespace().next().unwrap_or("").to_string();
+        rows.push([
+            variant.clone(),
+            scenario,
+            cells[3].into(),
+            cells[4].into(),
+            cells[5].into(),
+            cells[6].into(),
+        ]);
+    }
+    rows
+}
+
+/// `n` with commas between thousands, as README writes counts.
+fn with_commas(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn table_rows() -> Vec<ReadmeRow> {
+    KILL_TABLE
+        .iter()
+        .map(|row| {
+            let median = row.rate.median_seeds_to_kill().map_or("—".into(), with_commas);
+            [
+                row.variant.name().to_string(),
+                row.scenario.name().to_string(),
+                row.oracle.name().to_string(),
+                format!("{}/{}", row.rate.hits, row.rate.seeds),
+                with_commas(row.within_seeds()),
+                median,
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn every_kill_table_row_is_in_the_readme_with_its_rate_bound_and_median() {
+    let readme = readme_rows();
+    assert!(readme.len() >= KILL_TABLE.len(), "README's kill table has {} rows", readme.len());
+    for row in table_rows() {
+        assert!(readme.contains(&row), "README's kill table lacks or misstates {row:?}");
+    }
+}
+
+#[test]
+fn the_readme_lists_no_measured_row_the_kill_table_lacks() {
+    let table = table_rows();
+    for row in readme_rows().into_iter().filter(|r| r[5] != "—") {
+        assert!(table.contains(&row), "README lists {row:?}, which the kill table does not have");
+    }
+}
+
+#[test]
+fn counts_are_written_with_commas_between_thousands() {
+    assert_eq!(with_commas(7), "7");
+    assert_eq!(with_commas(913), "913");
+    assert_eq!(with_commas(1361), "1,361");
+    assert_eq!(with_commas(1_000_000), "1,000,000");
+}

@@ -1,9 +1,10 @@
 //! Perturbations: the kinds of fault `arcsim explore` places at a reference run's read and write
 //! points, as plan data the fakes and the world carry out: three on the Kubernetes side (Sieve's stale
-//! view, intermediate state and unobserved state, carried out by the fake API server and the world)
-//! and two on the GitHub side (a delayed assignment and a held request, carried out by the fake
-//! GitHub). The GitHub-side kinds only delay what the service does anyway: a job it would assign to a
-//! runner is assigned later, a request it would serve is served later.
+//! view, intermediate state and unobserved state, carried out by the fake API server and the world),
+//! two on the GitHub side (a delayed assignment and a held request, carried out by the fake GitHub)
+//! and one on the workload (an extra job, carried out by the world's workload). The GitHub-side kinds
+//! only delay what the service does anyway: a job it would assign to a runner is assigned later, a
+//! request it would serve is served later; the extra job is one more push by a user.
 //!
 //! - [`Perturbation::StaleView`]: once the `after_events`-th watch event of `resource` has been queued
 //!   for `actor`, every further event of that resource queued for it in the next `hold_ms` is held
@@ -28,6 +29,10 @@
 //! - [`Perturbation::HeldRequest`]: the `nth`-th request of `operation` the fake GitHub receives is
 //!   served `hold_ms` later (a held GetMessage is a long poll whose answer lags the queue; a held
 //!   RemoveRunner, a removal that lands late).
+//! - [`Perturbation::ExtraJob`]: one more job of the workload's kind (its labels and repository) is
+//!   queued `at_ms` after the workload starts, lasting `duration_ms`, besides the drawn ones: a push
+//!   at a moment the reference run had none (after the workload's last arrival, say, as its last idle
+//!   runner is scaled down).
 //!
 //! Counting is per (actor, resource) over every watch the actor opens, in queueing order; the fake
 //! GitHub counts its assignments in the order it makes them and its requests per operation in the
@@ -87,6 +92,13 @@ pub enum Perturbation {
         nth: u32,
         /// The extra delay before it is served.
         hold_ms: u64,
+    },
+    /// Queue one more job of the workload's kind at `at_ms`.
+    ExtraJob {
+        /// When it is queued, in sim ms after the workload starts.
+        at_ms: u64,
+        /// How long it runs once started.
+        duration_ms: u64,
     },
 }
 

@@ -12,6 +12,7 @@ use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
 use crate::github::{CancelError, FakeGitHub, JobResult, JobSpec};
+use crate::perturb::Perturbation;
 use crate::seed::{Component, Seed};
 
 /// Every parameter of a workload. Missing fields take the [`WorkloadConfig::standard`] values.
@@ -192,6 +193,26 @@ impl Workload {
         Ok(Workload { jobs })
     }
 
+    /// This schedule with the plan's extra jobs ([`Perturbation::ExtraJob`]) added in arrival order:
+    /// each of `config`'s kind, named `extra-N`, succeeding and never canceled.
+    pub fn with_extra_jobs(mut self, config: &WorkloadConfig, plan: &[Perturbation]) -> Workload {
+        let extra = plan.iter().filter_map(|p| match p {
+            Perturbation::ExtraJob { at_ms, duration_ms } => Some((*at_ms, *duration_ms)),
+            _ => None,
+        });
+        for (number, (at_ms, duration_ms)) in extra.enumerate() {
+            let spec = JobSpec {
+                display_name: format!("extra-{}", number + 1),
+                duration_ms,
+                result: JobResult::Succeeded,
+                ..job_spec(config, 0)
+            };
+            let at = self.jobs.partition_point(|j| j.at_ms <= at_ms);
+            self.jobs.insert(at, ScheduledJob { at_ms, spec, cancel_after_ms: None });
+        }
+        self
+    }
+
     /// The schedule, in arrival order.
     pub fn jobs(&self) -> &[ScheduledJob] {
         &self.jobs
@@ -239,6 +260,16 @@ fn draw_job(
     let cancel_after_ms =
         canceled.then(|| rng.random_range(config.cancel_delay_ms_min..=config.cancel_delay_ms_max));
     let spec = JobSpec {
+        duration_ms,
+        result: if failed { JobResult::Failed } else { JobResult::Succeeded },
+        ..job_spec(config, number)
+    };
+    ScheduledJob { at_ms, spec, cancel_after_ms }
+}
+
+/// A succeeding job of `config`'s kind named `job-{number}` that takes no time.
+fn job_spec(config: &WorkloadConfig, number: usize) -> JobSpec {
+    JobSpec {
         labels: config.labels.clone(),
         owner: config.owner.clone(),
         repository: config.repository.clone(),
@@ -248,10 +279,9 @@ fn draw_job(
         ),
         display_name: format!("job-{number}"),
         event_name: "push".into(),
-        duration_ms,
-        result: if failed { JobResult::Failed } else { JobResult::Succeeded },
-    };
-    ScheduledJob { at_ms, spec, cancel_after_ms }
+        duration_ms: 0,
+        result: JobResult::Succeeded,
+    }
 }
 
 #[cfg(test)]
@@ -380,6 +410,34 @@ mod tests {
             all.iter().enumerate().filter(|(i, _)| *i != 0 && *i != 2).map(|(_, j)| j.clone()).collect();
         assert_eq!(kept, expected);
         assert!(!serde_json::to_string(&WorkloadConfig::standard()).unwrap().contains("skip_jobs"));
+    }
+
+    #[test]
+    fn extra_jobs_join_the_schedule_in_arrival_order_and_leave_the_drawn_ones_alone() {
+        let config = WorkloadConfig::standard();
+        let drawn = generate(5, &config);
+        let plan = [
+            Perturbation::ExtraJob { at_ms: 700_000, duration_ms: 60_000 },
+            Perturbation::HeldRequest { operation: "get-message".into(), nth: 1, hold_ms: 1 },
+            Perturbation::ExtraJob { at_ms: drawn[1].at_ms, duration_ms: 1_000 },
+        ];
+        let jobs =
+            Workload::generate(Seed(5), &config).unwrap().with_extra_jobs(&config, &plan).jobs().to_vec();
+        assert_eq!(jobs.len(), drawn.len() + 2);
+        assert_eq!(jobs[2].spec.display_name, "extra-2", "after the drawn job of the same time");
+        assert_eq!(
+            (jobs[2].at_ms, jobs[2].spec.duration_ms, jobs[2].cancel_after_ms),
+            (drawn[1].at_ms, 1_000, None)
+        );
+        let last = jobs.last().unwrap();
+        assert_eq!((last.spec.display_name.as_str(), last.at_ms), ("extra-1", 700_000));
+        assert_eq!(
+            (last.spec.labels.clone(), last.spec.result),
+            (config.labels.clone(), JobResult::Succeeded)
+        );
+        let kept: Vec<ScheduledJob> =
+            jobs.into_iter().filter(|j| j.spec.display_name.starts_with("job-")).collect();
+        assert_eq!(kept, drawn);
     }
 
     #[tokio::test(start_paused = true)]

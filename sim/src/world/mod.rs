@@ -465,7 +465,8 @@ impl World {
     /// Runs the whole world: objects, controller, workload and disruptions, until settled or the horizon.
     pub async fn run(mut self, settled: Settled) -> Result<RunRecord, WorldError> {
         let workload = Workload::generate(self.config.seed, &self.config.workload)
-            .map_err(|e| WorldError::Workload(e.to_string()))?;
+            .map_err(|e| WorldError::Workload(e.to_string()))?
+            .with_extra_jobs(&self.config.workload, &self.config.faults.perturbations);
         let workload_end_ms = workload.jobs().last().map_or(0, |j| j.at_ms);
         self.create_objects().await?;
         self.start_controller().await;

@@ -54,7 +54,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
         let path =
             args.out.join(format!("{}-{}-{}-{}.json", args.scenario, args.build.variant, args.seed, i + 1));
         finding.capsule.save(&path)?;
-        let perturbation = serde_json::to_string(&finding.plan.perturbation)?;
+        let perturbation = serde_json::to_string(&finding.plan.perturbations)?;
         println!(
             "FAIL run {} of {}: {} with {perturbation}",
             finding.run,
@@ -94,6 +94,10 @@ pub fn coverage(found: &Exploration) -> String {
         found.requests_perturbed,
         found.requests,
         crate::explore::github_points::HELD_OPERATIONS.join(", ")
+    );
+    out += &format!(
+        "  workload coverage: an extra job before {} of {} deletes of live runners\n",
+        found.runner_deletes_perturbed, found.runner_deletes
     );
     out
 }

@@ -2,9 +2,9 @@
 //! scenario's world for a seed (its faults and disruptions removed, every watch and watch-cache lag
 //! zero, so no race window is open by the world's settings), its read and write points listed
 //! ([`points`]) with its GitHub-side points ([`github_points`]: assignments, deletes of live runners,
-//! requests), plans generated over them ([`plans`]) and each run as a capsule with one perturbation. A run that fails an oracle is reported with its capsule, which `arcsim run
-//! --capsule` replays and `arcsim shrink --capsule` shrinks; coverage says how many points were
-//! perturbed out of how many.
+//! requests), plans generated over them ([`plans`]) and each run as a capsule with its perturbations.
+//! A run that fails an oracle is reported with its capsule, which `arcsim run --capsule` replays and
+//! `arcsim shrink --capsule` shrinks; coverage says how many points were perturbed out of how many.
 
 pub mod github_points;
 pub mod plans;
@@ -56,6 +56,10 @@ pub struct Exploration {
     pub requests: usize,
     /// Requests a run held.
     pub requests_perturbed: usize,
+    /// The controller's deletes of live runners in the reference run.
+    pub runner_deletes: usize,
+    /// Deletes an extra job arrived before.
+    pub runner_deletes_perturbed: usize,
     /// Runs made (the reference not counted).
     pub runs: usize,
     /// Oracles the reference run itself failed (a world that fails unperturbed says little).
@@ -100,7 +104,7 @@ pub fn explore(
     let mut findings = Vec::new();
     for (run, plan) in generated.iter().enumerate() {
         let mut capsule = reference.clone();
-        capsule.plan.faults.perturbations = vec![plan.perturbation.clone()];
+        capsule.plan.faults.perturbations = plan.perturbations.clone();
         let (verdict, _) = capsule.run(TraceMode::HashOnly, None)?;
         let mut oracles: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
         oracles.dedup();
@@ -117,6 +121,8 @@ pub fn explore(
         generated.iter().filter_map(|p| p.assignment.as_ref()).map(|a| a.nth).collect();
     let held_requests: BTreeSet<(&str, u32)> =
         generated.iter().filter_map(|p| p.request.as_ref()).map(|r| (r.operation, r.nth)).collect();
+    let met_deletes: BTreeSet<(u64, &str)> =
+        generated.iter().filter_map(|p| p.delete.as_ref()).map(|d| (d.at_ms, d.object.as_str())).collect();
     let mut reference_failures: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
     reference_failures.dedup();
     Ok(Exploration {
@@ -128,6 +134,8 @@ pub fn explore(
         assignments_perturbed: held_assignments.len(),
         requests: points.requests.len(),
         requests_perturbed: held_requests.len(),
+        runner_deletes: points.deletes.len(),
+        runner_deletes_perturbed: met_deletes.len(),
         runs: generated.len(),
         reference_failures,
         findings,

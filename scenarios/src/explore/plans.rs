@@ -1,13 +1,17 @@
-//! Plans generated from a reference run's points: one perturbation each, the five kinds taken in
-//! turn, each kind's points spread evenly over the run, so a budget of N runs reaches N/5 points of
-//! each kind from the first to the last. A stale view holds an ADDED or DELETED event (a creation or
-//! deletion the controller does not see yet: objects it just created itself, mostly); an unobserved
-//! state coalesces a MODIFIED event, the resources taking turns; an intermediate state follows a write.
-//! On the GitHub side, a delayed assignment holds the last assignment before a controller's delete of
-//! a live runner until that delete (a job reaching the runner the controller is taking away, the
-//! window of ARC's assign-during-delete race), or a canceled job's assignment past its cancel (its
-//! runner left idle for a scale-down); a held request delays one long poll, RemoveRunner or
-//! runner listing, the operations taking turns.
+//! Plans generated from a reference run's points: one perturbation each (two for an extra job), the
+//! six kinds taken in turn, each kind's points spread evenly over the run, so a budget of N runs
+//! reaches N/6 points of each kind from the first to the last. A stale view holds an ADDED or DELETED
+//! event (a creation or deletion the controller does not see yet: objects it just created itself,
+//! mostly); an unobserved state coalesces a MODIFIED event, the resources taking turns; an
+//! intermediate state follows a write. On the GitHub side, a delayed assignment holds the last
+//! assignment before a controller's delete of a live runner until that delete (a job reaching the
+//! runner the controller is taking away, the window of ARC's assign-during-delete race), or a
+//! canceled job's assignment past its cancel (its runner left idle for a scale-down); a held request
+//! delays one long poll, RemoveRunner or runner listing, the operations taking turns. The sixth kind
+//! is a two-step plan: an extra job arrives shortly before a controller's delete of a live runner in
+//! the reference run, and its assignment is held until the controller deletes a runner that may take
+//! it (a push as the runner set scales an idle runner down: the assign-during-delete window where the
+//! workload had no job left to send).
 
 use arc_sim::perturb::Perturbation;
 
@@ -28,8 +32,14 @@ pub const MAX_ASSIGNMENT_HOLD_MS: u64 = 300_000;
 /// 1–6 s).
 pub const REQUEST_HOLD_MS: u64 = 5_000;
 
+/// How long before a controller's delete of a live runner in the reference run an extra job arrives
+/// (within the long poll whose answer led to the delete, mostly).
+pub const EXTRA_JOB_LEAD_MS: u64 = 1_000;
+/// How long an extra job runs (within the standard workload's 30–180 s).
+pub const EXTRA_JOB_MS: u64 = 60_000;
+
 /// The kinds of plan, in the order they take turns.
-pub const KINDS: usize = 5;
+pub const KINDS: usize = 6;
 
 /// A reference run's points of every kind.
 #[derive(Debug, Clone, Default)]
@@ -51,8 +61,8 @@ pub struct Points {
 /// One generated plan and the point it perturbs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// The perturbation.
-    pub perturbation: Perturbation,
+    /// Its perturbations: one, or an extra job and the hold of its assignment.
+    pub perturbations: Vec<Perturbation>,
     /// The read point it perturbs (stale view, unobserved state).
     pub read: Option<ReadPoint>,
     /// The write point it perturbs (intermediate state).
@@ -61,11 +71,13 @@ pub struct Plan {
     pub assignment: Option<AssignmentPoint>,
     /// The request it holds (held request).
     pub request: Option<RequestPoint>,
+    /// The delete of a live runner an extra job arrives before (extra job).
+    pub delete: Option<RunnerDeletePoint>,
 }
 
 impl Plan {
-    fn of(perturbation: Perturbation) -> Plan {
-        Plan { perturbation, read: None, write: None, assignment: None, request: None }
+    fn of(perturbations: Vec<Perturbation>) -> Plan {
+        Plan { perturbations, read: None, write: None, assignment: None, request: None, delete: None }
     }
 }
 
@@ -78,6 +90,7 @@ pub fn plans(points: &Points, budget: usize) -> Vec<Plan> {
     let holds = holds(points);
     let held: Vec<&(AssignmentPoint, u64)> = holds.iter().collect();
     let requests: Vec<&RequestPoint> = points.requests.iter().collect();
+    let deletes: Vec<&RunnerDeletePoint> = points.deletes.iter().collect();
     let mut kinds: [Box<dyn Iterator<Item = Plan>>; KINDS] = [
         Box::new(spread(&appeared_or_gone, share(budget, 0)).into_iter().map(stale_view)),
         Box::new(spread(&all_writes, share(budget, 1)).into_iter().map(intermediate_state)),
@@ -88,6 +101,7 @@ pub fn plans(points: &Points, budget: usize) -> Vec<Plan> {
         ),
         Box::new(spread(&held, share(budget, 3)).into_iter().map(delayed_assignment)),
         Box::new(taking_turns(&requests, share(budget, 4), |r| r.operation).into_iter().map(held_request)),
+        Box::new(spread(&deletes, share(budget, 5)).into_iter().map(|d| extra_job(d, &points.assignments))),
     ];
     let mut out = Vec::new();
     loop {
@@ -167,12 +181,12 @@ fn stale_view(read: &ReadPoint) -> Plan {
         after_events: read.nth,
         hold_ms: HOLD_MS,
     };
-    Plan { read: Some(read.clone()), ..Plan::of(perturbation) }
+    Plan { read: Some(read.clone()), ..Plan::of(vec![perturbation]) }
 }
 
 fn intermediate_state(write: &WritePoint) -> Plan {
     let perturbation = Perturbation::IntermediateState { actor: CONTROLLER.into(), after_writes: write.nth };
-    Plan { write: Some(write.clone()), ..Plan::of(perturbation) }
+    Plan { write: Some(write.clone()), ..Plan::of(vec![perturbation]) }
 }
 
 fn unobserved_state(read: &ReadPoint) -> Plan {
@@ -182,7 +196,7 @@ fn unobserved_state(read: &ReadPoint) -> Plan {
         nth_modified: read.nth_modified.unwrap_or(1),
         window_ms: COALESCE_WINDOW_MS,
     };
-    Plan { read: Some(read.clone()), ..Plan::of(perturbation) }
+    Plan { read: Some(read.clone()), ..Plan::of(vec![perturbation]) }
 }
 
 fn delayed_assignment((assignment, max_hold_ms): &(AssignmentPoint, u64)) -> Plan {
@@ -191,7 +205,7 @@ fn delayed_assignment((assignment, max_hold_ms): &(AssignmentPoint, u64)) -> Pla
         nth_assignment: assignment.nth,
         max_hold_ms: *max_hold_ms,
     };
-    Plan { assignment: Some(assignment.clone()), ..Plan::of(perturbation) }
+    Plan { assignment: Some(assignment.clone()), ..Plan::of(vec![perturbation]) }
 }
 
 fn held_request(request: &RequestPoint) -> Plan {
@@ -200,7 +214,22 @@ fn held_request(request: &RequestPoint) -> Plan {
         nth: request.nth,
         hold_ms: REQUEST_HOLD_MS,
     };
-    Plan { request: Some(request.clone()), ..Plan::of(perturbation) }
+    Plan { request: Some(request.clone()), ..Plan::of(vec![perturbation]) }
+}
+
+/// An extra job [`EXTRA_JOB_LEAD_MS`] before `delete`, and the next assignment after its arrival (the
+/// reference's `assignments` up to then, plus one: its own, when no other job waits) held until the
+/// controller deletes a runner that may take it, [`ASSIGNMENT_SLACK_MS`] past `delete` at most.
+fn extra_job(delete: &RunnerDeletePoint, assignments: &[AssignmentPoint]) -> Plan {
+    let at_ms = delete.at_ms.saturating_sub(EXTRA_JOB_LEAD_MS);
+    let before = assignments.iter().filter(|a| a.at_ms <= at_ms).count();
+    let hold = Perturbation::DelayedAssignment {
+        actor: CONTROLLER.into(),
+        nth_assignment: u32::try_from(before + 1).unwrap_or(u32::MAX),
+        max_hold_ms: EXTRA_JOB_LEAD_MS + ASSIGNMENT_SLACK_MS,
+    };
+    let arrival = Perturbation::ExtraJob { at_ms, duration_ms: EXTRA_JOB_MS };
+    Plan { perturbations: vec![arrival, hold], delete: Some(delete.clone()), ..Plan::of(Vec::new()) }
 }
 
 #[cfg(test)]
@@ -224,7 +253,9 @@ mod tests {
         let with_secrets: Vec<ReadPoint> = reads.iter().cloned().chain([secrets]).collect();
         let coalesced: Vec<String> = plans(&kubernetes(with_secrets, vec![]), 15)
             .into_iter()
-            .filter_map(|p| p.read.filter(|_| matches!(p.perturbation, Perturbation::UnobservedState { .. })))
+            .filter_map(|p| {
+                p.read.filter(|_| matches!(p.perturbations[0], Perturbation::UnobservedState { .. }))
+            })
             .map(|r| format!("{}#{}", r.resource, r.nth))
             .collect();
         assert_eq!(coalesced, ["pods#2", "secrets#31", "pods#16"], "resources take turns");
@@ -233,11 +264,11 @@ mod tests {
             .collect();
         let out = plans(&kubernetes(reads.clone(), writes), 10);
         assert_eq!(out.len(), 6, "no GitHub points: no GitHub-side plans");
-        assert!(matches!(out[0].perturbation, Perturbation::StaleView { after_events: 1, .. }));
-        assert!(matches!(out[1].perturbation, Perturbation::IntermediateState { after_writes: 1, .. }));
-        assert!(matches!(out[2].perturbation, Perturbation::UnobservedState { nth_modified: 1, .. }));
-        assert!(matches!(out[3].perturbation, Perturbation::StaleView { after_events: 15, .. }));
-        assert!(out.iter().all(|p| !matches!(&p.perturbation, Perturbation::StaleView { after_events, .. } if after_events % 2 == 0)), "stale views hold ADDED events");
+        assert!(matches!(out[0].perturbations[0], Perturbation::StaleView { after_events: 1, .. }));
+        assert!(matches!(out[1].perturbations[0], Perturbation::IntermediateState { after_writes: 1, .. }));
+        assert!(matches!(out[2].perturbations[0], Perturbation::UnobservedState { nth_modified: 1, .. }));
+        assert!(matches!(out[3].perturbations[0], Perturbation::StaleView { after_events: 15, .. }));
+        assert!(out.iter().all(|p| !matches!(&p.perturbations[0], Perturbation::StaleView { after_events, .. } if after_events % 2 == 0)), "stale views hold ADDED events");
         assert_eq!(plans(&kubernetes(reads, vec![]), 5).len(), 2, "no writes: no intermediate-state plan");
     }
 
@@ -258,19 +289,22 @@ mod tests {
             requests: vec![request("get-message", 1), request("get-message", 2), request("remove-runner", 1)],
             ..Points::default()
         };
-        let out = plans(&points, 10);
+        let out = plans(&points, 12);
         let kinds: Vec<String> =
-            out.iter().map(|p| serde_json::to_string(&p.perturbation).unwrap()).collect();
+            out.iter().map(|p| serde_json::to_string(&p.perturbations).unwrap()).collect();
         assert_eq!(
             kinds,
             [
-                r#"{"kind":"delayed-assignment","actor":"controller","nth_assignment":2,"max_hold_ms":6000}"#,
-                r#"{"kind":"held-request","operation":"get-message","nth":1,"hold_ms":5000}"#,
-                r#"{"kind":"held-request","operation":"remove-runner","nth":1,"hold_ms":5000}"#,
+                r#"[{"kind":"delayed-assignment","actor":"controller","nth_assignment":2,"max_hold_ms":6000}]"#,
+                r#"[{"kind":"held-request","operation":"get-message","nth":1,"hold_ms":5000}]"#,
+                r#"[{"kind":"extra-job","at_ms":0,"duration_ms":60000},{"kind":"delayed-assignment","actor":"controller","nth_assignment":1,"max_hold_ms":6000}]"#,
+                r#"[{"kind":"held-request","operation":"remove-runner","nth":1,"hold_ms":5000}]"#,
+                r#"[{"kind":"extra-job","at_ms":6000,"duration_ms":60000},{"kind":"delayed-assignment","actor":"controller","nth_assignment":3,"max_hold_ms":6000}]"#,
             ],
-            "one hold per assignment (the delete before any assignment and the one too late have none); operations take turns"
+            "one hold per assignment (the delete before any assignment and the one too late have none); operations take turns; an extra job before a delete has the next assignment held"
         );
         assert_eq!(out[0].assignment.as_ref().map(|a| a.nth), Some(2));
         assert_eq!(out[1].request.as_ref().map(|r| r.operation), Some("get-message"));
+        assert_eq!(out[4].delete.as_ref().map(|d| d.at_ms), Some(7_000));
     }
 }

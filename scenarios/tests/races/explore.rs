@@ -1,12 +1,13 @@
 //! Generated plans (`arcsim explore`): over the standard world's fault-free run of seed 1 (no race
-//! settings: every watch lag zero, no fault, no disruption, so bug-4201's window is shut), 40
-//! perturbed runs (the five kinds in turn, eight each) kill race 1's bug (stale views of pods); a
+//! settings: every watch lag zero, no fault, no disruption, so bug-4201's window is shut), 48
+//! perturbed runs (the six kinds in turn, eight each) kill race 1's bug (stale views of pods); a
 //! finding's capsule replays its failure. The fixed controller's runs of the same plans are a stated
 //! result: none fails (`FIXED_FINDINGS`). The GitHub-side kinds serialize, replay and are counted in
 //! the coverage, and a delayed assignment kills `bug-1125` in token-refresh-recreation's fault-free
 //! run of seed 1 while the fixed controller passes the same plan.
 
 use arc_scenarios::capsule::Capsule;
+use arc_scenarios::explore::plans::KINDS;
 use arc_scenarios::explore::{Exploration, explore, fault_free};
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::{Build, Variant};
@@ -16,7 +17,7 @@ use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
 /// Perturbed runs per exploration (eight of each kind).
-const BUDGET: usize = 40;
+const BUDGET: usize = 8 * KINDS;
 
 fn explored(variant: Variant) -> Exploration {
     let scenario = scenarios::find("standard").unwrap();
@@ -55,8 +56,13 @@ fn explore_kills_bug_4201_without_race_settings() {
         found.assignments_perturbed,
         found.assignments
     );
-    assert_eq!(found.requests_perturbed, BUDGET / 5, "one held request per plan of the kind");
+    assert_eq!(found.requests_perturbed, BUDGET / KINDS, "one held request per plan of the kind");
     assert!(found.requests > found.requests_perturbed);
+    assert_eq!(
+        found.runner_deletes_perturbed,
+        found.runner_deletes.min(BUDGET / KINDS),
+        "an extra job before each delete of a live runner, up to the kind's share"
+    );
     let kills: Vec<_> = found
         .findings
         .iter()
@@ -80,7 +86,7 @@ const FIXED_FINDINGS: usize = 0;
 #[test]
 fn the_fixed_controller_under_the_same_plans() {
     let found = explored(Variant::Fixed);
-    let failed: Vec<_> = found.findings.iter().map(|f| (&f.plan.perturbation, &f.oracles)).collect();
+    let failed: Vec<_> = found.findings.iter().map(|f| (&f.plan.perturbations, &f.oracles)).collect();
     assert_eq!(found.findings.len(), FIXED_FINDINGS, "{failed:?}");
 }
 
@@ -134,6 +140,37 @@ fn a_delayed_assignment_kills_bug_1125_and_the_fixed_controller_passes_it() {
         .unwrap();
     assert!(reference.violations.is_empty(), "its fault-free run passes: {:?}", reference.violations);
     let fixed = perturbed("token-refresh-recreation", Variant::Fixed, 1, oracle, held_until_recreation());
+    let (verdict, _) = fixed.run(TraceMode::HashOnly, None).unwrap();
+    assert!(verdict.violations.is_empty(), "the fixed controller passes the plan: {:?}", verdict.violations);
+}
+
+/// The two-step plan `arcsim explore --scenario steady-state --variant bug-scale-down-no-remove
+/// --seed 1 --budget 60` found (run 6 of 45, every extra-job plan failing): a job pushed 1 s before
+/// the runner set scales its last idle runner down, its assignment held (6 s at most) until the
+/// controller deletes a runner that may take it.
+fn pushed_at_the_scale_down() -> Vec<Perturbation> {
+    vec![
+        Perturbation::ExtraJob { at_ms: 707_591, duration_ms: 60_000 },
+        Perturbation::DelayedAssignment {
+            actor: "controller".into(),
+            nth_assignment: 41,
+            max_hold_ms: 6_000,
+        },
+    ]
+}
+
+#[test]
+fn an_extra_job_at_a_scale_down_kills_bug_scale_down_no_remove_and_the_fixed_controller_passes_it() {
+    let (scenario, bug, oracle) = ("steady-state", Variant::BugScaleDownNoRemove, "no-busy-runner-deleted");
+    let (verdict, _) = perturbed(scenario, bug, 1, oracle, pushed_at_the_scale_down())
+        .run(TraceMode::HashOnly, None)
+        .unwrap();
+    assert!(verdict.violations.iter().any(|v| v.oracle == oracle), "{:?}", verdict.violations);
+    let (job_alone, _) = perturbed(scenario, bug, 1, oracle, pushed_at_the_scale_down()[..1].to_vec())
+        .run(TraceMode::HashOnly, None)
+        .unwrap();
+    assert!(job_alone.violations.is_empty(), "the push alone misses the window: {:?}", job_alone.violations);
+    let fixed = perturbed(scenario, Variant::Fixed, 1, oracle, pushed_at_the_scale_down());
     let (verdict, _) = fixed.run(TraceMode::HashOnly, None).unwrap();
     assert!(verdict.violations.is_empty(), "the fixed controller passes the plan: {:?}", verdict.violations);
 }

@@ -8,9 +8,9 @@ use arc_sim::Seed;
 use arc_sim::faults::{GitHubFault, GitHubFaultAction};
 use arc_sim::world::Disruption;
 use rand::Rng;
-use serde_json::json;
 
 use super::objects::{RUNNER_NAMESPACE, RUNNER_SET};
+use super::refresh::{refreshes_in_controller_form, runner_refresh};
 
 use super::control::Control;
 use super::standard::{scale_set_oracles, scale_set_world};
@@ -81,39 +81,10 @@ fn runner_refreshes(seed: Seed, until_ms: u64) -> Vec<Disruption> {
         if at_ms >= until_ms {
             break;
         }
-        out.push(Disruption::PatchObject {
-            at_ms,
-            plural: "ephemeralrunnersets".into(),
-            namespace: RUNNER_NAMESPACE.into(),
-            name: RUNNER_SET.into(),
-            patch: json!({"spec": {"actionableRevision": revision}}),
-        });
+        out.push(runner_refresh(at_ms, RUNNER_NAMESPACE, RUNNER_SET, revision));
         at_ms += rng.random_range(30_000..90_000);
     }
     out
-}
-
-/// The integrity-hash annotation upstream's runner-spec step compares (ARC-MODEL §3.2 step 4).
-const INTEGRITY_HASH: &str = "actions.github.com/integrity-hash";
-
-/// Rewrites the runner refreshes of `plan` for its controller: a controller without the revision
-/// step (`scaling.actionable_revision` off, upstream) notices a runner-spec change when the set's
-/// `integrity-hash` annotation no longer matches its runner spec, so each refresh instead sets that
-/// annotation to a stale value (`refresh-N`); the set cleans up its idle runners and writes the
-/// right hash back. (Upstream's ARS, which patches the runner spec and the annotation together,
-/// never takes that step for its own updates; the stale value is the nearest upstream analogue, and
-/// an ARS reconcile that sees it before the set repairs it may delete the listener to drain.)
-pub fn refreshes_in_controller_form(plan: &mut WorldPlan) {
-    if plan.config.switches.scaling.actionable_revision {
-        return;
-    }
-    for disruption in &mut plan.config.disruptions {
-        let Disruption::PatchObject { plural, patch, .. } = disruption else { continue };
-        let Some(revision) = patch.pointer("/spec/actionableRevision").cloned() else { continue };
-        if plural == "ephemeralrunnersets" {
-            *patch = json!({"metadata": {"annotations": {INTEGRITY_HASH: format!("refresh-{revision}")}}});
-        }
-    }
 }
 
 impl Scenario for AssignDuringDelete {

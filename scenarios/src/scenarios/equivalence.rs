@@ -11,7 +11,8 @@ use arc_sim::Seed;
 use arc_sim::apiserver::{LagRange, WatchLag};
 use arc_sim::github::ServiceLatency;
 
-use super::assign_during_delete::{assign_during_delete_world, refreshes_in_controller_form};
+use super::assign_during_delete::assign_during_delete_world;
+use super::refresh::refreshes_in_controller_form;
 use crate::oracles::{self, Oracle};
 use crate::scenario::{Scenario, Twin, WorldPlan, rebased};
 use crate::variant::{Build, Variant};

@@ -13,8 +13,8 @@
 use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
 
-use super::assign_during_delete::refreshes_in_controller_form;
 use super::equivalence::quiet_world;
+use super::refresh::refreshes_in_controller_form;
 use crate::oracles::{self, Oracle};
 use crate::scenario::{Scenario, Twin, WorldPlan};
 use crate::variant::{Build, Variant};

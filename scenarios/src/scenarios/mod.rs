@@ -12,6 +12,7 @@ pub mod legacy_standard;
 pub mod legacy_steady_state;
 pub mod network_partition;
 pub mod objects;
+pub mod refresh;
 pub mod standard;
 pub mod steady_state;
 pub mod token_refresh;

@@ -54,7 +54,10 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
         let path =
             args.out.join(format!("{}-{}-{}-{}.json", args.scenario, args.build.variant, args.seed, i + 1));
         finding.capsule.save(&path)?;
-        let perturbation = serde_json::to_string(&finding.plan.perturbations)?;
+        let mut perturbation = serde_json::to_string(&finding.plan.perturbations)?;
+        if !finding.capsule.plan.disruptions.is_empty() {
+            perturbation += &format!(" after {}", serde_json::to_string(&finding.capsule.plan.disruptions)?);
+        }
         println!(
             "FAIL run {} of {}: {} with {perturbation}",
             finding.run,
@@ -98,6 +101,10 @@ pub fn coverage(found: &Exploration) -> String {
     out += &format!(
         "  workload coverage: an extra job before {} of {} deletes of live runners\n",
         found.runner_deletes_perturbed, found.runner_deletes
+    );
+    out += &format!(
+        "  rollout coverage: a runner-spec change after {} of {} runner creates\n",
+        found.runner_creates_perturbed, found.runner_creates
     );
     out
 }

@@ -21,6 +21,7 @@ use arc_sim::{Seed, TraceMode};
 use self::plans::{Plan, Points};
 use crate::capsule::{Capsule, CapsuleError};
 use crate::scenario::Scenario;
+use crate::scenarios::refresh::refresh_in_controller_form;
 use crate::shrink::steps::with_steps;
 use crate::variant::Build;
 
@@ -60,6 +61,10 @@ pub struct Exploration {
     pub runner_deletes: usize,
     /// Deletes an extra job arrived before.
     pub runner_deletes_perturbed: usize,
+    /// The controller's creates of EphemeralRunners in the reference run.
+    pub runner_creates: usize,
+    /// Creates a rollout followed.
+    pub runner_creates_perturbed: usize,
     /// Runs made (the reference not counted).
     pub runs: usize,
     /// Oracles the reference run itself failed (a world that fails unperturbed says little).
@@ -101,18 +106,7 @@ pub fn explore(
         requests: github_points::request_points(&record),
     };
     let generated = plans::plans(&points, budget);
-    let mut findings = Vec::new();
-    for (run, plan) in generated.iter().enumerate() {
-        let mut capsule = reference.clone();
-        capsule.plan.faults.perturbations = plan.perturbations.clone();
-        let (verdict, _) = capsule.run(TraceMode::HashOnly, None)?;
-        let mut oracles: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
-        oracles.dedup();
-        if let Some(first) = oracles.first() {
-            capsule.expected_oracle = first.to_string();
-            findings.push(Finding { plan: plan.clone(), run: run + 1, oracles, capsule });
-        }
-    }
+    let findings = run_plans(&reference, build, &generated)?;
     let perturbed_reads: BTreeSet<(String, u32)> =
         generated.iter().filter_map(|p| p.read.as_ref()).map(|r| (r.resource.clone(), r.nth)).collect();
     let perturbed_writes: BTreeSet<u32> =
@@ -123,6 +117,8 @@ pub fn explore(
         generated.iter().filter_map(|p| p.request.as_ref()).map(|r| (r.operation, r.nth)).collect();
     let met_deletes: BTreeSet<(u64, &str)> =
         generated.iter().filter_map(|p| p.delete.as_ref()).map(|d| (d.at_ms, d.object.as_str())).collect();
+    let followed_creates: BTreeSet<u32> =
+        generated.iter().filter_map(|p| p.create.as_ref()).map(|c| c.nth).collect();
     let mut reference_failures: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
     reference_failures.dedup();
     Ok(Exploration {
@@ -136,9 +132,38 @@ pub fn explore(
         requests_perturbed: held_requests.len(),
         runner_deletes: points.deletes.len(),
         runner_deletes_perturbed: met_deletes.len(),
+        runner_creates: points
+            .writes
+            .iter()
+            .filter(|w| w.verb == "create" && w.resource == "ephemeralrunners")
+            .count(),
+        runner_creates_perturbed: followed_creates.len(),
         runs: generated.len(),
         reference_failures,
         findings,
         reference,
     })
+}
+
+/// Runs each of `generated` from `reference` (a rollout's runner-spec change in `build`'s form) and
+/// keeps the runs that failed an oracle.
+fn run_plans(reference: &Capsule, build: Build, generated: &[Plan]) -> Result<Vec<Finding>, CapsuleError> {
+    let revision_step = build.switches().scaling.actionable_revision;
+    let mut findings = Vec::new();
+    for (run, plan) in generated.iter().enumerate() {
+        let mut capsule = reference.clone();
+        capsule.plan.faults.perturbations = plan.perturbations.clone();
+        capsule.plan.disruptions = plan.disruptions.clone();
+        if !revision_step {
+            capsule.plan.disruptions.iter_mut().for_each(refresh_in_controller_form);
+        }
+        let (verdict, _) = capsule.run(TraceMode::HashOnly, None)?;
+        let mut oracles: Vec<&'static str> = verdict.violations.iter().map(|v| v.oracle).collect();
+        oracles.dedup();
+        if let Some(first) = oracles.first() {
+            capsule.expected_oracle = first.to_string();
+            findings.push(Finding { plan: plan.clone(), run: run + 1, oracles, capsule });
+        }
+    }
+    Ok(findings)
 }

@@ -1,6 +1,6 @@
 //! Plans generated from a reference run's points: one perturbation each (two for an extra job), the
-//! six kinds taken in turn, each kind's points spread evenly over the run, so a budget of N runs
-//! reaches N/6 points of each kind from the first to the last. A stale view holds an ADDED or DELETED
+//! seven kinds taken in turn, each kind's points spread evenly over the run, so a budget of N runs
+//! reaches N/7 points of each kind from the first to the last. A stale view holds an ADDED or DELETED
 //! event (a creation or deletion the controller does not see yet: objects it just created itself,
 //! mostly); an unobserved state coalesces a MODIFIED event, the resources taking turns; an
 //! intermediate state follows a write. On the GitHub side, a delayed assignment holds the last
@@ -11,12 +11,17 @@
 //! is a two-step plan: an extra job arrives shortly before a controller's delete of a live runner in
 //! the reference run, and its assignment is held until the controller deletes a runner that may take
 //! it (a push as the runner set scales an idle runner down: the assign-during-delete window where the
-//! workload had no job left to send).
+//! workload had no job left to send). The seventh is a rollout: a runner-spec change just after the
+//! controller creates an EphemeralRunner (before the runner's id is written back), with the next
+//! RemoveRunner held, so the set removes runners it read as unregistered while one registers and may
+//! take a job.
 
 use arc_sim::perturb::Perturbation;
+use arc_sim::world::Disruption;
 
 use super::github_points::{AssignmentPoint, CancelPoint, RequestPoint, RunnerDeletePoint};
 use super::points::{CONTROLLER, ReadPoint, WritePoint};
+use crate::scenarios::refresh::runner_refresh;
 
 /// How long a stale view holds the controller's events (about a few reconciles of its requeues).
 pub const HOLD_MS: u64 = 3_000;
@@ -38,8 +43,12 @@ pub const EXTRA_JOB_LEAD_MS: u64 = 1_000;
 /// How long an extra job runs (within the standard workload's 30–180 s).
 pub const EXTRA_JOB_MS: u64 = 60_000;
 
+/// How long after a controller's create of an EphemeralRunner a rollout comes: before the runner's
+/// id is written back (its JIT config takes 40–600 ms at the fake GitHub, before the commit).
+pub const ROLLOUT_LAG_MS: u64 = 10;
+
 /// The kinds of plan, in the order they take turns.
-pub const KINDS: usize = 6;
+pub const KINDS: usize = 7;
 
 /// A reference run's points of every kind.
 #[derive(Debug, Clone, Default)]
@@ -73,11 +82,24 @@ pub struct Plan {
     pub request: Option<RequestPoint>,
     /// The delete of a live runner an extra job arrives before (extra job).
     pub delete: Option<RunnerDeletePoint>,
+    /// The world's disruptions: the runner-spec change of a rollout.
+    pub disruptions: Vec<Disruption>,
+    /// The runner create a rollout follows (rollout).
+    pub create: Option<WritePoint>,
 }
 
 impl Plan {
     fn of(perturbations: Vec<Perturbation>) -> Plan {
-        Plan { perturbations, read: None, write: None, assignment: None, request: None, delete: None }
+        Plan {
+            perturbations,
+            read: None,
+            write: None,
+            assignment: None,
+            request: None,
+            delete: None,
+            disruptions: Vec::new(),
+            create: None,
+        }
     }
 }
 
@@ -91,6 +113,9 @@ pub fn plans(points: &Points, budget: usize) -> Vec<Plan> {
     let held: Vec<&(AssignmentPoint, u64)> = holds.iter().collect();
     let requests: Vec<&RequestPoint> = points.requests.iter().collect();
     let deletes: Vec<&RunnerDeletePoint> = points.deletes.iter().collect();
+    let runner_creates: Vec<&WritePoint> =
+        points.writes.iter().filter(|w| w.verb == "create" && w.resource == "ephemeralrunners").collect();
+    let sets = runner_sets(points);
     let mut kinds: [Box<dyn Iterator<Item = Plan>>; KINDS] = [
         Box::new(spread(&appeared_or_gone, share(budget, 0)).into_iter().map(stale_view)),
         Box::new(spread(&all_writes, share(budget, 1)).into_iter().map(intermediate_state)),
@@ -102,6 +127,11 @@ pub fn plans(points: &Points, budget: usize) -> Vec<Plan> {
         Box::new(spread(&held, share(budget, 3)).into_iter().map(delayed_assignment)),
         Box::new(taking_turns(&requests, share(budget, 4), |r| r.operation).into_iter().map(held_request)),
         Box::new(spread(&deletes, share(budget, 5)).into_iter().map(|d| extra_job(d, &points.assignments))),
+        Box::new(
+            spread(&runner_creates, share(budget, 6))
+                .into_iter()
+                .filter_map(|c| rollout(c, &sets, &points.requests)),
+        ),
     ];
     let mut out = Vec::new();
     loop {
@@ -232,6 +262,47 @@ fn extra_job(delete: &RunnerDeletePoint, assignments: &[AssignmentPoint]) -> Pla
     Plan { perturbations: vec![arrival, hold], delete: Some(delete.clone()), ..Plan::of(Vec::new()) }
 }
 
+/// A rollout [`ROLLOUT_LAG_MS`] after `create`: every runner set of its namespace refreshed (revision
+/// 1: a fault-free reference has no refresh of its own), and the next RemoveRunner after it held for
+/// [`REQUEST_HOLD_MS`]. `None` when no runner set of that namespace was seen.
+fn rollout(create: &WritePoint, sets: &[(&str, &str)], requests: &[RequestPoint]) -> Option<Plan> {
+    let at_ms = create.at_ms + ROLLOUT_LAG_MS;
+    let namespace = create.object.split('/').next().unwrap_or_default();
+    let disruptions: Vec<Disruption> = sets
+        .iter()
+        .filter(|(ns, _)| *ns == namespace)
+        .map(|(ns, name)| runner_refresh(at_ms, ns, name, 1))
+        .collect();
+    if disruptions.is_empty() {
+        return None;
+    }
+    let before = requests.iter().filter(|r| r.operation == "remove-runner" && r.at_ms <= at_ms).count();
+    let hold = Perturbation::HeldRequest {
+        operation: "remove-runner".into(),
+        nth: u32::try_from(before + 1).unwrap_or(u32::MAX),
+        hold_ms: REQUEST_HOLD_MS,
+    };
+    Some(Plan {
+        perturbations: vec![hold],
+        disruptions,
+        create: Some(create.clone()),
+        ..Plan::of(Vec::new())
+    })
+}
+
+/// The runner sets (`namespace`, `name`) whose events reached the controller, in name order.
+fn runner_sets(points: &Points) -> Vec<(&str, &str)> {
+    let mut sets: Vec<(&str, &str)> = points
+        .reads
+        .iter()
+        .filter(|r| r.resource == "ephemeralrunnersets")
+        .filter_map(|r| r.object.split_once('/'))
+        .collect();
+    sets.sort_unstable();
+    sets.dedup();
+    sets
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +310,10 @@ mod tests {
     fn read(nth: u32, modified: Option<u32>) -> ReadPoint {
         let kind = if modified.is_some() { "MODIFIED" } else { "ADDED" };
         ReadPoint { resource: "pods".into(), object: "ns/p".into(), kind, nth, nth_modified: modified }
+    }
+
+    fn write(nth: u32, resource: &str, object: &str, at_ms: u64) -> WritePoint {
+        WritePoint { nth, verb: "create", resource: resource.into(), object: object.into(), at_ms }
     }
 
     fn kubernetes(reads: Vec<ReadPoint>, writes: Vec<WritePoint>) -> Points {
@@ -251,7 +326,7 @@ mod tests {
         let mut secrets = read(31, Some(1));
         secrets.resource = "secrets".into();
         let with_secrets: Vec<ReadPoint> = reads.iter().cloned().chain([secrets]).collect();
-        let coalesced: Vec<String> = plans(&kubernetes(with_secrets, vec![]), 15)
+        let coalesced: Vec<String> = plans(&kubernetes(with_secrets, vec![]), 3 * KINDS)
             .into_iter()
             .filter_map(|p| {
                 p.read.filter(|_| matches!(p.perturbations[0], Perturbation::UnobservedState { .. }))
@@ -259,9 +334,7 @@ mod tests {
             .map(|r| format!("{}#{}", r.resource, r.nth))
             .collect();
         assert_eq!(coalesced, ["pods#2", "secrets#31", "pods#16"], "resources take turns");
-        let writes: Vec<WritePoint> = (1..=9)
-            .map(|nth| WritePoint { nth, verb: "create", resource: "pods".into(), object: "ns/p".into() })
-            .collect();
+        let writes: Vec<WritePoint> = (1..=9).map(|nth| write(nth, "pods", "ns/p", u64::from(nth))).collect();
         let out = plans(&kubernetes(reads.clone(), writes), 10);
         assert_eq!(out.len(), 6, "no GitHub points: no GitHub-side plans");
         assert!(matches!(out[0].perturbations[0], Perturbation::StaleView { after_events: 1, .. }));
@@ -289,7 +362,7 @@ mod tests {
             requests: vec![request("get-message", 1), request("get-message", 2), request("remove-runner", 1)],
             ..Points::default()
         };
-        let out = plans(&points, 12);
+        let out = plans(&points, 2 * KINDS);
         let kinds: Vec<String> =
             out.iter().map(|p| serde_json::to_string(&p.perturbations).unwrap()).collect();
         assert_eq!(
@@ -306,5 +379,51 @@ mod tests {
         assert_eq!(out[0].assignment.as_ref().map(|a| a.nth), Some(2));
         assert_eq!(out[1].request.as_ref().map(|r| r.operation), Some("get-message"));
         assert_eq!(out[4].delete.as_ref().map(|d| d.at_ms), Some(7_000));
+    }
+
+    #[test]
+    fn a_rollout_follows_a_runner_create_in_its_namespace_and_holds_the_next_remove_runner() {
+        let set = |nth, name: &str| ReadPoint {
+            resource: "ephemeralrunnersets".into(),
+            object: format!("arc-runners/{name}"),
+            kind: "ADDED",
+            nth,
+            nth_modified: None,
+        };
+        let request = |operation, nth, at_ms| RequestPoint { operation, nth, at_ms };
+        let points = Points {
+            reads: vec![set(1, "set-b"), set(2, "set-a"), set(3, "set-b")],
+            writes: vec![
+                write(1, "ephemeralrunners", "arc-runners/", 6_840),
+                write(2, "pods", "arc-runners/", 7_000),
+                write(3, "ephemeralrunners", "elsewhere/", 9_000),
+            ],
+            requests: vec![
+                request("remove-runner", 1, 100),
+                request("get-message", 1, 6_000),
+                request("remove-runner", 2, 6_850),
+                request("remove-runner", 3, 6_851),
+            ],
+            ..Points::default()
+        };
+        let rollouts: Vec<Plan> =
+            plans(&points, 2 * KINDS).into_iter().filter(|p| p.create.is_some()).collect();
+        assert_eq!(rollouts.len(), 1, "no runner set seen in the other namespace: no rollout there");
+        let refresh = |name: &str| runner_refresh(6_850, "arc-runners", name, 1);
+        assert_eq!(
+            rollouts[0].disruptions,
+            [refresh("set-a"), refresh("set-b")],
+            "every set of the namespace, once"
+        );
+        assert_eq!(
+            rollouts[0].perturbations,
+            [Perturbation::HeldRequest {
+                operation: "remove-runner".into(),
+                nth: 3,
+                hold_ms: REQUEST_HOLD_MS
+            }],
+            "the first RemoveRunner after the change is held"
+        );
+        assert_eq!(rollouts[0].create.as_ref().map(|c| c.nth), Some(1));
     }
 }

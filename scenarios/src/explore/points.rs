@@ -36,6 +36,8 @@ pub struct WritePoint {
     pub resource: String,
     /// `namespace/name`.
     pub object: String,
+    /// Sim ms it was served.
+    pub at_ms: u64,
 }
 
 /// The controller's read points in `record` (which must keep [`WatchSent`] events).
@@ -69,6 +71,7 @@ pub fn write_points(record: &RunRecord) -> Vec<WritePoint> {
             verb: a.verb.as_str(),
             resource: a.resource.clone(),
             object: format!("{}/{}", a.namespace, a.name),
+            at_ms: a.served_ms,
         })
         .collect()
 }

@@ -1,15 +1,20 @@
 //! Generated plans (`arcsim explore`): over the standard world's fault-free run of seed 1 (no race
-//! settings: every watch lag zero, no fault, no disruption, so bug-4201's window is shut), 48
-//! perturbed runs (the six kinds in turn, eight each) kill race 1's bug (stale views of pods); a
+//! settings: every watch lag zero, no fault, no disruption, so bug-4201's window is shut), 56
+//! perturbed runs (the seven kinds in turn, eight each) kill race 1's bug (stale views of pods); a
 //! finding's capsule replays its failure. The fixed controller's runs of the same plans are a stated
 //! result: none fails (`FIXED_FINDINGS`). The GitHub-side kinds serialize, replay and are counted in
 //! the coverage, and a delayed assignment kills `bug-1125` in token-refresh-recreation's fault-free
-//! run of seed 1 while the fixed controller passes the same plan.
+//! run of seed 1 while the fixed controller passes the same plan. In steady-state's fault-free run of
+//! seed 1 (the standard workload judged by the swarm's oracles) the two-step plans kill the two
+//! scale-down races: an extra job at a scale-down kills `bug-scale-down-no-remove`, a rollout as a
+//! runner registers kills `bug-stale-removal-snapshot`, each step alone kills neither, and the fixed
+//! controller passes both.
 
 use arc_scenarios::capsule::Capsule;
 use arc_scenarios::explore::plans::KINDS;
 use arc_scenarios::explore::{Exploration, explore, fault_free};
 use arc_scenarios::scenarios;
+use arc_scenarios::scenarios::refresh::runner_refresh;
 use arc_scenarios::variant::{Build, Variant};
 use arc_sim::net::Network;
 use arc_sim::perturb::Perturbation;
@@ -62,6 +67,11 @@ fn explore_kills_bug_4201_without_race_settings() {
         found.runner_deletes_perturbed,
         found.runner_deletes.min(BUDGET / KINDS),
         "an extra job before each delete of a live runner, up to the kind's share"
+    );
+    assert_eq!(
+        found.runner_creates_perturbed,
+        found.runner_creates.min(BUDGET / KINDS),
+        "a rollout after each runner create, up to the kind's share"
     );
     let kills: Vec<_> = found
         .findings
@@ -173,4 +183,43 @@ fn an_extra_job_at_a_scale_down_kills_bug_scale_down_no_remove_and_the_fixed_con
     let fixed = perturbed(scenario, Variant::Fixed, 1, oracle, pushed_at_the_scale_down());
     let (verdict, _) = fixed.run(TraceMode::HashOnly, None).unwrap();
     assert!(verdict.violations.is_empty(), "the fixed controller passes the plan: {:?}", verdict.violations);
+}
+
+/// The rollout `arcsim explore --scenario steady-state --variant bug-stale-removal-snapshot --seed 1
+/// --budget 70` found (run 21 of 55): the runner spec changes 10 ms after the controller creates an
+/// EphemeralRunner, and the RemoveRunner that follows is held 5 s.
+fn rollout_as_a_runner_registers(variant: Variant, rollout: bool, hold: bool) -> Capsule {
+    let held = Perturbation::HeldRequest { operation: "remove-runner".into(), nth: 1, hold_ms: 5_000 };
+    let mut capsule = perturbed(
+        "steady-state",
+        variant,
+        1,
+        "no-busy-runner-deleted",
+        if hold { vec![held] } else { vec![] },
+    );
+    if rollout {
+        capsule.plan.disruptions = vec![runner_refresh(58_613, "arc-runners", "arc-runner-set", 1)];
+    }
+    capsule
+}
+
+#[test]
+fn a_rollout_as_a_runner_registers_kills_bug_stale_removal_snapshot_and_the_fixed_controller_passes_it() {
+    let oracle = "no-busy-runner-deleted";
+    let run = |variant, rollout, hold| {
+        let (verdict, _) =
+            rollout_as_a_runner_registers(variant, rollout, hold).run(TraceMode::HashOnly, None).unwrap();
+        verdict.violations
+    };
+    let killed = run(Variant::BugStaleRemovalSnapshot, true, true);
+    assert!(killed.iter().any(|v| v.oracle == oracle), "{killed:?}");
+    let rollout_alone = run(Variant::BugStaleRemovalSnapshot, true, false);
+    assert!(
+        rollout_alone.is_empty(),
+        "the rollout alone removes the runner before it can take a job: {rollout_alone:?}"
+    );
+    let hold_alone = run(Variant::BugStaleRemovalSnapshot, false, true);
+    assert!(hold_alone.is_empty(), "the held RemoveRunner alone: {hold_alone:?}");
+    let fixed = run(Variant::Fixed, true, true);
+    assert!(fixed.is_empty(), "the fixed controller re-reads the runner and passes: {fixed:?}");
 }

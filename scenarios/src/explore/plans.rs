@@ -1,20 +1,20 @@
-//! Plans generated from a reference run's points: one perturbation each (two for an extra job), the
-//! seven kinds taken in turn, each kind's points spread evenly over the run, so a budget of N runs
-//! reaches N/7 points of each kind from the first to the last. A stale view holds an ADDED or DELETED
-//! event (a creation or deletion the controller does not see yet: objects it just created itself,
-//! mostly); an unobserved state coalesces a MODIFIED event, the resources taking turns; an
-//! intermediate state follows a write. On the GitHub side, a delayed assignment holds the last
-//! assignment before a controller's delete of a live runner until that delete (a job reaching the
-//! runner the controller is taking away, the window of ARC's assign-during-delete race), or a
-//! canceled job's assignment past its cancel (its runner left idle for a scale-down); a held request
-//! delays one long poll, RemoveRunner or runner listing, the operations taking turns. The sixth kind
-//! is a two-step plan: an extra job arrives shortly before a controller's delete of a live runner in
-//! the reference run, and its assignment is held until the controller deletes a runner that may take
-//! it (a push as the runner set scales an idle runner down: the assign-during-delete window where the
-//! workload had no job left to send). The seventh is a rollout: a runner-spec change just after the
-//! controller creates an EphemeralRunner (before the runner's id is written back), with the next
-//! RemoveRunner held, so the set removes runners it read as unregistered while one registers and may
-//! take a job.
+//! Plans generated from a reference run's points: one perturbation each (an extra job and a rollout
+//! take two steps), the seven kinds taken in turn, each kind's points spread evenly over the run,
+//! so a budget of N runs reaches N/7 points of each kind from the first to the last. A stale view
+//! holds an ADDED or DELETED event (a creation or deletion the controller does not see yet: objects
+//! it just created itself, mostly); an unobserved state coalesces a MODIFIED event, the resources
+//! taking turns; an intermediate state follows a write. On the GitHub side, a delayed assignment
+//! holds the last assignment before a controller's delete of a live runner until that delete (a job
+//! reaching the runner the controller is taking away, the window of ARC's assign-during-delete
+//! race), or a canceled job's assignment past its cancel (its runner left idle for a scale-down); a
+//! held request delays one long poll, RemoveRunner or runner listing, the operations taking turns.
+//! The sixth kind is a two-step plan: an extra job arrives shortly before a controller's delete of
+//! a live runner in the reference run, and its assignment is held until the controller deletes a
+//! runner that may take it (a push as the runner set scales an idle runner down: the
+//! assign-during-delete window where the workload had no job left to send). The seventh is a
+//! rollout: a runner-spec change just after the controller creates an EphemeralRunner (before the
+//! runner's id is written back), with the next RemoveRunner held, so the set removes runners it
+//! read as unregistered while one registers and may take a job.
 
 use arc_sim::perturb::Perturbation;
 use arc_sim::world::Disruption;

@@ -8,14 +8,17 @@
 //! seed 1 (the standard workload judged by the swarm's oracles) the two-step plans kill the two
 //! scale-down races: an extra job at a scale-down kills `bug-scale-down-no-remove`, a rollout as a
 //! runner registers kills `bug-stale-removal-snapshot`, each step alone kills neither, and the fixed
-//! controller passes both.
+//! controller passes both. The rollout also says which ARC release has that race: 0.13.1 as released
+//! fails it, 0.15.0 passes.
 
+use arc_controller::Profile;
 use arc_scenarios::capsule::Capsule;
 use arc_scenarios::explore::plans::KINDS;
 use arc_scenarios::explore::{Exploration, explore, fault_free};
 use arc_scenarios::scenarios;
-use arc_scenarios::scenarios::refresh::runner_refresh;
+use arc_scenarios::scenarios::refresh::{refresh_in_controller_form, runner_refresh};
 use arc_scenarios::variant::{Build, Variant};
+use arc_scenarios::verdict::Violation;
 use arc_sim::net::Network;
 use arc_sim::perturb::Perturbation;
 use arc_sim::schedule::Schedule;
@@ -38,8 +41,19 @@ fn perturbed(
     oracle: &str,
     perturbations: Vec<Perturbation>,
 ) -> Capsule {
+    perturbed_build(scenario, Build::arcsim(variant), seed, oracle, perturbations)
+}
+
+/// [`perturbed`] for any build.
+fn perturbed_build(
+    scenario: &str,
+    build: Build,
+    seed: u64,
+    oracle: &str,
+    perturbations: Vec<Perturbation>,
+) -> Capsule {
     let found = scenarios::find(scenario).unwrap();
-    let run = Capsule::of_run(found, Build::arcsim(variant), Seed(seed), Network::InProcess, oracle);
+    let run = Capsule::of_run(found, build, Seed(seed), Network::InProcess, oracle);
     let mut capsule = fault_free(&run);
     capsule.plan.faults.perturbations = perturbations;
     capsule
@@ -188,17 +202,17 @@ fn an_extra_job_at_a_scale_down_kills_bug_scale_down_no_remove_and_the_fixed_con
 /// The rollout `arcsim explore --scenario steady-state --variant bug-stale-removal-snapshot --seed 1
 /// --budget 70` found (run 21 of 55): the runner spec changes 10 ms after the controller creates an
 /// EphemeralRunner, and the RemoveRunner that follows is held 5 s.
-fn rollout_as_a_runner_registers(variant: Variant, rollout: bool, hold: bool) -> Capsule {
+/// The refresh takes the form of `build`'s controller, as `explore` gives it.
+fn rollout_as_a_runner_registers(build: Build, rollout: bool, hold: bool) -> Capsule {
     let held = Perturbation::HeldRequest { operation: "remove-runner".into(), nth: 1, hold_ms: 5_000 };
-    let mut capsule = perturbed(
-        "steady-state",
-        variant,
-        1,
-        "no-busy-runner-deleted",
-        if hold { vec![held] } else { vec![] },
-    );
+    let plan = if hold { vec![held] } else { vec![] };
+    let mut capsule = perturbed_build("steady-state", build, 1, "no-busy-runner-deleted", plan);
     if rollout {
-        capsule.plan.disruptions = vec![runner_refresh(58_613, "arc-runners", "arc-runner-set", 1)];
+        let mut refresh = runner_refresh(58_613, "arc-runners", "arc-runner-set", 1);
+        if !build.switches().scaling.actionable_revision {
+            refresh_in_controller_form(&mut refresh);
+        }
+        capsule.plan.disruptions = vec![refresh];
     }
     capsule
 }
@@ -207,9 +221,7 @@ fn rollout_as_a_runner_registers(variant: Variant, rollout: bool, hold: bool) ->
 fn a_rollout_as_a_runner_registers_kills_bug_stale_removal_snapshot_and_the_fixed_controller_passes_it() {
     let oracle = "no-busy-runner-deleted";
     let run = |variant, rollout, hold| {
-        let (verdict, _) =
-            rollout_as_a_runner_registers(variant, rollout, hold).run(TraceMode::HashOnly, None).unwrap();
-        verdict.violations
+        violations(rollout_as_a_runner_registers(Build::arcsim(variant), rollout, hold))
     };
     let killed = run(Variant::BugStaleRemovalSnapshot, true, true);
     assert!(killed.iter().any(|v| v.oracle == oracle), "{killed:?}");
@@ -222,4 +234,23 @@ fn a_rollout_as_a_runner_registers_kills_bug_stale_removal_snapshot_and_the_fixe
     assert!(hold_alone.is_empty(), "the held RemoveRunner alone: {hold_alone:?}");
     let fixed = run(Variant::Fixed, true, true);
     assert!(fixed.is_empty(), "the fixed controller re-reads the runner and passes: {fixed:?}");
+}
+
+fn violations(capsule: Capsule) -> Vec<Violation> {
+    capsule.run(TraceMode::HashOnly, None).unwrap().0.violations
+}
+
+/// Which ARC release the rollout race affects: ARC 0.13.1 as released (`--profile arc-0.13.1`, its
+/// `fixed` build) removes the runner it read as unregistered and deletes it busy; 0.15.0 leaves a
+/// runner without a recorded id to a later cleanup pass (#4683) and passes the same plan.
+#[test]
+fn the_rollout_race_is_in_arc_0_13_1_as_released_and_closed_in_0_15_0() {
+    let oracle = "no-busy-runner-deleted";
+    let released = |profile| {
+        violations(rollout_as_a_runner_registers(Build { profile, variant: Variant::Fixed }, true, true))
+    };
+    let arc_0_13_1 = released(Profile::Arc0131);
+    assert!(arc_0_13_1.iter().any(|v| v.oracle == oracle), "{arc_0_13_1:?}");
+    let arc_0_15_0 = released(Profile::Arc0150);
+    assert!(arc_0_15_0.is_empty(), "{arc_0_15_0:?}");
 }

@@ -157,7 +157,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 986, 1000),
     measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 368, 1000),
-    measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 50, 50),
+    measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 999, 1000),
     measured(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero, 50, 50),
     measured(
         Variant::BugRunningOverwritesTerminal,

@@ -132,11 +132,7 @@ pub fn explore(
         requests_perturbed: held_requests.len(),
         runner_deletes: points.deletes.len(),
         runner_deletes_perturbed: met_deletes.len(),
-        runner_creates: points
-            .writes
-            .iter()
-            .filter(|w| w.verb == "create" && w.resource == "ephemeralrunners")
-            .count(),
+        runner_creates: plans::runner_creates(&points).len(),
         runner_creates_perturbed: followed_creates.len(),
         runs: generated.len(),
         reference_failures,

@@ -113,8 +113,7 @@ pub fn plans(points: &Points, budget: usize) -> Vec<Plan> {
     let held: Vec<&(AssignmentPoint, u64)> = holds.iter().collect();
     let requests: Vec<&RequestPoint> = points.requests.iter().collect();
     let deletes: Vec<&RunnerDeletePoint> = points.deletes.iter().collect();
-    let runner_creates: Vec<&WritePoint> =
-        points.writes.iter().filter(|w| w.verb == "create" && w.resource == "ephemeralrunners").collect();
+    let runner_creates = runner_creates(points);
     let sets = runner_sets(points);
     let mut kinds: [Box<dyn Iterator<Item = Plan>>; KINDS] = [
         Box::new(spread(&appeared_or_gone, share(budget, 0)).into_iter().map(stale_view)),
@@ -288,6 +287,11 @@ fn rollout(create: &WritePoint, sets: &[(&str, &str)], requests: &[RequestPoint]
         create: Some(create.clone()),
         ..Plan::of(Vec::new())
     })
+}
+
+/// The controller's creates of EphemeralRunners (the points a rollout follows).
+pub fn runner_creates(points: &Points) -> Vec<&WritePoint> {
+    points.writes.iter().filter(|w| w.verb == "create" && w.resource == "ephemeralrunners").collect()
 }
 
 /// The runner sets (`namespace`, `name`) whose events reached the controller, in name order.

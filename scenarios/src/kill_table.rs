@@ -158,7 +158,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 986, 1000),
     measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 368, 1000),
     measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 999, 1000),
-    measured(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero, 50, 50),
+    measured(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero, 1000, 1000),
     measured(
         Variant::BugRunningOverwritesTerminal,
         &AssignDuringDelete,

@@ -107,9 +107,15 @@ pub fn report(shrunk: &Shrunk, budget: u32) -> String {
         shrunk.reruns
     );
     out += &format!("  before: {}\n  after:  {}\n", shrunk.before, shrunk.after);
-    out += match shrunk.one_minimal {
-        true => "  1-minimal: removing any one remaining step or job makes the oracle pass (each checked)\n",
-        false => "  1-minimal: not verified (the budget ran out first)\n",
+    out += match (shrunk.one_minimal, shrunk.steps_one_minimal) {
+        (true, _) => {
+            "  1-minimal: removing any one remaining step or job makes the oracle pass (each checked)\n"
+        }
+        (false, true) => {
+            "  1-minimal in its steps: removing any one remaining step makes the oracle pass (each checked); \
+             the budget ran out before every job was\n"
+        }
+        (false, false) => "  1-minimal: not verified (the budget ran out first)\n",
     };
     for step in shrunk.steps() {
         out += &format!("  kept: {step}\n");

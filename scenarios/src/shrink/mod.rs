@@ -6,7 +6,9 @@
 //! weakened ([`weaken`]), and last every remaining step and job removed one at a time to verify that
 //! the result is 1-minimal (a removal that still fails is kept, and the check starts over). Every
 //! rerun counts against one budget (200 by default); a stage that would leave the check too few
-//! reruns stops early.
+//! reruns stops early. The steps come first: the reduction of jobs (a workload of hundreds costs far
+//! more reruns than a plan) stops in time for every remaining step to be checked, so a capsule whose
+//! jobs ran the budget out is still 1-minimal in its steps, and says so.
 
 pub mod ddmin;
 pub mod steps;
@@ -82,6 +84,8 @@ pub struct Shrunk {
     pub after: Size,
     /// Reruns spent (the original run not counted).
     pub reruns: u32,
+    /// Removing any one remaining step was checked to make the expected oracle pass.
+    pub steps_one_minimal: bool,
     /// Removing any one remaining step or job was checked to make the expected oracle pass.
     pub one_minimal: bool,
 }
@@ -103,24 +107,51 @@ pub fn shrink(original: Capsule, budget: u32) -> Result<Shrunk, ShrinkError> {
         return Err(ShrinkError::DoesNotFail { oracle: original.expected_oracle, failed });
     }
     let seen = Seen::of(&original, &verdict);
+    Ok(reduce(original, seen, Trials::new(budget)))
+}
+
+/// The shrinker's stages on `original`, whose run showed `seen`, spending `trials`.
+fn reduce(original: Capsule, seen: Seen, mut trials: Trials) -> Shrunk {
+    let budget = trials.budget();
     let before = size(&original, seen);
-    let mut trials = Trials::new(budget);
     trials.remember(&original, seen);
     let mut current = original;
     current = drop_all_steps(current, &mut trials);
     current = shorten(current, &mut trials);
     current = cut_after_failure(current, &mut trials);
-    let reserve = |c: &Capsule| u32::try_from(steps_of(c).len() + jobs_of(c).len()).unwrap_or(u32::MAX);
-    trials.cap_at(budget.saturating_sub(reserve(&current) + 30));
+    trials.cap_at(budget.saturating_sub(step_count(&current) + 30));
     current = reduce_steps(current, &mut trials);
-    trials.cap_at(budget.saturating_sub(reserve(&current) + 10));
+    trials.cap_at(budget.saturating_sub(3 * step_count(&current) + 5));
     current = reduce_jobs(current, &mut trials);
-    trials.cap_at(budget.saturating_sub(reserve(&current)));
+    trials.cap_at(budget.saturating_sub(step_count(&current)));
     current = weaken_steps(current, &mut trials);
     trials.cap_at(budget);
-    let (capsule, one_minimal) = verify_one_minimal(current, &mut trials);
+    let (capsule, minimality) = verify_one_minimal(current, &mut trials);
     let after = size(&capsule, trials.seen(&capsule).unwrap_or(seen));
-    Ok(Shrunk { capsule, before, after, reruns: trials.reruns(), one_minimal })
+    Shrunk {
+        capsule,
+        before,
+        after,
+        reruns: trials.reruns(),
+        steps_one_minimal: minimality != Minimality::Unchecked,
+        one_minimal: minimality == Minimality::StepsAndJobs,
+    }
+}
+
+/// The capsule's fault steps, as a count of reruns.
+fn step_count(capsule: &Capsule) -> u32 {
+    u32::try_from(steps_of(capsule).len()).unwrap_or(u32::MAX)
+}
+
+/// How far the 1-minimality check got before the budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Minimality {
+    /// Not even every step was checked.
+    Unchecked,
+    /// Every remaining step's removal passes; not every job's was checked.
+    Steps,
+    /// Every remaining step's and job's removal passes.
+    StepsAndJobs,
 }
 
 fn size(capsule: &Capsule, seen: Seen) -> Size {
@@ -220,37 +251,101 @@ fn weaken_steps(capsule: Capsule, trials: &mut Trials) -> Capsule {
     with_steps(&capsule, &steps)
 }
 
-/// Removes each remaining step and job in turn: one whose removal still fails goes, and the check
-/// starts over. Returns the capsule and whether a full pass found every removal passing.
-fn verify_one_minimal(capsule: Capsule, trials: &mut Trials) -> (Capsule, bool) {
+/// Removes each remaining step and then each job in turn: one whose removal still fails goes, and
+/// the check starts over. A job's removal is taken only while the budget can check the steps again,
+/// so the steps of the capsule returned are checked whenever the first pass over them ended.
+fn verify_one_minimal(capsule: Capsule, trials: &mut Trials) -> (Capsule, Minimality) {
     let mut current = capsule;
     'again: loop {
-        for candidate in one_smaller(&current) {
+        for candidate in without_each_step(&current) {
             match trials.test(&candidate) {
                 Outcome::Fails => {
                     current = candidate;
                     continue 'again;
                 }
                 Outcome::Passes => {}
-                Outcome::OutOfBudget => return (current, false),
+                Outcome::OutOfBudget => return (current, Minimality::Unchecked),
             }
         }
-        return (current, true);
+        for candidate in without_each_job(&current) {
+            match trials.test(&candidate) {
+                Outcome::Fails if trials.remaining() >= step_count(&candidate) => {
+                    current = candidate;
+                    continue 'again;
+                }
+                Outcome::Passes => {}
+                Outcome::Fails | Outcome::OutOfBudget => return (current, Minimality::Steps),
+            }
+        }
+        return (current, Minimality::StepsAndJobs);
     }
 }
 
-/// Every capsule one step or one job smaller than `capsule`.
-fn one_smaller(capsule: &Capsule) -> Vec<Capsule> {
+/// Every capsule one step smaller than `capsule`.
+fn without_each_step(capsule: &Capsule) -> Vec<Capsule> {
     let steps = steps_of(capsule);
+    (0..steps.len())
+        .map(|i| {
+            let rest: Vec<Step> =
+                steps.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| s.clone()).collect();
+            with_steps(capsule, &rest)
+        })
+        .collect()
+}
+
+/// Every capsule one job smaller than `capsule`.
+fn without_each_job(capsule: &Capsule) -> Vec<Capsule> {
     let jobs = jobs_of(capsule);
-    let without_step = (0..steps.len()).map(|i| {
-        let rest: Vec<Step> =
-            steps.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| s.clone()).collect();
-        with_steps(capsule, &rest)
-    });
-    let without_job = (0..jobs.len()).map(|i| {
-        let rest: Vec<u32> = jobs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, n)| *n).collect();
-        with_jobs(capsule, &rest)
-    });
-    without_step.chain(without_job).collect()
+    (0..jobs.len())
+        .map(|i| {
+            let rest: Vec<u32> = jobs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, n)| *n).collect();
+            with_jobs(capsule, &rest)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::Seed;
+    use arc_sim::net::Network;
+
+    use super::*;
+    use crate::scenarios;
+    use crate::variant::{Build, Variant};
+
+    /// Steady-state seed 4's capsule judged to fail exactly when it keeps its third step and its
+    /// first `jobs_needed` jobs, as a workload-bound failure does.
+    fn shrink_needing(jobs_needed: usize, budget: u32) -> (Shrunk, Step, Vec<u32>) {
+        let scenario = scenarios::find("steady-state").unwrap();
+        let build = Build::arcsim(Variant::Fixed);
+        let capsule = Capsule::of_run(scenario, build, Seed(4), Network::InProcess, "bounded-pod-creates");
+        let step = steps_of(&capsule)[2].clone();
+        let jobs: Vec<u32> = jobs_of(&capsule)[..jobs_needed].to_vec();
+        let (needed_step, needed_jobs) = (step.clone(), jobs.clone());
+        let judge = move |c: &Capsule| Seen {
+            fails: steps_of(c).contains(&needed_step) && needed_jobs.iter().all(|j| jobs_of(c).contains(j)),
+            sim_ms: 1,
+            trace_lines: 1,
+            failed_at_ms: None,
+        };
+        let seen = Seen { fails: true, sim_ms: 1, trace_lines: 1, failed_at_ms: None };
+        (reduce(capsule, seen, Trials::judged_by(budget, judge)), step, jobs)
+    }
+
+    #[test]
+    fn with_budget_enough_the_capsule_keeps_exactly_what_the_failure_needs() {
+        let (shrunk, step, jobs) = shrink_needing(12, 2_000);
+        assert_eq!(steps_of(&shrunk.capsule), vec![step]);
+        assert_eq!(jobs_of(&shrunk.capsule), jobs);
+        assert!(shrunk.steps_one_minimal && shrunk.one_minimal, "{}", shrunk.reruns);
+    }
+
+    #[test]
+    fn a_workload_that_spends_the_budget_still_leaves_every_step_checked() {
+        let (shrunk, step, _) = shrink_needing(40, 60);
+        assert!(shrunk.reruns <= 60, "{}", shrunk.reruns);
+        assert_eq!(steps_of(&shrunk.capsule), vec![step]);
+        assert!(shrunk.steps_one_minimal, "the steps were not all checked in {} reruns", shrunk.reruns);
+        assert!(!shrunk.one_minimal, "40 needed jobs cannot all be checked in 60 reruns");
+    }
 }

@@ -37,18 +37,28 @@ impl Seen {
     }
 }
 
+/// Judges one candidate: runs it and says what its run showed.
+type Judge = Box<dyn FnMut(&Capsule) -> Seen>;
+
 /// Reruns so far, against a budget and a lower cap a stage may set.
 pub struct Trials {
     budget: u32,
     cap: u32,
     reruns: u32,
     seen: BTreeMap<String, Seen>,
+    judge: Judge,
 }
 
 impl Trials {
-    /// No reruns yet, at most `budget`.
+    /// No reruns yet, at most `budget`; each candidate is run in the simulation.
     pub fn new(budget: u32) -> Trials {
-        Trials { budget, cap: budget, reruns: 0, seen: BTreeMap::new() }
+        Trials::judged_by(budget, run)
+    }
+
+    /// No reruns yet, at most `budget`; each candidate judged by `judge` instead of a run (the
+    /// shrinker's own tests, which check its stages on failures of a known shape).
+    pub fn judged_by(budget: u32, judge: impl FnMut(&Capsule) -> Seen + 'static) -> Trials {
+        Trials { budget, cap: budget, reruns: 0, seen: BTreeMap::new(), judge: Box::new(judge) }
     }
 
     /// Reruns spent.
@@ -65,6 +75,11 @@ impl Trials {
     /// keeping the rest for later stages.
     pub fn cap_at(&mut self, reruns: u32) {
         self.cap = reruns.min(self.budget);
+    }
+
+    /// Reruns the current cap still allows.
+    pub fn remaining(&self) -> u32 {
+        self.cap.saturating_sub(self.reruns)
     }
 
     /// Remembers what a run of `capsule` made outside the budget showed.
@@ -91,11 +106,16 @@ impl Trials {
             return None;
         }
         self.reruns += 1;
-        let seen = match candidate.run(TraceMode::HashOnly, None) {
-            Ok((verdict, _)) => Seen::of(candidate, &verdict),
-            Err(_) => Seen { fails: false, sim_ms: 0, trace_lines: 0, failed_at_ms: None },
-        };
+        let seen = (self.judge)(candidate);
         self.seen.insert(key, seen);
         Some(seen)
+    }
+}
+
+/// What `candidate`'s run showed; a world that cannot be built passes.
+fn run(candidate: &Capsule) -> Seen {
+    match candidate.run(TraceMode::HashOnly, None) {
+        Ok((verdict, _)) => Seen::of(candidate, &verdict),
+        Err(_) => Seen { fails: false, sim_ms: 0, trace_lines: 0, failed_at_ms: None },
     }
 }

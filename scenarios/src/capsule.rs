@@ -153,8 +153,11 @@ impl Capsule {
     /// Every field a run could not use, named.
     pub fn check(&self) -> Result<(), CapsuleError> {
         let scenario = scenarios::find(&self.scenario).map_err(CapsuleError::Invalid)?;
-        if !scenario.oracles().iter().any(|o| o.name() == self.expected_oracle) {
-            let names: Vec<&str> = scenario.oracles().iter().map(|o| o.name()).collect();
+        let twins = scenario.twins_for(self.seed, Build::new(self.profile, self.variant));
+        let twin_oracles = twins.iter().flat_map(|t| t.oracles.iter().map(|o| o.name()));
+        let mut names: Vec<&str> = scenario.oracles().iter().map(|o| o.name()).chain(twin_oracles).collect();
+        names.dedup();
+        if !names.contains(&self.expected_oracle.as_str()) {
             return Err(CapsuleError::Invalid(format!(
                 "scenario {} runs no oracle {:?}; it runs {}",
                 self.scenario,
@@ -303,5 +306,16 @@ mod tests {
         assert!(err(&capsule.to_json()).contains("burst_size_min"));
         let missing = Capsule::load(Path::new("/nonexistent/capsule.json")).unwrap_err().to_string();
         assert!(missing.contains("cannot read capsule"), "{missing}");
+    }
+
+    #[test]
+    fn a_capsule_may_expect_an_oracle_its_twins_run() {
+        let scenario = scenarios::find("optimisation-equivalence").unwrap();
+        let build = Build::arcsim(Variant::BugArsPredicateCounts);
+        let oracle = "same-mutating-calls-and-final-state";
+        let capsule = Capsule::of_run(scenario, build, Seed(1), Network::InProcess, oracle);
+        capsule.check().unwrap();
+        let listed = Capsule { expected_oracle: "no-such-oracle".into(), ..capsule }.check().unwrap_err();
+        assert!(listed.to_string().contains(oracle), "{listed}");
     }
 }

@@ -251,14 +251,19 @@ fn held_request(request: &RequestPoint) -> Plan {
 /// controller deletes a runner that may take it, [`ASSIGNMENT_SLACK_MS`] past `delete` at most.
 fn extra_job(delete: &RunnerDeletePoint, assignments: &[AssignmentPoint]) -> Plan {
     let at_ms = delete.at_ms.saturating_sub(EXTRA_JOB_LEAD_MS);
-    let before = assignments.iter().filter(|a| a.at_ms <= at_ms).count();
     let hold = Perturbation::DelayedAssignment {
         actor: CONTROLLER.into(),
-        nth_assignment: u32::try_from(before + 1).unwrap_or(u32::MAX),
+        nth_assignment: nth_after(assignments.iter().map(|a| a.at_ms), at_ms),
         max_hold_ms: EXTRA_JOB_LEAD_MS + ASSIGNMENT_SLACK_MS,
     };
     let arrival = Perturbation::ExtraJob { at_ms, duration_ms: EXTRA_JOB_MS };
     Plan { perturbations: vec![arrival, hold], delete: Some(delete.clone()), ..Plan::of(Vec::new()) }
+}
+
+/// The 1-based number of the first point after `at_ms` among points at `times` (those at or before
+/// it, plus one).
+fn nth_after(times: impl Iterator<Item = u64>, at_ms: u64) -> u32 {
+    u32::try_from(times.filter(|t| *t <= at_ms).count() + 1).unwrap_or(u32::MAX)
 }
 
 /// A rollout [`ROLLOUT_LAG_MS`] after `create`: every runner set of its namespace refreshed (revision
@@ -275,10 +280,10 @@ fn rollout(create: &WritePoint, sets: &[(&str, &str)], requests: &[RequestPoint]
     if disruptions.is_empty() {
         return None;
     }
-    let before = requests.iter().filter(|r| r.operation == "remove-runner" && r.at_ms <= at_ms).count();
+    let removals = requests.iter().filter(|r| r.operation == "remove-runner");
     let hold = Perturbation::HeldRequest {
         operation: "remove-runner".into(),
-        nth: u32::try_from(before + 1).unwrap_or(u32::MAX),
+        nth: nth_after(removals.map(|r| r.at_ms), at_ms),
         hold_ms: REQUEST_HOLD_MS,
     };
     Some(Plan {

@@ -283,24 +283,18 @@ fn verify_one_minimal(capsule: Capsule, trials: &mut Trials) -> (Capsule, Minima
 
 /// Every capsule one step smaller than `capsule`.
 fn without_each_step(capsule: &Capsule) -> Vec<Capsule> {
-    let steps = steps_of(capsule);
-    (0..steps.len())
-        .map(|i| {
-            let rest: Vec<Step> =
-                steps.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| s.clone()).collect();
-            with_steps(capsule, &rest)
-        })
-        .collect()
+    without_each(&steps_of(capsule)).iter().map(|rest| with_steps(capsule, rest)).collect()
 }
 
 /// Every capsule one job smaller than `capsule`.
 fn without_each_job(capsule: &Capsule) -> Vec<Capsule> {
-    let jobs = jobs_of(capsule);
-    (0..jobs.len())
-        .map(|i| {
-            let rest: Vec<u32> = jobs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, n)| *n).collect();
-            with_jobs(capsule, &rest)
-        })
+    without_each(&jobs_of(capsule)).iter().map(|rest| with_jobs(capsule, rest)).collect()
+}
+
+/// `items` less one, for each item in turn.
+fn without_each<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
+    (0..items.len())
+        .map(|i| items.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| x.clone()).collect())
         .collect()
 }
 

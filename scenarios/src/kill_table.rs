@@ -173,7 +173,13 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         220,
         1000,
     ),
-    measured(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted, 50, 50),
+    measured(
+        Variant::BugRunningFromPod,
+        &AssignDuringDelete,
+        &phases::RunningOnlyAfterJobStarted,
+        1000,
+        1000,
+    ),
     // A user deleting runners by hand while the runner set re-creates them.
     measured(
         Variant::Bug4580ShortCircuit,

@@ -163,8 +163,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         Variant::BugRunningOverwritesTerminal,
         &AssignDuringDelete,
         &deletion::NoRunningWhileDeleting,
-        50,
-        50,
+        1000,
+        1000,
     ),
     measured(
         Variant::BugStaleRemovalSnapshot,

@@ -48,7 +48,11 @@ def first_failing_seed(arcsim, variant, scenario, oracle, start, bound):
         for seed in range(start, start + bound):
             cmd = [arcsim, "run", "--scenario", scenario, "--variant", variant, "--seed", str(seed),
                    "--json", verdict_path]
-            subprocess.run(cmd, capture_output=True, text=True)
+            if os.path.exists(verdict_path):
+                os.remove(verdict_path)
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if not os.path.exists(verdict_path):
+                sys.exit(f"`{' '.join(cmd)}` wrote no verdict: {done.stderr.strip()}")
             with open(verdict_path) as f:
                 verdict = json.load(f)
             if any(v["oracle"] == oracle for v in verdict["violations"]):

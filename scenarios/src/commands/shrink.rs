@@ -13,7 +13,7 @@ use crate::on_network::OnNetwork;
 use crate::on_schedule::OnSchedule;
 use crate::runner::run_build;
 use crate::scenarios;
-use crate::shrink::{DEFAULT_BUDGET, Shrunk, shrink};
+use crate::shrink::{DEFAULT_BUDGET, Minimality, Shrunk, shrink};
 
 /// Options of `arcsim shrink`.
 #[derive(Debug, Clone, clap::Args)]
@@ -107,15 +107,15 @@ pub fn report(shrunk: &Shrunk, budget: u32) -> String {
         shrunk.reruns
     );
     out += &format!("  before: {}\n  after:  {}\n", shrunk.before, shrunk.after);
-    out += match (shrunk.one_minimal, shrunk.steps_one_minimal) {
-        (true, _) => {
+    out += match shrunk.minimality {
+        Minimality::StepsAndJobs => {
             "  1-minimal: removing any one remaining step or job makes the oracle pass (each checked)\n"
         }
-        (false, true) => {
+        Minimality::Steps => {
             "  1-minimal in its steps: removing any one remaining step makes the oracle pass (each checked); \
              the budget ran out before every job was\n"
         }
-        (false, false) => "  1-minimal: not verified (the budget ran out first)\n",
+        Minimality::Unchecked => "  1-minimal: not verified (the budget ran out first)\n",
     };
     for step in shrunk.steps() {
         out += &format!("  kept: {step}\n");

@@ -84,10 +84,8 @@ pub struct Shrunk {
     pub after: Size,
     /// Reruns spent (the original run not counted).
     pub reruns: u32,
-    /// Removing any one remaining step was checked to make the expected oracle pass.
-    pub steps_one_minimal: bool,
-    /// Removing any one remaining step or job was checked to make the expected oracle pass.
-    pub one_minimal: bool,
+    /// How far the check that removing any one remaining step or job makes the oracle pass got.
+    pub minimality: Minimality,
 }
 
 impl Shrunk {
@@ -128,14 +126,7 @@ fn reduce(original: Capsule, seen: Seen, mut trials: Trials) -> Shrunk {
     trials.cap_at(budget);
     let (capsule, minimality) = verify_one_minimal(current, &mut trials);
     let after = size(&capsule, trials.seen(&capsule).unwrap_or(seen));
-    Shrunk {
-        capsule,
-        before,
-        after,
-        reruns: trials.reruns(),
-        steps_one_minimal: minimality != Minimality::Unchecked,
-        one_minimal: minimality == Minimality::StepsAndJobs,
-    }
+    Shrunk { capsule, before, after, reruns: trials.reruns(), minimality }
 }
 
 /// The capsule's fault steps, as a count of reruns.
@@ -145,7 +136,7 @@ fn step_count(capsule: &Capsule) -> u32 {
 
 /// How far the 1-minimality check got before the budget ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Minimality {
+pub enum Minimality {
     /// Not even every step was checked.
     Unchecked,
     /// Every remaining step's removal passes; not every job's was checked.
@@ -331,7 +322,7 @@ mod tests {
         let (shrunk, step, jobs) = shrink_needing(12, 2_000);
         assert_eq!(steps_of(&shrunk.capsule), vec![step]);
         assert_eq!(jobs_of(&shrunk.capsule), jobs);
-        assert!(shrunk.steps_one_minimal && shrunk.one_minimal, "{}", shrunk.reruns);
+        assert_eq!(shrunk.minimality, Minimality::StepsAndJobs, "{}", shrunk.reruns);
     }
 
     #[test]
@@ -339,7 +330,7 @@ mod tests {
         let (shrunk, step, _) = shrink_needing(40, 60);
         assert!(shrunk.reruns <= 60, "{}", shrunk.reruns);
         assert_eq!(steps_of(&shrunk.capsule), vec![step]);
-        assert!(shrunk.steps_one_minimal, "the steps were not all checked in {} reruns", shrunk.reruns);
-        assert!(!shrunk.one_minimal, "40 needed jobs cannot all be checked in 60 reruns");
+        // 40 needed jobs cannot all be checked in 60 reruns; every step can.
+        assert_eq!(shrunk.minimality, Minimality::Steps, "{}", shrunk.reruns);
     }
 }

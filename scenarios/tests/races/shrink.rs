@@ -14,7 +14,7 @@ use arc_scenarios::capsule::Capsule;
 use arc_scenarios::kill_table::{KILL_TABLE, KillExpectation};
 use arc_scenarios::runner::run_build;
 use arc_scenarios::scenarios;
-use arc_scenarios::shrink::{DEFAULT_BUDGET, shrink};
+use arc_scenarios::shrink::{DEFAULT_BUDGET, Minimality, shrink};
 use arc_scenarios::variant::{Build, Variant};
 use arc_sim::net::Network;
 use arc_sim::{Seed, TraceMode};
@@ -46,7 +46,11 @@ fn shrinks_to_a_minimal_capsule(variant: Variant, scenario: &str, oracle: &str) 
     let original = Capsule::of_run(row.scenario, Build::arcsim(variant), seed, Network::InProcess, oracle);
     let shrunk = shrink(original, DEFAULT_BUDGET).expect("the seed fails, so it shrinks");
     assert!(shrunk.reruns <= DEFAULT_BUDGET, "{} reruns", shrunk.reruns);
-    assert!(shrunk.one_minimal, "the budget ran out before 1-minimality was checked");
+    assert_eq!(
+        shrunk.minimality,
+        Minimality::StepsAndJobs,
+        "the budget ran out before 1-minimality was checked"
+    );
     assert!(shrunk.after.steps <= shrunk.before.steps && shrunk.after.jobs <= shrunk.before.jobs);
     let (verdict, _) = shrunk.capsule.run(TraceMode::HashOnly, None).expect("the capsule runs");
     assert!(shrunk.capsule.fails(&verdict), "the capsule replays the {oracle} failure: {verdict:?}");

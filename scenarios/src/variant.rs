@@ -1,5 +1,5 @@
 //! Variants: the fixed controller, and one variant per historic bug, each the fixed controller with one
-//! fix switched back off (two are plausible bugs ARC never had, for oracles no historic bug fails). A [`Build`] is a variant of a profile (`arc_controller::Profile`): the
+//! fix switched back off (three are plausible bugs ARC never had, for oracles no historic bug fails). A [`Build`] is a variant of a profile (`arc_controller::Profile`): the
 //! profile's switches with the variant's fix off. Where a profile never had the fix, the variant is
 //! the profile as it is. A build is what a sweep runs a scenario against.
 
@@ -63,11 +63,14 @@ pub enum Variant {
     /// A plausible bug, not in ARC: a pod create refused by a 5xx, a throttle or a lost answer marks
     /// the runner Failed, as an invalid pod does.
     BugCreateErrorFinal,
+    /// A plausible bug, not in ARC: with leader election, every replica starts its controllers at
+    /// once and the election decides only who renews the Lease.
+    BugControllersBeforeLease,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 21] = [
+    pub const ALL: [Variant; 22] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -89,6 +92,7 @@ impl Variant {
         Variant::Bug2255NoRemoveOnDelete,
         Variant::BugPodOwnerNotController,
         Variant::BugCreateErrorFinal,
+        Variant::BugControllersBeforeLease,
     ];
 
     /// The command-line name.
@@ -115,6 +119,7 @@ impl Variant {
             Variant::Bug2255NoRemoveOnDelete => "bug-2255-no-remove-on-delete",
             Variant::BugPodOwnerNotController => "bug-pod-owner-not-controller",
             Variant::BugCreateErrorFinal => "bug-create-error-final",
+            Variant::BugControllersBeforeLease => "bug-controllers-before-lease",
         }
     }
 
@@ -162,6 +167,9 @@ impl Variant {
             Variant::BugCreateErrorFinal => {
                 "a pod create refused by a 5xx or a lost answer marks the runner Failed (plausible bug, not in ARC)"
             }
+            Variant::BugControllersBeforeLease => {
+                "controllers start on every replica before the Lease is held (plausible bug, not in ARC)"
+            }
         }
     }
 
@@ -190,6 +198,7 @@ impl Variant {
             Variant::Bug2255NoRemoveOnDelete => "fixes.remove_runner_on_deletion",
             Variant::BugPodOwnerNotController => "fixes.pod_controller_reference",
             Variant::BugCreateErrorFinal => "fixes.transient_create_error_retried",
+            Variant::BugControllersBeforeLease => "fixes.controllers_wait_for_lease",
         })
     }
 

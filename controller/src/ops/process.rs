@@ -1,7 +1,8 @@
 //! [`run_process`]: one controller process from start to stop, as `arc-controller run` runs it and as
 //! anything running several replicas runs each of them.
 //!
-//! 1. With leader election, stand by (ready, serving health) until this process holds the Lease.
+//! 1. With leader election, stand by (ready, serving health) until this process holds the Lease
+//!    (with `fixes.controllers_wait_for_lease` off, a plausible bug, the controllers start first).
 //! 2. Start the selected families ([`crate::start`]); ready once every informer has synced.
 //! 3. Run until cancelled (SIGTERM), or, with leader election, until the Lease is lost.
 //! 4. Stop every controller, then release the Lease, so the next leader starts only after this one
@@ -72,16 +73,25 @@ pub async fn run_process(
     let elector = election.map(|config| {
         LeaderElector::new(inputs.client.clone(), inputs.clock.clone(), inputs.metrics.clone(), config)
     });
+    // `fixes.controllers_wait_for_lease` off (a plausible bug): the controllers start before the
+    // election, so a standby acts too.
+    let started_early = match &elector {
+        Some(_) if !inputs.switches.fixes.controllers_wait_for_lease => Some(crate::start(inputs, families)),
+        _ => None,
+    };
     if let Some(elector) = &elector {
         status.set_ready(true);
         tracing::info!(lease = %elector.config().name, identity = %elector.config().identity, "standing by for leadership");
         if !elector.acquire(&cancel).await {
+            if let Some(mut manager) = started_early {
+                manager.shutdown().await;
+            }
             return Ok(());
         }
         status.set_ready(false);
     }
     status.set_leading(true);
-    let mut manager = crate::start(inputs, families);
+    let mut manager = started_early.unwrap_or_else(|| crate::start(inputs, families));
     tracing::info!(families = families.name(), "controllers started; waiting for caches");
     if manager.cache_sync().await {
         tracing::info!("caches synced");

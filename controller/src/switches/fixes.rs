@@ -123,6 +123,12 @@ pub struct Fixes {
     /// it (ARC's status copy is the same unlocked merge patch; ARC never writes Failed with a pod
     /// alive, so it has no such write to undo).
     pub transient_create_error_retried: bool,
+    /// A plausible bug, not in ARC: with leader election, a process starts its controllers only once
+    /// it holds the Lease (controller-runtime's default: every controller needs leader election).
+    /// Off: the controllers start at process start on every replica and the election decides only
+    /// who renews the Lease, as controller-runtime does for a runnable whose `NeedLeaderElection()`
+    /// is false (a controller built with `NeedLeaderElection: false`): a standby writes too.
+    pub controllers_wait_for_lease: bool,
 }
 
 /// Every fix, with its origin, in declaration order.
@@ -214,6 +220,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "plausible bug, not in ARC",
         "a pod create refused by a 5xx or lost answer is retried, not Failed",
     ),
+    SwitchDoc::new(
+        "controllers_wait_for_lease",
+        "plausible bug, not in ARC",
+        "with leader election, controllers start only once the Lease is held",
+    ),
 ];
 
 impl Default for Fixes {
@@ -254,6 +265,7 @@ impl Fixes {
             acquire_before_ack: on,
             pod_controller_reference: on,
             transient_create_error_retried: on,
+            controllers_wait_for_lease: on,
         }
     }
 

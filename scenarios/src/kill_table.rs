@@ -11,15 +11,16 @@
 use serde::ser::SerializeStruct;
 
 use crate::oracles::{
-    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, phases, pods, registrations,
-    symptoms, tokens,
+    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, leadership, phases, pods,
+    registrations, symptoms, tokens,
 };
 use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
-use crate::scenarios::field_reports::REPORT_4027;
+use crate::scenarios::field_reports::{REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4585, REPORT_4603};
 use crate::scenarios::kubectl_delete::KubectlDeleteRunners;
+use crate::scenarios::leader_election::LeaderElectionFailover;
 use crate::scenarios::legacy_standard::LegacyStandard;
 use crate::scenarios::legacy_steady_state::LegacySteadyState;
 use crate::scenarios::network_partition::NetworkPartition;
@@ -262,6 +263,15 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal, 1000, 1000),
     measured(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, 83, 1000),
     measured(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, 656, 1000),
+    // A standby that acts: the controllers started before the Lease is held (leader-election world;
+    // 50 seeds, about 12 CPU-seconds each in release, so not 1,000 yet).
+    measured(
+        Variant::BugControllersBeforeLease,
+        &LeaderElectionFailover,
+        &leadership::OneLeaderAtATime,
+        50,
+        50,
+    ),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
     measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 987, 1000),
     KillExpectation {
@@ -270,6 +280,31 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         oracle: Judge::Twin(&equivalence::SameCallsAndFinalState),
         rate: Rate::measured(50, 50, MEASURED_FROM),
     },
+];
+
+/// An oracle with no kill row because no fix exists for what it sees: a field report's symptom that
+/// every profile, `arcsim` included, shows in the report's world. Its world is its proof that it can
+/// fail (the fixed controller fails it there), its unit tests on synthetic records the rest.
+#[derive(Clone, Copy)]
+pub struct ShownByReport {
+    /// The oracle.
+    pub oracle: &'static dyn Oracle,
+    /// The report's world, which the fixed controller fails.
+    pub report: &'static dyn Scenario,
+}
+
+impl std::fmt::Debug for ShownByReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} in {}", self.oracle.name(), self.report.name())
+    }
+}
+
+/// The oracles without a kill row, each with the report world that shows it.
+pub const SHOWN_BY_REPORTS: &[ShownByReport] = &[
+    ShownByReport { oracle: &symptoms::NoIdleRunnerRemovedWhileAJobWaits, report: &REPORT_4000 },
+    ShownByReport { oracle: &symptoms::NoListenerExitOnSessionConflict, report: &REPORT_4285 },
+    ShownByReport { oracle: &symptoms::DeletingRunnerGoneWithin, report: &REPORT_4585 },
+    ShownByReport { oracle: &symptoms::RunnerGoneAfterItsJob, report: &REPORT_4603 },
 ];
 
 /// Seeds `cargo test` may spend on one kill row; rows whose bound is wider are checked by
@@ -290,6 +325,19 @@ pub fn cell_bound(variant: Variant, scenario: &str) -> Option<u32> {
 mod tests {
     use super::*;
     use crate::oracles;
+
+    #[test]
+    fn every_oracle_has_a_kill_row_or_a_report_world_that_shows_it() {
+        let killed = |name: &str| KILL_TABLE.iter().any(|row| row.oracle.name() == name);
+        let shown = |name: &str| SHOWN_BY_REPORTS.iter().any(|s| s.oracle.name() == name);
+        for name in oracles::all_names() {
+            assert!(killed(name) != shown(name), "{name}: a kill row or a report world, one of the two");
+        }
+        for shown in SHOWN_BY_REPORTS {
+            let runs = shown.report.oracles().iter().any(|o| o.name() == shown.oracle.name());
+            assert!(runs, "{shown:?}: the report's world does not run its oracle");
+        }
+    }
 
     #[test]
     fn every_row_names_an_oracle_its_scenario_runs_and_one_row_per_cell() {

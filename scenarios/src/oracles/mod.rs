@@ -82,6 +82,12 @@ pub fn all() -> Vec<&'static dyn Oracle> {
     all
 }
 
+/// The names of every oracle and twin oracle some scenario runs, each once.
+pub fn all_names() -> Vec<&'static str> {
+    let runs = all().into_iter().map(|o| o.name());
+    runs.chain(all_twins().into_iter().map(|o| o.name())).collect()
+}
+
 /// Every twin oracle some scenario runs (judged on seed 1 of the fixed controller), each once.
 pub fn all_twins() -> Vec<&'static dyn TwinOracle> {
     let mut all: Vec<&'static dyn TwinOracle> = Vec::new();

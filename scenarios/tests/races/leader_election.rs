@@ -6,7 +6,7 @@ use arc_scenarios::variant::Variant;
 use arc_sim::{Seed, TraceMode};
 use serde_json::Value;
 
-use super::suite::fixed_passes;
+use super::suite::{fixed_passes, kill_rows_met};
 
 #[test]
 fn the_fixed_controller_passes_with_two_replicas_and_a_killed_leader() {
@@ -52,4 +52,11 @@ fn a_new_process_takes_over_after_the_leader_is_killed_and_only_the_leader_write
     assert_eq!(writers(true).len(), 1, "one replica wrote before the kill: {:?}", writers(true));
     assert_eq!(writers(false).len(), 1, "one replica wrote after the kill: {:?}", writers(false));
     assert_eq!(record.controller_restarts, 1);
+}
+
+/// A replica that starts its controllers before it holds the Lease (`bug-controllers-before-lease`)
+/// fails `one-leader-at-a-time` within its measured bound.
+#[test]
+fn a_standby_that_acts_before_it_holds_the_lease_is_caught() {
+    kill_rows_met(&LeaderElectionFailover);
 }

@@ -1,19 +1,24 @@
 //! README's kill table is the kill table: every row of `KILL_TABLE` appears there with its variant,
 //! scenario, oracle, measured rate, bound and median seeds to kill, and the README lists no row the
 //! table lacks (rows without a measured rate, shown with `—`, aside). A re-measured row whose README
-//! line was not updated turns this red.
+//! line was not updated turns this red. README's table by oracle names, for every oracle, the row with
+//! the smallest bound, or the field report whose world shows it.
 
-use arc_scenarios::kill_table::KILL_TABLE;
+use arc_scenarios::kill_table::{KILL_TABLE, KillExpectation, SHOWN_BY_REPORTS};
+use arc_scenarios::oracles;
 
 const HEADER: &str = "| variant | switch off | scenario | oracle | measured | bound | median seeds to kill |";
+
+fn readme() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README")
+}
 
 /// One README row: variant, scenario, oracle, measured, bound, median (as written).
 type ReadmeRow = [String; 6];
 
 /// The rows of README's kill table, a continuation row (empty variant cell) taking the variant above.
 fn readme_rows() -> Vec<ReadmeRow> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README");
+    let readme = readme();
     let mut lines = readme.lines().skip_while(|l| *l != HEADER).skip(2);
     let mut variant = String::new();
     let mut rows = Vec::new();
@@ -89,4 +94,51 @@ fn counts_are_written_with_commas_between_thousands() {
     assert_eq!(with_commas(913), "913");
     assert_eq!(with_commas(1361), "1,361");
     assert_eq!(with_commas(1_000_000), "1,000,000");
+}
+
+const BY_ORACLE_HEADER: &str = "| oracle | killed by | in | measured | bound |";
+
+/// README's table by oracle: oracle, killed by, in (scenario), measured, bound, as written.
+fn readme_by_oracle() -> Vec<[String; 5]> {
+    let readme = readme();
+    let lines = readme.lines().skip_while(|l| *l != BY_ORACLE_HEADER).skip(2);
+    lines
+        .take_while(|l| l.starts_with('|'))
+        .map(|line| {
+            let cells: Vec<String> =
+                line.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').to_string()).collect();
+            cells.try_into().unwrap_or_else(|c| panic!("a by-oracle line of five cells: {c:?}"))
+        })
+        .collect()
+}
+
+/// The row with the smallest bound for `oracle` (the first in the table on a tie).
+fn best_row(oracle: &str) -> Option<&'static KillExpectation> {
+    let rows = KILL_TABLE.iter().filter(|row| row.oracle.name() == oracle);
+    rows.min_by_key(|row| row.within_seeds())
+}
+
+#[test]
+fn the_readme_names_for_every_oracle_its_best_kill_row_or_the_report_that_shows_it() {
+    let readme = readme_by_oracle();
+    let names = oracles::all_names();
+    assert_eq!(readme.len(), names.len(), "one README line per oracle: {readme:?}");
+    for name in names {
+        let line = readme.iter().find(|l| l[0] == name).unwrap_or_else(|| panic!("README lacks {name}"));
+        let expected = match best_row(name) {
+            Some(row) => [
+                name.to_string(),
+                row.variant.name().to_string(),
+                row.scenario.name().to_string(),
+                format!("{}/{}", row.rate.hits, row.rate.seeds),
+                with_commas(row.within_seeds()),
+            ],
+            None => {
+                let shown = SHOWN_BY_REPORTS.iter().find(|s| s.oracle.name() == name).expect("a report");
+                let fixed = "fixed (no fix exists)".to_string();
+                [name.to_string(), fixed, shown.report.name().to_string(), "20/20".into(), "—".into()]
+            }
+        };
+        assert_eq!(line, &expected, "README's line for {name}");
+    }
 }

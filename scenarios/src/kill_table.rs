@@ -256,7 +256,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // The zombie listener needs a long poll that gets no answer: only the turmoil network's faults
     // make one (40 seeds, about 20 CPU-seconds each).
     measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 26, 40),
-    // The plausible bugs (not in ARC) that kill the two oracles no historic bug fails, each in the least
+    // The plausible bugs (not in ARC) that kill two of the oracles no historic bug fails, each in the least
     // amplified world that shows it: a pod its runner does not control needs no race (standard, 1,000
     // seeds); a create whose answer is lost after it committed needs the swarm's commit-then-fail faults.
     measured(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner, 1000, 1000),
@@ -291,6 +291,9 @@ pub struct ShownByReport {
     pub oracle: &'static dyn Oracle,
     /// The report's world, which the fixed controller fails.
     pub report: &'static dyn Scenario,
+    /// Seeds of `report` the fixed controller failed, of seeds 1..=n, as the field-report table in
+    /// README measured them (`arcsim sweep --scenario R --variant fixed --seeds 20`).
+    pub shows: (u32, u32),
 }
 
 impl std::fmt::Debug for ShownByReport {
@@ -301,10 +304,18 @@ impl std::fmt::Debug for ShownByReport {
 
 /// The oracles without a kill row, each with the report world that shows it.
 pub const SHOWN_BY_REPORTS: &[ShownByReport] = &[
-    ShownByReport { oracle: &symptoms::NoIdleRunnerRemovedWhileAJobWaits, report: &REPORT_4000 },
-    ShownByReport { oracle: &symptoms::NoListenerExitOnSessionConflict, report: &REPORT_4285 },
-    ShownByReport { oracle: &symptoms::DeletingRunnerGoneWithin, report: &REPORT_4585 },
-    ShownByReport { oracle: &symptoms::RunnerGoneAfterItsJob, report: &REPORT_4603 },
+    ShownByReport {
+        oracle: &symptoms::NoIdleRunnerRemovedWhileAJobWaits,
+        report: &REPORT_4000,
+        shows: (20, 20),
+    },
+    ShownByReport {
+        oracle: &symptoms::NoListenerExitOnSessionConflict,
+        report: &REPORT_4285,
+        shows: (20, 20),
+    },
+    ShownByReport { oracle: &symptoms::DeletingRunnerGoneWithin, report: &REPORT_4585, shows: (20, 20) },
+    ShownByReport { oracle: &symptoms::RunnerGoneAfterItsJob, report: &REPORT_4603, shows: (20, 20) },
 ];
 
 /// Seeds `cargo test` may spend on one kill row; rows whose bound is wider are checked by

@@ -2,7 +2,8 @@
 //! scenario, oracle, measured rate, bound and median seeds to kill, and the README lists no row the
 //! table lacks (rows without a measured rate, shown with `—`, aside). A re-measured row whose README
 //! line was not updated turns this red. README's table by oracle names, for every oracle, the row with
-//! the smallest bound, or the field report whose world shows it.
+//! the smallest bound, or the field report whose world shows it, at the rate the field-report table
+//! gives for `arcsim`.
 
 use arc_scenarios::kill_table::{KILL_TABLE, KillExpectation, SHOWN_BY_REPORTS};
 use arc_scenarios::oracles;
@@ -136,9 +137,41 @@ fn the_readme_names_for_every_oracle_its_best_kill_row_or_the_report_that_shows_
             None => {
                 let shown = SHOWN_BY_REPORTS.iter().find(|s| s.oracle.name() == name).expect("a report");
                 let fixed = "fixed (no fix exists)".to_string();
-                [name.to_string(), fixed, shown.report.name().to_string(), "20/20".into(), "—".into()]
+                let (hits, seeds) = shown.shows;
+                let report = shown.report.name().to_string();
+                [name.to_string(), fixed, report, format!("{hits}/{seeds}"), "—".into()]
             }
         };
         assert_eq!(line, &expected, "README's line for {name}");
+    }
+}
+
+const FIELD_REPORT_HEADER: &str =
+    "| report | world (trigger) | oracle (symptom) | `arc-0.13.1` | `arc-0.15.0` | `change-set` | `arcsim` |";
+
+/// The `arcsim` cell of README's field-report line whose world is `report` and whose symptom
+/// column names `oracle`.
+fn field_report_arcsim_cell(report: &str, oracle: &str) -> Option<String> {
+    let readme = readme();
+    let mut lines = readme.lines().skip_while(|l| *l != FIELD_REPORT_HEADER).skip(2);
+    lines.by_ref().take_while(|l| l.starts_with('|')).find_map(|line| {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let world = cells.get(1)?.starts_with(&format!("`{report}`"));
+        let symptom = cells.get(2)?.contains(&format!("`{oracle}`"));
+        (world && symptom).then(|| cells.last().map(|c| c.to_string())).flatten()
+    })
+}
+
+#[test]
+fn each_report_world_shows_its_oracle_in_the_field_report_table_as_the_kill_table_records() {
+    for shown in SHOWN_BY_REPORTS {
+        let (report, oracle) = (shown.report.name(), shown.oracle.name());
+        let cell = field_report_arcsim_cell(report, oracle)
+            .unwrap_or_else(|| panic!("README's field-report table lacks {report} judged by {oracle}"));
+        let (hits, seeds) = shown.shows;
+        assert!(
+            cell.starts_with(&format!("shows {hits}/{seeds}")),
+            "{report}, {oracle}: README says {cell:?}"
+        );
     }
 }

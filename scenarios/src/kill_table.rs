@@ -229,8 +229,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // tuned to a race), measured on 30 seeds from 2,000,000 with issue 13's fakes, or on 1,000.
     measured(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, 788, 1000),
     measured(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, 699, 1000),
-    measured(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration, 17, 30),
-    measured(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, 20, 30),
+    measured(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration, 522, 1000),
+    measured(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, 598, 1000),
     measured(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, 1000, 1000),
     measured(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, 684, 1000),
     measured(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, 999, 1000),

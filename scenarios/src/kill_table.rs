@@ -226,7 +226,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         1000,
     ),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
-    // tuned to a race), measured on 30 seeds from 2,000,000 with issue 13's fakes, or on 1,000.
+    // tuned to a race), each row measured on 1,000 seeds from 2,000,000.
     measured(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, 788, 1000),
     measured(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, 699, 1000),
     measured(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration, 522, 1000),
@@ -291,8 +291,8 @@ pub struct ShownByReport {
     pub oracle: &'static dyn Oracle,
     /// The report's world, which the fixed controller fails.
     pub report: &'static dyn Scenario,
-    /// Seeds of `report` the fixed controller failed, of seeds 1..=n, as the field-report table in
-    /// README measured them (`arcsim sweep --scenario R --variant fixed --seeds 20`).
+    /// (failed, n): how many of seeds 1..=n of `report` the fixed controller failed, as README's
+    /// field-report table measured them (`arcsim sweep --scenario R --variant fixed --seeds 20`).
     pub shows: (u32, u32),
 }
 

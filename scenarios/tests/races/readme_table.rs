@@ -153,12 +153,12 @@ const FIELD_REPORT_HEADER: &str =
 /// column names `oracle`.
 fn field_report_arcsim_cell(report: &str, oracle: &str) -> Option<String> {
     let readme = readme();
-    let mut lines = readme.lines().skip_while(|l| *l != FIELD_REPORT_HEADER).skip(2);
-    lines.by_ref().take_while(|l| l.starts_with('|')).find_map(|line| {
+    let lines = readme.lines().skip_while(|l| *l != FIELD_REPORT_HEADER).skip(2);
+    lines.take_while(|l| l.starts_with('|')).find_map(|line| {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         let world = cells.get(1)?.starts_with(&format!("`{report}`"));
         let symptom = cells.get(2)?.contains(&format!("`{oracle}`"));
-        (world && symptom).then(|| cells.last().map(|c| c.to_string())).flatten()
+        if world && symptom { cells.last().map(|c| c.to_string()) } else { None }
     })
 }
 

@@ -278,7 +278,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,
         oracle: Judge::Twin(&equivalence::SameCallsAndFinalState),
-        rate: Rate::measured(50, 50, MEASURED_FROM),
+        rate: Rate::measured(150, 150, MEASURED_FROM),
     },
 ];
 

@@ -14,18 +14,25 @@ fn readme() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README")
 }
 
+/// The body lines of the README table whose header line is `header`, each as its trimmed cells.
+fn readme_table(header: &str) -> Vec<Vec<String>> {
+    let readme = readme();
+    let lines = readme.lines().skip_while(|l| *l != header).skip(2);
+    lines
+        .take_while(|l| l.starts_with('|'))
+        .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
 /// One README row: variant, scenario, oracle, measured, bound, median (as written).
 type ReadmeRow = [String; 6];
 
 /// The rows of README's kill table, a continuation row (empty variant cell) taking the variant above.
 fn readme_rows() -> Vec<ReadmeRow> {
-    let readme = readme();
-    let mut lines = readme.lines().skip_while(|l| *l != HEADER).skip(2);
     let mut variant = String::new();
     let mut rows = Vec::new();
-    for line in lines.by_ref().take_while(|l| l.starts_with('|')) {
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        assert_eq!(cells.len(), 7, "a kill-table line of seven cells: {line}");
+    for cells in readme_table(HEADER) {
+        assert_eq!(cells.len(), 7, "a kill-table line of seven cells: {cells:?}");
         if !cells[0].is_empty() {
             variant = cells[0].trim_matches('`').to_string();
         }
@@ -33,10 +40,10 @@ fn readme_rows() -> Vec<ReadmeRow> {
         rows.push([
             variant.clone(),
             scenario,
-            cells[3].into(),
-            cells[4].into(),
-            cells[5].into(),
-            cells[6].into(),
+            cells[3].clone(),
+            cells[4].clone(),
+            cells[5].clone(),
+            cells[6].clone(),
         ]);
     }
     rows
@@ -101,13 +108,10 @@ const BY_ORACLE_HEADER: &str = "| oracle | killed by | in | measured | bound |";
 
 /// README's table by oracle: oracle, killed by, in (scenario), measured, bound, as written.
 fn readme_by_oracle() -> Vec<[String; 5]> {
-    let readme = readme();
-    let lines = readme.lines().skip_while(|l| *l != BY_ORACLE_HEADER).skip(2);
-    lines
-        .take_while(|l| l.starts_with('|'))
-        .map(|line| {
-            let cells: Vec<String> =
-                line.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').to_string()).collect();
+    readme_table(BY_ORACLE_HEADER)
+        .into_iter()
+        .map(|cells| {
+            let cells: Vec<String> = cells.iter().map(|c| c.trim_matches('`').to_string()).collect();
             cells.try_into().unwrap_or_else(|c| panic!("a by-oracle line of five cells: {c:?}"))
         })
         .collect()
@@ -152,13 +156,10 @@ const FIELD_REPORT_HEADER: &str =
 /// The `arcsim` cell of README's field-report line whose world is `report` and whose symptom
 /// column names `oracle`.
 fn field_report_arcsim_cell(report: &str, oracle: &str) -> Option<String> {
-    let readme = readme();
-    let lines = readme.lines().skip_while(|l| *l != FIELD_REPORT_HEADER).skip(2);
-    lines.take_while(|l| l.starts_with('|')).find_map(|line| {
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+    readme_table(FIELD_REPORT_HEADER).into_iter().find_map(|cells| {
         let world = cells.get(1)?.starts_with(&format!("`{report}`"));
         let symptom = cells.get(2)?.contains(&format!("`{oracle}`"));
-        if world && symptom { cells.last().map(|c| c.to_string()) } else { None }
+        if world && symptom { cells.last().cloned() } else { None }
     })
 }
 

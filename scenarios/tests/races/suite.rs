@@ -1,5 +1,7 @@
 //! Shared assertions of the race suites.
 
+use std::ops::RangeInclusive;
+
 use arc_scenarios::kill_table::{CI_SEED_BUDGET, KILL_TABLE, expectations};
 use arc_scenarios::probes::ProbeGoal;
 use arc_scenarios::runner::run_one;
@@ -11,6 +13,13 @@ use arc_sim::{Seed, TraceMode};
 /// Runs one seed and returns its verdict.
 pub fn verdict(scenario: &dyn Scenario, variant: Variant, seed: u64) -> Verdict {
     run_one(scenario, variant, Seed(seed), TraceMode::HashOnly).expect("the run completes").0
+}
+
+/// The seeds of `range` followed by the pinned seeds outside it: each pinned seed runs once, beside the
+/// range, however the range is narrowed.
+pub fn with_pinned(range: RangeInclusive<u64>, pinned: &[u64]) -> Vec<u64> {
+    let beyond = pinned.iter().copied().filter(|seed| !range.contains(seed)).collect::<Vec<_>>();
+    range.chain(beyond).collect()
 }
 
 /// The fixed controller passes every seed in `seeds`.

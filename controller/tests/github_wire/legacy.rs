@@ -2,7 +2,7 @@
 
 use arc_controller::github::wire::LegacyRunnerLabel;
 
-use crate::fixture::Stub;
+use crate::github_wire::fixture::Stub;
 
 #[tokio::test]
 async fn self_hosted_runners_are_listed_with_status_busy_and_labels() {

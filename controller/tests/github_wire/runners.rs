@@ -2,7 +2,7 @@
 
 use arc_controller::github::wire::{JitRunnerSetting, RunnerReference};
 
-use crate::fixture::{Case, Stub};
+use crate::github_wire::fixture::{Case, Stub};
 
 const RUNNER: &str = "arc-runner-set-tq2wx-runner-8k4lz";
 

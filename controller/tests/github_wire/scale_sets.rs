@@ -2,7 +2,7 @@
 
 use arc_controller::github::wire::{Label, RunnerScaleSet, RunnerScaleSetStatistic, RunnerSetting};
 
-use crate::fixture::Stub;
+use crate::github_wire::fixture::Stub;
 
 /// The scale set the cases describe, as the client must decode it.
 pub fn arc_runner_set(group_id: i64, group_name: &str, setting: RunnerSetting) -> RunnerScaleSet {

@@ -3,8 +3,8 @@
 use arc_controller::github::JobMessage;
 use arc_controller::github::wire::{RunnerScaleSetSession, RunnerScaleSetStatistic, RunnerSetting};
 
-use crate::fixture::{Case, Stub};
-use crate::scale_sets::arc_runner_set;
+use crate::github_wire::fixture::{Case, Stub};
+use crate::github_wire::scale_sets::arc_runner_set;
 
 const SESSION_ID: &str = "6f7a0c2e-9d41-4f3b-8a51-2c7e5b8d1f90";
 

@@ -1,6 +1,6 @@
 //! The registration token and its exchange for the Actions service's admin token.
 
-use crate::fixture::{Case, Stub};
+use crate::github_wire::fixture::{Case, Stub};
 
 #[tokio::test]
 async fn a_registration_token_is_created_with_the_pat_and_its_expiry_decoded_with_its_offset() {

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn mutating_requests_are_audited_with_their_actor() {

@@ -2,7 +2,7 @@
 
 use http::Request;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 async fn send(w: &World, method: &str, uri: &str, content_type: &str, body: &str) -> kube::core::Status {
     let request = Request::builder()

@@ -15,7 +15,7 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams, VersionMatch, WatchE
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 /// Pods reach the watch cache `lag_ms` after they commit; requests take no time.
 fn lagging_cache(lag_ms: u64) -> ApiServerConfig {

@@ -17,7 +17,7 @@ use kube::api::{
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 const ERS_PATH: &str = "/apis/actions.github.com/v1alpha1/namespaces/default/ephemeralrunnersets";
 const WIDGETS_PATH: &str = "/apis/example.com/v1/widgets";

@@ -6,7 +6,7 @@ use arc_sim::faults::FaultPlan;
 use kube::api::PostParams;
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn create_sets_uid_timestamp_version_and_generation() {

@@ -6,7 +6,7 @@ use futures::StreamExt;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent, WatchParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn finalizers_hold_an_object_until_the_last_one_goes() {

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, WatchParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 fn faults() -> FaultPlan {
     let rule = |probability, action| ApiFault {

@@ -2,7 +2,7 @@
 
 use kube::discovery::{Discovery, Scope};
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn kube_discovery_finds_every_served_resource() {

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 fn plan(verbs: Vec<ApiVerb>, action: ApiFaultAction) -> FaultPlan {
     FaultPlan {

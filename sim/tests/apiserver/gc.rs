@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::core::DynamicObject;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 fn owned_by(owner: &DynamicObject, block: bool) -> OwnerReference {
     OwnerReference {

@@ -15,7 +15,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 fn describe(event: &InformerEvent<Pod>) -> String {
     let name = |p: &Pod| p.metadata.name.clone().unwrap();

@@ -12,14 +12,14 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::world;
+use crate::apiserver::support::world;
 
-fn elector(w: &crate::support::World, identity: &str) -> Arc<LeaderElector> {
+fn elector(w: &crate::apiserver::support::World, identity: &str) -> Arc<LeaderElector> {
     let config = LeaderElection::new("default", "arc-controller", identity);
     Arc::new(LeaderElector::new(w.client.clone(), controller_clock(w.record.clock()), Metrics::new(), config))
 }
 
-async fn holder(w: &crate::support::World) -> Option<String> {
+async fn holder(w: &crate::apiserver::support::World) -> Option<String> {
     let leases: Api<Lease> = Api::namespaced(w.client.clone(), "default");
     leases.get_opt("arc-controller").await.ok().flatten()?.spec?.holder_identity
 }

@@ -7,7 +7,7 @@ use futures::StreamExt;
 use kube::api::{Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn merge_and_json_patches_apply_to_the_resource_and_to_status() {

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 fn with_policy(name: &str, policy: &str) -> Pod {
     let mut p = pod(name);

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::{Pod, ResourceQuota};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 fn quota(pods: &str) -> ResourceQuota {
     serde_json::from_value(json!({"apiVersion": "v1", "kind": "ResourceQuota",

@@ -2,7 +2,7 @@
 
 use kube::api::{ListParams, PostParams};
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn getting_a_missing_object_is_404_not_found() {

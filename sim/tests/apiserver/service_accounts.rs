@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::{Api, DeleteParams, PostParams};
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn namespaces_present_at_start_have_their_default_service_account() {

@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn a_strategic_patch_changes_one_containers_image_by_name() {

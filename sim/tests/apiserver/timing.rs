@@ -11,7 +11,7 @@ use futures::StreamExt;
 use kube::api::{PostParams, WatchEvent, WatchParams};
 use tokio::time::Instant;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 /// Requests take exactly 100 ms; watches and the watch cache add nothing.
 fn hundred_ms_requests() -> ApiServerConfig {

@@ -1,7 +1,7 @@
 //! `kind` and `apiVersion` default from the path for built-in kinds, as kube-apiserver's decoder fills
 //! them (the official Python client's typed models send neither); a wrong kind stays a 400.
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn a_create_without_kind_or_api_version_takes_them_from_the_path() {

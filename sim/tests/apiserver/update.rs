@@ -3,7 +3,7 @@
 use kube::api::PostParams;
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn an_update_with_a_stale_resource_version_is_409_conflict() {

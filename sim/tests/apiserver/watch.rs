@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
-use crate::support::*;
+use crate::apiserver::support::*;
 
 fn describe(event: &WatchEvent<Pod>) -> String {
     match event {

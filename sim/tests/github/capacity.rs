@@ -7,7 +7,7 @@ use arc_controller::github::job_messages::JobMessage;
 use arc_controller::github::wire::RunnerScaleSetSession;
 use arc_sim::github::{EventKind, GitHubConfig, JobSpec, JobState};
 
-use crate::rig::{Rig, rig};
+use crate::github::rig::{Rig, rig};
 
 /// One long poll carrying `capacity`; the JobAvailable ids in the message (empty on 202).
 async fn poll_available(

@@ -7,7 +7,7 @@ use arc_sim::faults::{FaultPlan, GitHubFault, GitHubFaultAction, Window};
 use arc_sim::github::Operation;
 use arc_sim::github::{GitHubConfig, UnknownRunnerAnswer};
 
-use crate::rig::{rig, rig_with_faults};
+use crate::github::rig::{rig, rig_with_faults};
 
 fn fault(operation: &str, window: Option<Window>, action: GitHubFaultAction) -> FaultPlan {
     let rule = GitHubFault { operations: vec![operation.into()], probability: 1.0, window, action };
@@ -81,7 +81,7 @@ async fn unknown_objects_come_back_as_typed_errors() {
     assert!(rig.client.get_runner_group_by_name("nope").await.unwrap_err().is_not_found());
     assert!(rig.client.refresh_message_session(9, "nope").await.unwrap_err().is_not_found());
 
-    let strict = crate::rig::rig(
+    let strict = crate::github::rig::rig(
         1,
         GitHubConfig { remove_unknown_runner: UnknownRunnerAnswer::NotFound, ..GitHubConfig::instant() },
     );

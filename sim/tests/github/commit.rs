@@ -6,7 +6,7 @@ use arc_sim::faults::{FaultPlan, GitHubFault, GitHubFaultAction, Window};
 use arc_sim::github::{EventKind, GitHubCall, GitHubConfig, GitHubFaultFired, JobSpec, JobState, Operation};
 use arc_sim::github::{RemoveOutcome, RunnerState};
 
-use crate::rig::{Rig, rig_with_faults};
+use crate::github::rig::{Rig, rig_with_faults};
 
 /// `action` on the first request of `operation` only (a window of the first sim millisecond).
 fn once(operation: &str, action: GitHubFaultAction) -> FaultPlan {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use arc_sim::github::{GitHubConfig, JobSpec, JobState, RegistrationFailed, RunnerState};
 
-use crate::rig::rig;
+use crate::github::rig::rig;
 
 const SCOPE: &str = "/orgs/arcsim";
 

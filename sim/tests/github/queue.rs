@@ -6,7 +6,7 @@ use arc_controller::github::job_messages::JobMessage;
 use arc_controller::github::wire::MESSAGE_TYPE_JOB_MESSAGES;
 use arc_sim::github::{GitHubConfig, JobSpec, JobState};
 
-use crate::rig::{rig, types};
+use crate::github::rig::{rig, types};
 
 #[tokio::test(start_paused = true)]
 async fn an_empty_long_poll_answers_202_exactly_at_the_timeout() {
@@ -147,8 +147,9 @@ async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
     rig.client.acquire_jobs(set, token, &jobs).await.unwrap();
     rig.client.get_message(&session.message_queue_url, token, message.message_id, 1).await.unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let running =
-        |rig: &crate::rig::Rig| rig.fake.jobs().iter().filter(|j| j.state == JobState::Running).count();
+    let running = |rig: &crate::github::rig::Rig| {
+        rig.fake.jobs().iter().filter(|j| j.state == JobState::Running).count()
+    };
     assert_eq!(running(&rig), 1, "capacity 1: one job runs, one waits");
     let first = if rig.fake.runner(a.runner_id()).unwrap().job().is_some() { a } else { b };
     first.run_one_job().await.unwrap();

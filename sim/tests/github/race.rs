@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use arc_sim::github::{EventKind, GitHubConfig, JobSpec, JobState, RemoveOutcome, RunnerState};
 
-use crate::rig::rig;
+use crate::github::rig::rig;
 
 #[derive(Debug, PartialEq, Eq)]
 enum Winner {
@@ -74,7 +74,7 @@ async fn the_same_seed_resolves_the_race_the_same_way_with_the_same_trace() {
         assert_eq!(run(seed).await, run(seed).await);
     }
     let trace_of = |seed| async move {
-        let rig = crate::rig::rig(seed, GitHubConfig::instant());
+        let rig = crate::github::rig::rig(seed, GitHubConfig::instant());
         let set = rig.scale_set("arc").await;
         let _runner = rig.runner(set, "r").await;
         let session = rig.session(set).await;

@@ -9,7 +9,7 @@ use arc_sim::github::{
     SessionEnded,
 };
 
-use crate::rig::rig;
+use crate::github::rig::rig;
 
 #[tokio::test(start_paused = true)]
 async fn a_jit_config_for_a_taken_name_is_409_agent_exists_and_the_name_can_be_looked_up() {

@@ -9,7 +9,7 @@ use arc_sim::github::{
     CallLatency, DelayRange, EventKind, GitHubCall, GitHubConfig, JobResult, JobSpec, RunnerSession,
 };
 
-use crate::rig::{Rig, rig, types};
+use crate::github::rig::{Rig, rig, types};
 
 fn setting(name: &str) -> JitRunnerSetting {
     JitRunnerSetting { name: name.into(), work_folder: "_work".into() }

@@ -9,7 +9,7 @@ use arc_sim::github::{
     SessionEnded,
 };
 
-use crate::rig::{Rig, rig, types};
+use crate::github::rig::{Rig, rig, types};
 
 /// Assigns at once, announces JobStarted 5 s later, hands the job to the runner at once.
 fn config(weak_removal: bool) -> GitHubConfig {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use arc_sim::github::JobSpec;
 use kube::api::{DeleteParams, PostParams};
 
-use crate::support::{Setup, jit_pod, node_with};
+use crate::kubelet::support::{Setup, jit_pod, node_with};
 
 /// A runner pod that takes a job and is deleted mid-job, on seed `seed`; returns the trace's text.
 fn trace_of(seed: u64) -> String {

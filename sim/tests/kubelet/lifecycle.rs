@@ -8,7 +8,7 @@ use arc_sim::kubelet::{KubeletEventKind, StopCause};
 use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
 
-use crate::support::{condition, jit_pod, node, pod};
+use crate::kubelet::support::{condition, jit_pod, node, pod};
 
 #[tokio::test(start_paused = true)]
 async fn a_pod_is_bound_started_and_removed_after_a_graceful_delete() {

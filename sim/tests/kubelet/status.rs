@@ -7,7 +7,7 @@ use arc_sim::github::JobSpec;
 use kube::api::PostParams;
 use serde_json::Value;
 
-use crate::support::{condition, jit_pod, node};
+use crate::kubelet::support::{condition, jit_pod, node};
 
 /// What one version of a pod's status says, in short.
 fn summary(pod: &Value) -> (String, String, String, String) {

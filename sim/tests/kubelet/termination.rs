@@ -11,7 +11,7 @@ use arc_sim::github::{EndReason, EventKind, GitHubConfig, JobResult, JobSpec};
 use arc_sim::kubelet::{KubeletConfig, KubeletEventKind, StopCause};
 use kube::api::{DeleteParams, PostParams};
 
-use crate::support::{Node, Setup, jit_pod, jit_pod_with_grace, node_with};
+use crate::kubelet::support::{Node, Setup, jit_pod, jit_pod_with_grace, node_with};
 
 /// A node whose timings are fixed: watch lag `lag_ms`, SIGTERM 100 ms after the deletion is seen, a
 /// runner that needs `stop_ms` to delete its session and `cancel_ms` to cancel a job; GitHub assigns

@@ -9,7 +9,7 @@ use arc_sim::kubelet::{KubeletConfig, KubeletEventKind, StopCause};
 use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
 
-use crate::support::{Setup, node_with, pod};
+use crate::kubelet::support::{Setup, node_with, pod};
 
 fn expire_watches(start_ms: u64, end_ms: u64) -> FaultPlan {
     FaultPlan {

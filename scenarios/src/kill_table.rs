@@ -278,7 +278,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,
         oracle: Judge::Twin(&equivalence::SameCallsAndFinalState),
-        rate: Rate::measured(350, 350, MEASURED_FROM),
+        rate: Rate::measured(1000, 1000, MEASURED_FROM),
     },
 ];
 

@@ -11,9 +11,10 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+mod typed_yaml;
+use typed_yaml::{differences, documents, round_trip};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -30,25 +31,6 @@ fn manifest_files() -> Vec<PathBuf> {
     files.sort();
     files.push(repo().join("controller/crds/arc.yaml"));
     files
-}
-
-/// The documents of a multi-document YAML file, as JSON values (empty documents dropped).
-fn documents(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_yaml::Deserializer::from_str(&text)
-        .map(|document| {
-            let value: Value = serde::Deserialize::deserialize(document)
-                .unwrap_or_else(|e| panic!("{}: not YAML: {e}", path.display()));
-            value
-        })
-        .filter(|value| !value.is_null())
-        .collect()
-}
-
-/// `document` decoded as `K` and encoded again.
-fn round_trip<K: DeserializeOwned + Serialize>(document: &Value) -> Result<Value, String> {
-    let typed: K = serde_json::from_value(document.clone()).map_err(|e| e.to_string())?;
-    serde_json::to_value(typed).map_err(|e| e.to_string())
 }
 
 /// The document round-tripped through the k8s-openapi type its apiVersion and kind name.
@@ -71,31 +53,6 @@ fn typed_round_trip(document: &Value) -> Result<Value, String> {
             round_trip::<CustomResourceDefinition>(document)
         }
         _ => Err(format!("unknown apiVersion/kind {api_version}/{kind}")),
-    }
-}
-
-/// Paths where `want` and `got` differ (a field only in `want` is one k8s-openapi did not keep).
-fn differences(at: &str, want: &Value, got: &Value, out: &mut Vec<String>) {
-    match (want, got) {
-        (Value::Object(w), Value::Object(g)) => {
-            for (key, value) in w {
-                match g.get(key) {
-                    Some(other) => differences(&format!("{at}.{key}"), value, other, out),
-                    None => out.push(format!("{at}.{key}: unknown field (dropped by the typed decode)")),
-                }
-            }
-            for key in g.keys().filter(|k| !w.contains_key(*k)) {
-                out.push(format!("{at}.{key}: added by the typed decode"));
-            }
-        }
-        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => {
-            for (i, (a, b)) in w.iter().zip(g).enumerate() {
-                differences(&format!("{at}[{i}]"), a, b, out);
-            }
-        }
-        (a, b) if a == b => {}
-        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => {}
-        (a, b) => out.push(format!("{at}: {a} became {b}")),
     }
 }
 

@@ -263,14 +263,13 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal, 1000, 1000),
     measured(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, 83, 1000),
     measured(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, 656, 1000),
-    // A standby that acts: the controllers started before the Lease is held (leader-election world;
-    // 500 seeds, about 12 CPU-seconds each in release, so not 1,000 yet).
+    // A standby that acts: the controllers started before the Lease is held (leader-election world).
     measured(
         Variant::BugControllersBeforeLease,
         &LeaderElectionFailover,
         &leadership::OneLeaderAtATime,
-        500,
-        500,
+        1000,
+        1000,
     ),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
     measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 987, 1000),

@@ -7,6 +7,7 @@ use arc_sim::apiserver::EventType;
 use arc_sim::apiserver::reads::ReadEntry;
 use arc_sim::apiserver::{AuditEntry, Committed, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
+use arc_sim::github::{EventKind, GitHubCall, GitHubEvent};
 use arc_sim::record::Interest;
 use arc_sim::world::RunRecord;
 
@@ -115,6 +116,8 @@ impl Oracle for NoAlreadyExistsErrors {
     fn needs(&self) -> Interest {
         // The runner's own requests (its EphemeralRunner, status and secret) tell a failed reconcile.
         Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "secrets"])
+            .and::<GitHubCall>()
+            .and::<GitHubEvent>()
             .and_resources::<WatchSent>(&["pods", "ephemeralrunners"])
             .and_resources::<Committed>(&["pods"])
             .and_resources::<ReadEntry>(&["pods"])
@@ -173,16 +176,45 @@ impl Oracle for NoAlreadyExistsErrors {
 /// That failure already put a rate-limited requeue in the work queue, and a requeue-after for
 /// AlreadyExists cannot take it back (client-go's delaying queue keeps the earliest time), so one more
 /// create follows in milliseconds, in ARC as here. A 409 is not such a failure, so only the first 409
-/// after a failure is excused and a hot loop of 409s is still judged.
+/// after a failure is excused and a hot loop of 409s is still judged. A failed RemoveRunner of the
+/// runner's registration counts too (watch-lag seed 2,000,210 with `bug-secrets-cached`: a JIT secret
+/// the controller could not see, AgentExists, then RemoveRunner answered 400 JobStillRunning, a
+/// reconcile error in ARC as here).
 fn requeued_by_a_failure(run: &RunRecord, previous: Option<&AuditEntry>, refused: &AuditEntry) -> bool {
     let Some(previous) = previous else { return false };
+    let window = previous.ms..refused.ms;
     run.audit().any(|a| {
         a.actor == "controller"
             && a.namespace == refused.namespace
             && a.name == refused.name
-            && (previous.ms..refused.ms).contains(&a.ms)
+            && window.contains(&a.ms)
             && (a.committed_then_failed || a.code == 0 || a.code == 429 || a.code >= 500)
-    })
+    }) || removal_failed(run, &refused.name, window)
+}
+
+/// Whether a RemoveRunner of a registration made under `name` got a failure (an error status, a
+/// dropped connection or a lost answer) within `window`. Only RemoveRunner names its runner in the
+/// request the fake records (`/agents/{id}`); GenerateJitConfig carries the name in its body, which
+/// the record leaves out.
+fn removal_failed(run: &RunRecord, name: &str, window: std::ops::Range<u64>) -> bool {
+    let paths: Vec<String> = run
+        .github_events()
+        .filter_map(|e| match &e.kind {
+            EventKind::RunnerRegistered { runner_id, name: registered, .. } if registered == name => {
+                Some(format!("/agents/{runner_id}"))
+            }
+            _ => None,
+        })
+        .collect();
+    run.events.iter().filter(|e| window.contains(&e.at_ms)).filter_map(|e| e.get::<GitHubCall>()).any(
+        |call| {
+            let failed =
+                call.committed_then_failed() || !call.status.is_some_and(|s| (200..300).contains(&s));
+            call.operation == "remove-runner"
+                && failed
+                && paths.iter().any(|p| call.path.ends_with(p.as_str()))
+        },
+    )
 }
 
 /// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).
@@ -463,6 +495,44 @@ mod tests {
             1,
             "the loop goes on after the excused retry"
         );
+    }
+
+    #[test]
+    fn a_failed_remove_runner_of_its_registration_excuses_one_fast_retry() {
+        // Watch-lag seed 2,000,210 with `bug-secrets-cached`: AgentExists, then RemoveRunner answered
+        // 400 JobStillRunning, a reconcile error whose requeue followed the 409's reconcile by 13 ms.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let registered = |name: &str, id| {
+            crate::oracles::fixtures::github(
+                1,
+                EventKind::RunnerRegistered { runner_id: id, name: name.into(), scale_set_id: Some(1) },
+            )
+        };
+        let removal = |status| GitHubCall {
+            method: "DELETE".into(),
+            path: "/org/_apis/distributedtask/pools/0/agents/7".into(),
+            operation: "remove-runner",
+            received_ms: 40,
+            served: Some(status),
+            status: Some(status),
+        };
+        let run = |owner: &str, status| {
+            with_pod()
+                .event(1, registered(owner, 7))
+                .event(5, create(5, 201))
+                .event(41, removal(status))
+                .event(42, create(42, 409))
+                .event(55, create(55, 409))
+                .build()
+        };
+        let excused = run("r", 400);
+        assert!(
+            NoAlreadyExistsErrors.check(&excused).is_empty(),
+            "{:?}",
+            NoAlreadyExistsErrors.check(&excused)
+        );
+        assert_eq!(NoAlreadyExistsErrors.check(&run("other", 400)).len(), 1, "another runner's registration");
+        assert_eq!(NoAlreadyExistsErrors.check(&run("r", 204)).len(), 1, "a removal that succeeded");
     }
 
     #[test]

@@ -126,6 +126,7 @@ impl Oracle for NoAlreadyExistsErrors {
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let runner_pods = runner_pod_keys(run);
         let mut unseen = UnseenTooLong::of(run);
+        let removals = FailedRemovals::of(run);
         let creates: Vec<&AuditEntry> = run
             .audit()
             .filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create && a.actor == "controller")
@@ -144,7 +145,8 @@ impl Oracle for NoAlreadyExistsErrors {
                 .iter()
                 .rev()
                 .find(|a| a.namespace == refused.namespace && a.name == refused.name);
-            let lost_answer_requeue = requeued_by_a_failure(run, previous_of_pod.copied(), refused);
+            let lost_answer_requeue =
+                requeued_by_a_failure(run, &removals, previous_of_pod.copied(), refused);
             let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next));
             if waited
                 || lost_answer_requeue
@@ -180,7 +182,12 @@ impl Oracle for NoAlreadyExistsErrors {
 /// runner's registration counts too (watch-lag seed 2,000,210 with `bug-secrets-cached`: a JIT secret
 /// the controller could not see, AgentExists, then RemoveRunner answered 400 JobStillRunning, a
 /// reconcile error in ARC as here).
-fn requeued_by_a_failure(run: &RunRecord, previous: Option<&AuditEntry>, refused: &AuditEntry) -> bool {
+fn requeued_by_a_failure(
+    run: &RunRecord,
+    removals: &FailedRemovals,
+    previous: Option<&AuditEntry>,
+    refused: &AuditEntry,
+) -> bool {
     let Some(previous) = previous else { return false };
     let window = previous.ms..refused.ms;
     run.audit().any(|a| {
@@ -189,32 +196,46 @@ fn requeued_by_a_failure(run: &RunRecord, previous: Option<&AuditEntry>, refused
             && a.name == refused.name
             && window.contains(&a.ms)
             && (a.committed_then_failed || a.code == 0 || a.code == 429 || a.code >= 500)
-    }) || removal_failed(run, &refused.name, window)
+    }) || removals.within(&refused.name, window)
 }
 
-/// Whether a RemoveRunner of a registration made under `name` got a failure (an error status, a
-/// dropped connection or a lost answer) within `window`. Only RemoveRunner names its runner in the
-/// request the fake records (`/agents/{id}`); GenerateJitConfig carries the name in its body, which
-/// the record leaves out.
-fn removal_failed(run: &RunRecord, name: &str, window: std::ops::Range<u64>) -> bool {
-    let paths: Vec<String> = run
-        .github_events()
-        .filter_map(|e| match &e.kind {
-            EventKind::RunnerRegistered { runner_id, name: registered, .. } if registered == name => {
-                Some(format!("/agents/{runner_id}"))
-            }
-            _ => None,
-        })
-        .collect();
-    run.events.iter().filter(|e| window.contains(&e.at_ms)).filter_map(|e| e.get::<GitHubCall>()).any(
-        |call| {
+/// When a RemoveRunner of a registration got a failure (an error status, a dropped connection or a
+/// lost answer), by the runner name it was registered under; read once a run. Only RemoveRunner names
+/// its runner in the request the fake records (`/agents/{id}`); GenerateJitConfig carries the name in
+/// its body, which the record leaves out.
+struct FailedRemovals(BTreeMap<String, Vec<u64>>);
+
+impl FailedRemovals {
+    fn of(run: &RunRecord) -> Self {
+        let names: BTreeMap<String, &str> = run
+            .github_events()
+            .filter_map(|e| match &e.kind {
+                EventKind::RunnerRegistered { runner_id, name, .. } => {
+                    Some((format!("/agents/{runner_id}"), name.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut by_name: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for event in &run.events {
+            let Some(call) = event.get::<GitHubCall>() else { continue };
             let failed =
                 call.committed_then_failed() || !call.status.is_some_and(|s| (200..300).contains(&s));
-            call.operation == "remove-runner"
-                && failed
-                && paths.iter().any(|p| call.path.ends_with(p.as_str()))
-        },
-    )
+            if call.operation != "remove-runner" || !failed {
+                continue;
+            }
+            let agent = call.path.rfind("/agents/").map(|at| &call.path[at..]);
+            if let Some(name) = agent.and_then(|agent| names.get(agent)) {
+                by_name.entry((*name).to_string()).or_default().push(event.at_ms);
+            }
+        }
+        FailedRemovals(by_name)
+    }
+
+    /// Whether a removal of `name`'s registration failed within `window`.
+    fn within(&self, name: &str, window: std::ops::Range<u64>) -> bool {
+        self.0.get(name).is_some_and(|times| times.iter().any(|at| window.contains(at)))
+    }
 }
 
 /// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).

@@ -93,12 +93,13 @@ fn names_a_runner_owner(pod: &serde_json::Value) -> bool {
 /// A runner-pod create the API server answered AlreadyExists is not retried in a hot loop: the
 /// controller's next create of that pod comes at least [`ALREADY_EXISTS_REQUEUE_MS`] later (after that
 /// 409 or, as the requeue an earlier 409 scheduled, after an earlier one), or after a
-/// newer event on that runner or its pod was delivered to it (#4201 makes AlreadyExists an info log and
+/// newer event on that runner or its pod was delivered to it, from the millisecond the refused create
+/// was served (see `delivered_between`; #4201 makes AlreadyExists an info log and
 /// a 5 s requeue; before it, the reconcile failed and was retried after the rate limiter's few
-/// milliseconds), or the 409 was met by the reconcile after one that failed on this runner (see
-/// `requeued_by_a_failure`), or the 409 met a pod the controller had not seen for longer than the
-/// requeue (its pod watch was down, and the runner watch's resumed backlog wakes the reconcile:
-/// network-partition seed 67). Judged from API traffic, never from the controller's own counters.
+/// milliseconds), or the 409 was met by the reconcile after one that failed on this runner, at the
+/// API server or in a RemoveRunner of its registration (see `requeued_by_a_failure`), or the 409
+/// met a pod the controller had not seen for longer than the requeue (its pod watch was down, and
+/// the runner watch's resumed backlog wakes the reconcile: network-partition seed 67). Judged from API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;
 
 /// The requeue after a create answered AlreadyExists (ARC #4201: 5 s).
@@ -152,7 +153,7 @@ impl Oracle for NoAlreadyExistsErrors {
                 || lost_answer_requeue
                 || requeue_due
                 || unseen.excuses(run, refused)
-                || delivered_between(run, &key, refused.ms, next.ms)
+                || delivered_between(run, &key, refused.served_ms, next.ms)
             {
                 continue;
             }
@@ -263,10 +264,16 @@ fn earlier_requeue_came_due(earlier: &AuditEntry, refused: &AuditEntry, next: &A
         && (due..=due + REQUEUE_DUE_SLACK_MS).contains(&next.ms)
 }
 
-/// Whether a watch event on `key` (the runner or its pod) reached the controller in `(from, to]`.
+/// Whether a watch event on `key` (the runner or its pod) reached the controller in `[from, to]`.
+/// The caller passes as `from` the millisecond the refused create reached the store, not its answer:
+/// an event that came while that create was in flight marks the runner for one more reconcile, which
+/// makes the next create (steady-state seed 2,000,193 with `bug-secrets-cached`: an update delivered
+/// in the millisecond the create was served, before its 409 went back; the next create 2 ms later).
+/// An event of that same millisecond counts, since the record cannot order it before the create's
+/// reconcile began.
 fn delivered_between(run: &RunRecord, key: &str, from: u64, to: u64) -> bool {
     run.events.iter().any(|e| {
-        e.at_ms > from
+        e.at_ms >= from
             && e.at_ms <= to
             && e.get::<WatchSent>().is_some_and(|w| {
                 w.actor.as_deref() == Some("controller")
@@ -554,6 +561,35 @@ mod tests {
         );
         assert_eq!(NoAlreadyExistsErrors.check(&run("other", 400)).len(), 1, "another runner's registration");
         assert_eq!(NoAlreadyExistsErrors.check(&run("r", 204)).len(), 1, "a removal that succeeded");
+    }
+
+    #[test]
+    fn an_event_delivered_while_the_refused_create_was_in_flight_excuses_the_next_create() {
+        // Steady-state seed 2,000,193 with `bug-secrets-cached`: the runner's update reached the
+        // controller in the millisecond its create was served; the reconcile it asked for made the
+        // next create 2 ms later.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let update = WatchSent {
+            id: 3,
+            actor: Some("controller".into()),
+            resource: "ephemeralrunners".into(),
+            item: WatchItem::Change { kind: "MODIFIED", key: format!("{NS}/r"), rv: "9".into() },
+        };
+        let refused = AuditEntry { served_ms: 9, ..create(10, 409) };
+        let run = |delivered_at| {
+            with_pod()
+                .event(delivered_at, update.clone())
+                .event(10, refused.clone())
+                .event(12, create(12, 409))
+                .build()
+        };
+        assert!(NoAlreadyExistsErrors.check(&run(10)).is_empty(), "delivered while the create was in flight");
+        assert!(NoAlreadyExistsErrors.check(&run(9)).is_empty(), "delivered as the create reached the store");
+        assert_eq!(
+            NoAlreadyExistsErrors.check(&run(8)).len(),
+            1,
+            "delivered before the create reached the store"
+        );
     }
 
     #[test]

@@ -99,7 +99,8 @@ fn names_a_runner_owner(pod: &serde_json::Value) -> bool {
 /// milliseconds), or the 409 was met by the reconcile after one that failed on this runner, at the
 /// API server or in a RemoveRunner of its registration (see `requeued_by_a_failure`), or the 409
 /// met a pod the controller had not seen for longer than the requeue (its pod watch was down, and
-/// the runner watch's resumed backlog wakes the reconcile: network-partition seed 67). Judged from API traffic, never from the controller's own counters.
+/// the runner watch's resumed backlog wakes the reconcile: network-partition seed 67). Judged from
+/// API traffic, never from the controller's own counters.
 pub struct NoAlreadyExistsErrors;
 
 /// The requeue after a create answered AlreadyExists (ARC #4201: 5 s).

@@ -284,6 +284,7 @@ mod tests {
             scenarios: vec!["network-partition".into()],
             variants: vec![Variant::Fixed],
             seeds: vec![SeedSpan { from: Seed(1), count: 2 }],
+            fixed_seeds: None,
             check_determinism: false,
             exhaustive: false,
             matrix: false,

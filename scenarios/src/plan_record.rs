@@ -25,6 +25,10 @@ pub struct PlanRecord {
     pub variants: Vec<Variant>,
     /// The seeds, as runs of consecutive ones.
     pub seeds: Vec<SeedSpan>,
+    /// The fixed controller ran only the first this many seeds (a preset: bug variants ran up to
+    /// their bounds); absent: every seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_seeds: Option<u64>,
     /// Each seed ran twice.
     pub check_determinism: bool,
     /// Bug variants ran every seed.
@@ -61,6 +65,7 @@ impl PlanRecord {
             scenarios: plan.scenarios.iter().map(|s| s.name().to_string()).collect(),
             variants: plan.variants.clone(),
             seeds: spans(&plan.seeds),
+            fixed_seeds: plan.fixed_seeds,
             check_determinism: plan.check_determinism,
             exhaustive: plan.exhaustive,
             matrix: plan.matrix,
@@ -84,6 +89,7 @@ impl PlanRecord {
             scenarios,
             variants: self.variants.clone(),
             seeds,
+            fixed_seeds: self.fixed_seeds,
             jobs,
             check_determinism: self.check_determinism,
             exhaustive: self.exhaustive,
@@ -120,6 +126,7 @@ mod tests {
             scenarios: vec![scenarios::find(scenario).unwrap()],
             variants: vec![Variant::Fixed],
             seeds,
+            fixed_seeds: None,
             jobs: 1,
             check_determinism: false,
             exhaustive: false,

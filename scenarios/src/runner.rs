@@ -8,11 +8,14 @@ use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, 
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::world::on_turmoil::run_world_on_turmoil;
-use arc_sim::world::{RunRecord, World};
+use arc_sim::world::{EarlyAnswer, RunRecord, World};
 use arc_sim::{Seed, TraceMode};
 
+use crate::kill_table::Judge;
+use crate::oracles::Oracle;
 use crate::probes;
 use crate::scenario::{Scenario, Twin, WorldPlan};
+use crate::sweep::expectations_in;
 use crate::variant::{Build, Variant};
 use crate::verdict::{Verdict, Violation};
 
@@ -38,7 +41,7 @@ pub fn run_one(
     run_build(scenario, Build::arcsim(variant), seed, trace_mode)
 }
 
-/// Runs one seed of `build` and judges it, keeping of the record what its judges need.
+/// Runs one seed of `build` to its end and judges it, keeping of the record what its judges need.
 pub fn run_build(
     scenario: &dyn Scenario,
     build: Build,
@@ -46,6 +49,37 @@ pub fn run_build(
     trace_mode: TraceMode,
 ) -> Result<(Verdict, RunRecord), RunError> {
     run_build_keeping(scenario, build, seed, trace_mode, None)
+}
+
+/// [`run_build`], stopped as soon as the run has answered what a sweep asks of it: a bug variant's
+/// run ends once every oracle of its kill rows in `scenario` has fired, when each of them judges a
+/// record so far ([`Oracle::judges_so_far`]); otherwise (the fixed controller, a row judged at the
+/// end) it runs to its end. The verdict then holds the violations of every oracle that judges a
+/// record so far, found on the record up to the stop; kill counts are those of the whole run.
+pub fn run_build_to_answer(
+    scenario: &dyn Scenario,
+    build: Build,
+    seed: Seed,
+    trace_mode: TraceMode,
+) -> Result<(Verdict, RunRecord), RunError> {
+    let answer = must_fail(scenario, build).map(|oracles| {
+        EarlyAnswer::when(move |so_far| oracles.iter().all(|oracle| !oracle.check(so_far).is_empty()))
+    });
+    run_judged(scenario, build, seed, trace_mode, None, answer)
+}
+
+/// The oracles `build` must fail in `scenario` (its kill rows'), if every one of them judges a record
+/// so far: what lets its run stop early.
+pub fn must_fail(scenario: &dyn Scenario, build: Build) -> Option<Vec<&'static dyn Oracle>> {
+    let rows = expectations_in(build.profile, build.variant, scenario.name());
+    let oracles: Vec<&'static dyn Oracle> = rows
+        .iter()
+        .map(|row| match row.oracle {
+            Judge::Run(oracle) if oracle.judges_so_far() => Some(oracle),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    (!oracles.is_empty() && !build.variant.is_fixed()).then_some(oracles)
 }
 
 /// [`run_one`], keeping `keep` of the record instead of what the judges say they need (`None`).
@@ -67,19 +101,38 @@ pub fn run_build_keeping(
     trace_mode: TraceMode,
     keep: Option<Interest>,
 ) -> Result<(Verdict, RunRecord), RunError> {
+    run_judged(scenario, build, seed, trace_mode, keep, None)
+}
+
+/// Runs one seed of `build` (stopping early if `answer` says so) and judges it.
+fn run_judged(
+    scenario: &dyn Scenario,
+    build: Build,
+    seed: Seed,
+    trace_mode: TraceMode,
+    keep: Option<Interest>,
+    answer: Option<EarlyAnswer>,
+) -> Result<(Verdict, RunRecord), RunError> {
     #[allow(clippy::disallowed_methods)] // wall clock ok: reported as wall time, never traced
     let started = std::time::Instant::now(); // allow-nondeterminism: wall time, reported only (the verdict's wall_ms)
     let twins = scenario.twins_for(seed, build);
     let keep = keep.unwrap_or_else(|| judges_interest(scenario, &twins));
     let plan = scenario.world_for(seed, build);
-    let record = run_world(plan, trace_mode, keep.clone())?;
+    let mut record = run_world_answering(plan, trace_mode, keep.clone(), answer)?;
+    // A run that stopped early is judged on its record up to the stop, by the oracles whose verdict
+    // a later event cannot retract; end-of-run oracles and twins are not asked.
+    let answered_at = record.answered_at_ms;
+    if let Some(at) = answered_at {
+        record = record.before(at);
+    }
     // An oracle judges the builds whose profile promises its property; a bug variant that turns the
     // property's switch off is judged (that is what kills it).
     let promised = build.profile.switches();
     let judges = scenario.oracles().into_iter().filter(|o| o.applies(&promised));
+    let judges = judges.filter(|o| answered_at.is_none() || o.judges_so_far());
     let mut violations: Vec<Violation> = judges.flat_map(|o| o.check(&record)).collect();
     let mut twin_hashes = BTreeMap::new();
-    for twin in twins {
+    for twin in twins.into_iter().filter(|_| answered_at.is_none()) {
         let other = run_world(twin.plan, TraceMode::HashOnly, keep.clone())?;
         twin_hashes.insert(twin.name, other.trace.hash());
         for oracle in &twin.oracles {
@@ -101,6 +154,7 @@ pub fn run_build_keeping(
         twin_hashes,
         trace_lines: record.trace.len(),
         sim_ms: record.end_ms,
+        answered_at_ms: answered_at,
         wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     };
     Ok((verdict, record))
@@ -117,8 +171,19 @@ pub fn judges_interest(scenario: &dyn Scenario, twins: &[Twin]) -> Interest {
 
 /// Runs one world on a fresh paused current-thread runtime, keeping what `keep` wants of its record.
 pub fn run_world(plan: WorldPlan, trace_mode: TraceMode, keep: Interest) -> Result<RunRecord, RunError> {
+    run_world_answering(plan, trace_mode, keep, None)
+}
+
+/// [`run_world`], stopped early once `answer` says the record so far has answered it.
+pub fn run_world_answering(
+    plan: WorldPlan,
+    trace_mode: TraceMode,
+    keep: Interest,
+    answer: Option<EarlyAnswer>,
+) -> Result<RunRecord, RunError> {
     if plan.config.network == Network::Turmoil {
-        let record = run_world_on_turmoil(plan.config, plan.families, trace_mode, keep, plan.settled)?;
+        let record =
+            run_world_on_turmoil(plan.config, plan.families, trace_mode, keep, plan.settled, answer)?;
         return Ok(record);
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -127,7 +192,7 @@ pub fn run_world(plan: WorldPlan, trace_mode: TraceMode, keep: Interest) -> Resu
         .rng_seed(scheduler_seed(plan.config.seed.0))
         .build()?;
     let record = runtime.block_on(async move {
-        let world = World::build(plan.config, plan.families, trace_mode, keep)?;
+        let world = World::build(plan.config, plan.families, trace_mode, keep)?.answering(answer);
         world.run(plan.settled).await
     })?;
     Ok(record)

@@ -25,7 +25,7 @@ use crate::kill_table::{KillExpectation, expectations};
 use crate::on_network::OnNetwork;
 use crate::on_schedule::OnSchedule;
 use crate::plan_record::PlanRecord;
-use crate::runner::{RunError, run_build};
+use crate::runner::{RunError, run_build_to_answer};
 use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::seed_result::SeedResult;
@@ -47,6 +47,9 @@ pub struct SweepPlan<'a> {
     pub variants: Vec<Variant>,
     /// The seeds.
     pub seeds: Vec<Seed>,
+    /// The fixed controller runs only the first this many of `seeds` (a preset's plan: its bug
+    /// variants run further, up to their bounds); `None`: every seed.
+    pub fixed_seeds: Option<u64>,
     /// Worker threads.
     pub jobs: usize,
     /// Run each seed twice and fail on any trace difference.
@@ -82,15 +85,26 @@ impl<'a> SweepPlan<'a> {
             .collect()
     }
 
-    /// The seeds a cell runs (before sharding): all of them, or a bug variant's first (its largest
-    /// row bound).
+    /// The seeds a cell runs (before sharding): all of them, a bug variant's first (its largest
+    /// row bound), or the fixed controller's first [`Self::fixed_seeds`].
     pub fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
+        let first = |n: u64| &self.seeds[..self.seeds.len().min(usize::try_from(n).unwrap_or(usize::MAX))];
         match cell_bound_in(self.profile, variant, scenario.name()) {
-            Some(bound) if !self.exhaustive && !variant.is_fixed() => {
-                &self.seeds[..self.seeds.len().min(bound as usize)]
-            }
+            Some(bound) if !self.exhaustive && !variant.is_fixed() => first(u64::from(bound)),
+            _ if variant.is_fixed() => self.fixed_seeds.map_or(&self.seeds[..], first),
             _ => &self.seeds,
         }
+    }
+
+    /// The most seeds any bug-variant cell of this plan needs to judge its rows: its largest bound.
+    pub fn widest_bound(&self) -> u64 {
+        let cells = self.cells();
+        let bounds = cells.iter().filter(|(_, v)| !v.is_fixed());
+        bounds
+            .filter_map(|(s, v)| cell_bound_in(self.profile, *v, s.name()))
+            .map(u64::from)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Whether a bug-variant cell stops early once its kill rows are met.
@@ -223,7 +237,8 @@ fn keep_first(first: &mut FirstViolations, at: usize, violations: Vec<Violation>
     }
 }
 
-/// Runs the seed at position `at` (twice with `check_determinism`): its result and its violations.
+/// Runs the seed at position `at` (twice with `check_determinism`) until it has answered (a bug
+/// variant's run stops once every oracle it must fail has fired): its result and its violations.
 fn run_checked(
     scenario: &dyn Scenario,
     build: Build,
@@ -231,14 +246,14 @@ fn run_checked(
     seed: Seed,
     check_determinism: bool,
 ) -> (SeedResult, Vec<Violation>) {
-    let first = match run_build(scenario, build, seed, TraceMode::HashOnly) {
+    let first = match run_build_to_answer(scenario, build, seed, TraceMode::HashOnly) {
         Ok((verdict, _)) => verdict,
         Err(e) => return (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
     };
     if !check_determinism {
         return (SeedResult::ran(at, &first, true), first.violations);
     }
-    let again: Result<_, RunError> = run_build(scenario, build, seed, TraceMode::HashOnly);
+    let again: Result<_, RunError> = run_build_to_answer(scenario, build, seed, TraceMode::HashOnly);
     match again {
         Ok((second, _)) => {
             let deterministic =

@@ -65,6 +65,11 @@ pub struct Verdict {
     pub trace_lines: u64,
     /// Simulated time the run took.
     pub sim_ms: u64,
+    /// When the run stopped early, having answered what a sweep asks of it (every oracle its bug
+    /// variant must fail had fired; [`crate::runner::run_build_to_answer`]): end-of-run oracles were
+    /// not asked. `None`: it ran to its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_at_ms: Option<u64>,
     /// Wall time the run took.
     pub wall_ms: u64,
 }

@@ -82,6 +82,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         scenarios,
         variants,
         seeds: (0..u64::from(args.count)).map(|i| Seed(args.from.0.wrapping_add(i))).collect(),
+        fixed_seeds: None,
         jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         check_determinism: false,
         exhaustive: true,

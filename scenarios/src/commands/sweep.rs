@@ -29,9 +29,14 @@ pub struct SweepArgs {
     /// A variant name, several separated by commas, or `all`.
     #[arg(long, default_value = "all")]
     pub variant: String,
-    /// Run seeds 1..=N.
-    #[arg(long, conflicts_with_all = ["from", "count"])]
+    /// Run seeds 1..=N in every cell (bug variants up to their bound, or N if smaller). Without
+    /// `--seeds`, `--from` or `--nightly`: the quick sweep, the fixed controller on seeds
+    /// 1..=10 and every bug variant up to its bound.
+    #[arg(long, conflicts_with_all = ["from", "count", "nightly"])]
     pub seeds: Option<u64>,
+    /// The full sweep: the fixed controller on seeds 1..=200, every bug variant up to its bound.
+    #[arg(long, conflicts_with_all = ["from", "count"])]
+    pub nightly: bool,
     /// First seed (with --count).
     #[arg(long, requires = "count", value_parser = crate::cli::parse_seed)]
     pub from: Option<Seed>,
@@ -80,13 +85,22 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
     text.parse().map_err(|e: crate::shard::ShardError| e.to_string())
 }
 
-/// Default number of seeds: a few hundred, minutes on two cores.
-pub const DEFAULT_SEEDS: u64 = 200;
+/// The fixed controller's seeds in the quick sweep (no seed flags): every scenario runs and every
+/// kill row is checked in minutes on two cores.
+pub const QUICK_SEEDS: u64 = 10;
 
-fn seeds(args: &SweepArgs) -> Vec<Seed> {
+/// The fixed controller's seeds in the full sweep (`--nightly`).
+pub const NIGHTLY_SEEDS: u64 = 200;
+
+/// The seeds the flags ask for, and how many of them the fixed controller runs when that is fewer
+/// (a preset, whose bug variants run on to their bounds).
+fn seeds(args: &SweepArgs) -> (Vec<Seed>, Option<u64>) {
+    let first = |n: u64| (1..=n).map(Seed).collect();
     match (args.from, args.count, args.seeds) {
-        (Some(from), Some(count), _) => (0..count).map(|i| Seed(from.0.wrapping_add(i))).collect(),
-        (_, _, n) => (1..=n.unwrap_or(DEFAULT_SEEDS)).map(Seed).collect(),
+        (Some(from), Some(count), _) => ((0..count).map(|i| Seed(from.0.wrapping_add(i))).collect(), None),
+        (_, _, Some(n)) => (first(n), None),
+        _ if args.nightly => (first(NIGHTLY_SEEDS), Some(NIGHTLY_SEEDS)),
+        _ => (first(QUICK_SEEDS), Some(QUICK_SEEDS)),
     }
 }
 
@@ -107,11 +121,13 @@ fn chosen_variants(names: &str, profile: Profile, matrix: bool) -> anyhow::Resul
 
 /// Runs the sweep and prints its table.
 pub fn run(args: SweepArgs) -> anyhow::Result<()> {
-    let plan = SweepPlan {
+    let (seeds, fixed_seeds) = seeds(&args);
+    let mut plan = SweepPlan {
         profile: args.profile,
         scenarios: chosen_scenarios(&args.scenario)?,
         variants: chosen_variants(&args.variant, args.profile, args.matrix)?,
-        seeds: seeds(&args),
+        seeds,
+        fixed_seeds,
         jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         check_determinism: args.check_determinism,
         exhaustive: args.exhaustive,
@@ -123,6 +139,12 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         until_probes: args.until_probes,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
+    // A preset checks every kill row: its bug variants run on past the fixed controller's seeds to
+    // their bounds (each stops at its kill).
+    if let Some(fixed) = plan.fixed_seeds {
+        let wanted = plan.widest_bound().max(fixed);
+        plan.seeds = (1..=wanted).map(Seed).collect();
+    }
     if let Some(n) = plan.runners {
         for scenario in &plan.scenarios {
             Scaled::new(*scenario, n)?;

@@ -79,6 +79,11 @@ impl Oracle for NoJobLost {
         "no-job-lost"
     }
 
+    /// Judges a record so far: a job's end is final: a lost job stays lost.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "no job ends runner-lost or canceled by its runner's shutdown"
     }

@@ -26,6 +26,11 @@ impl Oracle for NoBusyRunnerDeleted {
         "no-busy-runner-deleted"
     }
 
+    /// Judges a record so far: a delete is judged on what happened up to it, with the runner's id as of the delete.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "the controller never deletes a runner with a live pod while GitHub has a job assigned to it"
     }
@@ -46,11 +51,11 @@ impl Oracle for NoBusyRunnerDeleted {
                 continue;
             }
             let key = format!("{}/{}", a.namespace, a.name);
-            let Some(id) = ids.get(&key) else { continue };
+            let Some(id) = ids.as_of(&key, a.served_ms) else { continue };
             let pod_live = running.get(&key).is_some_and(|spans| {
                 spans.iter().any(|(from, to)| *from <= a.served_ms && a.served_ms < *to)
             });
-            if let Some(job) = job_held_at(run, *id, a.served_ms).filter(|_| pod_live) {
+            if let Some(job) = job_held_at(run, id, a.served_ms).filter(|_| pod_live) {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: a.served_ms,
@@ -102,12 +107,25 @@ fn read_by_busy_runner_deleted(event: &Event, named: &[Subject], at_ms: u64) -> 
     })
 }
 
-/// `namespace/name → runnerId` of every EphemeralRunner that registered.
-fn runner_ids_by_name(run: &RunRecord) -> BTreeMap<String, i64> {
-    run.changes_of("ephemeralrunners")
-        .filter(|(_, c)| runner_id(&c.object) != 0)
-        .map(|(_, c)| (key_of(&c.object), runner_id(&c.object)))
-        .collect()
+/// Per EphemeralRunner `namespace/name`, the runner ids it was given, with when: a name can be
+/// reused by a later runner, so a delete is judged by the id its name held then.
+struct RunnerIds(BTreeMap<String, Vec<(u64, i64)>>);
+
+impl RunnerIds {
+    /// The id `key` held at `ms` (the last one committed at or before it), if it had one.
+    fn as_of(&self, key: &str, ms: u64) -> Option<i64> {
+        let ids = self.0.get(key)?;
+        ids.iter().take_while(|(at, _)| *at <= ms).last().map(|(_, id)| *id)
+    }
+}
+
+/// The ids of every EphemeralRunner that registered.
+fn runner_ids_by_name(run: &RunRecord) -> RunnerIds {
+    let mut ids: BTreeMap<String, Vec<(u64, i64)>> = BTreeMap::new();
+    for (ms, c) in run.changes_of("ephemeralrunners").filter(|(_, c)| runner_id(&c.object) != 0) {
+        ids.entry(key_of(&c.object)).or_default().push((ms, runner_id(&c.object)));
+    }
+    RunnerIds(ids)
 }
 
 /// Per pod `namespace/name`: the spans (start, stop) its main container ran.
@@ -153,6 +171,11 @@ impl Oracle for NoRunningWhileDeleting {
         "no-running-while-deleting"
     }
 
+    /// Judges a record so far: each commit is judged against the runner's earlier commits.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "an EphemeralRunner being deleted is never moved to phase Running"
     }
@@ -190,6 +213,11 @@ impl Oracle for FinalizersInOneWrite {
         "finalizers-in-one-write"
     }
 
+    /// Judges a record so far: the second growing write is the violation, whatever comes after.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "no EphemeralRunner needs more than one write to get its finalizers"
     }
@@ -207,17 +235,20 @@ impl Oracle for FinalizersInOneWrite {
             let entry = grew.entry(uid).or_insert((count, 0, ms, key_of(&c.object)));
             if count > entry.0 {
                 entry.1 += 1;
-                entry.2 = ms;
+                // The write that made it two is the violation; later ones add nothing to it.
+                if entry.1 <= 2 {
+                    entry.2 = ms;
+                }
             }
             entry.0 = count;
         }
         grew.into_values()
             .filter(|(_, writes, _, _)| *writes > 1)
-            .map(|(_, writes, ms, key)| Violation {
+            .map(|(_, _, ms, key)| Violation {
                 oracle: self.name(),
                 at_ms: ms,
                 objects: vec![format!("ephemeralrunner {key}")],
-                message: format!("finalizers added in {writes} writes"),
+                message: "finalizers added in more than one write".into(),
             })
             .collect()
     }
@@ -351,7 +382,10 @@ mod tests {
             .build();
         let found = FinalizersInOneWrite.check(&broken);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!((found[0].at_ms, found[0].message.as_str()), (3, "finalizers added in 2 writes"));
+        assert_eq!(
+            (found[0].at_ms, found[0].message.as_str()),
+            (3, "finalizers added in more than one write")
+        );
     }
 
     #[test]

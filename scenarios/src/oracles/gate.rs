@@ -41,6 +41,11 @@ impl Oracle for ScaleDownOnlyOnPatchZero {
         "scale-down-only-on-patch-zero"
     }
 
+    /// Judges a record so far: a delete is judged on what happened up to it.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "an idle runner is scaled down only when the controller's cache could hold its set at patch ID 0"
     }

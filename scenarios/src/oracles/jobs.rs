@@ -19,6 +19,11 @@ impl Oracle for NoJobLostToControllerKill {
         "no-job-lost-to-controller-kill"
     }
 
+    /// Judges a record so far: a job's end is final.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "no job is lost (runner-lost or canceled by its runner's shutdown) after the controller deleted its runner's pod mid-job"
     }

@@ -18,6 +18,11 @@ impl Oracle for OneLeaderAtATime {
         "one-leader-at-a-time"
     }
 
+    /// Judges a record so far: each write is judged against the lease committed before it.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "a controller replica writes only while the Lease names it as holder"
     }

@@ -37,6 +37,15 @@ pub trait Oracle: Send + Sync {
     /// Every violation in `run`.
     fn check(&self, run: &RunRecord) -> Vec<Violation>;
 
+    /// Whether this oracle can judge a run before its end: every violation it finds on a record so
+    /// far (cut at an instant mid-run, [`RunRecord::before`]) it finds, the same, on the whole run,
+    /// because no later event can retract it. Such an oracle can stop a bug variant's run early
+    /// ([`crate::runner::run_build_to_answer`]); one that judges the end state (convergence, what is
+    /// left registered) cannot, and says `false` (the default).
+    fn judges_so_far(&self) -> bool {
+        false
+    }
+
     /// Whether the invariant is one a profile with `switches` promises at all: an oracle of a
     /// change-set property (say, Running only from the listener) does not judge a profile without
     /// that change, but does judge a bug variant that turns it off in a profile that has it. Every

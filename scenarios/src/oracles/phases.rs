@@ -19,6 +19,11 @@ impl Oracle for TerminalPhaseIsFinal {
         "terminal-phase-is-final"
     }
 
+    /// Judges a record so far: each commit is judged against the runner's earlier commits.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "an EphemeralRunner's phase never goes from Failed/Succeeded/Outdated back to Pending/Running"
     }
@@ -58,6 +63,11 @@ pub struct RunningOnlyAfterJobStarted;
 impl Oracle for RunningOnlyAfterJobStarted {
     fn name(&self) -> &'static str {
         "running-only-after-job-started"
+    }
+
+    /// Judges a record so far: each Running write is judged against the assignments before it.
+    fn judges_so_far(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> &'static str {

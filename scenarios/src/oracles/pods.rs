@@ -28,6 +28,11 @@ impl Oracle for PodOwnedByItsRunner {
         "pod-owned-by-its-runner"
     }
 
+    /// Judges a record so far: each pod is judged against the owners live when it appeared.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "a runner pod is created only for a live runner of its name, and controlled by that runner's uid"
     }
@@ -109,6 +114,11 @@ pub const ALREADY_EXISTS_REQUEUE_MS: u64 = 5_000;
 impl Oracle for NoAlreadyExistsErrors {
     fn name(&self) -> &'static str {
         "no-already-exists-reconcile-errors"
+    }
+
+    /// Judges a record so far: each refused create is judged on the events up to the next create.
+    fn judges_so_far(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> &'static str {
@@ -300,6 +310,11 @@ impl Oracle for BoundedPodCreates {
         "bounded-pod-creates"
     }
 
+    /// Judges a record so far: a pod incarnation over its bound stays over it.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "at most 3 runner-pod creates answered AlreadyExists per pod incarnation"
     }
@@ -313,27 +328,29 @@ impl Oracle for BoundedPodCreates {
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let runner_pods = runner_pod_keys(run);
         let mut unseen = UnseenTooLong::of(run);
-        let mut per_name: BTreeMap<(&str, &str), (usize, usize, u64)> = BTreeMap::new();
+        // Per pod name: the unexcused 409s since its last create that took effect (its incarnation).
+        let mut per_name: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        let mut out = Vec::new();
         let pod_creates = run.audit().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
         for a in pod_creates.filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name))) {
-            let entry = per_name.entry((a.namespace.as_str(), a.name.as_str())).or_insert((0, 0, 0));
+            let duplicates = per_name.entry((a.namespace.as_str(), a.name.as_str())).or_insert(0);
             if a.took_effect() {
-                entry.0 += 1;
+                *duplicates = 0;
             } else if a.code == 409 && !unseen.excuses(run, a) {
-                entry.1 += 1;
-                entry.2 = a.ms;
+                *duplicates += 1;
+                if *duplicates == DUPLICATE_CREATES_PER_POD + 1 {
+                    out.push(Violation {
+                        oracle: self.name(),
+                        at_ms: a.ms,
+                        objects: vec![format!("pod {}/{}", a.namespace, a.name)],
+                        message: format!(
+                            "more than {DUPLICATE_CREATES_PER_POD} creates answered AlreadyExists for one incarnation of the pod"
+                        ),
+                    });
+                }
             }
         }
-        per_name
-            .into_iter()
-            .filter(|(_, (made, dup, _))| *dup > DUPLICATE_CREATES_PER_POD * (*made).max(1))
-            .map(|((ns, name), (made, dup, last))| Violation {
-                oracle: self.name(),
-                at_ms: last,
-                objects: vec![format!("pod {ns}/{name}")],
-                message: format!("{dup} creates answered AlreadyExists for {made} pod incarnation(s)"),
-            })
-            .collect()
+        out
     }
 }
 

@@ -62,6 +62,11 @@ impl Oracle for RegistrationRemovedBeforeRunnerGone {
         "registration-removed-before-runner-gone"
     }
 
+    /// Judges a record so far: a runner gone before its registration was removed stays so.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "an EphemeralRunner is gone only after every runner registered for it was removed at GitHub"
     }
@@ -167,6 +172,11 @@ pub struct JitConfigOncePerRunner;
 impl Oracle for JitConfigOncePerRunner {
     fn name(&self) -> &'static str {
         "jit-config-once-per-runner"
+    }
+
+    /// Judges a record so far: a second registration is judged on the events before it.
+    fn judges_so_far(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> &'static str {

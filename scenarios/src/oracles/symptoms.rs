@@ -28,6 +28,11 @@ impl Oracle for DeletingRunnerGoneWithin {
         "deleting-runner-gone-within-10-min"
     }
 
+    /// Judges a record so far: a runner still deleting 10 minutes on is late whatever comes after.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "an EphemeralRunner marked for deletion is gone within 10 minutes (#4585)"
     }
@@ -85,6 +90,11 @@ pub struct RunnerGoneAfterItsJob;
 impl Oracle for RunnerGoneAfterItsJob {
     fn name(&self) -> &'static str {
         "runner-gone-within-10-min-of-its-job"
+    }
+
+    /// Judges a record so far: a runner still there 10 minutes after its job is late whatever comes after.
+    fn judges_so_far(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> &'static str {
@@ -146,6 +156,11 @@ impl Oracle for NoIdleRunnerRemovedWhileAJobWaits {
         "no-idle-runner-removed-while-a-job-waits"
     }
 
+    /// Judges a record so far: each removal is judged against the jobs waiting before it.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "no runner is removed as idle while a job its scale set acquired waits for a runner (#4000)"
     }
@@ -177,6 +192,11 @@ pub struct JobStartedWithin;
 impl Oracle for JobStartedWithin {
     fn name(&self) -> &'static str {
         "job-started-within-10-min"
+    }
+
+    /// Judges a record so far: a job still waiting 10 minutes on is late whatever comes after.
+    fn judges_so_far(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> &'static str {
@@ -219,6 +239,11 @@ pub struct NoListenerExitOnSessionConflict;
 impl Oracle for NoListenerExitOnSessionConflict {
     fn name(&self) -> &'static str {
         "no-listener-exit-on-session-conflict"
+    }
+
+    /// Judges a record so far: each exit is judged against the 409s before it.
+    fn judges_so_far(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> &'static str {

@@ -34,6 +34,11 @@ impl Oracle for NoExpiredTokenRegistration {
         "no-expired-token-registration"
     }
 
+    /// Judges a record so far: each failed registration is judged on the token and busy spans before it.
+    fn judges_so_far(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> &'static str {
         "no runner container registers with a token that expired while its runner sat idle past the freshness window"
     }

@@ -10,6 +10,7 @@
 mod app_auth;
 mod assign_during_delete;
 mod determinism;
+mod early_answer;
 mod equivalence;
 mod explore;
 mod field_reports;

@@ -4,15 +4,19 @@ use std::ops::RangeInclusive;
 
 use arc_scenarios::kill_table::{CI_SEED_BUDGET, KILL_TABLE, expectations};
 use arc_scenarios::probes::ProbeGoal;
-use arc_scenarios::runner::run_one;
+use arc_scenarios::runner::run_build_to_answer;
 use arc_scenarios::scenario::Scenario;
-use arc_scenarios::variant::Variant;
+use arc_scenarios::variant::{Build, Variant};
 use arc_scenarios::verdict::Verdict;
 use arc_sim::{Seed, TraceMode};
 
-/// Runs one seed and returns its verdict.
+/// Runs one seed until it has answered (a bug variant stops once the oracles it must fail have fired,
+/// as in a sweep) and returns its verdict.
 pub fn verdict(scenario: &dyn Scenario, variant: Variant, seed: u64) -> Verdict {
-    run_one(scenario, variant, Seed(seed), TraceMode::HashOnly).expect("the run completes").0
+    let build = Build::arcsim(variant);
+    run_build_to_answer(scenario, build, Seed(seed), TraceMode::HashOnly)
+        .unwrap_or_else(|e| panic!("{} / {variant} / seed {seed} could not run: {e}", scenario.name()))
+        .0
 }
 
 /// The seeds of `range` followed by the pinned seeds outside it: each pinned seed runs once, beside the

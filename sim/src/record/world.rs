@@ -23,6 +23,8 @@ pub enum WorldEvent {
     Settled(u64),
     /// The run reached its horizon at this sim ms.
     Horizon(u64),
+    /// The run stopped at this sim ms because it had answered what it was run for (an early answer).
+    Answered(u64),
 }
 
 impl Observed for WorldEvent {
@@ -36,6 +38,7 @@ impl Observed for WorldEvent {
             WorldEvent::DisruptionFailed(why) => Line::new("world", "disruption-failed", why),
             WorldEvent::Settled(ms) => Line::new("world", "settled", ms),
             WorldEvent::Horizon(ms) => Line::new("world", "horizon", ms),
+            WorldEvent::Answered(ms) => Line::new("world", "answered", ms),
         })
     }
 

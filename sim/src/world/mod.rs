@@ -14,6 +14,7 @@
 //!
 //! [`stepping`] runs a world in steps, paused in between, for tools that look at it mid-run.
 
+pub mod answer;
 pub mod crds;
 mod held_release;
 pub mod on_turmoil;
@@ -48,6 +49,7 @@ use crate::schedule::{Schedule, Scheduler};
 use crate::seed::Seed;
 use crate::trace::TraceMode;
 use crate::workload::{Workload, WorkloadConfig};
+pub use answer::EarlyAnswer;
 pub use crds::arc_crds;
 use held_release::release_held_assignments_on_delete;
 pub use record::RunRecord;
@@ -207,6 +209,18 @@ pub struct World {
     restarts_mid_reconcile: u32,
     in_flight_at_crash: Option<i64>,
     controller_handed: bool,
+    answer: Option<EarlyAnswer>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The world settled at this sim ms.
+    Settled(u64),
+    /// The horizon came first.
+    Horizon,
+    /// The run's [`EarlyAnswer`] said it had answered, at this sim ms.
+    Answered(u64),
 }
 
 /// Why a world could not be built.
@@ -341,7 +355,15 @@ impl World {
             restarts_mid_reconcile: 0,
             in_flight_at_crash: None,
             controller_handed: false,
+            answer: None,
         })
+    }
+
+    /// Lets the run stop early once `answer` says its record so far has answered it ([`answer`]).
+    #[must_use]
+    pub fn answering(mut self, answer: Option<EarlyAnswer>) -> Self {
+        self.answer = answer;
+        self
     }
 
     /// The fake API server.
@@ -472,18 +494,25 @@ impl World {
         self.start_controller().await;
         let github = self.github.clone();
         let submitted = tokio::spawn(async move { workload.run(&github).await });
-        let settled_at_ms = self.drive(&settled, workload_end_ms).await;
+        let ending = self.drive(&settled, workload_end_ms).await;
         let submitted_jobs =
             if submitted.is_finished() { submitted.await.unwrap_or_default() } else { Vec::new() };
         if let Some(mut manager) = self.manager.take() {
             manager.shutdown().await;
         }
         self.replicas.stop_all().await;
-        Ok(self.finish(settled_at_ms, workload_end_ms, submitted_jobs))
+        let mut record = self.snapshot(workload_end_ms, submitted_jobs);
+        match ending {
+            Ending::Settled(at) => record.settled_at_ms = Some(at),
+            Ending::Answered(at) => record.answered_at_ms = Some(at),
+            Ending::Horizon => {}
+        }
+        Ok(record)
     }
 
-    /// Applies disruptions and checks for settling until one or the horizon; returns when it settled.
-    async fn drive(&mut self, settled: &Settled, workload_end_ms: u64) -> Option<u64> {
+    /// Applies disruptions and checks for settling (and for an early answer) until one of them or the
+    /// horizon.
+    async fn drive(&mut self, settled: &Settled, workload_end_ms: u64) -> Ending {
         let mut disruptions = self.config.disruptions.clone();
         disruptions.sort_by_key(Disruption::at_ms);
         let mut disruptions = disruptions.into_iter().peekable();
@@ -502,7 +531,7 @@ impl World {
             }
             if now >= self.config.horizon_ms {
                 self.record.emit(WorldEvent::Horizon(now));
-                return None;
+                return Ending::Horizon;
             }
             // A world disrupted this instant has not had the time to show it: judged next step.
             if !disrupted
@@ -512,7 +541,11 @@ impl World {
                 && settled(&self.apiserver, &self.github)
             {
                 self.record.emit(WorldEvent::Settled(now));
-                return Some(now);
+                return Ending::Settled(now);
+            }
+            if self.answered(now, workload_end_ms) {
+                self.record.emit(WorldEvent::Answered(now));
+                return Ending::Answered(now);
             }
             let next_ms = [disruptions.peek().map(Disruption::at_ms), net.peek().map(|(at, _)| *at)]
                 .into_iter()
@@ -668,7 +701,17 @@ impl World {
             .map(|p| p[namespace.len() + 1..].to_string())
     }
 
-    fn finish(self, settled_at_ms: Option<u64>, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
+    /// Whether the run's early answer, if it has one and a check is due, holds for the record so far.
+    fn answered(&mut self, now: u64, workload_end_ms: u64) -> bool {
+        if !self.answer.as_ref().is_some_and(|a| a.due(now)) {
+            return false;
+        }
+        let so_far = self.snapshot(workload_end_ms, Vec::new()).before(now);
+        self.answer.as_mut().is_some_and(|a| a.check(now, &so_far))
+    }
+
+    /// The record as it stands: every kept event, the fakes' state now.
+    fn snapshot(&self, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
         let mut objects = BTreeMap::new();
         for rt in self.apiserver.registry().types() {
             objects.insert(rt.plural.clone(), self.apiserver.objects(&rt.plural));
@@ -676,7 +719,8 @@ impl World {
         RunRecord {
             seed: self.config.seed,
             plug: self.families.name(),
-            settled_at_ms,
+            settled_at_ms: None,
+            answered_at_ms: None,
             end_ms: self.clock.elapsed_ms(),
             workload_end_ms,
             trace: self.record.trace().clone(),

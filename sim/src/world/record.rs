@@ -25,6 +25,10 @@ pub struct RunRecord {
     pub plug: &'static str,
     /// Sim ms when the world was found settled, if it was.
     pub settled_at_ms: Option<u64>,
+    /// Sim ms when the run stopped early because it had answered what it was run for
+    /// ([`crate::world::EarlyAnswer`]); its record then ends where that answer was read (see
+    /// [`RunRecord::before`]).
+    pub answered_at_ms: Option<u64>,
     /// Sim ms when the run stopped.
     pub end_ms: u64,
     /// Sim ms when the last job was submitted (the workload's end).
@@ -113,6 +117,16 @@ impl RunRecord {
             .cloned()
             .collect();
         RunRecord { events, ..self.clone() }
+    }
+
+    /// This record as it stood before sim ms `at_ms`: only the events kept before it (events of that
+    /// instant may still have been under way), ending there. The fakes' state (jobs, runners, objects)
+    /// is left as it is.
+    pub fn before(mut self, at_ms: u64) -> RunRecord {
+        let cut = self.events.partition_point(|e| e.at_ms < at_ms);
+        self.events.truncate(cut);
+        self.end_ms = self.end_ms.min(at_ms);
+        self
     }
 
     /// Objects of `plural` at the end.

@@ -37,6 +37,7 @@ impl SyntheticRun {
             seed: Seed(1),
             plug: "synthetic",
             settled_at_ms: None,
+            answered_at_ms: None,
             end_ms: 0,
             workload_end_ms: 0,
             trace: Trace::new(SimClock::start(), TraceMode::HashOnly),

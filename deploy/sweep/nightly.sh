@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One nightly sweep on a Kubernetes cluster: the shard Job over tonight's seeds, then the merge Job,
-# whose log is the report and whose status is the sweep's. Run it from cron or a CI schedule with a
-# kubeconfig for the cluster; it exits 0 exactly when the merged sweep passed.
+# whose log is the report and whose status is the sweep's; beside them the slow test tier's Job. Run it
+# from cron or a CI schedule with a kubeconfig for the cluster; it exits 0 exactly when the merged sweep
+# and the slow tier both passed.
 # Usage: deploy/sweep/nightly.sh [FROM] [COUNT]   (FROM: a new range each day by default; COUNT: 10000)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -19,7 +20,8 @@ finished() {
 }
 
 kubectl apply -f namespace.yaml -f results-pvc.yaml
-kubectl delete job -n "$ns" arcsim-sweep arcsim-merge --ignore-not-found --wait
+kubectl delete job -n "$ns" arcsim-sweep arcsim-merge arcsim-slow-tests --ignore-not-found --wait
+kubectl create -f slow-tests-job.yaml
 sed -e "s/--from=[0-9]*/--from=$from/" -e "s/--count=[0-9]*/--count=$count/" sweep-job.yaml | kubectl create -f -
 if ! finished arcsim-sweep; then
   echo "a shard failed past its retries: kubectl describe -n $ns job/arcsim-sweep" >&2
@@ -29,4 +31,6 @@ kubectl create -f merge-job.yaml
 status=0
 finished arcsim-merge || status=1
 kubectl logs -n "$ns" job/arcsim-merge
+finished arcsim-slow-tests || status=1
+kubectl logs -n "$ns" job/arcsim-slow-tests | tail -n 40
 exit "$status"

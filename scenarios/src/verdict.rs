@@ -90,6 +90,16 @@ impl Verdict {
         Build::new(self.profile, self.variant)
     }
 
+    /// `scenario / variant / seed N` (the profile too when it is not the default): what a failing test
+    /// names.
+    pub fn label(&self) -> String {
+        let profile = match self.profile {
+            Profile::Arcsim => String::new(),
+            other => format!("{other} / "),
+        };
+        format!("{} / {profile}{} / seed {}", self.scenario, self.variant, self.seed)
+    }
+
     /// The one command that replays this run.
     pub fn replay_line(&self) -> String {
         replay_line(self.scenario, self.build(), self.seed)

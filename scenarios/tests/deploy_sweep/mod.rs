@@ -177,3 +177,23 @@ fn the_workflow_runs_the_same_shards_as_a_matrix_and_merges_them() {
     assert!(work.join("merged.json").exists());
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// The slow test tier's command: README's, the Job's, the test image's default and the workflow's
+/// agree (the workflow's and the Job's add `--locked`, the Job's `--offline` too).
+#[test]
+fn the_slow_tier_is_the_same_command_in_readme_the_job_the_image_and_the_workflow() {
+    let readme = std::fs::read_to_string(dir().join("../../README.md")).expect("README");
+    assert!(readme.contains("cargo test --workspace -- --ignored slow::"), "README names the slow tier");
+    let all = manifests();
+    let job = &object("Job", "arcsim-slow-tests", &all)["spec"]["template"]["spec"]["containers"][0];
+    let command = strings(&job["command"]).join(" ");
+    let expected = "cargo test --workspace --locked --offline -- --ignored slow::";
+    assert_eq!(command, expected);
+    let dockerfile = std::fs::read_to_string(dir().join("Dockerfile")).expect("Dockerfile");
+    let cmd = r#"CMD ["cargo", "test", "--workspace", "--locked", "--offline", "--", "--ignored", "slow::"]"#;
+    assert!(dockerfile.contains(cmd), "the test image runs the tier by default");
+    let workflow = &documents(&dir().join("github-workflow.yml"))[0];
+    let steps = workflow["jobs"]["slow-tests"]["steps"].as_array().expect("steps");
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(runs.contains(&"cargo test --workspace --locked -- --ignored slow::"), "{runs:?}");
+}

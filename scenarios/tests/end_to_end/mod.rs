@@ -1,5 +1,5 @@
 //! The first end-to-end world (issue 4): one runner set (min 0, max 10), the standard workload, the
-//! real controller, listener, kubelet and fakes. For 50 seeds every job ends and none is lost, runners
+//! real controller, listener, kubelet and fakes. For 2 seeds (50 in the slow tier) every job ends and none is lost, runners
 //! scale up with demand and back to the minimum, no registration is left behind; a seed run twice
 //! gives the same trace.
 
@@ -34,9 +34,9 @@ fn peak_runners(record: &RunRecord) -> usize {
     peak
 }
 
-#[test]
-fn the_standard_workload_completes_every_job_for_fifty_seeds() {
-    for seed in 1..=50 {
+/// Every job of `seeds` ends and none is lost, runners scale up and back, nothing is left registered.
+fn the_standard_workload_completes_every_job(seeds: std::ops::RangeInclusive<u64>) {
+    for seed in seeds {
         let (verdict, record) = run(seed);
         assert!(
             verdict.passed(),
@@ -58,6 +58,11 @@ fn the_standard_workload_completes_every_job_for_fifty_seeds() {
             "seed {seed}: settled within the hour"
         );
     }
+}
+
+#[test]
+fn the_standard_workload_completes_every_job_for_two_seeds() {
+    the_standard_workload_completes_every_job(1..=2);
 }
 
 #[test]
@@ -105,4 +110,13 @@ fn a_listener_pod_runs_the_binarys_entry_point_with_its_hostname() {
         assert_eq!(sessions[0].owner, listener_pods[0]);
         assert_ne!(sessions[0].owner, RUNNER_SET, "not the scale set's name, the default of other paths");
     });
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`).
+mod slow {
+    #[test]
+    #[ignore = "slow tier: 48 standard runs"]
+    fn the_standard_workload_completes_every_job_for_fifty_seeds() {
+        super::the_standard_workload_completes_every_job(3..=50);
+    }
 }

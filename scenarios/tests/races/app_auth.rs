@@ -17,7 +17,7 @@ fn the_fixed_controller_passes_on_github_app_credentials() {
 fn controller_and_listener_buy_installation_tokens_and_buy_them_again_after_expiry() {
     let (verdict, record) =
         run_one(&StandardAppAuth, Variant::Fixed, Seed(1), TraceMode::HashOnly).expect("the run completes");
-    assert!(verdict.passed(), "{:#?}", verdict.violations);
+    assert!(verdict.passed(), "{}: {:#?}", verdict.label(), verdict.violations);
     let bought = |metrics: &std::collections::BTreeMap<_, i64>| -> i64 {
         metrics
             .iter()

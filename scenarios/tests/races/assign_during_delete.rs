@@ -7,7 +7,9 @@ use arc_scenarios::scenarios::assign_during_delete::AssignDuringDelete;
 
 use arc_scenarios::variant::Variant;
 
-use super::suite::{control_stays_quiet, fixed_passes, kill_rows_met, probe_goals_met, verdict, with_pinned};
+use super::suite::{
+    control_stays_quiet, fast, fixed_passes, kill_rows_met, probe_goals_met, verdict, with_pinned,
+};
 
 const SCENARIO: &AssignDuringDelete = &AssignDuringDelete;
 
@@ -39,7 +41,7 @@ fn every_kill_row_of_this_scenario_is_met() {
 
 #[test]
 fn remove_runner_first_never_deletes_a_runner_that_got_a_job() {
-    let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+    let verdicts = fixed_passes(SCENARIO, with_pinned(fast(FIXED_SEEDS), REGRESSION_SEEDS));
     probe_goals_met(AssignDuringDelete.probe_goals(), &verdicts);
 }
 
@@ -59,5 +61,22 @@ const STALE_DEREGISTRATION_SEED: u64 = 7;
 #[test]
 fn a_runner_deleted_while_it_registers_leaks_its_registration_without_the_fresh_read() {
     let v = verdict(SCENARIO, Variant::BugStaleDeregistration, STALE_DEREGISTRATION_SEED);
-    assert!(v.violations.iter().any(|x| x.oracle == "no-orphan-registration"), "{:#?}", v.violations);
+    assert!(
+        v.violations.iter().any(|x| x.oracle == "no-orphan-registration"),
+        "{}: {:#?}",
+        v.label(),
+        v.violations
+    );
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow tier"]
+    fn the_fixed_controller_passes_every_seed_of_its_range_and_opens_the_race() {
+        let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+        probe_goals_met(AssignDuringDelete.probe_goals(), &verdicts);
+    }
 }

@@ -19,7 +19,7 @@ use arc_sim::world::EarlyAnswer;
 use arc_sim::{Seed, TraceMode};
 
 /// How often the first check cuts a run: every few simulated seconds.
-const CUT_EVERY_MS: u64 = 3_000;
+const CUT_EVERY_MS: u64 = 10_000;
 
 /// What identifies a violation across records (a time-limit oracle's message says how long it has
 /// waited so far, which a cut shortens).
@@ -92,44 +92,53 @@ fn the_answer_is_the_whole_runs(scenario: &dyn Scenario, build: Build, seed: u64
         whole.replay_line()
     );
     assert_eq!(early.passed(), whole.passed(), "{label}");
-    assert_eq!(
-        early.answered_at_ms.is_some(),
-        fired(&whole) == rows.len(),
-        "{label}: stops exactly when answered"
-    );
+    // A run stops only once answered (it may end first, when its last rows fire after its last check).
+    if early.answered_at_ms.is_some() {
+        assert_eq!(fired(&early), rows.len(), "{label}: stopped before every row fired");
+    }
     let known: Vec<_> = whole.violations.iter().map(identity).collect();
     for v in &early.violations {
         assert!(known.contains(&identity(v)), "{label}: {v:?} is not the whole run's");
     }
 }
 
-/// Each cell that can stop early, on its first seed: what its mid-run records show, the whole run
-/// shows (the property every early stop rests on, for every oracle that claims it).
-#[test]
-fn every_so_far_oracle_finds_on_a_cut_only_what_the_whole_run_finds() {
-    for (build, scenario) in stoppable_cells() {
-        cuts_find_only_what_the_whole_run_finds(scenario, build, 1);
-    }
-}
+/// The worlds whose stoppable cells the fast tier checks: the two race worlds with the most rows that
+/// stop early, cheap to run whole (the slow tier checks every cell).
+const FAST_WORLDS: [&str; 2] = ["watch-lag-duplicate-create", "assign-during-delete"];
 
-/// Each cell that can stop early, on its first seed: the early verdict fails the same rows.
+/// Each cell of [`FAST_WORLDS`] that can stop early, on its first seed: the early verdict fails the
+/// same rows.
 #[test]
 fn a_run_stopped_at_its_answer_fails_the_rows_the_whole_run_fails() {
     let cells = stoppable_cells();
     assert!(cells.len() >= 10, "most kill cells stop early: {}", cells.len());
-    for (build, scenario) in cells {
+    for (build, scenario) in cells.into_iter().filter(|(_, s)| FAST_WORLDS.contains(&s.name())) {
         the_answer_is_the_whole_runs(scenario, build, 1);
     }
 }
 
-/// The same two properties over more seeds of every stoppable cell (slow tier).
-#[test]
-#[ignore = "slow tier: about N min"]
-fn early_answers_hold_over_five_seeds_of_every_cell() {
-    for (build, scenario) in stoppable_cells() {
-        for seed in 2..=6 {
-            cuts_find_only_what_the_whole_run_finds(scenario, build, seed);
-            the_answer_is_the_whole_runs(scenario, build, seed);
+/// The slow tier (`cargo test --workspace -- --ignored slow::`).
+mod slow {
+    use super::*;
+
+    /// Each cell that can stop early, on its first seed: what its mid-run records show, the whole
+    /// run shows (the property every early stop rests on, for every oracle that claims it).
+    #[test]
+    #[ignore = "slow tier: every so-far oracle on a cut every 10 s of each cell's run"]
+    fn every_so_far_oracle_finds_on_a_cut_only_what_the_whole_run_finds() {
+        for (build, scenario) in stoppable_cells() {
+            cuts_find_only_what_the_whole_run_finds(scenario, build, 1);
+        }
+    }
+
+    /// The early verdict over six seeds of every stoppable cell.
+    #[test]
+    #[ignore = "slow tier: six seeds of each cell, whole and to the answer"]
+    fn early_answers_fail_the_same_rows_over_six_seeds_of_every_cell() {
+        for (build, scenario) in stoppable_cells() {
+            for seed in 1..=6 {
+                the_answer_is_the_whole_runs(scenario, build, seed);
+            }
         }
     }
 }

@@ -28,5 +28,16 @@ fn every_kill_row_of_this_scenario_is_met() {
 
 #[test]
 fn predicates_and_lazy_copy_make_the_same_mutating_calls_as_without_them() {
-    fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+    fixed_passes(SCENARIO, REGRESSION_SEEDS.iter().copied());
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow tier"]
+    fn the_optimisations_change_no_call_over_the_whole_range() {
+        fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+    }
 }

@@ -59,60 +59,8 @@ fn perturbed_build(
     capsule
 }
 
-#[test]
-fn explore_kills_bug_4201_without_race_settings() {
-    let found = explored(Variant::Bug4201);
-    assert!(
-        found.reference_failures.is_empty(),
-        "the unperturbed run passes: {:?}",
-        found.reference_failures
-    );
-    assert!(found.runs <= BUDGET && found.runs > BUDGET / 2, "{} runs", found.runs);
-    assert!(found.reads_perturbed > 0 && found.writes_perturbed > 0 && found.reads > found.reads_perturbed);
-    assert!(
-        found.assignments > found.assignments_perturbed && found.assignments_perturbed > 0,
-        "delayed assignments counted: {} of {}",
-        found.assignments_perturbed,
-        found.assignments
-    );
-    assert_eq!(found.requests_perturbed, BUDGET / KINDS, "one held request per plan of the kind");
-    assert!(found.requests > found.requests_perturbed);
-    assert_eq!(
-        found.runner_deletes_perturbed,
-        found.runner_deletes.min(BUDGET / KINDS),
-        "an extra job before each delete of a live runner, up to the kind's share"
-    );
-    assert_eq!(
-        found.runner_creates_perturbed,
-        found.runner_creates.min(BUDGET / KINDS),
-        "a rollout after each runner create, up to the kind's share"
-    );
-    let kills: Vec<_> = found
-        .findings
-        .iter()
-        .filter(|f| {
-            f.oracles
-                .iter()
-                .any(|o| *o == "no-already-exists-reconcile-errors" || *o == "bounded-pod-creates")
-        })
-        .collect();
-    assert!(!kills.is_empty(), "no plan killed bug-4201: {:?}", found.findings);
-    let capsule = &kills[0].capsule;
-    let (verdict, _) = capsule.run(TraceMode::HashOnly, None).unwrap();
-    assert!(capsule.fails(&verdict), "the finding's capsule replays its failure");
-    let (again, _) = capsule.run(TraceMode::HashOnly, None).unwrap();
-    assert_eq!(again.trace_hash, verdict.trace_hash, "a perturbed run is deterministic");
-}
-
 /// How many of the fixed controller's runs of the same plans fail (a stated result, not a bound).
 const FIXED_FINDINGS: usize = 0;
-
-#[test]
-fn the_fixed_controller_under_the_same_plans() {
-    let found = explored(Variant::Fixed);
-    let failed: Vec<_> = found.findings.iter().map(|f| (&f.plan.perturbations, &f.oracles)).collect();
-    assert_eq!(found.findings.len(), FIXED_FINDINGS, "{failed:?}");
-}
 
 #[test]
 fn the_github_side_kinds_serialize_and_replay() {
@@ -139,7 +87,12 @@ fn the_github_side_kinds_serialize_and_replay() {
         .run(TraceMode::HashOnly, None)
         .unwrap();
     assert_ne!(first.trace_hash, unperturbed.trace_hash, "the perturbations acted");
-    assert!(first.violations.is_empty(), "the fixed controller passes: {:?}", first.violations);
+    assert!(
+        first.violations.is_empty(),
+        "{}: the fixed controller passes: {:?}",
+        first.label(),
+        first.violations
+    );
 }
 
 /// The plan `arcsim explore --scenario token-refresh-recreation --variant bug-1125 --seed 1 --budget
@@ -158,14 +111,24 @@ fn a_delayed_assignment_kills_bug_1125_and_the_fixed_controller_passes_it() {
     let oracle = "no-job-lost-to-controller-kill";
     let bug = perturbed("token-refresh-recreation", Variant::Bug1125, 1, oracle, held_until_recreation());
     let (verdict, _) = bug.run(TraceMode::HashOnly, None).unwrap();
-    assert!(bug.fails(&verdict), "bug-1125 loses a job: {:?}", verdict.violations);
+    assert!(bug.fails(&verdict), "{}: bug-1125 loses a job: {:?}", verdict.label(), verdict.violations);
     let (reference, _) = perturbed("token-refresh-recreation", Variant::Bug1125, 1, oracle, vec![])
         .run(TraceMode::HashOnly, None)
         .unwrap();
-    assert!(reference.violations.is_empty(), "its fault-free run passes: {:?}", reference.violations);
+    assert!(
+        reference.violations.is_empty(),
+        "{}: its fault-free run passes: {:?}",
+        reference.label(),
+        reference.violations
+    );
     let fixed = perturbed("token-refresh-recreation", Variant::Fixed, 1, oracle, held_until_recreation());
     let (verdict, _) = fixed.run(TraceMode::HashOnly, None).unwrap();
-    assert!(verdict.violations.is_empty(), "the fixed controller passes the plan: {:?}", verdict.violations);
+    assert!(
+        verdict.violations.is_empty(),
+        "{}: the fixed controller passes the plan: {:?}",
+        verdict.label(),
+        verdict.violations
+    );
 }
 
 /// The two-step plan `arcsim explore --scenario steady-state --variant bug-scale-down-no-remove
@@ -189,14 +152,29 @@ fn an_extra_job_at_a_scale_down_kills_bug_scale_down_no_remove_and_the_fixed_con
     let (verdict, _) = perturbed(scenario, bug, 1, oracle, pushed_at_the_scale_down())
         .run(TraceMode::HashOnly, None)
         .unwrap();
-    assert!(verdict.violations.iter().any(|v| v.oracle == oracle), "{:?}", verdict.violations);
+    assert!(
+        verdict.violations.iter().any(|v| v.oracle == oracle),
+        "{}: {:?}",
+        verdict.label(),
+        verdict.violations
+    );
     let (job_alone, _) = perturbed(scenario, bug, 1, oracle, pushed_at_the_scale_down()[..1].to_vec())
         .run(TraceMode::HashOnly, None)
         .unwrap();
-    assert!(job_alone.violations.is_empty(), "the push alone misses the window: {:?}", job_alone.violations);
+    assert!(
+        job_alone.violations.is_empty(),
+        "{}: the push alone misses the window: {:?}",
+        job_alone.label(),
+        job_alone.violations
+    );
     let fixed = perturbed(scenario, Variant::Fixed, 1, oracle, pushed_at_the_scale_down());
     let (verdict, _) = fixed.run(TraceMode::HashOnly, None).unwrap();
-    assert!(verdict.violations.is_empty(), "the fixed controller passes the plan: {:?}", verdict.violations);
+    assert!(
+        verdict.violations.is_empty(),
+        "{}: the fixed controller passes the plan: {:?}",
+        verdict.label(),
+        verdict.violations
+    );
 }
 
 /// The rollout `arcsim explore --scenario steady-state --variant bug-stale-removal-snapshot --seed 1
@@ -253,4 +231,65 @@ fn the_rollout_race_is_in_arc_0_13_1_as_released_and_closed_in_0_15_0() {
     assert!(arc_0_13_1.iter().any(|v| v.oracle == oracle), "{arc_0_13_1:?}");
     let arc_0_15_0 = released(Profile::Arc0150);
     assert!(arc_0_15_0.is_empty(), "{arc_0_15_0:?}");
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`).
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow tier: a 16-run exploration each"]
+    fn explore_kills_bug_4201_without_race_settings() {
+        let found = explored(Variant::Bug4201);
+        assert!(
+            found.reference_failures.is_empty(),
+            "the unperturbed run passes: {:?}",
+            found.reference_failures
+        );
+        assert!(found.runs <= BUDGET && found.runs > BUDGET / 2, "{} runs", found.runs);
+        assert!(
+            found.reads_perturbed > 0 && found.writes_perturbed > 0 && found.reads > found.reads_perturbed
+        );
+        assert!(
+            found.assignments > found.assignments_perturbed && found.assignments_perturbed > 0,
+            "delayed assignments counted: {} of {}",
+            found.assignments_perturbed,
+            found.assignments
+        );
+        assert_eq!(found.requests_perturbed, BUDGET / KINDS, "one held request per plan of the kind");
+        assert!(found.requests > found.requests_perturbed);
+        assert_eq!(
+            found.runner_deletes_perturbed,
+            found.runner_deletes.min(BUDGET / KINDS),
+            "an extra job before each delete of a live runner, up to the kind's share"
+        );
+        assert_eq!(
+            found.runner_creates_perturbed,
+            found.runner_creates.min(BUDGET / KINDS),
+            "a rollout after each runner create, up to the kind's share"
+        );
+        let kills: Vec<_> = found
+            .findings
+            .iter()
+            .filter(|f| {
+                f.oracles
+                    .iter()
+                    .any(|o| *o == "no-already-exists-reconcile-errors" || *o == "bounded-pod-creates")
+            })
+            .collect();
+        assert!(!kills.is_empty(), "no plan killed bug-4201: {:?}", found.findings);
+        let capsule = &kills[0].capsule;
+        let (verdict, _) = capsule.run(TraceMode::HashOnly, None).unwrap();
+        assert!(capsule.fails(&verdict), "the finding's capsule replays its failure");
+        let (again, _) = capsule.run(TraceMode::HashOnly, None).unwrap();
+        assert_eq!(again.trace_hash, verdict.trace_hash, "a perturbed run is deterministic");
+    }
+
+    #[test]
+    #[ignore = "slow tier: a 16-run exploration each"]
+    fn the_fixed_controller_under_the_same_plans() {
+        let found = explored(Variant::Fixed);
+        let failed: Vec<_> = found.findings.iter().map(|f| (&f.plan.perturbations, &f.oracles)).collect();
+        assert_eq!(found.findings.len(), FIXED_FINDINGS, "{failed:?}");
+    }
 }

@@ -32,7 +32,7 @@ fn lease_terms(record: &arc_sim::world::RunRecord) -> Vec<String> {
 fn a_new_process_takes_over_after_the_leader_is_killed_and_only_the_leader_writes() {
     let (verdict, record) = run_one(&LeaderElectionFailover, Variant::Fixed, Seed(1), TraceMode::HashOnly)
         .expect("the run completes");
-    assert!(verdict.passed(), "{:#?}", verdict.violations);
+    assert!(verdict.passed(), "{}: {:#?}", verdict.label(), verdict.violations);
     let lease = record.objects["leases"].first().cloned().expect("the Lease exists");
     let transitions = lease.pointer("/spec/leaseTransitions").and_then(Value::as_i64);
     assert_eq!(transitions, Some(1), "one takeover: {lease}");

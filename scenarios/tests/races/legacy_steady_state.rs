@@ -10,13 +10,16 @@ use arc_scenarios::scenarios::legacy_steady_state::LegacySteadyState;
 use arc_scenarios::variant::{Build, Variant};
 use arc_sim::{Seed, TraceMode};
 
-use super::suite::{fixed_passes, kill_rows_met};
+use super::suite::{fast, fixed_passes, kill_rows_met};
 
 const SCENARIO: &LegacySteadyState = &LegacySteadyState;
 
+/// Seeds the fixed controller must pass in this world (the fast tier its first few).
+const FIXED_SEEDS: std::ops::RangeInclusive<u64> = 1..=8;
+
 #[test]
 fn the_fixed_controller_passes_the_disrupted_legacy_workload() {
-    fixed_passes(SCENARIO, 1..=8);
+    fixed_passes(SCENARIO, fast(FIXED_SEEDS));
 }
 
 /// Every kill row of this scenario within the CI budget (the kill table's rows, found there).
@@ -43,4 +46,15 @@ fn a_disruption_after_the_workload_is_followed_before_the_world_settles() {
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} seeds of 40 had a disruption after the workload");
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow tier"]
+    fn the_fixed_controller_passes_every_seed_of_its_range() {
+        fixed_passes(SCENARIO, FIXED_SEEDS);
+    }
 }

@@ -14,25 +14,6 @@ use super::suite::{control_stays_quiet, fixed_passes, kill_rows_met, probe_goals
 
 const SCENARIO: &NetworkPartition = &NetworkPartition;
 
-/// Every kill row of this scenario within the CI budget (the kill table's rows, found there):
-/// - `bug-zombie-listener`: a listener cut from GitHub past its client's retries stays up, polls
-///   nothing, and the jobs queued behind it never run.
-#[test]
-fn every_kill_row_of_this_scenario_is_met() {
-    kill_rows_met(SCENARIO);
-}
-
-#[test]
-fn the_fixed_controller_comes_back_from_every_network_fault() {
-    let verdicts = fixed_passes(SCENARIO, 1..=4);
-    probe_goals_met(NetworkPartition.probe_goals(), &verdicts);
-}
-
-#[test]
-fn the_control_world_without_network_faults_stays_quiet() {
-    control_stays_quiet(SCENARIO, 1..=3);
-}
-
 /// The zombie needs a long poll that gets no answer; in-process nothing drops a connection, so the
 /// variant passes the standard world.
 #[test]
@@ -40,7 +21,7 @@ fn the_zombie_listener_passes_without_network_faults() {
     for seed in 1..=2 {
         let (verdict, _) = run_one(&Standard, Variant::BugZombieListener, Seed(seed), TraceMode::HashOnly)
             .expect("the run completes");
-        assert!(verdict.passed(), "seed {seed}: {:#?}", verdict.violations);
+        assert!(verdict.passed(), "{}: {:#?}", verdict.label(), verdict.violations);
     }
 }
 
@@ -73,5 +54,32 @@ fn bad_network_faults_are_refused_with_the_rule_named() {
     for (json, expected) in cases {
         let error = FaultPlan::parse(json).expect_err(json).to_string();
         assert!(error.contains(expected), "{json}: {error}");
+    }
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`).
+mod slow {
+    use super::*;
+
+    /// Every kill row of this scenario within the CI budget (the kill table's rows, found there):
+    /// - `bug-zombie-listener`: a listener cut from GitHub past its client's retries stays up, polls
+    ///   nothing, and the jobs queued behind it never run.
+    #[test]
+    #[ignore = "slow tier: turmoil runs, about 5 s a seed in release"]
+    fn every_kill_row_of_this_scenario_is_met() {
+        kill_rows_met(SCENARIO);
+    }
+
+    #[test]
+    #[ignore = "slow tier: turmoil runs, about 5 s a seed in release"]
+    fn the_fixed_controller_comes_back_from_every_network_fault() {
+        let verdicts = fixed_passes(SCENARIO, 1..=4);
+        probe_goals_met(NetworkPartition.probe_goals(), &verdicts);
+    }
+
+    #[test]
+    #[ignore = "slow tier: turmoil runs, about 5 s a seed in release"]
+    fn the_control_world_without_network_faults_stays_quiet() {
+        control_stays_quiet(SCENARIO, 1..=3);
     }
 }

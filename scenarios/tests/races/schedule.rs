@@ -51,7 +51,7 @@ fn random_and_pct_change_the_interleaving_and_the_fixed_controller_still_passes(
         for schedule in [Schedule::Random, PCT3] {
             let (verdict, _) = standard(seed, schedule);
             assert_ne!(verdict.trace_hash, fifo.trace_hash, "{schedule} left seed {seed}'s trace as fifo's");
-            assert!(verdict.passed(), "{schedule}: seed {seed}: {:?}", verdict.violations);
+            assert!(verdict.passed(), "{} under {schedule}: {:?}", verdict.label(), verdict.violations);
         }
     }
 }

@@ -95,62 +95,83 @@ fn a_capsule_that_passes_is_a_clear_error_not_a_shrink() {
     assert!(err.contains("the run passes bounded-pod-creates, so there is nothing to shrink"), "{err}");
 }
 
-#[test]
-fn bug_2255_in_kubectl_delete_runners_shrinks() {
-    shrinks_to_a_minimal_capsule(Variant::Bug2255NoRemoveOnDelete, "kubectl-delete-runners", "no-job-lost");
-}
+/// The slow tier (`cargo test --workspace -- --ignored slow::`).
+mod slow {
+    use super::*;
 
-#[test]
-fn bug_4201_in_watch_lag_duplicate_create_shrinks() {
-    shrinks_to_a_minimal_capsule(Variant::Bug4201, "watch-lag-duplicate-create", "bounded-pod-creates");
-}
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_2255_in_kubectl_delete_runners_shrinks() {
+        shrinks_to_a_minimal_capsule(
+            Variant::Bug2255NoRemoveOnDelete,
+            "kubectl-delete-runners",
+            "no-job-lost",
+        );
+    }
 
-#[test]
-fn bug_scale_down_no_remove_in_assign_during_delete_shrinks() {
-    shrinks_to_a_minimal_capsule(
-        Variant::BugScaleDownNoRemove,
-        "assign-during-delete",
-        "no-busy-runner-deleted",
-    );
-}
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_4201_in_watch_lag_duplicate_create_shrinks() {
+        shrinks_to_a_minimal_capsule(Variant::Bug4201, "watch-lag-duplicate-create", "bounded-pod-creates");
+    }
 
-#[test]
-fn bug_3371_in_assign_during_delete_shrinks() {
-    shrinks_to_a_minimal_capsule(Variant::Bug3371, "assign-during-delete", "scale-down-only-on-patch-zero");
-}
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_scale_down_no_remove_in_assign_during_delete_shrinks() {
+        shrinks_to_a_minimal_capsule(
+            Variant::BugScaleDownNoRemove,
+            "assign-during-delete",
+            "no-busy-runner-deleted",
+        );
+    }
 
-#[test]
-fn bug_running_overwrites_terminal_in_assign_during_delete_shrinks() {
-    shrinks_to_a_minimal_capsule(
-        Variant::BugRunningOverwritesTerminal,
-        "assign-during-delete",
-        "no-running-while-deleting",
-    );
-}
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_3371_in_assign_during_delete_shrinks() {
+        shrinks_to_a_minimal_capsule(
+            Variant::Bug3371,
+            "assign-during-delete",
+            "scale-down-only-on-patch-zero",
+        );
+    }
 
-#[test]
-fn bug_running_from_pod_in_assign_during_delete_shrinks() {
-    shrinks_to_a_minimal_capsule(
-        Variant::BugRunningFromPod,
-        "assign-during-delete",
-        "running-only-after-job-started",
-    );
-}
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_running_overwrites_terminal_in_assign_during_delete_shrinks() {
+        shrinks_to_a_minimal_capsule(
+            Variant::BugRunningOverwritesTerminal,
+            "assign-during-delete",
+            "no-running-while-deleting",
+        );
+    }
 
-#[test]
-fn bug_4580_finalizer_in_watch_lag_duplicate_create_shrinks() {
-    shrinks_to_a_minimal_capsule(
-        Variant::Bug4580Finalizer,
-        "watch-lag-duplicate-create",
-        "finalizers-in-one-write",
-    );
-}
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_running_from_pod_in_assign_during_delete_shrinks() {
+        shrinks_to_a_minimal_capsule(
+            Variant::BugRunningFromPod,
+            "assign-during-delete",
+            "running-only-after-job-started",
+        );
+    }
 
-#[test]
-fn bug_4580_short_circuit_in_kubectl_delete_runners_shrinks() {
-    shrinks_to_a_minimal_capsule(
-        Variant::Bug4580ShortCircuit,
-        "kubectl-delete-runners",
-        "registration-removed-before-runner-gone",
-    );
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_4580_finalizer_in_watch_lag_duplicate_create_shrinks() {
+        shrinks_to_a_minimal_capsule(
+            Variant::Bug4580Finalizer,
+            "watch-lag-duplicate-create",
+            "finalizers-in-one-write",
+        );
+    }
+
+    #[test]
+    #[ignore = "slow tier: a shrink of a kill row each"]
+    fn bug_4580_short_circuit_in_kubectl_delete_runners_shrinks() {
+        shrinks_to_a_minimal_capsule(
+            Variant::Bug4580ShortCircuit,
+            "kubectl-delete-runners",
+            "registration-removed-before-runner-gone",
+        );
+    }
 }

@@ -5,7 +5,7 @@ use std::ops::RangeInclusive;
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::steady_state::SteadyState;
 
-use super::suite::{fixed_passes, kill_rows_met, probe_goals_met, with_pinned};
+use super::suite::{fast, fixed_passes, kill_rows_met, probe_goals_met, with_pinned};
 
 const SCENARIO: &SteadyState = &SteadyState;
 
@@ -26,7 +26,7 @@ const REGRESSION_SEEDS: &[u64] = &[
 
 #[test]
 fn the_fixed_controller_stays_safe_under_faults_and_converges_after_the_heal() {
-    let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+    let verdicts = fixed_passes(SCENARIO, with_pinned(fast(FIXED_SEEDS), REGRESSION_SEEDS));
     probe_goals_met(SteadyState.probe_goals(), &verdicts);
 }
 
@@ -34,4 +34,16 @@ fn the_fixed_controller_stays_safe_under_faults_and_converges_after_the_heal() {
 #[test]
 fn every_kill_row_of_the_natural_world_is_met() {
     kill_rows_met(SCENARIO);
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow tier"]
+    fn the_fixed_controller_passes_every_seed_of_its_range() {
+        let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+        probe_goals_met(SteadyState.probe_goals(), &verdicts);
+    }
 }

@@ -19,6 +19,16 @@ pub fn verdict(scenario: &dyn Scenario, variant: Variant, seed: u64) -> Verdict 
         .0
 }
 
+/// How many of a scenario's fixed-controller seeds the fast tier runs (with its pinned regression
+/// seeds); the slow tier runs the whole range and judges the probe goals over it.
+pub const FAST_SEEDS: u64 = 2;
+
+/// The first [`FAST_SEEDS`] of `range`: what the fast tier runs of it.
+pub fn fast(range: RangeInclusive<u64>) -> RangeInclusive<u64> {
+    let first = *range.start();
+    first..=(*range.end()).min(first + FAST_SEEDS - 1)
+}
+
 /// The seeds of `range` followed by the pinned seeds outside it: each pinned seed runs once, beside the
 /// range, however the range is narrowed.
 pub fn with_pinned(range: RangeInclusive<u64>, pinned: &[u64]) -> Vec<u64> {
@@ -31,13 +41,7 @@ pub fn fixed_passes(scenario: &dyn Scenario, seeds: impl IntoIterator<Item = u64
     let mut verdicts = Vec::new();
     for seed in seeds {
         let v = verdict(scenario, Variant::Fixed, seed);
-        assert!(
-            v.passed(),
-            "{} seed {seed} failed: {:#?}\nreplay: {}",
-            scenario.name(),
-            v.violations,
-            v.replay_line()
-        );
+        assert!(v.passed(), "{} failed: {:#?}\nreplay: {}", v.label(), v.violations, v.replay_line());
         verdicts.push(v);
     }
     verdicts
@@ -61,7 +65,10 @@ pub fn killed_within_bound(scenario: &dyn Scenario, variant: Variant) {
         let v = verdict(scenario, variant, seed);
         pending.retain(|(oracle, _)| !v.violations.iter().any(|x| x.oracle == *oracle));
         if let Some((oracle, bound)) = pending.iter().find(|(_, bound)| u64::from(*bound) <= seed) {
-            panic!("{variant} survived {bound} seeds of {}: {oracle} never fired", scenario.name());
+            panic!(
+                "{} / {variant} / seeds 1..={seed}: survived its bound of {bound} seeds, {oracle} never fired",
+                scenario.name()
+            );
         }
         if pending.is_empty() {
             return;
@@ -93,7 +100,8 @@ pub fn probe_goals_met(goals: &[ProbeGoal], verdicts: &[Verdict]) {
         let hits = verdicts.iter().filter(|v| v.probes.contains_key(goal.probe.name)).count();
         let hits = u32::try_from(hits).expect("a few seeds");
         if let Err(why) = goal.bound.check(hits, seeds) {
-            panic!("probe {} {why}", goal.probe.name);
+            let at = verdicts.first().map_or("no runs", |v| v.scenario);
+            panic!("{at} / fixed / {seeds} seeds: probe {} {why}", goal.probe.name);
         }
     }
 }

@@ -6,7 +6,9 @@ use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::token_refresh::TokenRefreshRecreation;
 use arc_scenarios::variant::Variant;
 
-use super::suite::{control_stays_quiet, fixed_passes, kill_rows_met, probe_goals_met, verdict, with_pinned};
+use super::suite::{
+    control_stays_quiet, fast, fixed_passes, kill_rows_met, probe_goals_met, verdict, with_pinned,
+};
 
 const SCENARIO: &TokenRefreshRecreation = &TokenRefreshRecreation;
 
@@ -40,7 +42,7 @@ fn every_kill_row_of_this_scenario_is_met() {
 
 #[test]
 fn fresh_tokens_reach_idle_runners_and_busy_runners_keep_their_pods() {
-    let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+    let verdicts = fixed_passes(SCENARIO, with_pinned(fast(FIXED_SEEDS), REGRESSION_SEEDS));
     probe_goals_met(TokenRefreshRecreation.probe_goals(), &verdicts);
 }
 
@@ -57,4 +59,16 @@ fn an_unlisted_runner_whose_container_runs_is_not_taken_as_gone() {
         "ARC's behaviour should lose a job on seed {UNLISTED_RUNNER_SEED}: {:#?}",
         v.violations
     );
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow tier"]
+    fn the_fixed_controller_passes_every_seed_of_its_range_and_opens_the_race() {
+        let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+        probe_goals_met(TokenRefreshRecreation.probe_goals(), &verdicts);
+    }
 }

@@ -5,7 +5,7 @@ use std::ops::RangeInclusive;
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::watch_lag::WatchLagDuplicateCreate;
 
-use super::suite::{control_stays_quiet, fixed_passes, kill_rows_met, probe_goals_met, with_pinned};
+use super::suite::{control_stays_quiet, fast, fixed_passes, kill_rows_met, probe_goals_met, with_pinned};
 
 const SCENARIO: &WatchLagDuplicateCreate = &WatchLagDuplicateCreate;
 
@@ -34,11 +34,23 @@ fn every_kill_row_of_this_scenario_is_met() {
 
 #[test]
 fn the_fixed_controller_meets_every_duplicate_create_with_a_requeue_not_an_error() {
-    let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+    let verdicts = fixed_passes(SCENARIO, with_pinned(fast(FIXED_SEEDS), REGRESSION_SEEDS));
     probe_goals_met(WatchLagDuplicateCreate.probe_goals(), &verdicts);
 }
 
 #[test]
 fn the_control_world_without_the_race_stays_quiet() {
     control_stays_quiet(SCENARIO, 1..=CONTROL_SEEDS);
+}
+
+/// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow tier"]
+    fn the_fixed_controller_passes_every_seed_of_its_range_and_opens_the_race() {
+        let verdicts = fixed_passes(SCENARIO, with_pinned(FIXED_SEEDS, REGRESSION_SEEDS));
+        probe_goals_met(WatchLagDuplicateCreate.probe_goals(), &verdicts);
+    }
 }

@@ -503,17 +503,11 @@ fn check_pod_spec_update(rt: &ResourceType, name: &str, old: &Value, next: &Valu
 
 /// Whether anything outside `metadata` (and `status`, for kinds with the subresource) changed.
 fn spec_changed(rt: &ResourceType, old: &Value, next: &Value) -> bool {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(o) = v.as_object_mut() {
-            o.remove("metadata");
-            if rt.status_subresource {
-                o.remove("status");
-            }
-        }
-        v
-    };
-    strip(old) != strip(next)
+    let (Some(old), Some(next)) = (old.as_object(), next.as_object()) else { return old != next };
+    let counted =
+        |(key, _): &(&String, &Value)| *key != "metadata" && !(rt.status_subresource && *key == "status");
+    // Both maps iterate in key order, so equal filtered sequences are equal maps without those keys.
+    !old.iter().filter(counted).eq(next.iter().filter(counted))
 }
 
 #[cfg(test)]

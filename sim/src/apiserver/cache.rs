@@ -259,7 +259,7 @@ mod tests {
     fn change(rv: u64, resource: ResourceId, name: &str, kind: EventType) -> Arc<Change> {
         let key = StoreKey { resource, namespace: "ns".into(), name: name.into() };
         let object = Arc::new(json!({"metadata": {"name": name, "resourceVersion": rv.to_string()}}));
-        Arc::new(Change { rv, kind, key, object, old: None })
+        Arc::new(Change { rv, kind, key, object, old: None, wire: Default::default() })
     }
 
     fn caches(min_ms: u64, max_ms: u64) -> WatchCaches {

@@ -69,13 +69,14 @@ pub struct ApiService {
 /// are sent with successful answers only (kube-apiserver also sends them with errors).
 struct Answer {
     code: StatusCode,
-    body: Value,
+    /// The object (or list, or Status) answered: a stored object's own `Arc`, not a copy.
+    body: Arc<Value>,
     warnings: Vec<String>,
 }
 
 impl Answer {
-    fn ok(body: Value) -> Self {
-        Answer { code: StatusCode::OK, body, warnings: Vec::new() }
+    fn ok(body: impl Into<Arc<Value>>) -> Self {
+        Answer { code: StatusCode::OK, body: body.into(), warnings: Vec::new() }
     }
 
     fn response(&self) -> Response<ResponseBody> {
@@ -216,11 +217,15 @@ impl ApiService {
         let Some(verb) = verb_of(&parts.method, &route, query) else {
             return Ok(error_response(&status::method_not_allowed(parts.method.as_str())));
         };
+        // The body parsed once for what the log and the fault layer read of it.
+        let parsed = serde_json::from_slice::<Value>(&body).ok();
+        let precondition = carries_precondition(verb, parsed.as_ref());
+        let requested_name = (verb == ApiVerb::Create).then(|| requested_name(parsed.as_ref())).flatten();
         let mut who = Requester {
             verb,
             actor: parts.headers.get(ACTOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string),
-            body_hash: body_hash(&body),
-            requested_name: (verb == ApiVerb::Create).then(|| requested_name(&body)).flatten(),
+            body_hash: body_hash(&body, parsed),
+            requested_name,
             served_ms: 0,
         };
         let route = &route;
@@ -231,7 +236,7 @@ impl ApiService {
             tokio::time::sleep(d).await;
         }
         self.schedule_point(&who, route).await;
-        let injection = injection.filter(|i| *i != Injection::Conflict || carries_precondition(verb, &body));
+        let injection = injection.filter(|i| *i != Injection::Conflict || precondition);
         who.served_ms = self.shared.clock.elapsed_ms();
         let early = self.injected_answer(injection, &who, route);
         if verb == ApiVerb::Watch && early.is_none() && !query.contains_key("dryRun") {
@@ -414,7 +419,7 @@ impl ApiService {
         match verb {
             ApiVerb::Get => {
                 let st = sh.lock();
-                Ok(Answer::ok((*engine::get(sh, &st, key.as_ref().expect("named"))?).clone()))
+                Ok(Answer::ok(engine::get(sh, &st, key.as_ref().expect("named"))?))
             }
             ApiVerb::List => unreachable!("lists are served by serve"),
             ApiVerb::Create => {
@@ -422,20 +427,20 @@ impl ApiService {
                     self.decode_write(route, query, content_type, body, WriteKind::Create)?;
                 let created =
                     engine::create(sh, &mut sh.lock(), route.resource, route.namespace.as_deref(), object)?;
-                Ok(Answer { code: StatusCode::CREATED, body: (*created).clone(), warnings })
+                Ok(Answer { code: StatusCode::CREATED, body: created, warnings })
             }
             ApiVerb::Update => {
                 let (object, warnings) =
                     self.decode_write(route, query, content_type, body, WriteKind::Update)?;
                 let updated = engine::update(sh, &mut sh.lock(), key.as_ref().expect("named"), object, sub)?;
-                Ok(Answer { warnings, ..Answer::ok((*updated).clone()) })
+                Ok(Answer { warnings, ..Answer::ok(updated) })
             }
             ApiVerb::Patch => {
                 let patch_type = PatchType::from_content_type(content_type, rt)?;
                 let req = PatchRequest { patch_type, body, sub, fields: directive(query, WriteKind::Patch)? };
                 let (patched, warnings) =
                     engine::patch(sh, &mut sh.lock(), key.as_ref().expect("named"), req)?;
-                Ok(Answer { warnings, ..Answer::ok((*patched).clone()) })
+                Ok(Answer { warnings, ..Answer::ok(patched) })
             }
             ApiVerb::Delete => {
                 let opts = delete_options(query, body)?;
@@ -533,7 +538,7 @@ impl ApiService {
         if let Ok(answer) = &result {
             self.log_read(who, route, &answer.body);
         }
-        let object = result.as_ref().ok().map(|a| &a.body);
+        let object = result.as_ref().ok().map(|a| &*a.body);
         let mut entry = self.audit_entry(who, route, code, &rv, object);
         if let Err(e) = &result {
             entry.reason = e.reason().to_string();
@@ -615,9 +620,9 @@ fn delete_answer(rt: &ResourceType, opts: &DeleteOptions, deleted: &engine::Dele
     let accepted = !deleted.removed && opts.orphan_dependents == Some(false);
     let code = if accepted { StatusCode::ACCEPTED } else { StatusCode::OK };
     let body = if deleted.removed && !rt.returns_deleted_object {
-        status::delete_success(rt, &deleted.object)
+        Arc::new(status::delete_success(rt, &deleted.object))
     } else {
-        (*deleted.object).clone()
+        Arc::clone(&deleted.object)
     };
     Answer { code, ..Answer::ok(body) }
 }
@@ -626,8 +631,8 @@ fn delete_answer(rt: &ResourceType, opts: &DeleteOptions, deleted: &engine::Dele
 /// body of an update or patch, or preconditions in a delete. Only those can be answered Conflict (a
 /// plain merge patch is applied to the latest version and never conflicts), so an injected Conflict
 /// spares the rest.
-fn carries_precondition(verb: ApiVerb, body: &[u8]) -> bool {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else { return false };
+fn carries_precondition(verb: ApiVerb, body: Option<&Value>) -> bool {
+    let Some(value) = body else { return false };
     match verb {
         ApiVerb::Update | ApiVerb::Patch => value
             .pointer("/metadata/resourceVersion")
@@ -641,22 +646,22 @@ fn carries_precondition(verb: ApiVerb, body: &[u8]) -> bool {
 /// FNV-1a of a request body with `metadata.resourceVersion` left out, so two runs whose global version
 /// counters differ still compare equal when they send the same change (an optimistic-lock patch
 /// carries the version it observed).
-fn body_hash(body: &[u8]) -> u64 {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(mut value) => {
+/// `parsed` is the body as JSON, when it is.
+fn body_hash(body: &[u8], parsed: Option<Value>) -> u64 {
+    match parsed {
+        Some(mut value) => {
             if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("resourceVersion");
             }
-            crate::fnv::fnv1a64(value.to_string().as_bytes())
+            crate::fnv::fnv1a64(&serde_json::to_vec(&value).expect("JSON values serialise"))
         }
-        Err(_) => crate::fnv::fnv1a64(body),
+        None => crate::fnv::fnv1a64(body),
     }
 }
 
 /// The name a create body asks for: `metadata.name`, or `metadata.generateName` followed by `*`.
-fn requested_name(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    let meta = value.get("metadata")?;
+fn requested_name(body: Option<&Value>) -> Option<String> {
+    let meta = body?.get("metadata")?;
     match (meta.get("name").and_then(Value::as_str), meta.get("generateName").and_then(Value::as_str)) {
         (Some(name), _) if !name.is_empty() => Some(name.to_string()),
         (_, Some(prefix)) => Some(format!("{prefix}*")),

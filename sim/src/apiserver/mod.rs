@@ -65,6 +65,7 @@ pub mod timing;
 pub mod validate;
 pub mod versions;
 pub mod watch;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -13,6 +13,7 @@ use futures::channel::mpsc::UnboundedSender;
 use serde_json::Value;
 
 use super::registry::ResourceId;
+use super::wire::Wire;
 
 /// Where an object lives.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,6 +72,8 @@ pub struct Change {
     pub object: Arc<Value>,
     /// The object before the change (absent for creations); selectors need it.
     pub old: Option<Arc<Value>>,
+    /// `object`'s JSON, encoded once for every watch that sends it.
+    pub wire: Wire,
 }
 
 #[derive(Debug, Default)]
@@ -185,7 +188,14 @@ impl Store {
         }
         self.index_owners(&key, None, Some(&object));
         self.objects.insert(key.clone(), object.clone());
-        self.emit(Change { rv, kind: EventType::Added, key, object: object.clone(), old: None });
+        self.emit(Change {
+            rv,
+            kind: EventType::Added,
+            key,
+            object: object.clone(),
+            old: None,
+            wire: Wire::default(),
+        });
         object
     }
 
@@ -195,7 +205,14 @@ impl Store {
         let object = Arc::new(object);
         let old = self.objects.insert(key.clone(), object.clone());
         self.index_owners(key, old.as_deref(), Some(&object));
-        self.emit(Change { rv, kind: EventType::Modified, key: key.clone(), object: object.clone(), old });
+        self.emit(Change {
+            rv,
+            kind: EventType::Modified,
+            key: key.clone(),
+            object: object.clone(),
+            old,
+            wire: Wire::default(),
+        });
         object
     }
 
@@ -215,6 +232,7 @@ impl Store {
             key: key.clone(),
             object: last.clone(),
             old: Some(old),
+            wire: Wire::default(),
         });
         Some(last)
     }

@@ -31,6 +31,7 @@ use super::selector::Selectors;
 use super::status;
 use super::store::{Change, EventType, StoreKey};
 use super::versions::WatchFrom;
+use super::wire::{Wire, watch_line};
 use super::{LagRange, Shared, State};
 use crate::faults::ApiVerb;
 use crate::perturb::EventFate;
@@ -71,9 +72,19 @@ pub enum WatchFault {
 /// Something a watch delivers.
 #[derive(Debug, Clone)]
 enum Item {
-    Event(EventType, Arc<Value>),
-    Bookmark { rv: u64, initial_events_end: bool },
+    /// An event of an object; with the change it came from, whose encoding every watch shares.
+    Event(EventType, Arc<Value>, Option<Arc<Change>>),
+    Bookmark {
+        rv: u64,
+        initial_events_end: bool,
+    },
     Error(Value),
+}
+
+/// A line to send: already encoded, or a small value to encode.
+enum Line {
+    Encoded(Bytes),
+    Value(Value),
 }
 
 /// Everything a watch task needs.
@@ -224,7 +235,7 @@ fn added(
 ) -> Vec<(Item, Option<u64>)> {
     let mut items: Vec<(Item, Option<u64>)> = objects
         .filter(|obj| req.selectors.matches(obj))
-        .map(|obj| (Item::Event(EventType::Added, obj), None))
+        .map(|obj| (Item::Event(EventType::Added, obj, None), None))
         .collect();
     if bookmark {
         items.push((Item::Bookmark { rv, initial_events_end: true }, None));
@@ -259,12 +270,12 @@ fn cache_rv(shared: &Shared, resource: ResourceId) -> u64 {
 /// What a change looks like through a selector.
 /// The `namespace/name` of an event's object.
 fn event_key(item: &Item) -> Option<String> {
-    let Item::Event(_, obj) = item else { return None };
+    let Item::Event(_, obj, _) = item else { return None };
     let field = |f: &str| obj.pointer(f).and_then(Value::as_str).unwrap_or("").to_string();
     Some(format!("{}/{}", field("/metadata/namespace"), field("/metadata/name")))
 }
 
-fn transform(selectors: &Selectors, change: &Change) -> Option<Item> {
+fn transform(selectors: &Selectors, change: &Arc<Change>) -> Option<Item> {
     let now_matches = selectors.matches(&change.object);
     let was_matching = change.old.as_deref().is_some_and(|old| selectors.matches(old));
     let kind = match (change.kind, was_matching, now_matches) {
@@ -275,7 +286,7 @@ fn transform(selectors: &Selectors, change: &Change) -> Option<Item> {
         (EventType::Deleted, true, _) => EventType::Deleted,
         _ => return None,
     };
-    Some(Item::Event(kind, change.object.clone()))
+    Some(Item::Event(kind, change.object.clone(), Some(Arc::clone(change))))
 }
 
 impl WatchTask {
@@ -328,7 +339,7 @@ impl WatchTask {
         self.shared.schedule.get().point(|| format!("watch/{actor}/{plural}")).await;
     }
 
-    fn accept(&mut self, change: &Change) {
+    fn accept(&mut self, change: &Arc<Change>) {
         if change.rv <= self.after {
             return;
         }
@@ -376,7 +387,7 @@ impl WatchTask {
     /// What the plan's perturbations make of queueing `item` (nothing for a watch without an actor or
     /// an item that is no event); a parked event of the same object is dropped, coalesced into it.
     fn perturbed(&mut self, item: &Item) -> EventFate {
-        let (Item::Event(kind, _), Some(actor)) = (item, self.request.actor.as_deref()) else {
+        let (Item::Event(kind, _, _), Some(actor)) = (item, self.request.actor.as_deref()) else {
             return EventFate::default();
         };
         let key = event_key(item);
@@ -407,7 +418,7 @@ impl WatchTask {
     fn deliver(&mut self, item: Item) -> bool {
         let rt = self.shared.registry.get(self.request.resource);
         let (line, ends) = match &item {
-            Item::Event(kind, obj) => {
+            Item::Event(kind, obj, change) => {
                 let key = StoreKey {
                     resource: self.request.resource,
                     namespace: obj
@@ -419,7 +430,11 @@ impl WatchTask {
                 };
                 let rv = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
                 self.trace(WatchItem::Change { kind: kind.as_str(), key: key.display(), rv: rv.to_string() });
-                (json!({"type": kind.as_str(), "object": &**obj}), false)
+                let object = match change {
+                    Some(change) => change.wire.of(&change.object),
+                    None => Wire::default().of(obj),
+                };
+                (Line::Encoded(watch_line(kind.as_str(), &object)), false)
             }
             Item::Bookmark { rv, initial_events_end } => {
                 let mut meta = json!({"resourceVersion": rv.to_string()});
@@ -428,19 +443,25 @@ impl WatchTask {
                 }
                 self.trace(WatchItem::Bookmark { rv: *rv });
                 let object = json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta});
-                (json!({"type": "BOOKMARK", "object": object}), false)
+                (Line::Value(json!({"type": "BOOKMARK", "object": object})), false)
             }
             Item::Error(status) => {
                 let code = status["code"].to_string();
                 let message = status["message"].as_str().unwrap_or("").to_string();
                 self.trace(WatchItem::Error { code, message });
-                (json!({"type": "ERROR", "object": status}), true)
+                (Line::Value(json!({"type": "ERROR", "object": status})), true)
             }
         };
-        let mut bytes = serde_json::to_vec(&line).expect("events serialise");
-        bytes.push(b'\n');
-        let sent = self.out.send(Bytes::from(bytes)).is_ok();
-        if sent && let Item::Event(_, obj) = &item {
+        let bytes = match line {
+            Line::Encoded(bytes) => bytes,
+            Line::Value(line) => {
+                let mut bytes = serde_json::to_vec(&line).expect("events serialise");
+                bytes.push(b'\n');
+                Bytes::from(bytes)
+            }
+        };
+        let sent = self.out.send(bytes).is_ok();
+        if sent && let Item::Event(_, obj, _) = &item {
             let actor = self.request.actor.as_deref();
             reads::record(&self.shared, self.request.resource, actor, ReadVia::Watch, [&**obj]);
         }
@@ -459,14 +480,15 @@ mod tests {
     use super::*;
     use crate::apiserver::selector::LabelSelector;
 
-    fn change(kind: EventType, old: Option<Value>, new: Value) -> Change {
-        Change {
+    fn change(kind: EventType, old: Option<Value>, new: Value) -> Arc<Change> {
+        Arc::new(Change {
             rv: 1,
             kind,
             key: StoreKey { resource: 0, namespace: "ns".into(), name: "x".into() },
             object: Arc::new(new),
             old: old.map(Arc::new),
-        }
+            wire: Wire::default(),
+        })
     }
 
     fn labelled(v: &str) -> Value {
@@ -476,8 +498,8 @@ mod tests {
     #[test]
     fn objects_moving_across_a_selector_become_added_or_deleted() {
         let sel = Selectors { labels: LabelSelector::parse("app=web").unwrap(), ..Default::default() };
-        let kind_of = |c: &Change| match transform(&sel, c) {
-            Some(Item::Event(k, _)) => Some(k),
+        let kind_of = |c: &Arc<Change>| match transform(&sel, c) {
+            Some(Item::Event(k, _, _)) => Some(k),
             _ => None,
         };
         let leaves = change(EventType::Modified, Some(labelled("web")), labelled("db"));

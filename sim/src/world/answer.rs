@@ -4,8 +4,9 @@
 //! spaced simulated times with its record so far, and stops when it says the question is answered.
 //!
 //! The record it is shown holds every kept event *before* the instant the world paused at (events of
-//! that instant may still be under way), the fakes' state as it is, and `end_ms` at that instant; a
-//! judge that reads it must be one whose answer a later event cannot retract. The world knows nothing
+//! that instant may still be under way), GitHub's jobs and runners as they are, no objects (those are
+//! the end state of a finished run) and `end_ms` at that instant; a judge that reads it must be one
+//! whose answer a later event cannot retract. The world knows nothing
 //! of which judges those are: the caller decides.
 
 use super::RunRecord;

@@ -502,6 +502,7 @@ impl World {
         }
         self.replicas.stop_all().await;
         let mut record = self.snapshot(workload_end_ms, submitted_jobs);
+        record.objects = self.objects();
         match ending {
             Ending::Settled(at) => record.settled_at_ms = Some(at),
             Ending::Answered(at) => record.answered_at_ms = Some(at),
@@ -710,12 +711,15 @@ impl World {
         self.answer.as_mut().is_some_and(|a| a.check(now, &so_far))
     }
 
-    /// The record as it stands: every kept event, the fakes' state now.
+    /// Every object the API server holds now, by resource plural.
+    fn objects(&self) -> BTreeMap<String, Vec<Value>> {
+        let types = self.apiserver.registry().types();
+        types.iter().map(|rt| (rt.plural.clone(), self.apiserver.objects(&rt.plural))).collect()
+    }
+
+    /// The record as it stands: every kept event, the fakes' state now, but no objects (a record so
+    /// far has no end state to judge; the finished run's record adds them).
     fn snapshot(&self, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
-        let mut objects = BTreeMap::new();
-        for rt in self.apiserver.registry().types() {
-            objects.insert(rt.plural.clone(), self.apiserver.objects(&rt.plural));
-        }
         RunRecord {
             seed: self.config.seed,
             plug: self.families.name(),
@@ -731,7 +735,7 @@ impl World {
             sessions: self.github.sessions(),
             metrics: self.metrics.snapshot(),
             listener_metrics: self.listener_metrics.snapshot(),
-            objects,
+            objects: BTreeMap::new(),
             submitted_jobs,
             controller_restarts: self.restarts,
             restarts_mid_reconcile: self.restarts_mid_reconcile,

@@ -76,7 +76,7 @@ impl SyntheticRun {
         let field = |f: &str| object.pointer(f).and_then(Value::as_str).unwrap_or("").to_string();
         let key =
             StoreKey { resource: 0, namespace: field("/metadata/namespace"), name: field("/metadata/name") };
-        let change = Change { rv, kind, key, object: Arc::new(object), old: None };
+        let change = Change { rv, kind, key, object: Arc::new(object), old: None, wire: Default::default() };
         self.event(at_ms, Committed { resource: plural.to_string(), change: Arc::new(change) })
     }
 

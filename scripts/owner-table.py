@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Charges each sample of a `perf script` dump (stdin) to the owner of its innermost known frame and
+prints the owner table: how a seed's CPU splits between the code under test (the controller and its
+real kube client) and the harness (the fakes, the world, the judges), and the ratio of the whole run to
+the controller side.
+
+A frame is known when its symbol names a crate below; frames of shared libraries (tokio, hyper, serde,
+k8s-openapi, std) are charged to the innermost known frame above them, so serde work the kube client
+asks for is the controller's and serde work the fake API server asks for is the fakes'. A sample with
+no known frame is `elsewhere`.
+
+Usage: perf script -F comm,tid,ip,sym | scripts/owner-table.py
+(scripts/owner-table.sh records and pipes it.)
+"""
+
+import re
+import sys
+from collections import Counter
+
+# (owner, side, symbol pattern), first match wins; matched against a demangled symbol.
+OWNERS = [
+    ("the controller (arc_controller)", "controller", r"\barc_controller::"),
+    ("its kube client (kube, kube-runtime)", "controller", r"\bkube_(client|runtime|core)::|\bkube::"),
+    ("the fake API server (arc_sim::apiserver)", "fakes", r"\barc_sim::apiserver::"),
+    ("the fake GitHub (arc_sim::github)", "fakes", r"\barc_sim::github::"),
+    ("the kubelet (arc_sim::kubelet)", "fakes", r"\barc_sim::kubelet::"),
+    ("the network (arc_sim::net)", "fakes", r"\barc_sim::net::"),
+    ("the world and its record (arc_sim)", "world", r"\barc_sim::"),
+    ("the judges: oracles, probes, runner (arc_scenarios)", "judges", r"\barc_scenarios::"),
+]
+COMPILED = [(owner, side, re.compile(pattern)) for owner, side, pattern in OWNERS]
+
+
+def owner_of(stack):
+    """The (owner, side) of a sample's stack, innermost frame first."""
+    for symbol in stack:
+        for owner, side, pattern in COMPILED:
+            if pattern.search(symbol):
+                return owner, side
+    return "elsewhere (tokio, the kernel, no known frame)", "elsewhere"
+
+
+def samples(lines):
+    """Each sample's stack (innermost first) from `perf script` output: a header line, then one
+    indented frame per line, then a blank line."""
+    stack, in_sample = [], False
+    for line in lines:
+        if not line.strip():
+            if in_sample:
+                yield stack
+            stack, in_sample = [], False
+        elif line[0] in " \t":
+            parts = line.strip().split(None, 1)
+            stack.append(parts[1] if len(parts) > 1 else "")
+        else:
+            in_sample = True
+    if in_sample:
+        yield stack
+
+
+def main():
+    owners, sides = Counter(), Counter()
+    total = 0
+    for stack in samples(sys.stdin):
+        owner, side = owner_of(stack)
+        owners[owner] += 1
+        sides[side] += 1
+        total += 1
+    if total == 0:
+        sys.exit("no samples: is perf's output piped in?")
+    print(f"{total} samples")
+    print("| owner | share |")
+    print("|---|---|")
+    for owner, _, _ in OWNERS + [("elsewhere (tokio, the kernel, no known frame)", "", "")]:
+        if owners[owner]:
+            print(f"| {owner} | {100 * owners[owner] / total:.1f}% |")
+    print()
+    print("| side | share |")
+    print("|---|---|")
+    for side in ["controller", "fakes", "world", "judges", "elsewhere"]:
+        print(f"| {side} | {100 * sides[side] / total:.1f}% |")
+    controller = sides["controller"]
+    if controller:
+        print(f"\nthe whole run costs {total / controller:.2f}x its controller side")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Records a CPU profile of N seeds of one scenario (the fixed controller, release, one thread) and prints
+# the owner table: the share of samples charged to the controller and its kube client, to the fakes, to
+# the world and to the judges, and the ratio of the whole run to its controller side
+# (scripts/owner-table.py says how samples are charged).
+# Usage: scripts/owner-table.sh [N] [FROM] [SCENARIO] [extra arcsim sweep flags…]
+#   defaults: 5 seeds from 2,000,000 of `standard`. Needs perf (Debian's linux-perf).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-5}
+from=${2:-2000000}
+scenario=${3:-standard}
+shift $(( $# < 3 ? $# : 3 ))
+arcsim=${ARCSIM:-target/release/arcsim}
+[ -n "${ARCSIM:-}" ] || cargo build --release -p arc-scenarios --bin arcsim >&2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+perf record -F 499 --call-graph dwarf,16384 -o "$out/perf.data" -- \
+  "$arcsim" sweep --scenario "$scenario" --variant fixed --from "$from" --count "$n" --jobs 1 "$@" >/dev/null 2>"$out/record.log" \
+  || { cat "$out/record.log" >&2; exit 1; }
+perf script -i "$out/perf.data" -F comm,tid,ip,sym 2>/dev/null | python3 scripts/owner-table.py

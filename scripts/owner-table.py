@@ -30,10 +30,15 @@ OWNERS = [
 ]
 COMPILED = [(owner, side, re.compile(pattern)) for owner, side, pattern in OWNERS]
 
+# Shared helpers charged, like a library, to the frame that called them.
+HELPERS = re.compile(r"\barc_sim::(json_at|fnv)::")
+
 
 def owner_of(stack):
     """The (owner, side) of a sample's stack, innermost frame first."""
     for symbol in stack:
+        if HELPERS.search(symbol):
+            continue
         for owner, side, pattern in COMPILED:
             if pattern.search(symbol):
                 return owner, side

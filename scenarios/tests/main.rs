@@ -6,6 +6,10 @@
 #[allow(dead_code)] // each test module uses a different subset of the harness
 mod support;
 
+/// The allocator `arcsim` runs with: the simulated runs here allocate as much as a sweep's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod autoscaling_listener;
 mod autoscaling_runner_set;
 mod deploy_sweep;

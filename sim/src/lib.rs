@@ -28,6 +28,7 @@ pub mod clock;
 pub mod faults;
 pub mod fnv;
 pub mod github;
+pub mod json_at;
 pub mod kubelet;
 pub mod net;
 pub mod perturb;

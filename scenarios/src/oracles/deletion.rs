@@ -1,6 +1,7 @@
 //! Deletions of live runners: never while their runner holds a job (race 3, §8.3), and never given a
 //! Running phase once deletion has begun (§5.2).
 
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::{AuditEntry, Committed};
@@ -230,8 +231,7 @@ impl Oracle for FinalizersInOneWrite {
         let mut grew: BTreeMap<String, (usize, usize, u64, String)> = BTreeMap::new();
         for (ms, c) in run.changes_of("ephemeralrunners") {
             let uid = super::view::uid_of(&c.object).to_string();
-            let count =
-                c.object.pointer("/metadata/finalizers").and_then(|f| f.as_array()).map_or(0, Vec::len);
+            let count = c.object.at("/metadata/finalizers").and_then(|f| f.as_array()).map_or(0, Vec::len);
             let entry = grew.entry(uid).or_insert((count, 0, ms, key_of(&c.object)));
             if count > entry.0 {
                 entry.1 += 1;

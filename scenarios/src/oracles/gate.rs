@@ -14,6 +14,7 @@
 //! version must have had patch ID 0. The creation side of the gate is not judged: upstream may
 //! legitimately re-open it (the "re-fires" of §9).
 
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
 use arc_controller::crd::EphemeralRunnerSpec;
@@ -148,7 +149,7 @@ fn scale_downs(run: &RunRecord) -> Vec<ScaleDown> {
 /// for a controller without the revision step, an `integrity-hash` annotation that is not its
 /// runner spec's hash).
 fn other_path_allowed(set: &Value) -> bool {
-    let number = |ptr: &str| set.pointer(ptr).and_then(Value::as_i64).unwrap_or(0);
+    let number = |ptr: &str| set.at(ptr).and_then(Value::as_i64).unwrap_or(0);
     is_deleting(set)
         || str_at(set, "/status/phase") == Some("Outdated")
         || number("/spec/actionableRevision") > number("/status/appliedActionableRevision")
@@ -161,13 +162,13 @@ fn integrity_hash_stale(set: &Value) -> bool {
     let Some(recorded) = str_at(set, "/metadata/annotations/actions.github.com~1integrity-hash") else {
         return false;
     };
-    let spec = set.pointer("/spec/ephemeralRunnerSpec").cloned().unwrap_or(Value::Null);
+    let spec = set.at("/spec/ephemeralRunnerSpec").cloned().unwrap_or(Value::Null);
     let Ok(spec) = serde_json::from_value::<EphemeralRunnerSpec>(spec) else { return false };
     integrity_hash_of(&spec).is_ok_and(|hash| hash != recorded)
 }
 
 fn patch_id(set: &Value) -> i64 {
-    set.pointer("/spec/patchID").and_then(Value::as_i64).unwrap_or(0)
+    set.at("/spec/patchID").and_then(Value::as_i64).unwrap_or(0)
 }
 
 /// Per EphemeralRunner `namespace/name`: (sim ms, object) of each version, in order.

@@ -1,6 +1,7 @@
 //! Pods of runners: each owned by the runner of its name, created a bounded number of times, and no
 //! reconcile error caused by AlreadyExists (race 1, §8.1).
 
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::EventType;
@@ -89,7 +90,7 @@ fn ownership_problem(pod: &serde_json::Value, key: &str, live: Option<&String>) 
 
 /// Whether a pod names an EphemeralRunner or a legacy Runner among its owners, as controller or not.
 fn names_a_runner_owner(pod: &serde_json::Value) -> bool {
-    let owners = pod.pointer("/metadata/ownerReferences").and_then(serde_json::Value::as_array);
+    let owners = pod.at("/metadata/ownerReferences").and_then(serde_json::Value::as_array);
     owners.into_iter().flatten().any(|r| {
         matches!(r.get("kind").and_then(serde_json::Value::as_str), Some("EphemeralRunner" | "Runner"))
     })
@@ -253,7 +254,7 @@ impl FailedRemovals {
 /// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).
 fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<String> {
     run.changes_of("pods")
-        .filter(|(_, c)| c.object.pointer("/metadata/labels/actions-ephemeral-runner").is_some())
+        .filter(|(_, c)| c.object.at("/metadata/labels/actions-ephemeral-runner").is_some())
         .map(|(_, c)| key_of(&c.object))
         .collect()
 }

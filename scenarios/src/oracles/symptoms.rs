@@ -2,6 +2,7 @@
 //! user sees, not how the controller gets there, so it judges every profile alike. They run only in
 //! the field-report worlds (`scenarios::field_reports`), where upstream is expected to show them.
 
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::{Committed, EventType};
@@ -134,7 +135,7 @@ fn runner_lifetimes(run: &RunRecord) -> BTreeMap<i64, (String, Option<u64>)> {
     let mut lifetimes = BTreeMap::new();
     for (at_ms, change) in run.changes_of("ephemeralrunners") {
         let key = key_of(&change.object);
-        if let Some(id) = change.object.pointer("/status/runnerId").and_then(serde_json::Value::as_i64) {
+        if let Some(id) = change.object.at("/status/runnerId").and_then(serde_json::Value::as_i64) {
             by_key.insert(key.clone(), id);
             lifetimes.entry(id).or_insert((key.clone(), None));
         }

@@ -1,5 +1,6 @@
 //! Reading stored objects (JSON) in oracles and probes.
 
+use arc_sim::json_at::At;
 use serde_json::Value;
 
 /// Whether an API actor is the controller: the one process (`controller`), or one of its replicas
@@ -10,7 +11,7 @@ pub fn is_controller(actor: &str) -> bool {
 
 /// The string at JSON pointer `ptr`, if any and non-empty.
 pub fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
-    v.pointer(ptr).and_then(Value::as_str).filter(|s| !s.is_empty())
+    v.at(ptr).and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
 /// `namespace/name` of an object.
@@ -39,12 +40,12 @@ pub fn is_terminal(phase: &str) -> bool {
 
 /// An EphemeralRunner's registered runner id (0 when unregistered).
 pub fn runner_id(v: &Value) -> i64 {
-    v.pointer("/status/runnerId").and_then(Value::as_i64).unwrap_or(0)
+    v.at("/status/runnerId").and_then(Value::as_i64).unwrap_or(0)
 }
 
 /// The uid of the object's controller ownerReference.
 pub fn controller_uid(v: &Value) -> Option<&str> {
-    v.pointer("/metadata/ownerReferences")?
+    v.at("/metadata/ownerReferences")?
         .as_array()?
         .iter()
         .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))?

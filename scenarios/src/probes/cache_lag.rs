@@ -4,6 +4,7 @@
 //! handed the deletion. A retry after the controller saw the pod, or a 409 on some other pod, is not
 //! the race.
 
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use crate::oracles::view::is_controller;
 
 /// Whether a pod is a runner pod (controlled by an EphemeralRunner).
 fn is_runner_pod(pod: &Value) -> bool {
-    pod.pointer("/metadata/ownerReferences").and_then(Value::as_array).is_some_and(|refs| {
+    pod.at("/metadata/ownerReferences").and_then(Value::as_array).is_some_and(|refs| {
         refs.iter().any(|r| {
             r.get("kind").and_then(Value::as_str) == Some("EphemeralRunner")
                 && r.get("controller").and_then(Value::as_bool) == Some(true)

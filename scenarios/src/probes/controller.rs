@@ -4,6 +4,7 @@
 
 use arc_sim::apiserver::{AuditEntry, EventType, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
+use arc_sim::json_at::At;
 use arc_sim::record::WorldEvent;
 use arc_sim::world::RunRecord;
 use serde_json::Value;
@@ -37,16 +38,16 @@ pub fn restart_mid_reconcile(run: &RunRecord) -> u32 {
 /// runner id and job id.
 fn runner_set_view(er: &Value) -> [Option<&Value>; 10] {
     [
-        er.pointer("/metadata/uid"),
-        er.pointer("/metadata/labels"),
-        er.pointer("/metadata/annotations"),
-        er.pointer("/metadata/finalizers"),
-        er.pointer("/metadata/ownerReferences"),
-        er.pointer("/metadata/deletionTimestamp"),
-        er.pointer("/spec"),
-        er.pointer("/status/phase"),
-        er.pointer("/status/runnerId"),
-        er.pointer("/status/jobId"),
+        er.at("/metadata/uid"),
+        er.at("/metadata/labels"),
+        er.at("/metadata/annotations"),
+        er.at("/metadata/finalizers"),
+        er.at("/metadata/ownerReferences"),
+        er.at("/metadata/deletionTimestamp"),
+        er.at("/spec"),
+        er.at("/status/phase"),
+        er.at("/status/runnerId"),
+        er.at("/status/jobId"),
     ]
 }
 

@@ -1,6 +1,7 @@
 //! Race 3's windows (ARC-MODEL §8.3): GitHub assigns a job to a runner around the moment the
 //! controller removes it. Each probe names one side of that race as the record shows it.
 
+use arc_sim::json_at::At;
 use std::collections::{BTreeMap, BTreeSet};
 
 use arc_sim::apiserver::Committed;
@@ -138,7 +139,7 @@ pub fn job_assigned_after_pod_deletion(run: &RunRecord) -> u32 {
     let mut hits = 0;
     for e in &run.events {
         if let Some(c) = e.get::<Committed>().filter(|c| c.resource == "pods") {
-            if c.change.object.pointer("/metadata/deletionTimestamp").is_some() {
+            if c.change.object.at("/metadata/deletionTimestamp").is_some() {
                 deleting.insert(str_at(&c.change.object, "/metadata/uid").unwrap_or(""));
             }
         } else if let Some(k) = e.get::<KubeletEvent>() {

@@ -3,6 +3,7 @@
 //! (what the token-in-hash fix exists to prevent), or when a token is replaced while its runner runs a
 //! job (what recreation without unregistering turns into a lost job).
 
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
 use arc_sim::kubelet::KubeletEventKind;
@@ -47,7 +48,7 @@ fn token_lifetimes(run: &RunRecord) -> Vec<Token> {
 
 /// The `RUNNER_TOKEN` a legacy runner pod's containers carry.
 fn env_token(pod: &Value) -> Option<&str> {
-    let containers = pod.pointer("/spec/containers")?.as_array()?;
+    let containers = pod.at("/spec/containers")?.as_array()?;
     containers
         .iter()
         .flat_map(|c| c.get("env").and_then(Value::as_array).into_iter().flatten())

@@ -4,6 +4,7 @@
 //! user's merge patch of the set (assign-during-delete's seeded refreshes, `arcsim explore`'s rollout
 //! plans); a controller without the revision step gets it in its own form.
 
+use arc_sim::json_at::At;
 use arc_sim::world::Disruption;
 use serde_json::json;
 
@@ -40,7 +41,7 @@ pub fn refreshes_in_controller_form(plan: &mut WorldPlan) {
 /// before the set repairs it may delete the listener to drain.) Anything else is left alone.
 pub fn refresh_in_controller_form(disruption: &mut Disruption) {
     let Disruption::PatchObject { plural, patch, .. } = disruption else { return };
-    let Some(revision) = patch.pointer("/spec/actionableRevision").cloned() else { return };
+    let Some(revision) = patch.at("/spec/actionableRevision").cloned() else { return };
     if plural == "ephemeralrunnersets" {
         *patch = json!({"metadata": {"annotations": {INTEGRITY_HASH: format!("refresh-{revision}")}}});
     }

@@ -3,6 +3,7 @@
 //! STATUS and RESTARTS, and every object's AGE measured from the paused world's clock (so ages read
 //! as they did at that simulated instant, not against today's date).
 
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
@@ -33,9 +34,8 @@ impl Columns {
         let mut by_plural = BTreeMap::new();
         for document in serde_yaml::Deserializer::from_str(manifests) {
             let Ok(crd) = Value::deserialize(document) else { continue };
-            let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default();
-            let versions =
-                crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+            let plural = crd.at("/spec/names/plural").and_then(Value::as_str).unwrap_or_default();
+            let versions = crd.at("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
             let storage = versions.iter().find(|v| v.get("storage").and_then(Value::as_bool) == Some(true));
             let columns = storage.and_then(|v| v.get("additionalPrinterColumns")).and_then(Value::as_array);
             let columns: Vec<Column> = columns.into_iter().flatten().filter_map(column).collect();
@@ -76,15 +76,15 @@ fn definition(name: &str, kind: &str) -> Value {
 }
 
 fn row(rt: &ResourceType, crd: Option<&[Column]>, object: &Value, now: Timestamp) -> Value {
-    let mut cells = vec![object.pointer("/metadata/name").cloned().unwrap_or(Value::Null)];
+    let mut cells = vec![object.at("/metadata/name").cloned().unwrap_or(Value::Null)];
     if rt.is_pod() {
         cells.extend(pod_cells(object));
     }
     for c in crd.unwrap_or(&[]) {
-        let value = object.pointer(&c.json_path.replace('.', "/")).cloned().unwrap_or(Value::Null);
+        let value = object.at(&c.json_path.replace('.', "/")).cloned().unwrap_or(Value::Null);
         cells.push(if c.kind == "date" { age_cell(value.as_str(), now) } else { value });
     }
-    cells.push(age_cell(object.pointer("/metadata/creationTimestamp").and_then(Value::as_str), now));
+    cells.push(age_cell(object.at("/metadata/creationTimestamp").and_then(Value::as_str), now));
     let metadata = object.get("metadata").cloned().unwrap_or(Value::Null);
     json!({"cells": cells, "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata}})
 }
@@ -92,20 +92,19 @@ fn row(rt: &ResourceType, crd: Option<&[Column]>, object: &Value, now: Timestamp
 /// READY, STATUS and RESTARTS as `kubectl get pods` shows them (simplified: the first waiting or
 /// terminated reason of a container stands for the pod).
 fn pod_cells(pod: &Value) -> [Value; 3] {
-    let statuses =
-        pod.pointer("/status/containerStatuses").and_then(Value::as_array).cloned().unwrap_or_default();
-    let containers = pod.pointer("/spec/containers").and_then(Value::as_array).map_or(0, Vec::len);
+    let statuses = pod.at("/status/containerStatuses").and_then(Value::as_array).cloned().unwrap_or_default();
+    let containers = pod.at("/spec/containers").and_then(Value::as_array).map_or(0, Vec::len);
     let ready = statuses.iter().filter(|s| s.get("ready").and_then(Value::as_bool) == Some(true)).count();
     let restarts: i64 = statuses.iter().filter_map(|s| s.get("restartCount").and_then(Value::as_i64)).sum();
     let reason = statuses.iter().find_map(|s| {
         let state = s.get("state")?;
-        state.pointer("/waiting/reason").or_else(|| state.pointer("/terminated/reason"))?.as_str()
+        state.at("/waiting/reason").or_else(|| state.at("/terminated/reason"))?.as_str()
     });
-    let phase = pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending");
-    let status = if pod.pointer("/metadata/deletionTimestamp").is_some() {
+    let phase = pod.at("/status/phase").and_then(Value::as_str).unwrap_or("Pending");
+    let status = if pod.at("/metadata/deletionTimestamp").is_some() {
         "Terminating"
     } else {
-        pod.pointer("/status/reason").and_then(Value::as_str).or(reason).unwrap_or(phase)
+        pod.at("/status/reason").and_then(Value::as_str).or(reason).unwrap_or(phase)
     };
     [json!(format!("{ready}/{containers}")), json!(status), json!(restarts.to_string())]
 }

@@ -5,6 +5,7 @@
 
 use arc_sim::apiserver::selector::{FieldSelector, LabelSelector, Selectors};
 use arc_sim::apiserver::{Registry, ResourceType, discovery, status};
+use arc_sim::json_at::At;
 use serde_json::{Value, json};
 
 use super::snapshot::Snapshot;
@@ -95,14 +96,14 @@ impl View {
         }
         let objects = snapshot.objects.get(&rt.plural).map(Vec::as_slice).unwrap_or(&[]);
         let in_namespace = |o: &&Value| {
-            namespace.is_none_or(|ns| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns))
+            namespace.is_none_or(|ns| o.at("/metadata/namespace").and_then(Value::as_str) == Some(ns))
         };
         let as_table = asked.accept.contains("as=Table");
         if let Some(name) = name {
             let named = objects
                 .iter()
                 .filter(in_namespace)
-                .find(|o| o.pointer("/metadata/name").and_then(Value::as_str) == Some(name));
+                .find(|o| o.at("/metadata/name").and_then(Value::as_str) == Some(name));
             return match named {
                 Some(o) if as_table => {
                     (200, table(rt, &self.columns, &[o], snapshot.now, snapshot.resource_version))

@@ -2,6 +2,7 @@
 //! pod it owns, the GitHub runner both carry, the jobs that runner was given), so that a violation
 //! naming one of them brings in the others.
 
+use arc_sim::json_at::At;
 use std::collections::{BTreeMap, BTreeSet};
 
 use arc_sim::apiserver::reads::ReadEntry;
@@ -167,8 +168,8 @@ fn is_leaf_owner(s: &Subject) -> bool {
 
 /// The objects named by `object`'s ownerReferences, as subjects (plural = lowercase kind + `s`).
 fn owners(object: &Value) -> Vec<Subject> {
-    let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
-    let refs = object.pointer("/metadata/ownerReferences").and_then(Value::as_array);
+    let namespace = object.at("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+    let refs = object.at("/metadata/ownerReferences").and_then(Value::as_array);
     refs.into_iter()
         .flatten()
         .filter_map(|r| {

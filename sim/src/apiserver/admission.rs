@@ -7,6 +7,7 @@
 //! deletion has begun. Every check runs before the store is touched, so a rejected write changes
 //! nothing.
 
+use crate::json_at::At;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
@@ -90,7 +91,7 @@ pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
 /// The object's finalizers.
 pub fn finalizers(object: &Value) -> Vec<String> {
     object
-        .pointer("/metadata/finalizers")
+        .at("/metadata/finalizers")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default()
@@ -202,7 +203,7 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
 }
 
 fn pod_causes(pod: &Value) -> Vec<Cause> {
-    let containers = pod.pointer("/spec/containers").and_then(Value::as_array);
+    let containers = pod.at("/spec/containers").and_then(Value::as_array);
     let Some(containers) = containers.filter(|c| !c.is_empty()) else {
         return vec![required("spec.containers")];
     };
@@ -368,7 +369,7 @@ pub fn prepare_update(
         fold_string_data(&mut next);
     }
     if spec_changed(rt, old, &next) {
-        let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1) + 1;
+        let generation = old.at("/metadata/generation").and_then(Value::as_i64).unwrap_or(1) + 1;
         meta_mut(&mut next).insert("generation".into(), json!(generation));
     }
     Ok(next)
@@ -490,7 +491,7 @@ fn check_pod_spec_update(rt: &ResourceType, name: &str, old: &Value, next: &Valu
         }
         spec
     };
-    let binding = old.pointer("/spec/nodeName").is_none();
+    let binding = old.at("/spec/nodeName").is_none();
     if normalise(old, !binding) == normalise(next, !binding) {
         return Ok(());
     }

@@ -8,6 +8,7 @@
 //! served versions are not, as serving them needs conversion. A manifest that cannot be read is a
 //! [`CrdError`] naming the file, the document and what is wrong, never a panic.
 
+use crate::json_at::At;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -147,7 +148,7 @@ pub fn parse_manifests(file: &str, text: &str) -> Result<Vec<Crd>, CrdError> {
             let crd = Crd::from_value(&item).map_err(|message| CrdError::Definition {
                 file: file.into(),
                 document: document_number,
-                crd: item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").into(),
+                crd: item.at("/metadata/name").and_then(Value::as_str).unwrap_or("").into(),
                 message,
             })?;
             out.push(crd);
@@ -184,7 +185,7 @@ fn definitions_in(value: Value) -> Result<Vec<Value>, String> {
 /// A string at a `/`-separated pointer, with its dotted path in the error.
 fn text<'v>(value: &'v Value, pointer: &str) -> Result<&'v str, String> {
     let path = pointer.trim_start_matches('/').replace('/', ".");
-    match value.pointer(pointer) {
+    match value.at(pointer) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s),
         Some(Value::String(_)) | None | Some(Value::Null) => Err(format!("{path} is missing")),
         Some(_) => Err(format!("{path} must be a string")),
@@ -192,7 +193,7 @@ fn text<'v>(value: &'v Value, pointer: &str) -> Result<&'v str, String> {
 }
 
 fn optional_text(value: &Value, pointer: &str) -> Result<Option<String>, String> {
-    match value.pointer(pointer) {
+    match value.at(pointer) {
         None | Some(Value::Null) => Ok(None),
         Some(_) => text(value, pointer).map(|s| Some(s.to_string())),
     }
@@ -214,7 +215,7 @@ impl Crd {
         if name != format!("{plural}.{group}") {
             return Err(format!("metadata.name {name:?} must be spec.names.plural + \".\" + spec.group"));
         }
-        if crd.pointer("/spec/preserveUnknownFields").and_then(Value::as_bool) == Some(true) {
+        if crd.at("/spec/preserveUnknownFields").and_then(Value::as_bool) == Some(true) {
             return Err("spec.preserveUnknownFields: true is not allowed in apiextensions.k8s.io/v1".into());
         }
         let storage = StorageVersion::find(crd)?;
@@ -236,7 +237,7 @@ impl Crd {
 }
 
 fn short_names(crd: &Value) -> Result<Vec<String>, String> {
-    match crd.pointer("/spec/names/shortNames") {
+    match crd.at("/spec/names/shortNames") {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
@@ -267,7 +268,7 @@ struct StorageVersion {
 impl StorageVersion {
     fn find(crd: &Value) -> Result<StorageVersion, String> {
         let versions = crd
-            .pointer("/spec/versions")
+            .at("/spec/versions")
             .and_then(Value::as_array)
             .filter(|v| !v.is_empty())
             .ok_or("spec.versions must list at least one version")?;
@@ -289,7 +290,7 @@ impl StorageVersion {
             ));
         }
         let root = version
-            .pointer("/schema/openAPIV3Schema")
+            .at("/schema/openAPIV3Schema")
             .ok_or_else(|| format!("{at}.schema.openAPIV3Schema is missing"))?;
         let schema =
             Schema::parse(root, &format!("{at}.schema.openAPIV3Schema")).map_err(|e| e.to_string())?;
@@ -298,7 +299,7 @@ impl StorageVersion {
         }
         Ok(StorageVersion {
             name,
-            status_subresource: version.pointer("/subresources/status").is_some_and(|s| !s.is_null()),
+            status_subresource: version.at("/subresources/status").is_some_and(|s| !s.is_null()),
             selectable_fields: selectable_fields(version, &at)?,
             schema,
         })

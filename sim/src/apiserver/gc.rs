@@ -6,6 +6,7 @@
 //! `foregroundDeletion` and `orphan` finalizers, and empties then removes terminating namespaces. Its
 //! writes go through the same engine as API requests, and into the trace as actor `apiserver gc`.
 
+use crate::json_at::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -182,7 +183,7 @@ fn collect_dependent(shared: &Shared, st: &mut State, key: &StoreKey) {
 fn retain_owner_refs(object: &Value, keep: impl Fn(&str) -> bool) -> Value {
     let mut next = object.clone();
     let refs: Vec<Value> = object
-        .pointer("/metadata/ownerReferences")
+        .at("/metadata/ownerReferences")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -235,7 +236,7 @@ fn delete_foreground(shared: &Shared, st: &mut State, owner_key: &StoreKey) {
 }
 
 fn blocks(dependent: &Value, owner_uid: &str) -> bool {
-    dependent.pointer("/metadata/ownerReferences").and_then(Value::as_array).into_iter().flatten().any(|r| {
+    dependent.at("/metadata/ownerReferences").and_then(Value::as_array).into_iter().flatten().any(|r| {
         r.get("uid").and_then(Value::as_str) == Some(owner_uid)
             && r.get("blockOwnerDeletion").and_then(Value::as_bool) == Some(true)
     })

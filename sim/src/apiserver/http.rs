@@ -6,6 +6,7 @@
 //! enough), spend the serving time after the commit, let a commit-then-fail fault replace the answer,
 //! answer JSON (or a watch stream), count it by verb, resource and code, and put one line in the trace.
 
+use crate::json_at::At;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -71,16 +72,27 @@ struct Answer {
     code: StatusCode,
     /// The object (or list, or Status) answered: a stored object's own `Arc`, not a copy.
     body: Arc<Value>,
+    /// `body`'s JSON when the store has it encoded already.
+    encoded: Option<Bytes>,
     warnings: Vec<String>,
 }
 
 impl Answer {
     fn ok(body: impl Into<Arc<Value>>) -> Self {
-        Answer { code: StatusCode::OK, body: body.into(), warnings: Vec::new() }
+        Answer { code: StatusCode::OK, body: body.into(), encoded: None, warnings: Vec::new() }
+    }
+
+    /// This answer of the object stored under `key`, with the store's encoding of it when it has one.
+    fn stored(mut self, st: &super::State, key: &StoreKey) -> Self {
+        self.encoded = st.store.encoded(key, &self.body);
+        self
     }
 
     fn response(&self) -> Response<ResponseBody> {
-        let mut response = json_response(self.code, &self.body);
+        let mut response = match &self.encoded {
+            Some(bytes) => json_bytes_response(self.code, bytes.clone()),
+            None => json_response(self.code, &self.body),
+        };
         for text in &self.warnings {
             let value = field_validation::warning_header(text);
             if let Ok(value) = http::HeaderValue::from_bytes(value.as_bytes()) {
@@ -376,7 +388,7 @@ impl ApiService {
             Some(_) => FaultEffect::CommittedThenAnswered { code },
             None => FaultEffect::CommittedThenDropped,
         };
-        let name = served.body.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string);
+        let name = served.body.at("/metadata/name").and_then(Value::as_str).map(str::to_string);
         self.emit_fault(who, route, name, effect);
         self.count(who.verb, &self.shared.registry.get(route.resource).plural, code);
         let mut entry = self.audit_entry(who, route, code, "", Some(&served.body));
@@ -418,29 +430,33 @@ impl ApiService {
         });
         match verb {
             ApiVerb::Get => {
-                let st = sh.lock();
-                Ok(Answer::ok(engine::get(sh, &st, key.as_ref().expect("named"))?))
+                let (st, key) = (sh.lock(), key.as_ref().expect("named"));
+                Ok(Answer::ok(engine::get(sh, &st, key)?).stored(&st, key))
             }
             ApiVerb::List => unreachable!("lists are served by serve"),
             ApiVerb::Create => {
                 let (object, warnings) =
                     self.decode_write(route, query, content_type, body, WriteKind::Create)?;
+                let mut st = sh.lock();
                 let created =
-                    engine::create(sh, &mut sh.lock(), route.resource, route.namespace.as_deref(), object)?;
-                Ok(Answer { code: StatusCode::CREATED, body: created, warnings })
+                    engine::create(sh, &mut st, route.resource, route.namespace.as_deref(), object)?;
+                let key = StoreKey::of(route.resource, &created);
+                let answer = Answer { code: StatusCode::CREATED, warnings, ..Answer::ok(created) };
+                Ok(answer.stored(&st, &key))
             }
             ApiVerb::Update => {
                 let (object, warnings) =
                     self.decode_write(route, query, content_type, body, WriteKind::Update)?;
-                let updated = engine::update(sh, &mut sh.lock(), key.as_ref().expect("named"), object, sub)?;
-                Ok(Answer { warnings, ..Answer::ok(updated) })
+                let (mut st, key) = (sh.lock(), key.as_ref().expect("named"));
+                let updated = engine::update(sh, &mut st, key, object, sub)?;
+                Ok(Answer { warnings, ..Answer::ok(updated) }.stored(&st, key))
             }
             ApiVerb::Patch => {
                 let patch_type = PatchType::from_content_type(content_type, rt)?;
                 let req = PatchRequest { patch_type, body, sub, fields: directive(query, WriteKind::Patch)? };
-                let (patched, warnings) =
-                    engine::patch(sh, &mut sh.lock(), key.as_ref().expect("named"), req)?;
-                Ok(Answer { warnings, ..Answer::ok(patched) })
+                let (mut st, key) = (sh.lock(), key.as_ref().expect("named"));
+                let (patched, warnings) = engine::patch(sh, &mut st, key, req)?;
+                Ok(Answer { warnings, ..Answer::ok(patched) }.stored(&st, key))
             }
             ApiVerb::Delete => {
                 let opts = delete_options(query, body)?;
@@ -528,8 +544,7 @@ impl ApiService {
         let plural = &self.shared.registry.get(route.resource).plural;
         let (code, rv, response) = match &result {
             Ok(answer) => {
-                let rv =
-                    answer.body.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+                let rv = answer.body.at("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
                 (answer.code.as_u16(), rv.to_string(), answer.response())
             }
             Err(e) => (e.code, String::new(), error_response(e)),
@@ -582,7 +597,7 @@ impl ApiService {
         rv: &str,
         object: Option<&Value>,
     ) -> AuditEntry {
-        let named = object.and_then(|o| o.pointer("/metadata/name")).and_then(Value::as_str);
+        let named = object.and_then(|o| o.at("/metadata/name")).and_then(Value::as_str);
         AuditEntry {
             ms: self.shared.clock.elapsed_ms(),
             served_ms: who.served_ms,
@@ -634,10 +649,9 @@ fn delete_answer(rt: &ResourceType, opts: &DeleteOptions, deleted: &engine::Dele
 fn carries_precondition(verb: ApiVerb, body: Option<&Value>) -> bool {
     let Some(value) = body else { return false };
     match verb {
-        ApiVerb::Update | ApiVerb::Patch => value
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|rv| !rv.is_empty()),
+        ApiVerb::Update | ApiVerb::Patch => {
+            value.at("/metadata/resourceVersion").and_then(Value::as_str).is_some_and(|rv| !rv.is_empty())
+        }
         ApiVerb::Delete => value.get("preconditions").is_some_and(|p| !p.is_null()),
         _ => false,
     }
@@ -852,11 +866,14 @@ fn full_body(bytes: Vec<u8>) -> ResponseBody {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response<ResponseBody> {
-    let bytes = serde_json::to_vec(value).expect("JSON values serialise");
+    json_bytes_response(code, Bytes::from(serde_json::to_vec(value).expect("JSON values serialise")))
+}
+
+fn json_bytes_response(code: StatusCode, bytes: Bytes) -> Response<ResponseBody> {
     Response::builder()
         .status(code)
         .header(header::CONTENT_TYPE, "application/json")
-        .body(full_body(bytes))
+        .body(Full::new(bytes).boxed_unsync())
         .expect("valid response")
 }
 

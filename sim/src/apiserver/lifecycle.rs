@@ -6,6 +6,7 @@
 //! finalizers for the garbage collector). Decisions are pure: [`plan_delete`] says what to do, the
 //! engine does it.
 
+use crate::json_at::At;
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -108,7 +109,7 @@ pub fn plan_delete(
     if rt.is_namespace() {
         marked["status"] = json!({"phase": "Terminating"});
     }
-    let generation = object.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
+    let generation = object.at("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
     let meta = meta_mut(&mut marked);
     meta.insert("deletionTimestamp".into(), json!(timestamp_seconds(now + SignedDuration::from_secs(grace))));
     meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
@@ -146,19 +147,19 @@ fn grace_period(rt: &ResourceType, object: &Value, opts: &DeleteOptions) -> i64 
     if !rt.is_pod() {
         return 0;
     }
-    let unscheduled = object.pointer("/spec/nodeName").and_then(Value::as_str).is_none_or(str::is_empty);
-    let phase = object.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
+    let unscheduled = object.at("/spec/nodeName").and_then(Value::as_str).is_none_or(str::is_empty);
+    let phase = object.at("/status/phase").and_then(Value::as_str).unwrap_or("");
     if unscheduled || phase == "Succeeded" || phase == "Failed" {
         return 0;
     }
-    let default = object.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30);
+    let default = object.at("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30);
     let grace = opts.grace_period_seconds.unwrap_or(default);
     if grace < 0 { 1 } else { grace }
 }
 
 /// A repeated delete may only shorten a pod's pending grace period; otherwise it changes nothing.
 fn plan_while_deleting(object: &Value, grace: i64, now: Timestamp) -> DeletePlan {
-    let pending = object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+    let pending = object.at("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
     if pending == 0 || grace >= pending {
         return DeletePlan::Unchanged;
     }
@@ -181,7 +182,7 @@ pub fn namespace_finalizers(object: &Value) -> Vec<String> {
         return Vec::new();
     }
     object
-        .pointer("/spec/finalizers")
+        .at("/spec/finalizers")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default()
@@ -192,7 +193,7 @@ pub fn is_ready_for_removal(object: &Value) -> bool {
     meta_str(object, "deletionTimestamp").is_some()
         && finalizers(object).is_empty()
         && namespace_finalizers(object).is_empty()
-        && object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0
+        && object.at("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0
 }
 
 #[cfg(test)]

@@ -53,21 +53,24 @@ pub fn apply(
 ) -> Result<Value, ApiError> {
     let body: Value = serde_json::from_slice(patch)
         .map_err(|e| status::bad_request(format!("couldn't decode the patch as JSON: {e}")))?;
-    let mut out = target.clone();
-    match patch_type {
+    let out = match patch_type {
         PatchType::Merge => {
             if !body.is_object() {
                 return Err(status::bad_request("a merge patch must be a JSON object"));
             }
+            let mut out = target.clone();
             json_patch::merge(&mut out, &body);
+            out
         }
-        PatchType::StrategicMerge => out = strategic::apply(rt, target, &body)?,
+        PatchType::StrategicMerge => strategic::apply(rt, target, &body)?,
         PatchType::Json => {
             let ops: json_patch::Patch = serde_json::from_value(body)
                 .map_err(|e| status::bad_request(format!("the JSON patch is malformed: {e}")))?;
+            let mut out = target.clone();
             json_patch::patch(&mut out, &ops).map_err(|e| json_patch_error(&e))?;
+            out
         }
-    }
+    };
     if !out.is_object() {
         return Err(status::bad_request("the patched object is not a JSON object"));
     }

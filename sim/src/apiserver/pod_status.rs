@@ -6,6 +6,7 @@
 //! As upstream, a pod's phase may move out of Succeeded or Failed through the API: the kubelet refuses
 //! that itself, the API server does not.
 
+use crate::json_at::At;
 use serde_json::Value;
 
 use super::labels;
@@ -17,9 +18,9 @@ const SYSTEM_CONDITIONS: &[&str] = &["PodScheduled", "Ready", "Initialized"];
 /// The causes of a 422 for a status update from `old` to `new` (empty when it is allowed).
 pub fn validate_update(old: &Value, new: &Value) -> Vec<Cause> {
     let mut causes = conditions(new);
-    let policy = old.pointer("/spec/restartPolicy").and_then(Value::as_str).unwrap_or("Always");
+    let policy = old.at("/spec/restartPolicy").and_then(Value::as_str).unwrap_or("Always");
     let statuses = |pod: &Value, list: &str| {
-        pod.pointer(&format!("/status/{list}")).and_then(Value::as_array).cloned().unwrap_or_default()
+        pod.at(&format!("/status/{list}")).and_then(Value::as_array).cloned().unwrap_or_default()
     };
     let restartable = |name: &str| restartable_init_container(old, name);
     for (list, init) in [("containerStatuses", false), ("initContainerStatuses", true)] {
@@ -37,7 +38,7 @@ pub fn validate_update(old: &Value, new: &Value) -> Vec<Cause> {
 
 /// `validatePodConditions`: custom condition types are qualified names.
 fn conditions(pod: &Value) -> Vec<Cause> {
-    let list = pod.pointer("/status/conditions").and_then(Value::as_array);
+    let list = pod.at("/status/conditions").and_then(Value::as_array);
     let mut causes = Vec::new();
     for (i, condition) in list.into_iter().flatten().enumerate() {
         let kind = condition.get("type").and_then(Value::as_str).unwrap_or("");
@@ -58,7 +59,7 @@ fn conditions(pod: &Value) -> Vec<Cause> {
 
 /// The exit code of a terminated container status, or `None` when it is not terminated.
 fn exit_code(status: &Value) -> Option<i64> {
-    let terminated = status.pointer("/state/terminated").filter(|t| t.is_object())?;
+    let terminated = status.at("/state/terminated").filter(|t| t.is_object())?;
     Some(terminated.get("exitCode").and_then(Value::as_i64).unwrap_or(0))
 }
 
@@ -69,7 +70,7 @@ fn may_leave_terminated(policy: &str, code: Option<i64>) -> bool {
 
 /// Whether the pod's init container `name` has `restartPolicy: Always` (a sidecar).
 fn restartable_init_container(pod: &Value, name: &str) -> bool {
-    let init = pod.pointer("/spec/initContainers").and_then(Value::as_array);
+    let init = pod.at("/spec/initContainers").and_then(Value::as_array);
     init.into_iter()
         .flatten()
         .find(|c| c.get("name").and_then(Value::as_str) == Some(name))

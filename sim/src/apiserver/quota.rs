@@ -13,6 +13,7 @@
 //! Simplification: compute resources (`requests.cpu`, `limits.memory`…), scopes and scope selectors
 //! are neither counted nor enforced; the controller writes straight to the store.
 
+use crate::json_at::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -66,12 +67,12 @@ pub fn charged(rt: &ResourceType, object: &Value, now: Timestamp) -> bool {
     if !rt.is_pod() {
         return true;
     }
-    let phase = object.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
+    let phase = object.at("/status/phase").and_then(Value::as_str).unwrap_or("");
     if phase == "Succeeded" || phase == "Failed" {
         return false;
     }
     let deleted_at = meta_str(object, "deletionTimestamp").and_then(|t| t.parse::<Timestamp>().ok());
-    let grace = object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
+    let grace = object.at("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
     match (deleted_at, grace) {
         (Some(at), Some(grace)) => now <= at + SignedDuration::from_secs(grace),
         _ => true,
@@ -111,7 +112,7 @@ fn parse_count(value: &Value) -> Option<i64> {
 
 /// A quota's `status.<part>` as counts.
 fn status_counts(quota: &Value, part: &str) -> BTreeMap<String, i64> {
-    let map = quota.pointer(&format!("/status/{part}")).and_then(Value::as_object);
+    let map = quota.at(&format!("/status/{part}")).and_then(Value::as_object);
     map.into_iter().flatten().filter_map(|(k, v)| Some((k.clone(), parse_count(v)?))).collect()
 }
 
@@ -191,7 +192,7 @@ fn refusal(
 /// What the controller makes of one quota: `status.hard` from `spec.hard`, `status.used` counted for
 /// every hard resource that is an object count.
 fn recalculated(sh: &Shared, st: &State, namespace: &str, quota: &Value) -> Value {
-    let hard = quota.pointer("/spec/hard").and_then(Value::as_object).cloned().unwrap_or_default();
+    let hard = quota.at("/spec/hard").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut used = Map::new();
     for name in hard.keys() {
         if let Some(id) = kind_counted(&sh.registry, name) {

@@ -4,6 +4,7 @@
 //! so oracles use this log to bound what a controller could have seen when it acted (kube-apiserver
 //! has no such log; it is the world's observation point, like the audit log).
 
+use crate::json_at::At;
 use serde_json::Value;
 
 use super::Shared;
@@ -79,14 +80,10 @@ pub(crate) fn record<'a>(
 }
 
 fn key_of(object: &Value) -> String {
-    let field = |f: &str| object.pointer(f).and_then(Value::as_str).unwrap_or("");
+    let field = |f: &str| object.at(f).and_then(Value::as_str).unwrap_or("");
     format!("{}/{}", field("/metadata/namespace"), field("/metadata/name"))
 }
 
 fn rv_of(object: &Value) -> u64 {
-    object
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
+    object.at("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse().ok()).unwrap_or(0)
 }

@@ -4,6 +4,7 @@
 //! commas. Field selectors support `=`, `==` and `!=` on `metadata.name`, `metadata.namespace` and the
 //! per-kind paths the registry lists. Anything else is a parse error, answered 400 as the real server does.
 
+use crate::json_at::At;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -211,7 +212,7 @@ pub struct Selectors {
 impl Selectors {
     /// Whether `object` matches both.
     pub fn matches(&self, object: &Value) -> bool {
-        let labels = object.pointer("/metadata/labels").and_then(Value::as_object);
+        let labels = object.at("/metadata/labels").and_then(Value::as_object);
         self.labels.matches(labels) && self.fields.matches(object)
     }
 }
@@ -229,7 +230,7 @@ mod tests {
     #[test]
     fn label_selectors_support_every_operator() {
         let obj = pod(json!({"app": "web", "tier": "front"}));
-        let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
+        let labels = obj.at("/metadata/labels").and_then(Value::as_object);
         let cases = [
             ("app=web", true),
             ("app==web", true),

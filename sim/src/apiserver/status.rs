@@ -1,6 +1,7 @@
 //! `Status` bodies: every error the fake API server answers, shaped exactly as kube-apiserver shapes them
 //! (see `shared/APISERVER-RESPONSES.md`), so clients take the same error paths they take in production.
 
+use crate::json_at::At;
 use serde_json::{Value, json};
 
 use super::gofmt;
@@ -71,12 +72,12 @@ pub fn already_exists_terminating(rt: &ResourceType, name: &str) -> ApiError {
 /// The `Status` a DELETE that removed an object answers with when its kind does not return the deleted
 /// object (genericregistry `finalizeDelete`: `details.kind` is the resource, as upstream sets it).
 pub fn delete_success(rt: &ResourceType, object: &Value) -> Value {
-    let name = object.pointer("/metadata/name").cloned().unwrap_or(json!(""));
+    let name = object.at("/metadata/name").cloned().unwrap_or(json!(""));
     let mut details = json!({"name": name, "kind": rt.plural.as_str()});
     if !rt.group.is_empty() {
         details["group"] = json!(rt.group.as_str());
     }
-    if let Some(uid) = object.pointer("/metadata/uid") {
+    if let Some(uid) = object.at("/metadata/uid") {
         details["uid"] = uid.clone();
     }
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})

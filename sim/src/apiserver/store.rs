@@ -6,6 +6,7 @@
 //! emits one [`Change`]. Keys are ordered (resource, namespace, name), so lists come out in the order
 //! kube-apiserver returns them.
 
+use crate::json_at::At;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
@@ -27,6 +28,16 @@ pub struct StoreKey {
 }
 
 impl StoreKey {
+    /// The key `object` is stored under as a `resource`.
+    pub fn of(resource: ResourceId, object: &Value) -> StoreKey {
+        let meta = |field: &str| object.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str);
+        StoreKey {
+            resource,
+            namespace: meta("namespace").unwrap_or_default().to_string(),
+            name: meta("name").unwrap_or_default().to_string(),
+        }
+    }
+
     /// `namespace/name`, or `name` when cluster-scoped.
     pub fn display(&self) -> String {
         if self.namespace.is_empty() {
@@ -111,6 +122,8 @@ pub struct Store {
     history_capacity: usize,
     subscribers: Vec<Subscriber>,
     on_commit: CommitSink,
+    /// Each stored object's last change, whose encoding answers share with watches.
+    latest: BTreeMap<StoreKey, Arc<Change>>,
 }
 
 impl Store {
@@ -126,6 +139,7 @@ impl Store {
             history_capacity: history_capacity.max(1),
             subscribers: Vec::new(),
             on_commit,
+            latest: BTreeMap::new(),
         }
     }
 
@@ -291,9 +305,20 @@ impl Store {
         self.rv
     }
 
+    /// The JSON of `object`, the object stored under `key`, encoded once for answers and watches alike
+    /// (`None` when `object` is not what its last change stored).
+    pub fn encoded(&self, key: &StoreKey, object: &Arc<Value>) -> Option<bytes::Bytes> {
+        let change = self.latest.get(key).filter(|c| Arc::ptr_eq(&c.object, object))?;
+        Some(change.wire.of(&change.object))
+    }
+
     fn emit(&mut self, change: Change) {
         let change = Arc::new(change);
         (self.on_commit)(&change);
+        match change.kind {
+            EventType::Deleted => self.latest.remove(&change.key),
+            _ => self.latest.insert(change.key.clone(), change.clone()),
+        };
         let history = self.history.entry(change.key.resource).or_default();
         history.changes.push_back(change.clone());
         while history.changes.len() > self.history_capacity {
@@ -313,13 +338,13 @@ impl Store {
 
 /// The object's `metadata.uid`.
 pub fn uid_of(object: &Value) -> Option<String> {
-    object.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_string)
+    object.at("/metadata/uid").and_then(Value::as_str).map(str::to_string)
 }
 
 /// The uids named by the object's ownerReferences.
 pub fn owner_uids(object: &Value) -> impl Iterator<Item = &str> {
     object
-        .pointer("/metadata/ownerReferences")
+        .at("/metadata/ownerReferences")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()

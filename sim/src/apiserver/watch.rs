@@ -11,6 +11,7 @@
 //! (at the cache's resourceVersion), server-side timeouts and injected drops end or punctuate the
 //! stream. Every delivery goes into the trace.
 
+use crate::json_at::At;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -271,7 +272,7 @@ fn cache_rv(shared: &Shared, resource: ResourceId) -> u64 {
 /// The `namespace/name` of an event's object.
 fn event_key(item: &Item) -> Option<String> {
     let Item::Event(_, obj, _) = item else { return None };
-    let field = |f: &str| obj.pointer(f).and_then(Value::as_str).unwrap_or("").to_string();
+    let field = |f: &str| obj.at(f).and_then(Value::as_str).unwrap_or("").to_string();
     Some(format!("{}/{}", field("/metadata/namespace"), field("/metadata/name")))
 }
 
@@ -421,14 +422,10 @@ impl WatchTask {
             Item::Event(kind, obj, change) => {
                 let key = StoreKey {
                     resource: self.request.resource,
-                    namespace: obj
-                        .pointer("/metadata/namespace")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .into(),
-                    name: obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").into(),
+                    namespace: obj.at("/metadata/namespace").and_then(Value::as_str).unwrap_or("").into(),
+                    name: obj.at("/metadata/name").and_then(Value::as_str).unwrap_or("").into(),
                 };
-                let rv = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+                let rv = obj.at("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
                 self.trace(WatchItem::Change { kind: kind.as_str(), key: key.display(), rv: rv.to_string() });
                 let object = match change {
                     Some(change) => change.wire.of(&change.object),

@@ -1,6 +1,7 @@
 //! When a world counts as settled, for each controller family: read from the fake API server's
 //! objects (what a user would see with kubectl), never from the controller.
 
+use crate::json_at::At;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -15,10 +16,10 @@ pub fn scale_set_settled(namespace: &str, min_runners: usize) -> Settled {
     let namespace = namespace.to_string();
     Arc::new(move |apiserver: &FakeApiServer, _github: &FakeGitHub| {
         let in_ns =
-            |v: &Value| v.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
+            |v: &Value| v.at("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
         let runners: Vec<Value> =
             apiserver.objects("ephemeralrunners").into_iter().filter(|v| in_ns(v)).collect();
-        let deleting = runners.iter().any(|r| r.pointer("/metadata/deletionTimestamp").is_some());
+        let deleting = runners.iter().any(|r| r.at("/metadata/deletionTimestamp").is_some());
         let pods = apiserver.objects("pods").into_iter().filter(|v| in_ns(v)).count();
         !deleting && runners.len() == min_runners && pods <= runners.len()
     })
@@ -30,24 +31,24 @@ pub fn legacy_settled(namespace: &str) -> Settled {
     let namespace = namespace.to_string();
     Arc::new(move |apiserver: &FakeApiServer, _github: &FakeGitHub| {
         let in_ns =
-            |v: &Value| v.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
+            |v: &Value| v.at("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
         let runners = apiserver.objects("runners").into_iter().filter(|v| in_ns(v)).count();
         let pods: Vec<Value> = apiserver.objects("pods").into_iter().filter(|v| in_ns(v)).collect();
         let running = pods
             .iter()
-            .filter(|p| p.pointer("/status/phase").and_then(Value::as_str) == Some("Running"))
+            .filter(|p| p.at("/status/phase").and_then(Value::as_str) == Some("Running"))
             .filter(|p| containers_running(p))
             .count();
-        let deleting = pods.iter().any(|p| p.pointer("/metadata/deletionTimestamp").is_some());
+        let deleting = pods.iter().any(|p| p.at("/metadata/deletionTimestamp").is_some());
         !deleting && running == runners && pods.len() == runners
     })
 }
 
 /// Whether every container status of `pod` is in state `running` (and there is at least one).
 fn containers_running(pod: &Value) -> bool {
-    let statuses = pod.pointer("/status/containerStatuses").and_then(Value::as_array);
+    let statuses = pod.at("/status/containerStatuses").and_then(Value::as_array);
     statuses.is_some_and(|all| {
-        !all.is_empty() && all.iter().all(|c| c.pointer("/state/running").is_some_and(Value::is_object))
+        !all.is_empty() && all.iter().all(|c| c.at("/state/running").is_some_and(Value::is_object))
     })
 }
 

@@ -3,6 +3,7 @@
 //! running a world: the record holds exactly the events the test writes, stamped at the times it
 //! gives, in the order it gives them.
 
+use crate::json_at::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -73,7 +74,7 @@ impl SyntheticRun {
         let rv = self.next_rv;
         self.next_rv += 1;
         object["metadata"]["resourceVersion"] = Value::String(rv.to_string());
-        let field = |f: &str| object.pointer(f).and_then(Value::as_str).unwrap_or("").to_string();
+        let field = |f: &str| object.at(f).and_then(Value::as_str).unwrap_or("").to_string();
         let key =
             StoreKey { resource: 0, namespace: field("/metadata/namespace"), name: field("/metadata/name") };
         let change = Change { rv, kind, key, object: Arc::new(object), old: None, wire: Default::default() };

@@ -11,6 +11,7 @@ use crate::json_at::At;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
+use super::body::Body;
 use super::registry::ResourceType;
 use super::status::{self, ApiError, Cause};
 use super::{labels, pod_status, prune, validate};
@@ -19,9 +20,11 @@ use super::{labels, pod_status, prune, validate};
 /// Built-in kinds take a missing `kind` or `apiVersion` from the path, as kube-apiserver's decoder
 /// does (`gvkWithDefaults`: the official Python client's typed models send neither); custom resources
 /// are decoded as unstructured objects, which must name their kind.
-pub fn decode_object(rt: &ResourceType, body: &[u8]) -> Result<Value, ApiError> {
-    let mut value: Value = serde_json::from_slice(body)
-        .map_err(|e| status::bad_request(format!("couldn't decode the request body as JSON: {e}")))?;
+pub fn decode_object(rt: &ResourceType, body: Body<'_>) -> Result<Value, ApiError> {
+    let mut value: Value = body
+        .parsed()
+        .map_err(|e| status::bad_request(format!("couldn't decode the request body as JSON: {e}")))?
+        .into_owned();
     if !value.is_object() {
         return Err(status::bad_request("the request body is not a JSON object"));
     }
@@ -170,7 +173,13 @@ pub fn validate_object(
             (Subresource::Main, _) => validate::validate(schema, object, None),
         });
     } else {
-        typed_decode(rt, object)?;
+        match (sub, object.get("status")) {
+            // A status write keeps everything else as stored (decoded when it was written), so only
+            // the status can be of a wrong type.
+            (Subresource::Status, Some(status)) => typed_decode(rt, &json!({ "status": status }))?,
+            (Subresource::Status, None) => {}
+            (Subresource::Main, _) => typed_decode(rt, object)?,
+        }
         if rt.is_pod() {
             causes.extend(pod_causes(object));
         }
@@ -418,7 +427,8 @@ fn split_status(rt: &ResourceType, old: &Value, incoming: Value, sub: Subresourc
 
 /// Fields only the server writes are carried over from the stored object whatever the client sent.
 fn keep_server_metadata(old: &Value, next: &mut Value) {
-    let old_meta = old.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let empty = serde_json::Map::new();
+    let old_meta = old.get("metadata").and_then(Value::as_object).unwrap_or(&empty);
     let meta = meta_mut(next);
     for field in [
         "name",
@@ -523,17 +533,22 @@ mod tests {
     #[test]
     fn kind_and_api_version_default_from_the_path_for_built_ins_and_must_match_it() {
         let pods = rt("pods");
-        let ok = decode_object(&pods, br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}"#);
+        let ok = decode_object(
+            &pods,
+            Body::new(br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}"#, None),
+        );
         assert!(ok.is_ok());
-        let wrong_kind = decode_object(&pods, br#"{"apiVersion":"v1","kind":"Secret"}"#).unwrap_err();
+        let wrong_kind =
+            decode_object(&pods, Body::new(br#"{"apiVersion":"v1","kind":"Secret"}"#, None)).unwrap_err();
         assert_eq!((wrong_kind.code, wrong_kind.reason()), (400, "BadRequest"));
-        let no_type = decode_object(&pods, br#"{"metadata":{"name":"a"}}"#).unwrap();
+        let no_type = decode_object(&pods, Body::new(br#"{"metadata":{"name":"a"}}"#, None)).unwrap();
         assert_eq!((no_type["kind"].as_str(), no_type["apiVersion"].as_str()), (Some("Pod"), Some("v1")));
         let runners = rt("ephemeralrunners");
         let no_kind =
-            decode_object(&runners, br#"{"apiVersion":"actions.github.com/v1alpha1"}"#).unwrap_err();
+            decode_object(&runners, Body::new(br#"{"apiVersion":"actions.github.com/v1alpha1"}"#, None))
+                .unwrap_err();
         assert!(no_kind.message().starts_with("Object 'Kind' is missing"));
-        let garbage = decode_object(&pods, b"{nope").unwrap_err();
+        let garbage = decode_object(&pods, Body::new(b"{nope", None)).unwrap_err();
         assert_eq!(garbage.code, 400);
     }
 

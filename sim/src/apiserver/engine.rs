@@ -8,6 +8,7 @@ use rand::RngCore;
 use serde_json::Value;
 
 use super::admission::{self, CreateContext, Subresource, meta_str};
+use super::body::Body;
 use super::field_validation::FieldValidation;
 use super::lifecycle::{self, DeleteOptions, DeletePlan};
 use super::patch::{self, PatchType};
@@ -83,8 +84,8 @@ pub fn update(
 pub struct PatchRequest<'a> {
     /// The patch's content type.
     pub patch_type: PatchType,
-    /// The raw patch body.
-    pub body: &'a [u8],
+    /// The patch body.
+    pub body: Body<'a>,
     /// The main resource or `/status`.
     pub sub: Subresource,
     /// What unknown fields in the patched object get.

@@ -22,6 +22,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use serde_json::Value;
 
 use super::admission::{self, Subresource};
+use super::body::Body;
 use super::cache;
 use super::engine::{self, PatchRequest};
 use super::events::{ApiFault, AuditEntry, DiscoveryServed, FaultEffect, WatchOpened};
@@ -229,14 +230,15 @@ impl ApiService {
         let Some(verb) = verb_of(&parts.method, &route, query) else {
             return Ok(error_response(&status::method_not_allowed(parts.method.as_str())));
         };
-        // The body parsed once for what the log and the fault layer read of it.
+        // The body parsed once, for the log, the fault layer and the write alike.
         let parsed = serde_json::from_slice::<Value>(&body).ok();
-        let precondition = carries_precondition(verb, parsed.as_ref());
-        let requested_name = (verb == ApiVerb::Create).then(|| requested_name(parsed.as_ref())).flatten();
+        let body = Body::new(&body, parsed.as_ref());
+        let precondition = carries_precondition(verb, body.json);
+        let requested_name = (verb == ApiVerb::Create).then(|| requested_name(body.json)).flatten();
         let mut who = Requester {
             verb,
             actor: parts.headers.get(ACTOR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string),
-            body_hash: body_hash(&body, parsed),
+            body_hash: body.hash_without_resource_version(),
             requested_name,
             served_ms: 0,
         };
@@ -262,7 +264,7 @@ impl ApiService {
             None => {
                 let content_type =
                     parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-                self.serve(verb, route, query, content_type, &body, &who).await
+                self.serve(verb, route, query, content_type, body, &who).await
             }
         };
         tokio::time::sleep(serving.after_commit).await;
@@ -299,7 +301,7 @@ impl ApiService {
         route: &ResourceRoute,
         query: &Query,
         content_type: &str,
-        body: &[u8],
+        body: Body<'_>,
         who: &Requester,
     ) -> Result<Answer, ApiError> {
         if let (ApiVerb::Delete, Some(actor), Some(name)) = (verb, who.actor.as_deref(), &route.name) {
@@ -324,7 +326,7 @@ impl ApiService {
         route: &ResourceRoute,
         query: &Query,
         content_type: &str,
-        body: &[u8],
+        body: Body<'_>,
         write: WriteKind,
     ) -> Result<(Value, Vec<String>), ApiError> {
         let rt = self.shared.registry.get(route.resource);
@@ -418,7 +420,7 @@ impl ApiService {
         route: &ResourceRoute,
         query: &Query,
         content_type: &str,
-        body: &[u8],
+        body: Body<'_>,
     ) -> Result<Answer, ApiError> {
         let sh = &*self.shared;
         let rt = sh.registry.get(route.resource);
@@ -459,11 +461,11 @@ impl ApiService {
                 Ok(Answer { warnings, ..Answer::ok(patched) }.stored(&st, key))
             }
             ApiVerb::Delete => {
-                let opts = delete_options(query, body)?;
+                let opts = delete_options(query, body.bytes)?;
                 let deleted = engine::delete(sh, &mut sh.lock(), key.as_ref().expect("named"), &opts)?;
                 Ok(delete_answer(rt, &opts, &deleted))
             }
-            ApiVerb::Deletecollection => self.delete_collection(route, query, body),
+            ApiVerb::Deletecollection => self.delete_collection(route, query, body.bytes),
             ApiVerb::Watch => unreachable!("watches are served by serve_watch"),
         }
     }
@@ -654,22 +656,6 @@ fn carries_precondition(verb: ApiVerb, body: Option<&Value>) -> bool {
         }
         ApiVerb::Delete => value.get("preconditions").is_some_and(|p| !p.is_null()),
         _ => false,
-    }
-}
-
-/// FNV-1a of a request body with `metadata.resourceVersion` left out, so two runs whose global version
-/// counters differ still compare equal when they send the same change (an optimistic-lock patch
-/// carries the version it observed).
-/// `parsed` is the body as JSON, when it is.
-fn body_hash(body: &[u8], parsed: Option<Value>) -> u64 {
-    match parsed {
-        Some(mut value) => {
-            if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.remove("resourceVersion");
-            }
-            crate::fnv::fnv1a64(&serde_json::to_vec(&value).expect("JSON values serialise"))
-        }
-        None => crate::fnv::fnv1a64(body),
     }
 }
 

@@ -30,6 +30,7 @@
 
 pub mod actor;
 pub mod admission;
+pub mod body;
 pub mod cache;
 pub mod crd;
 pub mod delay_queue;

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::body::Body;
 use super::registry::ResourceType;
 use super::status::{self, ApiError};
 use super::strategic;
@@ -49,22 +50,23 @@ pub fn apply(
     rt: &ResourceType,
     patch_type: PatchType,
     target: &Value,
-    patch: &[u8],
+    patch: Body<'_>,
 ) -> Result<Value, ApiError> {
-    let body: Value = serde_json::from_slice(patch)
-        .map_err(|e| status::bad_request(format!("couldn't decode the patch as JSON: {e}")))?;
+    let body =
+        patch.parsed().map_err(|e| status::bad_request(format!("couldn't decode the patch as JSON: {e}")))?;
+    let body = &*body;
     let out = match patch_type {
         PatchType::Merge => {
             if !body.is_object() {
                 return Err(status::bad_request("a merge patch must be a JSON object"));
             }
             let mut out = target.clone();
-            json_patch::merge(&mut out, &body);
+            json_patch::merge(&mut out, body);
             out
         }
-        PatchType::StrategicMerge => strategic::apply(rt, target, &body)?,
+        PatchType::StrategicMerge => strategic::apply(rt, target, body)?,
         PatchType::Json => {
-            let ops: json_patch::Patch = serde_json::from_value(body)
+            let ops: json_patch::Patch = serde::Deserialize::deserialize(body)
                 .map_err(|e| status::bad_request(format!("the JSON patch is malformed: {e}")))?;
             let mut out = target.clone();
             json_patch::patch(&mut out, &ops).map_err(|e| json_patch_error(&e))?;
@@ -116,7 +118,7 @@ mod tests {
     #[test]
     fn merge_and_json_patches_apply() {
         let er = fixtures::resource("ephemeralrunners");
-        let apply = |t, target: &Value, body: &[u8]| apply(&er, t, target, body);
+        let apply = |t, target: &Value, body: &[u8]| apply(&er, t, target, Body::new(body, None));
         let target = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"replicas": 1}});
         let merged =
             apply(PatchType::Merge, &target, br#"{"metadata":{"labels":{"a":null,"b":"2"}}}"#).unwrap();

@@ -78,6 +78,30 @@ async fn a_wrongly_typed_field_in_a_core_kind_is_400() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_status_write_decodes_its_status_a_wrongly_typed_one_is_400() {
+    let w = world();
+    let ok = |method: &str, uri: &str, content_type: &str, body: &str| {
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", content_type)
+            .body(body.as_bytes().to_vec())
+            .unwrap();
+        w.client.request_text(request)
+    };
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#;
+    ok("POST", "/api/v1/namespaces/default/pods", "application/json", pod).await.expect("created");
+    let path = "/api/v1/namespaces/default/pods/p/status";
+    let merge = "application/merge-patch+json";
+    let good = r#"{"status":{"phase":"Running","podIP":"10.0.0.1"}}"#;
+    ok("PATCH", path, merge, good).await.expect("a well-typed status is stored");
+    let bad = send(&w, "PATCH", path, merge, r#"{"status":{"conditions":"nope"}}"#).await;
+    assert_eq!(bad.code, 400, "{}", bad.message);
+    let stored = w.server.object("pods", "default", "p").unwrap();
+    assert_eq!(stored["status"]["phase"], "Running", "the refused write changed nothing");
+}
+
+#[tokio::test(start_paused = true)]
 async fn bad_selectors_and_numbers_are_400() {
     let w = world();
     let status =

@@ -1,0 +1,111 @@
+//! [`Body`]: a request's bytes and their JSON, parsed once. The log's body hash, the fault layer's
+//! precondition check, a create's requested name and the write itself (decode or patch) all read the
+//! same JSON; each used to parse the bytes again.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+
+/// A request body: its bytes, and the JSON they hold when they hold JSON.
+#[derive(Debug, Clone, Copy)]
+pub struct Body<'a> {
+    /// The bytes as sent.
+    pub bytes: &'a [u8],
+    /// Their JSON (`None`: empty, or not JSON; a reader that needs JSON parses `bytes` again for the
+    /// error to report).
+    pub json: Option<&'a Value>,
+}
+
+impl<'a> Body<'a> {
+    /// Bytes parsed elsewhere (`json` is what they parsed to, if anything).
+    pub fn new(bytes: &'a [u8], json: Option<&'a Value>) -> Self {
+        Body { bytes, json }
+    }
+
+    /// The JSON, or the parse error of the bytes.
+    pub fn parsed(&self) -> Result<std::borrow::Cow<'a, Value>, serde_json::Error> {
+        match self.json {
+            Some(json) => Ok(std::borrow::Cow::Borrowed(json)),
+            None => serde_json::from_slice(self.bytes).map(std::borrow::Cow::Owned),
+        }
+    }
+
+    /// FNV-1a of the body with `metadata.resourceVersion` left out (the compact JSON of the rest, or
+    /// the bytes when they are not JSON): two runs whose global version counters differ still log the
+    /// same hash when they send the same change (an optimistic-lock patch carries the version it saw).
+    pub fn hash_without_resource_version(&self) -> u64 {
+        match self.json {
+            Some(json) => {
+                let bytes = serde_json::to_vec(&WithoutResourceVersion(json)).expect("JSON values serialise");
+                crate::fnv::fnv1a64(&bytes)
+            }
+            None => crate::fnv::fnv1a64(self.bytes),
+        }
+    }
+}
+
+/// An object serialized as if `metadata.resourceVersion` were not there.
+struct WithoutResourceVersion<'a>(&'a Value);
+
+impl Serialize for WithoutResourceVersion<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(object) = self.0 else { return self.0.serialize(serializer) };
+        let mut map = serializer.serialize_map(Some(object.len()))?;
+        for (key, value) in object {
+            match value {
+                Value::Object(meta) if key == "metadata" => {
+                    map.serialize_entry(key, &Skipping(meta, "resourceVersion"))?;
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// A map serialized without one key.
+struct Skipping<'a>(&'a serde_json::Map<String, Value>, &'static str);
+
+impl Serialize for Skipping<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.0.iter().filter(|(key, _)| *key != self.1) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The hash as it was computed before: the body parsed, its resourceVersion removed, serialized.
+    fn removed_and_hashed(mut value: Value) -> u64 {
+        if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("resourceVersion");
+        }
+        crate::fnv::fnv1a64(value.to_string().as_bytes())
+    }
+
+    #[test]
+    fn the_hash_leaves_out_the_resource_version_as_removing_it_did() {
+        let bodies = [
+            json!({"metadata": {"name": "a", "resourceVersion": "7", "uid": "u"}, "spec": {"x": [1, "two"]}}),
+            json!({"metadata": {"resourceVersion": "7"}}),
+            json!({"metadata": "not a map", "status": null}),
+            json!({"spec": {"metadata": {"resourceVersion": "nested stays"}}}),
+            json!([1, 2, 3]),
+            json!("text"),
+        ];
+        for body in bodies {
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let parsed: Value = serde_json::from_slice(&bytes).unwrap();
+            let hashed = Body::new(&bytes, Some(&parsed)).hash_without_resource_version();
+            assert_eq!(hashed, removed_and_hashed(body.clone()), "{body}");
+        }
+        assert_eq!(Body::new(b"{nope", None).hash_without_resource_version(), crate::fnv::fnv1a64(b"{nope"));
+        assert!(Body::new(b"{nope", None).parsed().is_err());
+    }
+}

@@ -6,8 +6,10 @@ the controller side.
 
 A frame is known when its symbol names a crate below; frames of shared libraries (tokio, hyper, serde,
 k8s-openapi, std) are charged to the innermost known frame above them, so serde work the kube client
-asks for is the controller's and serde work the fake API server asks for is the fakes'. A sample with
-no known frame is `elsewhere`.
+asks for is the controller's and serde work the fake API server asks for is the fakes'. A sample in
+tokio's runtime (scheduler, timers, task harness) under the runner that started the runtime is the
+runtime's: it drives every task alike. A sample with no known frame is `elsewhere`; stacks are recorded deep enough (64 KB
+of stack a sample) that serde's recursion into k8s-openapi types reaches its caller.
 
 Usage: perf script -F comm,tid,ip,sym | scripts/owner-table.py
 (scripts/owner-table.sh records and pipes it.)
@@ -34,15 +36,26 @@ COMPILED = [(owner, side, re.compile(pattern)) for owner, side, pattern in OWNER
 HELPERS = re.compile(r"\barc_sim::(json_at|fnv)::")
 
 
+# tokio's scheduler, timer wheel and task harness: a sample in them whose first known frame is the
+# runner that started the runtime is the runtime driving every task (the controller's and the fakes'
+# alike), not the runner's own work.
+RUNTIME = re.compile(r"\btokio::runtime::")
+DRIVER = re.compile(r"\barc_scenarios::runner::")
+
+
 def owner_of(stack):
     """The (owner, side) of a sample's stack, innermost frame first."""
+    in_runtime = False
     for symbol in stack:
+        in_runtime = in_runtime or bool(RUNTIME.search(symbol))
+        if in_runtime and DRIVER.search(symbol):
+            return "the runtime (tokio's scheduler, timers and task harness)", "runtime"
         if HELPERS.search(symbol):
             continue
         for owner, side, pattern in COMPILED:
             if pattern.search(symbol):
                 return owner, side
-    return "elsewhere (tokio, the kernel, no known frame)", "elsewhere"
+    return "elsewhere (the kernel, no known frame)", "elsewhere"
 
 
 def samples(lines):
@@ -76,13 +89,15 @@ def main():
     print(f"{total} samples")
     print("| owner | share |")
     print("|---|---|")
-    for owner, _, _ in OWNERS + [("elsewhere (tokio, the kernel, no known frame)", "", "")]:
+    extra = [("the runtime (tokio's scheduler, timers and task harness)", "", ""),
+             ("elsewhere (the kernel, no known frame)", "", "")]
+    for owner, _, _ in OWNERS + extra:
         if owners[owner]:
             print(f"| {owner} | {100 * owners[owner] / total:.1f}% |")
     print()
     print("| side | share |")
     print("|---|---|")
-    for side in ["controller", "fakes", "world", "judges", "elsewhere"]:
+    for side in ["controller", "fakes", "world", "judges", "runtime", "elsewhere"]:
         print(f"| {side} | {100 * sides[side] / total:.1f}% |")
     controller = sides["controller"]
     if controller:

@@ -15,7 +15,7 @@ arcsim=${ARCSIM:-target/release/arcsim}
 [ -n "${ARCSIM:-}" ] || cargo build --release -p arc-scenarios --bin arcsim >&2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-perf record -F 499 --call-graph dwarf,16384 -o "$out/perf.data" -- \
+perf record -F 499 --call-graph dwarf,65528 -o "$out/perf.data" -- \
   "$arcsim" sweep --scenario "$scenario" --variant fixed --from "$from" --count "$n" --jobs 1 "$@" >/dev/null 2>"$out/record.log" \
   || { cat "$out/record.log" >&2; exit 1; }
 perf script -i "$out/perf.data" -F comm,tid,ip,sym 2>/dev/null | python3 scripts/owner-table.py

@@ -402,9 +402,11 @@ fn check_uid_precondition(
 fn split_status(rt: &ResourceType, old: &Value, incoming: Value, sub: Subresource) -> Value {
     match sub {
         Subresource::Status => {
+            let mut incoming = incoming;
+            let status = incoming.as_object_mut().and_then(|o| o.remove("status"));
             let mut next = old.clone();
-            match incoming.get("status") {
-                Some(s) => next["status"] = s.clone(),
+            match status {
+                Some(s) => next["status"] = s,
                 None => {
                     next.as_object_mut().expect("object").remove("status");
                 }

@@ -101,13 +101,31 @@ pub fn patch(
 ) -> Result<(Arc<Value>, Vec<String>), ApiError> {
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
-    let mut patched = patch::apply(rt, req.patch_type, &old, req.body)?;
+    let mut patched = match status_view(req.sub, &old, req.body) {
+        Some(view) => patch::apply(rt, req.patch_type, &view, req.body)?,
+        None => patch::apply(rt, req.patch_type, &old, req.body)?,
+    };
     let warnings = prune_patched(rt, &mut patched, req.fields)?;
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;
     let next = admission::prepare_update(rt, &old, patched, req.sub)?;
     admission::validate_object(rt, &key.name, &next, req.sub)?;
     Ok((commit(st, key, &old, next), warnings))
+}
+
+/// What a `/status` patch that names nothing but status and metadata needs of the stored object: all
+/// but its spec and the like, which the status write keeps from the stored object anyway
+/// ([`admission::prepare_update`]). Patching this view instead of the whole object gives the same
+/// status, metadata and refusals without copying the spec. `None`: patch the whole object.
+fn status_view(sub: Subresource, old: &Value, body: Body<'_>) -> Option<Value> {
+    const VIEWED: [&str; 4] = ["apiVersion", "kind", "metadata", "status"];
+    let patch = body.json?.as_object()?;
+    if sub != Subresource::Status || !patch.keys().all(|k| VIEWED.contains(&k.as_str())) {
+        return None;
+    }
+    let old = old.as_object()?;
+    let view = old.iter().filter(|(k, _)| VIEWED.contains(&k.as_str()));
+    Some(Value::Object(view.map(|(k, v)| (k.clone(), v.clone())).collect()))
 }
 
 /// The decoder's pass over a patched custom resource: unknown fields pruned, then warned about or

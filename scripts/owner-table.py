@@ -4,9 +4,10 @@ prints the owner table: how a seed's CPU splits between the code under test (the
 real kube client) and the harness (the fakes, the world, the judges), and the ratio of the whole run to
 the controller side.
 
-A frame is known when its symbol names a crate below; frames of shared libraries (tokio, hyper, serde,
-k8s-openapi, std) are charged to the innermost known frame above them, so serde work the kube client
-asks for is the controller's and serde work the fake API server asks for is the fakes'. A sample in
+A frame is known when its symbol starts with a project crate's path; frames of shared libraries
+(tokio, hyper, serde, k8s-openapi, std, and the kube client) are charged to the innermost known frame
+above them, so serde work the controller's kube client asks for is the controller's, and the kube
+client the kubelet lists and watches pods with is the kubelet's. A sample in
 tokio's runtime (scheduler, timers, task harness) under the runner that started the runtime is the
 runtime's: it drives every task alike. A sample with no known frame is `elsewhere`; stacks are recorded deep enough (64 KB
 of stack a sample) that serde's recursion into k8s-openapi types reaches its caller.
@@ -19,43 +20,69 @@ import re
 import sys
 from collections import Counter
 
-# (owner, side, symbol pattern), first match wins; matched against a demangled symbol.
+# (owner, side, crate path), first match wins; matched against the path a frame's symbol starts with
+# (`arc_sim::kubelet::pod::…`, or `<arc_sim::… as Trait>::…`), never against generic arguments.
 OWNERS = [
-    ("the controller (arc_controller)", "controller", r"\barc_controller::"),
-    ("its kube client (kube, kube-runtime)", "controller", r"\bkube_(client|runtime|core)::|\bkube::"),
-    ("the fake API server (arc_sim::apiserver)", "fakes", r"\barc_sim::apiserver::"),
-    ("the fake GitHub (arc_sim::github)", "fakes", r"\barc_sim::github::"),
-    ("the kubelet (arc_sim::kubelet)", "fakes", r"\barc_sim::kubelet::"),
-    ("the network (arc_sim::net)", "fakes", r"\barc_sim::net::"),
-    ("the world and its record (arc_sim)", "world", r"\barc_sim::"),
-    ("the judges: oracles, probes, runner (arc_scenarios)", "judges", r"\barc_scenarios::"),
+    ("the controller (arc_controller)", "controller", "arc_controller::"),
+    ("the fake API server (arc_sim::apiserver)", "fakes", "arc_sim::apiserver::"),
+    ("the fake GitHub (arc_sim::github)", "fakes", "arc_sim::github::"),
+    ("the kubelet (arc_sim::kubelet)", "fakes", "arc_sim::kubelet::"),
+    ("the network (arc_sim::net)", "fakes", "arc_sim::net::"),
+    ("the world and its record (arc_sim)", "world", "arc_sim::"),
+    ("the judges: oracles, probes, runner (arc_scenarios)", "judges", "arc_scenarios::"),
 ]
-COMPILED = [(owner, side, re.compile(pattern)) for owner, side, pattern in OWNERS]
+
+# The kube client is a library like serde: its frames are charged to the project frame that called
+# it. Called by the controller it is the controller's own client (`its kube client`, the controller's
+# side); called by a fake (the kubelet lists, watches and writes pods through one) it is that fake's.
+KUBE = ("kube_client::", "kube_runtime::", "kube_core::", "kube::")
+KUBE_OF_CONTROLLER = ("its kube client (kube, kube-runtime)", "controller")
+# kube-runtime's watcher streams run as tasks of their own, with no project frame above them; only the
+# controller uses kube-runtime (the fakes use the plain client), so they are its client's.
+KUBE_RUNTIME = "kube_runtime::"
+# A kube client frame with neither a caller nor kube-runtime on the stack: counted on no side's favour,
+# as the harness's.
+KUBE_UNCALLED = ("the kube client, no caller on the stack", "world")
 
 # Shared helpers charged, like a library, to the frame that called them.
-HELPERS = re.compile(r"\barc_sim::(json_at|fnv)::")
+HELPERS = ("arc_sim::json_at::", "arc_sim::fnv::")
 
 
 # tokio's scheduler, timer wheel and task harness: a sample in them whose first known frame is the
 # runner that started the runtime is the runtime driving every task (the controller's and the fakes'
 # alike), not the runner's own work.
-RUNTIME = re.compile(r"\btokio::runtime::")
-DRIVER = re.compile(r"\barc_scenarios::runner::")
+RUNTIME = "tokio::runtime::"
+DRIVER = "arc_scenarios::runner::"
+RUNTIME_OWNER = ("the runtime (tokio's scheduler, timers and task harness)", "runtime")
+ELSEWHERE = ("elsewhere (the kernel, no known frame)", "elsewhere")
+
+
+def path_of(symbol):
+    """The path a frame's symbol starts with: `<a::b as c::D>::e` and `a::b::e` both give `a::b…`."""
+    return symbol.lstrip("<")
 
 
 def owner_of(stack):
     """The (owner, side) of a sample's stack, innermost frame first."""
-    in_runtime = False
+    in_runtime, in_kube, in_watcher = False, False, False
     for symbol in stack:
-        in_runtime = in_runtime or bool(RUNTIME.search(symbol))
-        if in_runtime and DRIVER.search(symbol):
-            return "the runtime (tokio's scheduler, timers and task harness)", "runtime"
-        if HELPERS.search(symbol):
+        path = path_of(symbol)
+        in_runtime = in_runtime or path.startswith(RUNTIME)
+        if path.startswith(KUBE):
+            in_kube, in_watcher = True, in_watcher or path.startswith(KUBE_RUNTIME)
             continue
-        for owner, side, pattern in COMPILED:
-            if pattern.search(symbol):
-                return owner, side
-    return "elsewhere (the kernel, no known frame)", "elsewhere"
+        if path.startswith(HELPERS):
+            continue
+        if in_runtime and path.startswith(DRIVER):
+            break
+        for owner, side, prefix in OWNERS:
+            if path.startswith(prefix):
+                return KUBE_OF_CONTROLLER if in_kube and side == "controller" else (owner, side)
+    if in_watcher:
+        return KUBE_OF_CONTROLLER
+    if in_kube:
+        return KUBE_UNCALLED
+    return RUNTIME_OWNER if in_runtime else ELSEWHERE
 
 
 def samples(lines):
@@ -89,9 +116,8 @@ def main():
     print(f"{total} samples")
     print("| owner | share |")
     print("|---|---|")
-    extra = [("the runtime (tokio's scheduler, timers and task harness)", "", ""),
-             ("elsewhere (the kernel, no known frame)", "", "")]
-    for owner, _, _ in OWNERS + extra:
+    rows = [OWNERS[0][0], KUBE_OF_CONTROLLER[0], KUBE_UNCALLED[0]] + [o for o, _, _ in OWNERS[1:]]
+    for owner in rows + [RUNTIME_OWNER[0], ELSEWHERE[0]]:
         if owners[owner]:
             print(f"| {owner} | {100 * owners[owner] / total:.1f}% |")
     print()

@@ -7,6 +7,7 @@
 //! set on the API server for actor `kubelet`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -16,13 +17,14 @@ use kube::api::{ListParams, WatchEvent, WatchParams};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-/// A change of one pod, as the kubelet learns of it.
+/// A change of one pod, as the kubelet learns of it. The version is shared with the informer's own
+/// map of what it knows (most versions are only looked at, not kept).
 #[derive(Debug, Clone)]
 pub enum PodChange {
     /// A version of the pod (added or modified: the kubelet acts on the latest version alike).
-    Seen(Pod),
+    Seen(Arc<Pod>),
     /// The pod is gone from the API (its last known version).
-    Gone(Pod),
+    Gone(Arc<Pod>),
 }
 
 /// How a watch ended.
@@ -37,7 +39,7 @@ enum WatchEnd {
 /// The list-and-watch loop over every pod.
 pub struct PodInformer {
     api: Api<Pod>,
-    known: BTreeMap<String, Pod>,
+    known: BTreeMap<String, Arc<Pod>>,
     resource_version: String,
     rng: ChaCha8Rng,
 }
@@ -82,7 +84,8 @@ impl PodInformer {
             }
         };
         self.resource_version = list.metadata.resource_version.clone().unwrap_or_default();
-        let listed: BTreeMap<String, Pod> = list.items.into_iter().map(|p| (key_of(&p), p)).collect();
+        let listed: BTreeMap<String, Arc<Pod>> =
+            list.items.into_iter().map(|p| (key_of(&p), Arc::new(p))).collect();
         let known = std::mem::take(&mut self.known);
         for (key, old) in &known {
             if listed.get(key).is_none_or(|new| uid_of(new) != uid_of(old)) {
@@ -118,13 +121,14 @@ impl PodInformer {
             match item {
                 Ok(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => {
                     self.resource_version = version_of(&pod).to_string();
+                    let pod = Arc::new(pod);
                     self.known.insert(key_of(&pod), pod.clone());
                     deliver(PodChange::Seen(pod));
                 }
                 Ok(WatchEvent::Deleted(pod)) => {
                     self.resource_version = version_of(&pod).to_string();
                     self.known.remove(&key_of(&pod));
-                    deliver(PodChange::Gone(pod));
+                    deliver(PodChange::Gone(Arc::new(pod)));
                 }
                 Ok(WatchEvent::Bookmark(bookmark)) => {
                     self.resource_version = bookmark.metadata.resource_version;

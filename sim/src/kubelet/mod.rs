@@ -215,7 +215,7 @@ impl Kubelet {
 
     /// A version of a pod: the scheduler takes an unscheduled one, the kubelet starts a pod bound to
     /// its node, and a pod worker hears of its pod's deletion.
-    fn seen(&self, pod: Pod) {
+    fn seen(&self, pod: Arc<Pod>) {
         let (key, uid) = (key_of(&pod), pod.metadata.uid.clone().unwrap_or_default());
         let deleting = pod.metadata.deletion_timestamp.is_some();
         let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
@@ -234,13 +234,13 @@ impl Kubelet {
             }
             pods.insert(key, (uid.clone(), tx));
             let rng = self.shared.seed.named_rng(&format!("kubelet/pod/{uid}"));
-            tokio::spawn(PodTask::new(self.shared.clone(), pod, signals, rng).run());
+            tokio::spawn(PodTask::new(self.shared.clone(), Arc::unwrap_or_clone(pod), signals, rng).run());
         } else if node.is_empty()
             && !deleting
             && self.scheduling.lock().expect("scheduling").insert(uid.clone())
         {
             let rng = self.shared.seed.named_rng(&format!("kubelet/schedule/{uid}"));
-            tokio::spawn(scheduler::schedule(self.shared.clone(), pod, rng));
+            tokio::spawn(scheduler::schedule(self.shared.clone(), Arc::unwrap_or_clone(pod), rng));
         }
     }
 

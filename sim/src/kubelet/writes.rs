@@ -2,18 +2,22 @@
 //! new pod that reuses the name): status patches (`pods/status`), the scheduler's binding of
 //! `spec.nodeName`, and the grace-0 delete that ends a pod's termination. Each is retried while the
 //! server refuses for the moment (5xx, 429), once a second, as a kubelet's status manager keeps
-//! syncing until it succeeds; other answers end it.
+//! syncing until it succeeds; other answers end it. A status patch's answer (the whole pod) is read as
+//! text and not decoded: the kubelet learns the pod's new state from its watch, as the real one does.
 
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
+use kube::core::Request;
 use serde_json::{Value, json};
 
 /// The pod's writer: its API, name and uid.
 pub struct PodWrites {
+    client: kube::Client,
     api: Api<Pod>,
+    pods: Request,
     name: String,
     uid: String,
 }
@@ -21,14 +25,23 @@ pub struct PodWrites {
 impl PodWrites {
     /// Writes for pod `namespace/name` with uid `uid`, through `client`.
     pub fn new(client: kube::Client, namespace: &str, name: &str, uid: &str) -> Self {
-        PodWrites { api: Api::namespaced(client, namespace), name: name.to_string(), uid: uid.to_string() }
+        PodWrites {
+            api: Api::namespaced(client.clone(), namespace),
+            client,
+            pods: Request::new(format!("/api/v1/namespaces/{namespace}/pods")),
+            name: name.to_string(),
+            uid: uid.to_string(),
+        }
     }
 
     /// Patches `pods/status` with `status`; true when it was written.
     pub async fn status(&self, status: Value) -> bool {
         let patch = json!({"metadata": {"uid": self.uid}, "status": status});
         let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
-        retrying(|| self.api.patch_status(&self.name, &params, &merge)).await.is_ok()
+        let Ok(request) = self.pods.patch_subresource("status", &self.name, &params, &merge) else {
+            return false;
+        };
+        retrying(|| self.client.request_text(request.clone())).await.is_ok()
     }
 
     /// Binds the pod to `node`; true when it was bound.

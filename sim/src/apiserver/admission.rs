@@ -176,7 +176,7 @@ pub fn validate_object(
         match (sub, object.get("status")) {
             // A status write keeps everything else as stored (decoded when it was written), so only
             // the status can be of a wrong type.
-            (Subresource::Status, Some(status)) => typed_decode(rt, &json!({ "status": status }))?,
+            (Subresource::Status, Some(status)) => typed_decode_status(rt, status)?,
             (Subresource::Status, None) => {}
             (Subresource::Main, _) => typed_decode(rt, object)?,
         }
@@ -208,6 +208,23 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
         ("rbac.authorization.k8s.io", "RoleBinding") => builtin::<rbac::RoleBinding>(object),
         ("coordination.k8s.io", "Lease") => builtin::<k8s_openapi::api::coordination::v1::Lease>(object),
         _ => Ok(()),
+    }
+}
+
+/// A built-in object's status must decode into its k8s-openapi status type (as [`typed_decode`] of an
+/// object holding only that status would, without building that object).
+fn typed_decode_status(rt: &ResourceType, status: &Value) -> Result<(), ApiError> {
+    use k8s_openapi::api::core::v1 as core;
+    fn builtin<T: serde::de::DeserializeOwned>(status: &Value) -> Result<(), ApiError> {
+        T::deserialize(status)
+            .map(|_| ())
+            .map_err(|e| status::bad_request(format!("error decoding object: {e}")))
+    }
+    match (rt.group.as_str(), rt.kind.as_str()) {
+        ("", "Pod") => builtin::<core::PodStatus>(status),
+        ("", "Namespace") => builtin::<core::NamespaceStatus>(status),
+        ("", "ResourceQuota") => builtin::<core::ResourceQuotaStatus>(status),
+        _ => typed_decode(rt, &serde_json::json!({ "status": status })),
     }
 }
 
@@ -404,14 +421,13 @@ fn split_status(rt: &ResourceType, old: &Value, incoming: Value, sub: Subresourc
         Subresource::Status => {
             let mut incoming = incoming;
             let status = incoming.as_object_mut().and_then(|o| o.remove("status"));
-            let mut next = old.clone();
-            match status {
-                Some(s) => next["status"] = s,
-                None => {
-                    next.as_object_mut().expect("object").remove("status");
-                }
+            let kept = old.as_object().into_iter().flatten().filter(|(k, _)| *k != "status");
+            let mut next: serde_json::Map<String, Value> =
+                kept.map(|(k, v)| (k.clone(), v.clone())).collect();
+            if let Some(status) = status {
+                next.insert("status".into(), status);
             }
-            next
+            Value::Object(next)
         }
         Subresource::Main if rt.status_subresource => {
             let mut next = incoming;

@@ -101,10 +101,7 @@ pub fn patch(
 ) -> Result<(Arc<Value>, Vec<String>), ApiError> {
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
-    let mut patched = match status_view(req.sub, &old, req.body) {
-        Some(view) => patch::apply(rt, req.patch_type, &view, req.body)?,
-        None => patch::apply(rt, req.patch_type, &old, req.body)?,
-    };
+    let mut patched = patch::apply(rt, req.patch_type, patch_target(req.sub, &old, req.body), req.body)?;
     let warnings = prune_patched(rt, &mut patched, req.fields)?;
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;
@@ -113,19 +110,19 @@ pub fn patch(
     Ok((commit(st, key, &old, next), warnings))
 }
 
-/// What a `/status` patch that names nothing but status and metadata needs of the stored object: all
-/// but its spec and the like, which the status write keeps from the stored object anyway
-/// ([`admission::prepare_update`]). Patching this view instead of the whole object gives the same
-/// status, metadata and refusals without copying the spec. `None`: patch the whole object.
-fn status_view(sub: Subresource, old: &Value, body: Body<'_>) -> Option<Value> {
-    const VIEWED: [&str; 4] = ["apiVersion", "kind", "metadata", "status"];
-    let patch = body.json?.as_object()?;
-    if sub != Subresource::Status || !patch.keys().all(|k| VIEWED.contains(&k.as_str())) {
-        return None;
+/// What a patch applies to. A `/status` patch that names nothing but status and metadata needs of the
+/// stored object only those and its kind: the spec and the like the status write keeps from the stored
+/// object anyway ([`admission::prepare_update`]). Patching only these gives the same status, metadata
+/// and refusals without copying the spec. Any other patch applies to the whole object.
+fn patch_target<'a>(sub: Subresource, old: &'a Value, body: Body<'_>) -> patch::Target<'a> {
+    const VIEWED: &[&str] = &["apiVersion", "kind", "metadata", "status"];
+    let names_only_viewed =
+        body.json.and_then(Value::as_object).is_some_and(|p| p.keys().all(|k| VIEWED.contains(&k.as_str())));
+    if sub == Subresource::Status && names_only_viewed {
+        patch::Target { object: old, fields: Some(VIEWED) }
+    } else {
+        patch::Target::whole(old)
     }
-    let old = old.as_object()?;
-    let view = old.iter().filter(|(k, _)| VIEWED.contains(&k.as_str()));
-    Some(Value::Object(view.map(|(k, v)| (k.clone(), v.clone())).collect()))
 }
 
 /// The decoder's pass over a patched custom resource: unknown fields pruned, then warned about or

@@ -48,6 +48,7 @@ pub mod http;
 pub mod labels;
 pub mod lifecycle;
 pub mod list;
+pub mod merge;
 pub mod patch;
 pub mod pod_status;
 pub mod prune;

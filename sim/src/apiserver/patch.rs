@@ -1,9 +1,12 @@
 //! Patch application: JSON merge patch (RFC 7386), JSON patch (RFC 6902), strategic merge patch for
 //! built-in kinds (see [`strategic`]), and a clear refusal of server-side apply.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::body::Body;
+use super::merge;
 use super::registry::ResourceType;
 use super::status::{self, ApiError};
 use super::strategic;
@@ -49,7 +52,7 @@ impl PatchType {
 pub fn apply(
     rt: &ResourceType,
     patch_type: PatchType,
-    target: &Value,
+    target: Target<'_>,
     patch: Body<'_>,
 ) -> Result<Value, ApiError> {
     let body =
@@ -60,15 +63,14 @@ pub fn apply(
             if !body.is_object() {
                 return Err(status::bad_request("a merge patch must be a JSON object"));
             }
-            let mut out = target.clone();
-            json_patch::merge(&mut out, body);
-            out
+            let Target { object, fields } = target;
+            merge::merged_within(object, body, |k| fields.is_none_or(|f| f.contains(&k)))
         }
-        PatchType::StrategicMerge => strategic::apply(rt, target, body)?,
+        PatchType::StrategicMerge => strategic::apply(rt, &target.object(), body)?,
         PatchType::Json => {
             let ops: json_patch::Patch = serde::Deserialize::deserialize(body)
                 .map_err(|e| status::bad_request(format!("the JSON patch is malformed: {e}")))?;
-            let mut out = target.clone();
+            let mut out = target.object().into_owned();
             json_patch::patch(&mut out, &ops).map_err(|e| json_patch_error(&e))?;
             out
         }
@@ -77,6 +79,34 @@ pub fn apply(
         return Err(status::bad_request("the patched object is not a JSON object"));
     }
     Ok(out)
+}
+
+/// What a patch applies to: an object, or only the named top-level fields of it (the rest left out of
+/// the result).
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The object.
+    pub object: &'a Value,
+    /// The top-level fields patched and kept; `None`: all of them.
+    pub fields: Option<&'a [&'a str]>,
+}
+
+impl<'a> Target<'a> {
+    /// The whole object.
+    pub fn whole(object: &'a Value) -> Self {
+        Target { object, fields: None }
+    }
+
+    /// The object as the patch sees it: borrowed when whole, the kept fields copied otherwise.
+    fn object(self) -> Cow<'a, Value> {
+        match (self.fields, self.object.as_object()) {
+            (Some(fields), Some(map)) => {
+                let kept = map.iter().filter(|(k, _)| fields.contains(&k.as_str()));
+                Cow::Owned(Value::Object(kept.map(|(k, v)| (k.clone(), v.clone())).collect()))
+            }
+            _ => Cow::Borrowed(self.object),
+        }
+    }
 }
 
 /// Any failure to apply a decoded JSON patch (a failed `test` included) is a 422, as kube-apiserver's
@@ -118,7 +148,8 @@ mod tests {
     #[test]
     fn merge_and_json_patches_apply() {
         let er = fixtures::resource("ephemeralrunners");
-        let apply = |t, target: &Value, body: &[u8]| apply(&er, t, target, Body::new(body, None));
+        let apply =
+            |t, target: &Value, body: &[u8]| apply(&er, t, Target::whole(target), Body::new(body, None));
         let target = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"replicas": 1}});
         let merged =
             apply(PatchType::Merge, &target, br#"{"metadata":{"labels":{"a":null,"b":"2"}}}"#).unwrap();

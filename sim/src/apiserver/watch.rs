@@ -82,10 +82,9 @@ enum Item {
     Error(Value),
 }
 
-/// A line to send: already encoded, or a small value to encode.
-enum Line {
-    Encoded(Bytes),
-    Value(Value),
+/// A small object (a bookmark, an error's Status) as JSON.
+fn encode(object: &Value) -> Vec<u8> {
+    serde_json::to_vec(object).expect("values serialise")
 }
 
 /// Everything a watch task needs.
@@ -431,7 +430,7 @@ impl WatchTask {
                     Some(change) => change.wire.of(&change.object),
                     None => Wire::default().of(obj),
                 };
-                (Line::Encoded(watch_line(kind.as_str(), &object)), false)
+                (watch_line(kind.as_str(), &object), false)
             }
             Item::Bookmark { rv, initial_events_end } => {
                 let mut meta = json!({"resourceVersion": rv.to_string()});
@@ -440,24 +439,16 @@ impl WatchTask {
                 }
                 self.trace(WatchItem::Bookmark { rv: *rv });
                 let object = json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta});
-                (Line::Value(json!({"type": "BOOKMARK", "object": object})), false)
+                (watch_line("BOOKMARK", &encode(&object)), false)
             }
             Item::Error(status) => {
                 let code = status["code"].to_string();
                 let message = status["message"].as_str().unwrap_or("").to_string();
                 self.trace(WatchItem::Error { code, message });
-                (Line::Value(json!({"type": "ERROR", "object": status})), true)
+                (watch_line("ERROR", &encode(status)), true)
             }
         };
-        let bytes = match line {
-            Line::Encoded(bytes) => bytes,
-            Line::Value(line) => {
-                let mut bytes = serde_json::to_vec(&line).expect("events serialise");
-                bytes.push(b'\n');
-                Bytes::from(bytes)
-            }
-        };
-        let sent = self.out.send(bytes).is_ok();
+        let sent = self.out.send(line).is_ok();
         if sent && let Item::Event(_, obj, _) = &item {
             let actor = self.request.actor.as_deref();
             reads::record(&self.shared, self.request.resource, actor, ReadVia::Watch, [&**obj]);

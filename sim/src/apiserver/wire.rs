@@ -18,15 +18,16 @@ impl Wire {
     }
 }
 
-/// One line of a watch stream: `{"object":OBJECT,"type":TYPE}` and a newline, byte for byte what
-/// serializing `json!({"type": TYPE, "object": OBJECT})` gives (serde_json's map sorts its keys).
+/// One line of a watch stream: `{"type":TYPE,"object":OBJECT}` and a newline, in the order
+/// kube-apiserver writes a `metav1.WatchEvent` (its Go struct's field order: type, then object). A
+/// client that decodes the event as a tagged enum reads the object in one pass only in this order.
 pub fn watch_line(kind: &str, object: &[u8]) -> Bytes {
     let mut line = Vec::with_capacity(object.len() + kind.len() + 24);
-    line.extend_from_slice(b"{\"object\":");
-    line.extend_from_slice(object);
-    line.extend_from_slice(b",\"type\":\"");
+    line.extend_from_slice(b"{\"type\":\"");
     line.extend_from_slice(kind.as_bytes());
-    line.extend_from_slice(b"\"}\n");
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
     Bytes::from(line)
 }
 
@@ -42,8 +43,11 @@ mod tests {
         let wire = Wire::default();
         let first = wire.of(&object);
         assert_eq!(first.as_ptr(), wire.of(&json!({"other": true})).as_ptr(), "encoded once, shared");
-        let mut expected = serde_json::to_vec(&json!({"type": "MODIFIED", "object": object})).unwrap();
-        expected.push(b'\n');
-        assert_eq!(watch_line("MODIFIED", &first), expected);
+        let line = watch_line("MODIFIED", &first);
+        let expected =
+            format!("{{\"type\":\"MODIFIED\",\"object\":{}}}\n", serde_json::to_string(&object).unwrap());
+        assert_eq!(std::str::from_utf8(&line).unwrap(), expected);
+        let decoded: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(decoded, json!({"type": "MODIFIED", "object": object}));
     }
 }

@@ -11,20 +11,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+
+use super::watched::WatchedPod;
 
 /// A change of one pod, as the kubelet learns of it. The version is shared with the informer's own
 /// map of what it knows (most versions are only looked at, not kept).
 #[derive(Debug, Clone)]
 pub enum PodChange {
     /// A version of the pod (added or modified: the kubelet acts on the latest version alike).
-    Seen(Arc<Pod>),
+    Seen(Arc<WatchedPod>),
     /// The pod is gone from the API (its last known version).
-    Gone(Arc<Pod>),
+    Gone(Arc<WatchedPod>),
 }
 
 /// How a watch ended.
@@ -38,14 +39,14 @@ enum WatchEnd {
 
 /// The list-and-watch loop over every pod.
 pub struct PodInformer {
-    api: Api<Pod>,
-    known: BTreeMap<String, Arc<Pod>>,
+    api: Api<WatchedPod>,
+    known: BTreeMap<String, Arc<WatchedPod>>,
     resource_version: String,
     rng: ChaCha8Rng,
 }
 
 /// `namespace/name` of a pod.
-pub fn key_of(pod: &Pod) -> String {
+pub fn key_of(pod: &WatchedPod) -> String {
     format!(
         "{}/{}",
         pod.metadata.namespace.as_deref().unwrap_or(""),
@@ -53,11 +54,11 @@ pub fn key_of(pod: &Pod) -> String {
     )
 }
 
-fn uid_of(pod: &Pod) -> &str {
+fn uid_of(pod: &WatchedPod) -> &str {
     pod.metadata.uid.as_deref().unwrap_or("")
 }
 
-fn version_of(pod: &Pod) -> &str {
+fn version_of(pod: &WatchedPod) -> &str {
     pod.metadata.resource_version.as_deref().unwrap_or("")
 }
 
@@ -84,7 +85,7 @@ impl PodInformer {
             }
         };
         self.resource_version = list.metadata.resource_version.clone().unwrap_or_default();
-        let listed: BTreeMap<String, Arc<Pod>> =
+        let listed: BTreeMap<String, Arc<WatchedPod>> =
             list.items.into_iter().map(|p| (key_of(&p), Arc::new(p))).collect();
         let known = std::mem::take(&mut self.known);
         for (key, old) in &known {

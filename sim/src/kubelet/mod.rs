@@ -23,6 +23,7 @@ pub mod runner;
 pub mod scheduler;
 pub mod status;
 pub mod termination;
+pub mod watched;
 pub mod writes;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,7 +31,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -48,6 +48,7 @@ pub use container::ListenerLauncher;
 pub use events::{KubeletEvent, KubeletEventKind, StopCause};
 use informer::{PodChange, PodInformer, key_of};
 use pod::{PodSignal, PodTask};
+use watched::WatchedPod;
 
 /// The API client actor the kubelet's requests and watches are attributed to.
 pub const ACTOR: &str = "kubelet";
@@ -215,7 +216,7 @@ impl Kubelet {
 
     /// A version of a pod: the scheduler takes an unscheduled one, the kubelet starts a pod bound to
     /// its node, and a pod worker hears of its pod's deletion.
-    fn seen(&self, pod: Arc<Pod>) {
+    fn seen(&self, pod: Arc<WatchedPod>) {
         let (key, uid) = (key_of(&pod), pod.metadata.uid.clone().unwrap_or_default());
         let deleting = pod.metadata.deletion_timestamp.is_some();
         let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
@@ -226,26 +227,28 @@ impl Kubelet {
             }
             return;
         }
-        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
+        let node = pod.node_name.clone().unwrap_or_default();
         if node == self.shared.config.node_name {
+            // The server decoded every pod it stores (admission), so its JSON decodes here too.
+            let Ok(pod) = pod.pod() else { return };
             let (tx, signals) = unbounded_channel();
             if deleting {
                 let _ = tx.send(PodSignal::Deleting { grace_seconds: grace });
             }
             pods.insert(key, (uid.clone(), tx));
             let rng = self.shared.seed.named_rng(&format!("kubelet/pod/{uid}"));
-            tokio::spawn(PodTask::new(self.shared.clone(), Arc::unwrap_or_clone(pod), signals, rng).run());
+            tokio::spawn(PodTask::new(self.shared.clone(), pod, signals, rng).run());
         } else if node.is_empty()
             && !deleting
             && self.scheduling.lock().expect("scheduling").insert(uid.clone())
         {
             let rng = self.shared.seed.named_rng(&format!("kubelet/schedule/{uid}"));
-            tokio::spawn(scheduler::schedule(self.shared.clone(), Arc::unwrap_or_clone(pod), rng));
+            tokio::spawn(scheduler::schedule(self.shared.clone(), pod.metadata.clone(), rng));
         }
     }
 
     /// A pod gone from the API: its worker (if it has one) hears of it.
-    fn gone(&self, pod: &Pod) {
+    fn gone(&self, pod: &WatchedPod) {
         let (key, uid) = (key_of(pod), pod.metadata.uid.clone().unwrap_or_default());
         self.scheduling.lock().expect("scheduling").remove(&uid);
         let mut pods = self.pods.lock().expect("kubelet pods");

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
@@ -14,11 +14,10 @@ use super::events::KubeletEventKind;
 use super::status::scheduled_condition;
 use super::writes::PodWrites;
 
-/// Binds `pod` (as seen unscheduled) to the node.
-pub(crate) async fn schedule(kubelet: Arc<Shared>, pod: Pod, mut rng: ChaCha8Rng) {
-    let (namespace, name) =
-        (pod.metadata.namespace.unwrap_or_default(), pod.metadata.name.unwrap_or_default());
-    let uid = pod.metadata.uid.unwrap_or_default();
+/// Binds the pod of `metadata` (as seen unscheduled) to the node.
+pub(crate) async fn schedule(kubelet: Arc<Shared>, metadata: ObjectMeta, mut rng: ChaCha8Rng) {
+    let (namespace, name) = (metadata.namespace.unwrap_or_default(), metadata.name.unwrap_or_default());
+    let uid = metadata.uid.unwrap_or_default();
     tokio::time::sleep(super::draw(&mut rng, kubelet.config.scheduling_delay)).await;
     let writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
     let now = kubelet.now();

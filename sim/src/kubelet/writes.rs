@@ -2,21 +2,18 @@
 //! new pod that reuses the name): status patches (`pods/status`), the scheduler's binding of
 //! `spec.nodeName`, and the grace-0 delete that ends a pod's termination. Each is retried while the
 //! server refuses for the moment (5xx, 429), once a second, as a kubelet's status manager keeps
-//! syncing until it succeeds; other answers end it. A status patch's answer (the whole pod) is read as
-//! text and not decoded: the kubelet learns the pod's new state from its watch, as the real one does.
+//! syncing until it succeeds; other answers end it. An answer (the whole pod) is read as text and not
+//! decoded: the kubelet learns the pod's new state from its watch, as the real one does.
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
-use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::core::Request;
 use serde_json::{Value, json};
 
-/// The pod's writer: its API, name and uid.
+/// The pod's writer: its client, the pods' path, the pod's name and uid.
 pub struct PodWrites {
     client: kube::Client,
-    api: Api<Pod>,
     pods: Request,
     name: String,
     uid: String,
@@ -26,7 +23,6 @@ impl PodWrites {
     /// Writes for pod `namespace/name` with uid `uid`, through `client`.
     pub fn new(client: kube::Client, namespace: &str, name: &str, uid: &str) -> Self {
         PodWrites {
-            api: Api::namespaced(client.clone(), namespace),
             client,
             pods: Request::new(format!("/api/v1/namespaces/{namespace}/pods")),
             name: name.to_string(),
@@ -38,24 +34,27 @@ impl PodWrites {
     pub async fn status(&self, status: Value) -> bool {
         let patch = json!({"metadata": {"uid": self.uid}, "status": status});
         let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
-        let Ok(request) = self.pods.patch_subresource("status", &self.name, &params, &merge) else {
-            return false;
-        };
-        retrying(|| self.client.request_text(request.clone())).await.is_ok()
+        self.send(self.pods.patch_subresource("status", &self.name, &params, &merge)).await
     }
 
     /// Binds the pod to `node`; true when it was bound.
     pub async fn bind(&self, node: &str) -> bool {
         let patch = json!({"metadata": {"uid": self.uid}, "spec": {"nodeName": node}});
         let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
-        retrying(|| self.api.patch(&self.name, &params, &merge)).await.is_ok()
+        self.send(self.pods.patch(&self.name, &params, &merge)).await
     }
 
     /// The kubelet's grace-0 delete once the pod's containers have stopped; true when it was deleted.
     pub async fn remove(&self) -> bool {
         let pre = Preconditions { uid: Some(self.uid.clone()), resource_version: None };
         let params = DeleteParams::default().grace_period(0).preconditions(pre);
-        retrying(|| self.api.delete(&self.name, &params)).await.is_ok()
+        self.send(self.pods.delete(&self.name, &params)).await
+    }
+
+    /// Sends `request` until it is answered for good; true when the server accepted it.
+    async fn send(&self, request: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> bool {
+        let Ok(request) = request else { return false };
+        retrying(|| self.client.request_text(request.clone())).await.is_ok()
     }
 }
 

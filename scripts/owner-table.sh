@@ -5,6 +5,7 @@
 # (scripts/owner-table.py says how samples are charged).
 # Usage: scripts/owner-table.sh [N] [FROM] [SCENARIO] [extra arcsim sweep flags…]
 #   defaults: 5 seeds from 2,000,000 of `standard`. Needs perf (Debian's linux-perf).
+#   PERF_FREQ=49 samples less often (the 1,000-runner world: `PERF_FREQ=49 scripts/owner-table.sh 1 2000000 standard --runners 1000`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-5}
@@ -15,7 +16,7 @@ arcsim=${ARCSIM:-target/release/arcsim}
 [ -n "${ARCSIM:-}" ] || cargo build --release -p arc-scenarios --bin arcsim >&2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-perf record -F 499 --call-graph dwarf,65528 -o "$out/perf.data" -- \
+perf record -F "${PERF_FREQ:-499}" --call-graph dwarf,65528 -o "$out/perf.data" -- \
   "$arcsim" sweep --scenario "$scenario" --variant fixed --from "$from" --count "$n" --jobs 1 "$@" >/dev/null 2>"$out/record.log" \
   || { cat "$out/record.log" >&2; exit 1; }
 perf script -i "$out/perf.data" -F comm,tid,ip,sym 2>/dev/null | python3 scripts/owner-table.py

@@ -192,11 +192,6 @@ pub fn validate_object(
 fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::rbac::v1 as rbac;
-    fn builtin<T: serde::de::DeserializeOwned>(object: &Value) -> Result<(), ApiError> {
-        T::deserialize(object)
-            .map(|_| ())
-            .map_err(|e| status::bad_request(format!("error decoding object: {e}")))
-    }
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("", "Pod") => builtin::<core::Pod>(object),
         ("", "Secret") => builtin::<core::Secret>(object),
@@ -211,15 +206,15 @@ fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
     }
 }
 
+/// Whether `value` decodes into `T`; a wrong field type is the strict decoder's 400.
+fn builtin<T: serde::de::DeserializeOwned>(value: &Value) -> Result<(), ApiError> {
+    T::deserialize(value).map(|_| ()).map_err(|e| status::bad_request(format!("error decoding object: {e}")))
+}
+
 /// A built-in object's status must decode into its k8s-openapi status type (as [`typed_decode`] of an
 /// object holding only that status would, without building that object).
 fn typed_decode_status(rt: &ResourceType, status: &Value) -> Result<(), ApiError> {
     use k8s_openapi::api::core::v1 as core;
-    fn builtin<T: serde::de::DeserializeOwned>(status: &Value) -> Result<(), ApiError> {
-        T::deserialize(status)
-            .map(|_| ())
-            .map_err(|e| status::bad_request(format!("error decoding object: {e}")))
-    }
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("", "Pod") => builtin::<core::PodStatus>(status),
         ("", "Namespace") => builtin::<core::NamespaceStatus>(status),

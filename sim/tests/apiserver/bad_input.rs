@@ -4,14 +4,13 @@ use http::Request;
 
 use crate::apiserver::support::*;
 
+fn request(method: &str, uri: &str, content_type: &str, body: &str) -> Request<Vec<u8>> {
+    let request = Request::builder().method(method).uri(uri).header("content-type", content_type);
+    request.body(body.as_bytes().to_vec()).unwrap()
+}
+
 async fn send(w: &World, method: &str, uri: &str, content_type: &str, body: &str) -> kube::core::Status {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", content_type)
-        .body(body.as_bytes().to_vec())
-        .unwrap();
-    status_of(w.client.request_text(request).await)
+    status_of(w.client.request_text(request(method, uri, content_type, body)).await)
 }
 
 #[tokio::test(start_paused = true)]
@@ -81,13 +80,7 @@ async fn a_wrongly_typed_field_in_a_core_kind_is_400() {
 async fn a_status_write_decodes_its_status_a_wrongly_typed_one_is_400() {
     let w = world();
     let ok = |method: &str, uri: &str, content_type: &str, body: &str| {
-        let request = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header("content-type", content_type)
-            .body(body.as_bytes().to_vec())
-            .unwrap();
-        w.client.request_text(request)
+        w.client.request_text(request(method, uri, content_type, body))
     };
     let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#;
     ok("POST", "/api/v1/namespaces/default/pods", "application/json", pod).await.expect("created");

@@ -18,7 +18,7 @@ use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
-use crate::scenarios::field_reports::{REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4585, REPORT_4603};
+use crate::scenarios::field_reports::{REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4603, REPORT_4653};
 use crate::scenarios::kubectl_delete::KubectlDeleteRunners;
 use crate::scenarios::leader_election::LeaderElectionFailover;
 use crate::scenarios::legacy_standard::LegacyStandard;
@@ -279,6 +279,10 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
     measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 987, 1000),
+    // #4653 under `unregistered-runner-removal=refuse-id-zero`: a runner deleted before it registers,
+    // RemoveRunner(0) refused on every try (`arcsim measure kills --from 12200000 --count 200
+    // --scenario report-4653 --variant bug-4653-remove-zero --matrix`).
+    row(Variant::Bug4653RemoveZero, &REPORT_4653, &symptoms::DeletingRunnerGoneWithin, (71, 200, 12_200_000)),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,
@@ -319,7 +323,6 @@ pub const SHOWN_BY_REPORTS: &[ShownByReport] = &[
         report: &REPORT_4285,
         shows: (20, 20),
     },
-    ShownByReport { oracle: &symptoms::DeletingRunnerGoneWithin, report: &REPORT_4585, shows: (20, 20) },
     ShownByReport { oracle: &symptoms::RunnerGoneAfterItsJob, report: &REPORT_4603, shows: (20, 20) },
 ];
 

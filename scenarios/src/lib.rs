@@ -23,6 +23,7 @@
 //!   seed's fault-free run (`arcsim explore`).
 //! - [`cli`]: argument parsing shared by the subcommands; [`commands`]: one module per subcommand.
 
+pub mod assuming;
 pub mod capsule;
 pub mod cli;
 pub mod commands;

@@ -292,6 +292,7 @@ mod tests {
             runners: None,
             network,
             schedule: Schedule::Fifo,
+            assumed: arc_sim::github::Assumed::defaults(),
         };
         (PathBuf::from(format!("shard-{index}-{network}.json")), ShardFile { plan, cells: Vec::new() })
     }
@@ -314,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_replays_with_the_plans_runners_network_and_schedule() {
+    fn a_failure_replays_with_the_plans_runners_network_schedule_and_assumptions() {
         let first = FirstFailure {
             seed: Seed(2_000_013),
             nth: 14,
@@ -342,10 +343,16 @@ mod tests {
         let plan = PlanRecord {
             runners: Some(20),
             schedule: Schedule::Pct { depth: 3 },
+            assumed: arc_sim::github::Assumed::parse(["removal-vs-assignment=weak"]).unwrap(),
             ..shard_of(0, Network::Turmoil).1.plan
         };
         let cells = with_plan_flags(vec![cell], &plan);
         let replay = &cells[0].first_failure.as_ref().unwrap().replay;
-        assert_eq!(replay, "arcsim run --seed 2000013 --runners 20 --network turmoil --schedule pct:3");
+        assert_eq!(
+            replay,
+            "arcsim run --seed 2000013 --runners 20 --network turmoil --schedule pct:3 --assume removal-vs-assignment=weak"
+        );
+        let json = serde_json::to_value(&plan).unwrap();
+        assert_eq!(json["assumed"], serde_json::json!({"removal-vs-assignment": "weak"}));
     }
 }

@@ -5,6 +5,7 @@
 
 use arc_controller::Profile;
 use arc_sim::Seed;
+use arc_sim::github::Assumed;
 use arc_sim::net::Network;
 use arc_sim::schedule::Schedule;
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,10 @@ pub struct PlanRecord {
     /// The schedule every run used (`--schedule`); files written before it was recorded ran `fifo`.
     #[serde(default, skip_serializing_if = "Schedule::is_fifo")]
     pub schedule: Schedule,
+    /// The alternatives every run assumed about GitHub (`--assume`); files written before they were
+    /// recorded assumed the defaults.
+    #[serde(default, skip_serializing_if = "Assumed::is_default")]
+    pub assumed: Assumed,
 }
 
 /// `count` consecutive seeds from `from`.
@@ -73,6 +78,7 @@ impl PlanRecord {
             runners: plan.runners,
             network: plan.network,
             schedule: plan.schedule,
+            assumed: plan.assumed.clone(),
         }
     }
 
@@ -98,6 +104,7 @@ impl PlanRecord {
             runners: self.runners,
             network: self.network,
             schedule: self.schedule,
+            assumed: self.assumed.clone(),
             until_probes: None,
         })
     }
@@ -135,6 +142,7 @@ mod tests {
             runners: None,
             network,
             schedule: Schedule::Fifo,
+            assumed: arc_sim::github::Assumed::defaults(),
             until_probes: None,
         }
     }
@@ -173,6 +181,7 @@ mod tests {
     fn the_schedule_is_recorded_and_read_back_and_old_files_ran_fifo() {
         let plan = SweepPlan {
             schedule: Schedule::Pct { depth: 3 },
+            assumed: arc_sim::github::Assumed::defaults(),
             ..fixed_plan("standard", vec![Seed(1)], Network::InProcess)
         };
         let record = PlanRecord::of(&plan);

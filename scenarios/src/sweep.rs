@@ -20,6 +20,7 @@ use arc_controller::Profile;
 use arc_sim::{Seed, TraceMode};
 use serde::Serialize;
 
+use crate::assuming::Assuming;
 use crate::coverage::{self, reached_at};
 use crate::kill_table::{KillExpectation, expectations};
 use crate::on_network::OnNetwork;
@@ -34,6 +35,7 @@ pub use crate::tally::{Cell, FirstFailure};
 use crate::tally::{FirstViolations, Kills, Stops, tally};
 use crate::variant::{Build, Variant};
 use crate::verdict::Violation;
+use arc_sim::github::Assumed;
 use arc_sim::net::Network;
 use arc_sim::schedule::Schedule;
 
@@ -66,6 +68,8 @@ pub struct SweepPlan<'a> {
     pub network: Network,
     /// The order the sim's tasks take same-instant work in, in every run.
     pub schedule: Schedule,
+    /// The alternatives assumed about GitHub in every run (`--assume`).
+    pub assumed: Assumed,
     /// Stop a fixed-controller cell once every probe its scenario has a floor for has fired in this
     /// many seeds ([`crate::coverage`]).
     pub until_probes: Option<u32>,
@@ -180,7 +184,8 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                         let check = plan.check_determinism;
                         let on = |inner| OnNetwork::new(inner, plan.network);
                         let run = |inner: &dyn Scenario| {
-                            run_checked(&OnSchedule::new(inner, plan.schedule), build, at, seed, check)
+                            let assuming = Assuming::new(inner, &plan.assumed);
+                            run_checked(&OnSchedule::new(&assuming, plan.schedule), build, at, seed, check)
                         };
                         let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
                             Some(Ok(scaled)) => run(&on(&scaled)),
@@ -212,8 +217,8 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
     SweepReport { cells: with_plan_flags(cells, &record), plan: record }
 }
 
-/// `cells` with the plan's `--runners`, `--network` and `--schedule` on their replay lines, when it
-/// has them.
+/// `cells` with the plan's `--runners`, `--network`, `--schedule` and `--assume` on their replay
+/// lines, when it has them.
 pub fn with_plan_flags(mut cells: Vec<Cell>, plan: &PlanRecord) -> Vec<Cell> {
     for first in cells.iter_mut().filter_map(|c| c.first_failure.as_mut()) {
         if let Some(n) = plan.runners {
@@ -225,6 +230,7 @@ pub fn with_plan_flags(mut cells: Vec<Cell>, plan: &PlanRecord) -> Vec<Cell> {
         if !plan.schedule.is_fifo() {
             first.replay = format!("{} --schedule {}", first.replay, plan.schedule);
         }
+        first.replay = format!("{}{}", first.replay, plan.assumed.flags());
     }
     cells
 }

@@ -46,6 +46,9 @@ pub enum Variant {
     /// A runner deleted while it registers is deregistered from a stale snapshot with no runner id,
     /// leaving its registration behind (ARC's own behaviour; a race this suite found).
     BugStaleDeregistration,
+    /// RemoveRunner is asked for id 0 when a runner has no recorded id (ARC before #4664): where the
+    /// service refuses id 0 (#4653), the runner stays deleting forever.
+    Bug4653RemoveZero,
     /// The `actions/scaleset` listener acknowledges a message before acquiring its jobs.
     BugAckBeforeAcquire,
     /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
@@ -70,7 +73,7 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 22] = [
+    pub const ALL: [Variant; 23] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -86,6 +89,7 @@ impl Variant {
         Variant::BugStaleRemovalSnapshot,
         Variant::BugUnlistedRunnerGone,
         Variant::BugStaleDeregistration,
+        Variant::Bug4653RemoveZero,
         Variant::BugAckBeforeAcquire,
         Variant::BugRunningFromPod,
         Variant::BugZombieListener,
@@ -113,6 +117,7 @@ impl Variant {
             Variant::BugStaleRemovalSnapshot => "bug-stale-removal-snapshot",
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
             Variant::BugStaleDeregistration => "bug-stale-deregistration",
+            Variant::Bug4653RemoveZero => "bug-4653-remove-zero",
             Variant::BugAckBeforeAcquire => "bug-ack-before-acquire",
             Variant::BugRunningFromPod => "bug-running-from-pod",
             Variant::BugZombieListener => "bug-zombie-listener",
@@ -148,6 +153,9 @@ impl Variant {
             }
             Variant::BugStaleDeregistration => {
                 "a runner deleted while registering is deregistered as id 0 and leaks (ARC as is; found by arcsim)"
+            }
+            Variant::Bug4653RemoveZero => {
+                "RemoveRunner asked for id 0; refused, the runner deletes forever (before #4664; #4653)"
             }
             Variant::BugRunningFromPod => {
                 "phase Running copied from the pod, before any job (upstream before #4646)"
@@ -192,6 +200,7 @@ impl Variant {
             Variant::BugStaleRemovalSnapshot => "fixes.reread_runner_before_removal",
             Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
             Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
+            Variant::Bug4653RemoveZero => "fixes.remove_runner_by_known_id",
             Variant::BugAckBeforeAcquire => "fixes.acquire_before_ack",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
             Variant::BugZombieListener => "fixes.listener_exits_when_poll_fails",

@@ -84,6 +84,17 @@ pub struct Fixes {
     /// is read afresh before it is deregistered. Off: ARC's behaviour (0.13.1 to HEAD
     /// `deleteRunnerFromService` removes the snapshot's `Status.RunnerId`).
     pub reread_runner_before_deregistration: bool,
+    /// #4619 / #4683 (the fix of #4653): RemoveRunner is never asked for id 0. A deleting runner with
+    /// no recorded id (after `reread_runner_before_deregistration`'s fresh read, when that is on) was
+    /// registered under no id this controller knows, so its registration finalizer goes without a
+    /// call; with `reread_runner_before_removal`, scale-down and cleanup skip the call for a runner
+    /// still unregistered when read afresh. Where the service answers 204 for id 0 this changes no
+    /// outcome; where it refuses id 0 (assumption `unregistered-runner-removal=refuse-id-zero`) it
+    /// is what lets the runner go. Off: ARC 0.13.1's `deleteRunnerFromService` and
+    /// `deleteEphemeralRunnerWithActionsClient`, which remove `runnerId` 0, so a runner that never
+    /// registered stays deleting forever there (#4653). (#4664 reads the id from the JIT secret
+    /// instead, which also closes `reread_runner_before_deregistration`'s window; not modelled.)
+    pub remove_runner_by_known_id: bool,
     /// #1087 (legacy): the registration token is part of the runner pod's `pod-template-hash`, so a
     /// refreshed token recreates the pod. Off: a restarted container registers with the old token
     /// (race 2, §8.2).
@@ -194,6 +205,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "arcsim",
         "re-read a deleting runner with no id before RemoveRunner",
     ),
+    SwitchDoc::new(
+        "remove_runner_by_known_id",
+        "#4619/#4683 (fixes #4653)",
+        "never RemoveRunner(0): a runner with no id is not removed",
+    ),
     SwitchDoc::new("token_in_pod_hash", "#1087 (legacy)", "registration token in the legacy pod hash"),
     SwitchDoc::new(
         "unregister_before_recreate",
@@ -259,6 +275,7 @@ impl Fixes {
             listener_exits_when_poll_fails: on,
             reread_runner_before_removal: on,
             reread_runner_before_deregistration: on,
+            remove_runner_by_known_id: on,
             token_in_pod_hash: on,
             unregister_before_recreate: on,
             keep_unlisted_running_runner: on,

@@ -84,6 +84,8 @@ const fn upstream_fixes() -> Fixes {
         running_never_overwrites_terminal: false,
         reread_runner_before_removal: false,
         reread_runner_before_deregistration: false,
+        // #4664 may be in 0.15.0 (issue 41 asks for it there); not modelled until its code is read.
+        remove_runner_by_known_id: false,
         keep_unlisted_running_runner: false,
         acquire_before_ack: false,
         ..Fixes::all_on()

@@ -33,8 +33,9 @@ enum Command {
     /// Shrink a failing seed (or capsule) to a 1-minimal failure capsule: fewer faults, disruptions and
     /// jobs, weaker faults, a shorter run, the same oracle failing.
     Shrink(commands::shrink::ShrinkArgs),
-    /// List the scenarios, variants, oracles and probes.
-    List,
+    /// List the scenarios, variants, oracles, probes and kill rows, and the assumptions about GitHub
+    /// (`arcsim list assumptions`: only those, with their evidence).
+    List(commands::list::ListArgs),
     /// Measure kill rates or probe rates on seeds of your choice (what the bounds derive from).
     Measure(commands::measure::MeasureArgs),
     /// Serve the fake Kubernetes API server over TCP (for kubectl).
@@ -54,7 +55,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::Explore(args) => commands::explore::run(args),
         Command::Shrink(args) => commands::shrink::run(args),
-        Command::List => commands::list::run(),
+        Command::List(args) => commands::list::run(args),
         Command::Measure(args) => commands::measure::run(args),
         Command::Apiserver(args) => commands::apiserver::run(args),
         Command::Stage(args) => commands::stage::run(args),

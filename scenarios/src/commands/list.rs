@@ -1,17 +1,64 @@
 //! `arcsim list`: the scenarios, control worlds, profiles (with every switch's value in each),
-//! variants (with the profiles in which a variant is the fixed controller itself), oracles, probes
-//! and kill rows.
+//! variants (with the profiles in which a variant is the fixed controller itself), oracles, probes,
+//! kill rows and the assumptions about GitHub; `arcsim list assumptions`: the assumptions alone, each
+//! alternative with its evidence.
 
 use std::fmt::Write as _;
 
 use arc_controller::Profile;
 use arc_controller::switches::GROUPS;
 
+use arc_sim::github::assumptions;
+
 use crate::kill_table::{CI_SEED_BUDGET, KILL_TABLE};
 use crate::{oracles, probes, scenarios, variant::Variant};
 
-/// Prints the catalogue.
-pub fn run() -> anyhow::Result<()> {
+/// Options of `arcsim list`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ListArgs {
+    /// Only this part of the catalogue.
+    #[arg(value_enum)]
+    pub section: Option<Section>,
+}
+
+/// A part of the catalogue that `arcsim list` prints alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Section {
+    /// The behaviours of GitHub that no public document fixes, their alternatives and evidence.
+    Assumptions,
+}
+
+/// Prints the catalogue, or the part of it asked for.
+pub fn run(args: ListArgs) -> anyhow::Result<()> {
+    match args.section {
+        Some(Section::Assumptions) => print!("{}", assumptions_text(true)),
+        None => {
+            catalogue();
+            print!("{}", assumptions_text(false));
+        }
+    }
+    Ok(())
+}
+
+/// The assumptions about GitHub: each with its question and alternatives (the default first), and
+/// with `evidence` each alternative's evidence.
+pub fn assumptions_text(evidence: bool) -> String {
+    let mut out =
+        String::from("assumptions about GitHub (--assume NAME=ALT; the first alternative is the default):\n");
+    for a in assumptions::all() {
+        let names: Vec<&str> = a.alternatives.iter().map(|alt| alt.name).collect();
+        let _ = writeln!(out, "  {:<30} {}", a.name, names.join(" | "));
+        if evidence {
+            let _ = writeln!(out, "    {}", a.question);
+            for alt in a.alternatives {
+                let _ = writeln!(out, "    {:<18} {}", alt.name, alt.evidence);
+            }
+        }
+    }
+    out
+}
+
+fn catalogue() {
     println!("scenarios:");
     for s in scenarios::all() {
         println!("  {:<30} {}", s.name(), s.describe());
@@ -55,7 +102,6 @@ pub fn run() -> anyhow::Result<()> {
             row.rate.median_seeds_to_kill().map_or("-".to_string(), |m| m.to_string())
         );
     }
-    Ok(())
 }
 
 /// The profiles, then every switch with its value in each profile (`on`/`-`) and its origin.

@@ -91,6 +91,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         runners: None,
         network: arc_sim::net::Network::InProcess,
         schedule: arc_sim::schedule::Schedule::Fifo,
+        assumed: arc_sim::github::Assumed::defaults(),
         until_probes: None,
     };
     let progress = Progress::start();

@@ -11,6 +11,9 @@ use arc_sim::schedule::Schedule;
 
 use arc_sim::world::RunRecord;
 
+use arc_sim::github::Assumed;
+
+use crate::assuming::Assuming;
 use crate::capsule::Capsule;
 use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
@@ -65,6 +68,10 @@ pub struct RunArgs {
     /// `random`, or `pct:D` (PCT-like priorities with D − 1 change points), drawn from the seed.
     #[arg(long, default_value = "fifo", conflicts_with = "capsule")]
     pub schedule: Schedule,
+    /// Assume this alternative of a behaviour of GitHub's that no public document fixes, `NAME=ALT`
+    /// (repeatable; `arcsim list assumptions` names them and their evidence).
+    #[arg(long = "assume", value_name = "NAME=ALT", conflicts_with = "capsule")]
+    pub assume: Vec<String>,
 }
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
@@ -79,8 +86,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         Some(scaled) => scaled,
         None => found,
     };
+    let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     let on_network = OnNetwork { inner: sized, network: args.network };
-    let on_schedule = OnSchedule::new(&on_network, args.schedule);
+    let assuming = Assuming::new(&on_network, &assumed);
+    let on_schedule = OnSchedule::new(&assuming, args.schedule);
     let scenario: &dyn Scenario = &on_schedule;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
     let build = args.build.build();
@@ -88,7 +97,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let keep = Some(Interest::everything());
     let (verdict, record) = run_build_keeping(scenario, build, seed, mode, keep)?;
     print!("{}", story::stories(&record, &verdict.violations));
-    let flagged = |text| with_schedule(with_network(text, args.network), args.schedule);
+    let flagged =
+        |text| with_assumed(with_schedule(with_network(text, args.network), args.schedule), &assumed);
     print!("{}", flagged(with_runners(verdict_text(&verdict), &verdict, args.runners)));
     write_outputs(&args, &record, &verdict)?;
     if args.check_determinism {
@@ -184,6 +194,14 @@ pub fn with_schedule(text: String, schedule: Schedule) -> String {
     match schedule.is_fifo() {
         true => text,
         false => after_replay_commands(&text, &format!(" --schedule {schedule}")),
+    }
+}
+
+/// `text` with the `--assume` flags of `assumed` on its replay commands, when it has any.
+pub fn with_assumed(text: String, assumed: &Assumed) -> String {
+    match assumed.is_default() {
+        true => text,
+        false => after_replay_commands(&text, &assumed.flags()),
     }
 }
 

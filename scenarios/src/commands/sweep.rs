@@ -75,6 +75,10 @@ pub struct SweepArgs {
     /// `random`, or `pct:D` (PCT-like priorities with D − 1 change points), drawn from each seed.
     #[arg(long, default_value = "fifo")]
     pub schedule: arc_sim::schedule::Schedule,
+    /// Assume this alternative of a behaviour of GitHub's that no public document fixes, `NAME=ALT`, in
+    /// every run (repeatable; `arcsim list assumptions`).
+    #[arg(long = "assume", value_name = "NAME=ALT")]
+    pub assume: Vec<String>,
     /// Stop each fixed-controller cell once every probe its scenario declares a floor for has fired in
     /// at least K seeds, and say how many seeds that took (not with `--shard`).
     #[arg(long, value_name = "K", conflicts_with = "shard", value_parser = clap::value_parser!(u32).range(1..))]
@@ -136,6 +140,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         runners: args.runners,
         network: args.network,
         schedule: args.schedule,
+        assumed: arc_sim::github::Assumed::parse(args.assume.iter().map(String::as_str))?,
         until_probes: args.until_probes,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");

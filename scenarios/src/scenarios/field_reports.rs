@@ -9,7 +9,10 @@ use arc_sim::faults::{GitHubFault, GitHubFaultAction};
 use arc_sim::world::Disruption;
 use rand::Rng;
 
+use arc_sim::github::Assumed;
+
 use super::assign_during_delete::AssignDuringDelete;
+use super::kubectl_delete::KubectlDeleteRunners;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::standard::scale_set_world;
 use crate::oracles::{Oracle, symptoms};
@@ -199,7 +202,28 @@ fn scale_set_vanishes(seed: Seed, build: Build) -> WorldPlan {
     plan
 }
 
+/// #4653 (a runner that never registered stays deleting forever): kubectl-delete-runners' world (users
+/// delete runners, some of them before they register) under the assumption that RemoveRunner refuses
+/// id 0 (`unregistered-runner-removal=refuse-id-zero`; ids once registered still answer 204), as the
+/// maintainer's answer on #4653 says the real service does. A controller that asks RemoveRunner(0)
+/// for such a runner gets 404 on every try and never lets it go. Judged by whether a deleting runner is
+/// gone within 10 minutes.
+pub static REPORT_4653: FieldReport = FieldReport {
+    name: "report-4653",
+    describe: "#4653 runners deleted before they register, RemoveRunner(0) refused: deleting forever",
+    world: unregistered_runners_deleted,
+    symptoms: || vec![&symptoms::DeletingRunnerGoneWithin],
+};
+
+fn unregistered_runners_deleted(seed: Seed, build: Build) -> WorldPlan {
+    let mut plan = KubectlDeleteRunners.world_for(seed, build);
+    let refused =
+        Assumed::parse(["unregistered-runner-removal=refuse-id-zero"]).expect("a known alternative");
+    refused.apply(&mut plan.config.github);
+    plan
+}
+
 /// Every field-report world, in report order.
 pub fn all() -> Vec<&'static dyn Scenario> {
-    vec![&REPORT_4000, &REPORT_4027, &REPORT_4285, &REPORT_4370, &REPORT_4585, &REPORT_4603]
+    vec![&REPORT_4000, &REPORT_4027, &REPORT_4285, &REPORT_4370, &REPORT_4585, &REPORT_4603, &REPORT_4653]
 }

@@ -77,6 +77,7 @@ fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
         runners: None,
         network: arc_sim::net::Network::InProcess,
         schedule: arc_sim::schedule::Schedule::Fifo,
+        assumed: arc_sim::github::Assumed::defaults(),
         until_probes: None,
     };
     let report = |jobs| {
@@ -106,6 +107,7 @@ fn until_probes_stops_at_the_same_seed_on_one_thread_and_on_two() {
         until_probes: Some(2),
         network: arc_sim::net::Network::InProcess,
         schedule: arc_sim::schedule::Schedule::Fifo,
+        assumed: arc_sim::github::Assumed::defaults(),
     };
     let cells: Vec<_> = [1, 2].map(|jobs| sweep(&plan(jobs), &|_, _| {}).cells.remove(0)).into();
     for cell in &cells {

@@ -5,7 +5,7 @@ use arc_controller::Profile;
 use arc_scenarios::runner::run_build;
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::field_reports::{
-    FieldReport, REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4370, REPORT_4585, REPORT_4603,
+    FieldReport, REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4370, REPORT_4585, REPORT_4603, REPORT_4653,
 };
 use arc_scenarios::variant::{Build, Variant};
 use arc_scenarios::verdict::Verdict;
@@ -58,6 +58,25 @@ fn report_4027_jobs_acked_before_acquisition_wait_in_0_15_and_not_where_acquisit
 #[test]
 fn every_kill_row_of_report_4027_is_met() {
     kill_rows_met(&REPORT_4027);
+}
+
+/// #4653: where RemoveRunner refuses id 0, 0.13.1 (which asks it for a runner with no id) keeps a
+/// runner that never registered deleting forever; the fixed controller does not ask, and lets it go.
+#[test]
+fn report_4653_a_runner_deleted_before_it_registers_deletes_forever_in_0_13_and_not_when_id_0_is_never_removed()
+ {
+    let v = fixed(&REPORT_4653, Profile::Arc0131, 1);
+    assert!(shows(&v, "deleting-runner-gone-within-10-min"), "{}: {:#?}", v.label(), v.violations);
+    for seed in [1, 2] {
+        let v = fixed(&REPORT_4653, Profile::Arcsim, seed);
+        assert!(v.passed(), "{}: {:#?}", v.label(), v.violations);
+    }
+}
+
+/// `bug-4653-remove-zero`'s row is met on its own seed range.
+#[test]
+fn every_kill_row_of_report_4653_is_met() {
+    kill_rows_met(&REPORT_4653);
 }
 
 #[test]

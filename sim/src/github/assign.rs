@@ -128,6 +128,8 @@ impl World {
             None => match self.cfg.remove_unknown_runner {
                 UnknownRunnerAnswer::NoContent => RemoveOutcome::Unknown,
                 UnknownRunnerAnswer::NotFound => RemoveOutcome::NotFound,
+                UnknownRunnerAnswer::NotFoundForIdZero if runner_id == 0 => RemoveOutcome::NotFound,
+                UnknownRunnerAnswer::NotFoundForIdZero => RemoveOutcome::Unknown,
             },
         };
         self.record(EventKind::RemoveRunner { runner_id, outcome });

@@ -16,8 +16,12 @@ pub enum UnknownRunnerAnswer {
     /// 204, as ADR 2022-12-27 documents: removing a missing runner succeeds.
     #[default]
     NoContent,
-    /// 404 `AgentNotFoundException`, to exercise ARC's error path.
+    /// 404 `AgentNotFoundException` for every unknown id (a removed runner's included), to exercise
+    /// ARC's error path.
     NotFound,
+    /// 404 for id 0 only (a runner ARC never learnt the id of); 204 for any other unknown id, a
+    /// removed runner's included (ARC #4653).
+    NotFoundForIdZero,
 }
 
 /// Configuration of one [`super::FakeGitHub`].

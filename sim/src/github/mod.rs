@@ -32,6 +32,7 @@
 
 mod app_auth;
 mod assign;
+pub mod assumptions;
 mod auth;
 mod capacity;
 mod config;
@@ -69,6 +70,7 @@ use tokio::time::Instant;
 
 pub use app_auth::{CLOCK_DRIFT_SECONDS, MAX_LIFETIME_SECONDS};
 pub use assign::SessionEnded;
+pub use assumptions::{AssumeError, Assumed};
 pub use config::{GitHubApp, GitHubConfig, GitHubConfigError, UnknownRunnerAnswer};
 pub use events::{ConnectRefused, EventKind, GitHubCall, GitHubEvent, GitHubFaultFired, RemoveOutcome};
 pub use jobs::CancelError;

@@ -40,7 +40,7 @@ impl EphemeralRunnerReconciler {
                 return Ok(Outcome::Done);
             }
             tracing::info!("Trying to clean up runner from the service");
-            match self.remove_runner(runner.get()).await {
+            match self.deregister(runner.get()).await {
                 Err(Error::GitHub(error)) if error.is_job_still_running() => {
                     tracing::info!("Runner is not finished yet, retrying in 30s");
                     return Ok(Outcome::RequeueAfter(JOB_STILL_RUNNING_RETRY));

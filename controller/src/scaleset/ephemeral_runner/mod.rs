@@ -167,6 +167,17 @@ impl EphemeralRunnerReconciler {
         self.ctx.actions_client(namespace, target).await
     }
 
+    /// Deregisters a deleting `runner`: RemoveRunner for its recorded id. With
+    /// `fixes.remove_runner_by_known_id` a runner with no recorded id is not removed as id 0: nothing
+    /// was registered under an id this controller knows (#4619/#4683 skip the call so).
+    async fn deregister(&self, runner: &EphemeralRunner) -> Result<()> {
+        if self.ctx.switches.fixes.remove_runner_by_known_id && runner.runner_id() == 0 {
+            tracing::info!("Runner has no runner id: nothing to remove from the service");
+            return Ok(());
+        }
+        self.remove_runner(runner).await
+    }
+
     /// RemoveRunner for `runner`'s recorded id (ARC's `deleteRunnerFromService`).
     async fn remove_runner(&self, runner: &EphemeralRunner) -> Result<()> {
         let runner_id = runner.runner_id();

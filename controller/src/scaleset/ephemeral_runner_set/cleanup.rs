@@ -110,7 +110,12 @@ impl EphemeralRunnerSetReconciler {
         };
         let name = runner.metadata.name.as_deref().unwrap_or_default().to_string();
         let runner_id = runner.runner_id();
-        if let Some(client) = client {
+        // With the re-read and #4664's rule, a runner still unregistered is not removed as id 0: its
+        // deletion (if it is unchanged) reaches the finalizer, which deregisters it by its JIT secret.
+        let unregistered = runner_id == 0
+            && self.ctx.switches.fixes.reread_runner_before_removal
+            && self.ctx.switches.fixes.remove_runner_by_known_id;
+        if let Some(client) = client.filter(|_| !unregistered) {
             match client.remove_runner(runner_id).await {
                 Err(error) if error.is_job_still_running() => {
                     tracing::info!(

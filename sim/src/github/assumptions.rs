@@ -1,0 +1,290 @@
+//! What the fake GitHub assumes where no public document says how the Actions service behaves: each
+//! such behaviour is a named [`Assumption`] with two or more [`Alternative`]s, each citing the
+//! evidence for it in one line. The first alternative is the default, what every world gets unless it
+//! is told otherwise ([`Assumed`], `arcsim … --assume NAME=ALT`). An alternative sets the fake's own
+//! knobs ([`GitHubConfig`]); a verdict holds under the alternatives its run had.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::{GitHubConfig, UnknownRunnerAnswer};
+
+/// One behaviour of the service that no public document fixes.
+#[derive(Debug)]
+pub struct Assumption {
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// What is not known, as a question.
+    pub question: &'static str,
+    /// The answers the evidence leaves standing; the first is the default.
+    pub alternatives: &'static [Alternative],
+}
+
+/// One answer to an [`Assumption`].
+#[derive(Debug)]
+pub struct Alternative {
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// Why it is plausible, in one line, with its source.
+    pub evidence: &'static str,
+    /// What it sets in the fake.
+    apply: fn(&mut GitHubConfig),
+}
+
+impl Assumption {
+    /// The default alternative.
+    pub fn default_alternative(&self) -> &'static Alternative {
+        &self.alternatives[0]
+    }
+
+    /// The alternative named `name`.
+    pub fn alternative(&self, name: &str) -> Option<&'static Alternative> {
+        self.alternatives.iter().find(|a| a.name == name)
+    }
+}
+
+/// Every assumption, in the order `arcsim list assumptions` prints them.
+pub fn all() -> &'static [Assumption] {
+    ASSUMPTIONS
+}
+
+/// The assumption named `name`.
+pub fn find(name: &str) -> Option<&'static Assumption> {
+    ASSUMPTIONS.iter().find(|a| a.name == name)
+}
+
+const ASSUMPTIONS: &[Assumption] = &[
+    Assumption {
+        name: "unregistered-runner-removal",
+        question: "What does RemoveRunner answer for a runner id the service does not hold (id 0 included)?",
+        alternatives: &[
+            Alternative {
+                name: "no-content",
+                evidence: "ARC's ADR 2022-12-27 (runner deletion): removing a runner that is already gone succeeds",
+                apply: |c| c.remove_unknown_runner = UnknownRunnerAnswer::NoContent,
+            },
+            Alternative {
+                name: "refuse-id-zero",
+                evidence: "ARC #4653 (maintainer, 2026-09-11): RemoveRunner(0) fails and the finalizer stalls; ids once registered still 204",
+                apply: |c| c.remove_unknown_runner = UnknownRunnerAnswer::NotFoundForIdZero,
+            },
+            Alternative {
+                name: "not-found",
+                evidence: "ARC PR #4399: a removed or invalidated registration answers 404 (every unknown id; a stress test: released ARC wedges)",
+                apply: |c| c.remove_unknown_runner = UnknownRunnerAnswer::NotFound,
+            },
+        ],
+    },
+    Assumption {
+        name: "removal-vs-assignment",
+        question: "Are RemoveRunner and job assignment serialised, or can a removal win over an assignment not yet announced?",
+        alternatives: &[
+            Alternative {
+                name: "atomic",
+                evidence: "ARC-MODEL §6.3: an assigned runner is refused with 400 JobStillRunning (scale-set API, as ARC relies on)",
+                apply: |c| c.weak_removal = false,
+            },
+            Alternative {
+                name: "weak",
+                evidence: "actions/runner #3448, #3539: jobs reach runners that are going away and are lost; the dispatcher may learn late",
+                apply: |c| c.weak_removal = true,
+            },
+        ],
+    },
+    Assumption {
+        name: "legacy-runner-list",
+        question: "How old may the legacy REST runner list be?",
+        alternatives: &[
+            Alternative {
+                name: "cached-60s",
+                evidence: "ARC #1127: the list lags by up to a minute (GitHub's cache), so a registered runner may be missing",
+                apply: |c| c.list_runners_staleness_ms = 60_000,
+            },
+            Alternative {
+                name: "linearizable",
+                evidence: "REST docs promise nothing about freshness; an uncached list is the other end",
+                apply: |c| c.list_runners_staleness_ms = 0,
+            },
+        ],
+    },
+];
+
+/// The alternatives chosen for a run, by assumption name; an assumption not named keeps its default.
+/// Read back from JSON (a sweep's plan, a capsule) only if every name and alternative is known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "BTreeMap<String, String>", try_from = "BTreeMap<String, String>")]
+pub struct Assumed(BTreeMap<String, String>);
+
+impl From<Assumed> for BTreeMap<String, String> {
+    fn from(assumed: Assumed) -> Self {
+        assumed.0
+    }
+}
+
+impl TryFrom<BTreeMap<String, String>> for Assumed {
+    type Error = AssumeError;
+
+    fn try_from(choices: BTreeMap<String, String>) -> Result<Self, AssumeError> {
+        let pairs: Vec<String> = choices.iter().map(|(name, alt)| format!("{name}={alt}")).collect();
+        Assumed::parse(pairs.iter().map(String::as_str))
+    }
+}
+
+/// A `NAME=ALT` that names no assumption or no alternative of it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssumeError {
+    /// Not of the form `NAME=ALT`.
+    #[error("--assume {0:?}: expected NAME=ALT (arcsim list assumptions)")]
+    Form(String),
+    /// No assumption of that name.
+    #[error("--assume: no assumption {name:?}; the assumptions are: {known}")]
+    Assumption {
+        /// The name given.
+        name: String,
+        /// The names there are.
+        known: String,
+    },
+    /// No such alternative.
+    #[error("--assume {name}: no alternative {alternative:?}; its alternatives are: {known}")]
+    Alternative {
+        /// The assumption.
+        name: String,
+        /// The alternative given.
+        alternative: String,
+        /// Its alternatives.
+        known: String,
+    },
+}
+
+impl Assumed {
+    /// Every default.
+    pub fn defaults() -> Self {
+        Assumed::default()
+    }
+
+    /// Whether every assumption keeps its default.
+    pub fn is_default(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// These choices with `NAME=ALT` too (a later choice of the same assumption wins).
+    pub fn with(mut self, choice: &str) -> Result<Self, AssumeError> {
+        let (name, alternative) = choice.split_once('=').ok_or_else(|| AssumeError::Form(choice.into()))?;
+        let assumption = find(name).ok_or_else(|| AssumeError::Assumption {
+            name: name.into(),
+            known: ASSUMPTIONS.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
+        })?;
+        let chosen = assumption.alternative(alternative).ok_or_else(|| AssumeError::Alternative {
+            name: name.into(),
+            alternative: alternative.into(),
+            known: assumption.alternatives.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
+        })?;
+        if chosen.name == assumption.default_alternative().name {
+            self.0.remove(name);
+        } else {
+            self.0.insert(name.into(), chosen.name.into());
+        }
+        Ok(self)
+    }
+
+    /// The choices of `NAME=ALT` strings, in order.
+    pub fn parse<'a>(choices: impl IntoIterator<Item = &'a str>) -> Result<Self, AssumeError> {
+        choices.into_iter().try_fold(Assumed::defaults(), Assumed::with)
+    }
+
+    /// The alternative in force for `assumption`.
+    pub fn of(&self, assumption: &'static Assumption) -> &'static Alternative {
+        self.0
+            .get(assumption.name)
+            .and_then(|alt| assumption.alternative(alt))
+            .unwrap_or_else(|| assumption.default_alternative())
+    }
+
+    /// Sets `config` as the chosen alternatives (and only those: defaults leave the world's own
+    /// setting alone) have it.
+    pub fn apply(&self, config: &mut GitHubConfig) {
+        for assumption in ASSUMPTIONS.iter().filter(|a| self.0.contains_key(a.name)) {
+            (self.of(assumption).apply)(config);
+        }
+    }
+
+    /// The command-line flags that choose these alternatives: ` --assume NAME=ALT` each, or nothing.
+    pub fn flags(&self) -> String {
+        self.0.iter().map(|(name, alt)| format!(" --assume {name}={alt}")).collect()
+    }
+}
+
+impl fmt::Display for Assumed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_default() {
+            return f.write_str("defaults");
+        }
+        let chosen: Vec<String> = self.0.iter().map(|(name, alt)| format!("{name}={alt}")).collect();
+        f.write_str(&chosen.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_assumption_has_alternatives_with_evidence_and_distinct_names() {
+        for assumption in all() {
+            assert!(assumption.alternatives.len() >= 2, "{}", assumption.name);
+            let mut names: Vec<&str> = assumption.alternatives.iter().map(|a| a.name).collect();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), assumption.alternatives.len(), "{}", assumption.name);
+            assert!(assumption.alternatives.iter().all(|a| !a.evidence.is_empty()), "{}", assumption.name);
+        }
+    }
+
+    #[test]
+    fn the_defaults_are_the_fakes_own_defaults() {
+        let mut config = GitHubConfig::default();
+        for assumption in all() {
+            (assumption.default_alternative().apply)(&mut config);
+        }
+        assert_eq!(config, GitHubConfig::default());
+    }
+
+    #[test]
+    fn a_choice_sets_its_knob_and_is_named_in_flags() {
+        let assumed = Assumed::parse(["unregistered-runner-removal=refuse-id-zero"]).unwrap();
+        let mut config = GitHubConfig::default();
+        assumed.apply(&mut config);
+        assert_eq!(config.remove_unknown_runner, UnknownRunnerAnswer::NotFoundForIdZero);
+        assert_eq!(assumed.flags(), " --assume unregistered-runner-removal=refuse-id-zero");
+        assert_eq!(assumed.to_string(), "unregistered-runner-removal=refuse-id-zero");
+    }
+
+    #[test]
+    fn choosing_a_default_is_no_choice() {
+        let assumed = Assumed::parse(["removal-vs-assignment=weak", "removal-vs-assignment=atomic"]).unwrap();
+        assert!(assumed.is_default());
+        assert_eq!(assumed.flags(), "");
+    }
+
+    #[test]
+    fn bad_choices_say_what_is_valid() {
+        let form = Assumed::parse(["weak"]).unwrap_err().to_string();
+        assert!(form.contains("NAME=ALT"), "{form}");
+        let name = Assumed::parse(["nope=x"]).unwrap_err().to_string();
+        assert!(name.contains("unregistered-runner-removal"), "{name}");
+        let alt = Assumed::parse(["removal-vs-assignment=maybe"]).unwrap_err().to_string();
+        assert!(alt.contains("atomic, weak"), "{alt}");
+    }
+
+    #[test]
+    fn choices_round_trip_through_json() {
+        let assumed = Assumed::parse(["legacy-runner-list=linearizable"]).unwrap();
+        let json = serde_json::to_string(&assumed).unwrap();
+        assert_eq!(json, r#"{"legacy-runner-list":"linearizable"}"#);
+        assert_eq!(serde_json::from_str::<Assumed>(&json).unwrap(), assumed);
+        let unknown = serde_json::from_str::<Assumed>(r#"{"legacy-runner-list":"sometimes"}"#).unwrap_err();
+        assert!(unknown.to_string().contains("cached-60s, linearizable"), "{unknown}");
+    }
+}

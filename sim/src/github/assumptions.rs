@@ -2,7 +2,10 @@
 //! such behaviour is a named [`Assumption`] with two or more [`Alternative`]s, each citing the
 //! evidence for it in one line. The first alternative is the default, what every world gets unless it
 //! is told otherwise ([`Assumed`], `arcsim … --assume NAME=ALT`). An alternative sets the fake's own
-//! knobs ([`GitHubConfig`]); a verdict holds under the alternatives its run had.
+//! knobs ([`GitHubConfig`]); a verdict holds under the alternatives its run had. An alternative the
+//! evidence does not leave standing is not offered: RemoveRunner answering 404 for every id it does not
+//! hold (PR #4399's wording) would wedge every ARC release on runners that removed themselves, and
+//! released ARC works, so that stays a knob (`remove_unknown_runner: not-found`), a stress test.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -69,11 +72,6 @@ const ASSUMPTIONS: &[Assumption] = &[
                 name: "refuse-id-zero",
                 evidence: "ARC #4653 (maintainer, 2026-09-11): RemoveRunner(0) fails and the finalizer stalls; ids once registered still 204",
                 apply: |c| c.remove_unknown_runner = UnknownRunnerAnswer::NotFoundForIdZero,
-            },
-            Alternative {
-                name: "not-found",
-                evidence: "ARC PR #4399: a removed or invalidated registration answers 404 (every unknown id; a stress test: released ARC wedges)",
-                apply: |c| c.remove_unknown_runner = UnknownRunnerAnswer::NotFound,
             },
         ],
     },

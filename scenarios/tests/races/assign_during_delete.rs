@@ -8,7 +8,7 @@ use arc_scenarios::scenarios::assign_during_delete::AssignDuringDelete;
 use arc_scenarios::variant::Variant;
 
 use super::suite::{
-    control_stays_quiet, fast, fixed_passes, kill_rows_met, probe_goals_met, verdict, with_pinned,
+    control_stays_quiet, fails_with, fast, fixed_passes, kill_rows_met, probe_goals_met, with_pinned,
 };
 
 const SCENARIO: &AssignDuringDelete = &AssignDuringDelete;
@@ -63,13 +63,8 @@ const STALE_DEREGISTRATION_SEED: u64 = 7;
 /// The fixed controller passes that seed among [`REGRESSION_SEEDS`].
 #[test]
 fn a_runner_deleted_while_it_registers_leaks_its_registration_without_the_fresh_read() {
-    let v = verdict(SCENARIO, Variant::BugStaleDeregistration, STALE_DEREGISTRATION_SEED);
-    assert!(
-        v.violations.iter().any(|x| x.oracle == "registration-removed-before-runner-gone"),
-        "{}: {:#?}",
-        v.label(),
-        v.violations
-    );
+    let (variant, seed) = (Variant::BugStaleDeregistration, STALE_DEREGISTRATION_SEED);
+    fails_with(SCENARIO, variant, seed, "registration-removed-before-runner-gone");
 }
 
 /// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.

@@ -19,6 +19,17 @@ pub fn verdict(scenario: &dyn Scenario, variant: Variant, seed: u64) -> Verdict 
         .0
 }
 
+/// A pinned kill: `variant` fails `oracle` on `seed` of `scenario`.
+pub fn fails_with(scenario: &dyn Scenario, variant: Variant, seed: u64, oracle: &str) {
+    let v = verdict(scenario, variant, seed);
+    assert!(
+        v.violations.iter().any(|x| x.oracle == oracle),
+        "{} should fail {oracle}: {:#?}",
+        v.label(),
+        v.violations
+    );
+}
+
 /// How many of a scenario's fixed-controller seeds the fast tier runs (with its pinned regression
 /// seeds); the slow tier runs the whole range and judges the probe goals over it.
 pub const FAST_SEEDS: u64 = 2;

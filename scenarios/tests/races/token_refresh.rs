@@ -7,7 +7,7 @@ use arc_scenarios::scenarios::token_refresh::TokenRefreshRecreation;
 use arc_scenarios::variant::Variant;
 
 use super::suite::{
-    control_stays_quiet, fast, fixed_passes, kill_rows_met, probe_goals_met, verdict, with_pinned,
+    control_stays_quiet, fails_with, fast, fixed_passes, kill_rows_met, probe_goals_met, with_pinned,
 };
 
 const SCENARIO: &TokenRefreshRecreation = &TokenRefreshRecreation;
@@ -53,11 +53,11 @@ fn the_control_world_without_the_race_stays_quiet() {
 
 #[test]
 fn an_unlisted_runner_whose_container_runs_is_not_taken_as_gone() {
-    let v = verdict(SCENARIO, Variant::BugUnlistedRunnerGone, UNLISTED_RUNNER_SEED);
-    assert!(
-        v.violations.iter().any(|x| x.oracle == "no-job-lost-to-controller-kill"),
-        "ARC's behaviour should lose a job on seed {UNLISTED_RUNNER_SEED}: {:#?}",
-        v.violations
+    fails_with(
+        SCENARIO,
+        Variant::BugUnlistedRunnerGone,
+        UNLISTED_RUNNER_SEED,
+        "no-job-lost-to-controller-kill",
     );
 }
 

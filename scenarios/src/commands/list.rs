@@ -35,6 +35,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         None => {
             catalogue();
             print!("{}", assumptions_text(false));
+            kill_table();
         }
     }
     Ok(())
@@ -87,6 +88,10 @@ fn catalogue() {
     for p in probes::all() {
         println!("  {:<30} {}", p.name, p.describe);
     }
+}
+
+/// The kill table, last (scripts read it to the end of the listing).
+fn kill_table() {
     println!(
         "kill table (variant scenario oracle hits/seeds bound median; bounds over {CI_SEED_BUDGET} seeds are swept by scripts/kill-rows.sh):"
     );

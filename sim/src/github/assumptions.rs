@@ -92,6 +92,38 @@ const ASSUMPTIONS: &[Assumption] = &[
         ],
     },
     Assumption {
+        name: "unacknowledged-messages",
+        question: "Does the scale set's next session get the messages a session received but never acknowledged?",
+        alternatives: &[
+            Alternative {
+                name: "redelivered",
+                evidence: "actions/scaleset #113 moved DeleteMessage after the message's work: an acknowledgement that matters means redelivery",
+                apply: |c| c.redeliver_unacknowledged = true,
+            },
+            Alternative {
+                name: "dropped",
+                evidence: "ARC #4027: jobs queued for hours after a listener restart, as if what the dead listener received were gone",
+                apply: |c| c.redeliver_unacknowledged = false,
+            },
+        ],
+    },
+    Assumption {
+        name: "capacity-header",
+        question: "Does the service hold a scale set to the X-ScaleSetMaxCapacity its listener sends?",
+        alternatives: &[
+            Alternative {
+                name: "strict",
+                evidence: "ARC-MODEL §4.1/§6.2: ARC sends maxRunners on every GetMessage so that the service offers no more",
+                apply: |c| c.honour_max_capacity = true,
+            },
+            Alternative {
+                name: "advisory",
+                evidence: "no public document says the service enforces it; ARC also caps its own runner count at maxRunners",
+                apply: |c| c.honour_max_capacity = false,
+            },
+        ],
+    },
+    Assumption {
         name: "legacy-runner-list",
         question: "How old may the legacy REST runner list be?",
         alternatives: &[

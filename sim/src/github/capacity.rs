@@ -7,7 +7,8 @@
 //! A job AcquireJobs leaves queued for lack of room stays offered to the scale set and gets a new
 //! JobAvailable as soon as there is room again (one of the scale set's jobs ends, or its listener
 //! sends a higher capacity). Simplification: when and how often the real service re-offers such jobs
-//! is not documented; this one re-offers at once, as many as fit.
+//! is not documented; this one re-offers at once, as many as fit. Under the assumption
+//! `capacity-header=advisory` the value is kept but not honoured: no limit at all.
 
 use super::events::EventKind;
 use super::model::JobState;
@@ -16,6 +17,9 @@ use super::state::World;
 impl World {
     /// The last capacity scale set `scale_set_id`'s listener sent, if any.
     fn max_capacity(&self, scale_set_id: i64) -> Option<usize> {
+        if !self.cfg.honour_max_capacity {
+            return None;
+        }
         let cap = self.scale_sets.get(&scale_set_id)?.max_capacity?;
         Some(usize::try_from(cap).unwrap_or(usize::MAX))
     }

@@ -80,10 +80,24 @@ pub struct GitHubConfig {
     /// Lifetime of an installation token. Default 3 600 000 (1 h, as GitHub's).
     #[serde(skip_serializing_if = "is_one_hour")]
     pub installation_token_ttl_ms: u64,
+    /// Whether a message a session received but never acknowledged is delivered again to the scale
+    /// set's next session (default) or dropped when that session is created (assumption
+    /// `unacknowledged-messages`).
+    #[serde(skip_serializing_if = "is_true")]
+    pub redeliver_unacknowledged: bool,
+    /// Whether the service holds a scale set to the capacity its listener sends in
+    /// `X-ScaleSetMaxCapacity` (default), or takes it as advice and acquires and assigns beyond it
+    /// (assumption `capacity-header`).
+    #[serde(skip_serializing_if = "is_true")]
+    pub honour_max_capacity: bool,
 }
 
 fn is_one_hour(ms: &u64) -> bool {
     *ms == 3_600_000
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// A GitHub App the fake knows: its id (the JWT's `iss`), its installations, and the public half of
@@ -122,6 +136,8 @@ impl Default for GitHubConfig {
             broker_url: "https://broker.actions.githubusercontent.com/arcsim/".into(),
             apps: Vec::new(),
             installation_token_ttl_ms: 3_600_000,
+            redeliver_unacknowledged: true,
+            honour_max_capacity: true,
         }
     }
 }

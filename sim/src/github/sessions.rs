@@ -52,6 +52,10 @@ impl World {
             polls_in_flight: 0,
         };
         self.sessions.insert(id.clone(), session);
+        if !self.cfg.redeliver_unacknowledged {
+            // `unacknowledged-messages=dropped`: what the last session received is not offered again.
+            self.queue(scale_set_id).sealed.clear();
+        }
         self.record(EventKind::SessionCreated { session_id: id.clone(), scale_set_id });
         Reply::json(200, &self.session_wire(&id))
     }

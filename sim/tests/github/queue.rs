@@ -110,6 +110,22 @@ async fn unacknowledged_messages_are_redelivered_to_the_next_session_and_acked_o
     assert_eq!(next.message_id, message.message_id + 1, "monotonic ids; the acked one is gone");
 }
 
+/// Assumption `unacknowledged-messages=dropped`: the next session starts past what the last received.
+#[tokio::test(start_paused = true)]
+async fn with_unacknowledged_messages_dropped_the_next_session_does_not_get_them() {
+    let rig = rig(1, GitHubConfig { redeliver_unacknowledged: false, ..GitHubConfig::instant() });
+    let set = rig.scale_set("arc").await;
+    let first = rig.session(set).await;
+    rig.fake.submit_job(JobSpec::simple(&["arc"], 1_000));
+    let (message, _) = rig.poll(&first, 0).await.unwrap();
+    rig.client.delete_message_session(set, &first.session_id).await.unwrap();
+
+    let second = rig.session(set).await;
+    rig.fake.submit_job(JobSpec::simple(&["arc"], 1_000));
+    let (next, _) = rig.poll(&second, 0).await.unwrap();
+    assert_eq!(next.message_id, message.message_id + 1, "the unacknowledged message is gone");
+}
+
 #[tokio::test(start_paused = true)]
 async fn only_jobs_offered_to_a_scale_set_can_be_acquired_by_it_and_statistics_follow() {
     let rig = rig(1, GitHubConfig::instant());
@@ -157,6 +173,26 @@ async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
     assert_eq!(running(&rig), 1, "the waiting job starts once the first is done");
     let completed = rig.fake.jobs().iter().filter(|j| j.is_completed()).count();
     assert_eq!(completed, 1);
+}
+
+/// Assumption `capacity-header=advisory`: the capacity a listener sends limits nothing.
+#[tokio::test(start_paused = true)]
+async fn with_the_capacity_header_advisory_both_jobs_run_at_once() {
+    let rig = rig(1, GitHubConfig { honour_max_capacity: false, ..GitHubConfig::instant() });
+    let set = rig.scale_set("arc").await;
+    let session = rig.session(set).await;
+    let (_a, _b) = (rig.runner(set, "a").await, rig.runner(set, "b").await);
+    let jobs = [
+        rig.fake.submit_job(JobSpec::simple(&["arc"], 30_000)),
+        rig.fake.submit_job(JobSpec::simple(&["arc"], 30_000)),
+    ];
+    let (message, _) = rig.poll(&session, 0).await.unwrap();
+    let token = &session.message_queue_access_token;
+    rig.client.acquire_jobs(set, token, &jobs).await.unwrap();
+    rig.client.get_message(&session.message_queue_url, token, message.message_id, 1).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let running = rig.fake.jobs().iter().filter(|j| j.state == JobState::Running).count();
+    assert_eq!(running, 2, "capacity 1 sent, not honoured");
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use arc_controller::Profile;
 use arc_sim::Seed;
+use arc_sim::github::{Assumed, assumptions};
 
 use crate::commands::progress::Progress;
 use crate::report::{probe_table, sweep_passed, sweep_table};
@@ -79,6 +80,11 @@ pub struct SweepArgs {
     /// every run (repeatable; `arcsim list assumptions`).
     #[arg(long = "assume", value_name = "NAME=ALT")]
     pub assume: Vec<String>,
+    /// `each`: run the whole sweep once under the assumptions as chosen (the defaults, or `--assume`),
+    /// then once per other alternative of each assumption, one moved at a time, and print a verdict
+    /// per alternative (`arcsim list assumptions`).
+    #[arg(long, value_enum, conflicts_with_all = ["shard", "until_probes"])]
+    pub assumptions: Option<AssumptionsMode>,
     /// Stop each fixed-controller cell once every probe its scenario declares a floor for has fired in
     /// at least K seeds, and say how many seeds that took (not with `--shard`).
     #[arg(long, value_name = "K", conflicts_with = "shard", value_parser = clap::value_parser!(u32).range(1..))]
@@ -140,7 +146,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         runners: args.runners,
         network: args.network,
         schedule: args.schedule,
-        assumed: arc_sim::github::Assumed::parse(args.assume.iter().map(String::as_str))?,
+        assumed: Assumed::parse(args.assume.iter().map(String::as_str))?,
         until_probes: args.until_probes,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
@@ -154,6 +160,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         for scenario in &plan.scenarios {
             Scaled::new(*scenario, n)?;
         }
+    }
+    if args.assumptions == Some(AssumptionsMode::Each) {
+        return sweep_each_alternative(plan, args.json.as_deref());
     }
     let progress = Progress::start();
     let report = sweep(&plan, &|done, total| progress.update(done, total));
@@ -195,6 +204,53 @@ fn coverage_lines(report: &SweepReport, k: u32) -> String {
     out
 }
 
+/// How `--assumptions` varies the assumptions about GitHub between sweeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AssumptionsMode {
+    /// The chosen assumptions, then each other alternative of each assumption, one at a time.
+    Each,
+}
+
+/// The chosen assumptions, then each with one assumption moved to another of its alternatives.
+fn each_alternative(chosen: &Assumed) -> Vec<Assumed> {
+    let mut out = vec![chosen.clone()];
+    for assumption in assumptions::all() {
+        let others = assumption.alternatives.iter().filter(|a| a.name != chosen.of(assumption).name);
+        for alternative in others {
+            let moved = chosen.clone().with(&format!("{}={}", assumption.name, alternative.name));
+            out.push(moved.expect("an alternative of a known assumption"));
+        }
+    }
+    out
+}
+
+/// `--assumptions each`: the sweep once per alternative, each table under its heading, a verdict
+/// per alternative at the end; the JSON file holds the reports, one per alternative, in that order.
+fn sweep_each_alternative(mut plan: SweepPlan<'_>, json: Option<&Path>) -> anyhow::Result<()> {
+    let mut reports = Vec::new();
+    for assumed in each_alternative(&plan.assumed) {
+        plan.assumed = assumed;
+        println!("== under {}", plan.assumed);
+        let progress = Progress::start();
+        let report = sweep(&plan, &|done, total| progress.update(done, total));
+        progress.finish();
+        print!("{}", sweep_table(&report));
+        print!("{}", probe_table(&report));
+        reports.push(report);
+    }
+    println!("verdict per alternative:");
+    for report in &reports {
+        let verdict = if sweep_passed(report) { "ok" } else { "PROBLEMS (see its table)" };
+        println!("  {:<50} {verdict}", report.plan.assumed.to_string());
+    }
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&reports)?;
+        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    anyhow::ensure!(reports.iter().all(sweep_passed), "the sweep found problems under some alternative");
+    Ok(())
+}
+
 /// Prints a whole sweep's tables, writes its JSON, and fails if the sweep found problems.
 pub fn finish(report: &SweepReport, json: Option<&Path>) -> anyhow::Result<()> {
     print!("{}", sweep_table(report));
@@ -210,4 +266,22 @@ fn write_json(report: &SweepReport, path: Option<&Path>) -> anyhow::Result<()> {
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_alternative_moves_one_assumption_at_a_time_from_the_chosen_ones() {
+        let all = each_alternative(&Assumed::defaults());
+        let others: usize = assumptions::all().iter().map(|a| a.alternatives.len() - 1).sum();
+        assert_eq!(all.len(), 1 + others);
+        assert!(all[0].is_default());
+        assert!(all[1..].iter().all(|a| a.flags().matches("--assume").count() == 1), "{all:?}");
+        let chosen = Assumed::parse(["capacity-header=advisory"]).unwrap();
+        let from_chosen = each_alternative(&chosen);
+        assert_eq!(from_chosen[0], chosen);
+        assert!(from_chosen.contains(&Assumed::defaults()), "capacity-header moved back to strict");
+    }
 }

@@ -11,6 +11,7 @@ use std::path::Path;
 use arc_controller::Profile;
 use arc_sim::apiserver::WatchLag;
 use arc_sim::faults::FaultPlan;
+use arc_sim::github::Assumed;
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::schedule::Schedule;
@@ -47,6 +48,9 @@ pub struct Capsule {
     /// The order the sim's tasks take same-instant work in; absent: `fifo`.
     #[serde(default, skip_serializing_if = "Schedule::is_fifo")]
     pub schedule: Schedule,
+    /// The alternatives assumed about GitHub (`--assume`); absent: the defaults.
+    #[serde(default, skip_serializing_if = "Assumed::is_default")]
+    pub assumed: Assumed,
     /// The faults, disruptions and watch lags.
     pub plan: CapsulePlan,
     /// The job arrivals (drawn from the seed, less `skip_jobs`).
@@ -114,6 +118,7 @@ impl Capsule {
             seed,
             network,
             schedule: Schedule::Fifo,
+            assumed: Assumed::defaults(),
             plan: CapsulePlan {
                 faults: world.faults,
                 disruptions: world.disruptions,
@@ -197,6 +202,7 @@ impl Capsule {
         config.workload = self.workload.clone();
         config.horizon_ms = self.duration_ms;
         config.schedule = self.schedule;
+        self.assumed.apply(&mut config.github);
         plan
     }
 
@@ -289,6 +295,19 @@ mod tests {
         assert_eq!(Capsule::parse(&pct.to_json()).unwrap(), pct);
         let bad = pct.to_json().replace("pct:3", "pct:0");
         assert!(Capsule::parse(&bad).unwrap_err().to_string().contains("pct:D"));
+    }
+
+    #[test]
+    fn a_capsule_keeps_its_assumptions_and_its_world_has_them() {
+        let capsule = standard();
+        assert!(!capsule.to_json().contains("assumed"));
+        let assumed = Assumed::parse(["capacity-header=advisory"]).unwrap();
+        let advisory = Capsule { assumed, ..capsule };
+        assert!(advisory.to_json().contains(r#""capacity-header": "advisory""#), "{}", advisory.to_json());
+        assert_eq!(Capsule::parse(&advisory.to_json()).unwrap(), advisory);
+        let scenario = crate::scenarios::find(&advisory.scenario).unwrap();
+        let plan = advisory.apply(scenario.world(advisory.seed, advisory.variant));
+        assert!(!plan.config.github.honour_max_capacity);
     }
 
     #[test]

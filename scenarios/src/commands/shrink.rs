@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
+use arc_sim::github::Assumed;
 use arc_sim::net::Network;
 use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
+use crate::assuming::Assuming;
 use crate::capsule::Capsule;
 use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
@@ -34,6 +36,10 @@ pub struct ShrinkArgs {
     /// capsule.
     #[arg(long, default_value = "fifo", conflicts_with = "capsule")]
     pub schedule: Schedule,
+    /// Assume this alternative about GitHub, `NAME=ALT` (repeatable; `arcsim list assumptions`); kept
+    /// in the capsule.
+    #[arg(long = "assume", value_name = "NAME=ALT", conflicts_with = "capsule")]
+    pub assume: Vec<String>,
     /// The oracle to keep failing (default: the seed's first violation's).
     #[arg(long)]
     pub oracle: Option<String>,
@@ -70,11 +76,13 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
     let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--seed or --capsule is required"))?;
     let scenario = scenarios::find(name).map_err(anyhow::Error::msg)?;
     let build = args.build.build();
+    let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     let oracle = match &args.oracle {
         Some(oracle) => oracle.clone(),
         None => {
             let on_network = OnNetwork::new(scenario, args.network);
-            let on_schedule = OnSchedule::new(&on_network, args.schedule);
+            let assuming = Assuming::new(&on_network, &assumed);
+            let on_schedule = OnSchedule::new(&assuming, args.schedule);
             let (verdict, _) = run_build(&on_schedule, build, seed, TraceMode::HashOnly)?;
             let first = verdict.violations.first().ok_or_else(|| {
                 anyhow::anyhow!(
@@ -85,8 +93,11 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
             first.oracle.to_string()
         }
     };
-    let capsule =
-        Capsule { schedule: args.schedule, ..Capsule::of_run(scenario, build, seed, args.network, &oracle) };
+    let capsule = Capsule {
+        schedule: args.schedule,
+        assumed,
+        ..Capsule::of_run(scenario, build, seed, args.network, &oracle)
+    };
     capsule.check()?;
     Ok(capsule)
 }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use arc_sim::Seed;
+use arc_sim::github::Assumed;
 use arc_sim::net::Network;
 use arc_sim::schedule::Schedule;
 
@@ -35,6 +36,10 @@ pub struct ExploreArgs {
     /// reference run and every perturbed one.
     #[arg(long, default_value = "fifo")]
     pub schedule: Schedule,
+    /// Assume this alternative about GitHub, `NAME=ALT` (repeatable; `arcsim list assumptions`), in the
+    /// reference run and every perturbed one (kept in their capsules).
+    #[arg(long = "assume", value_name = "NAME=ALT")]
+    pub assume: Vec<String>,
     /// Directory the reference run's and the failing runs' capsules are written to (created if missing).
     #[arg(long, default_value = "explore")]
     pub out: PathBuf,
@@ -44,7 +49,8 @@ pub struct ExploreArgs {
 pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let build = args.build.build();
-    let found = explore(scenario, build, args.seed, (args.network, args.schedule), args.budget)?;
+    let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
+    let found = explore(scenario, build, args.seed, (args.network, args.schedule, &assumed), args.budget)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
     let reference =

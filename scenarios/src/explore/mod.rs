@@ -13,6 +13,7 @@ pub mod points;
 use std::collections::BTreeSet;
 
 use arc_sim::apiserver::{LagRange, WatchLag};
+use arc_sim::github::Assumed;
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::schedule::Schedule;
@@ -84,17 +85,18 @@ pub fn fault_free(capsule: &Capsule) -> Capsule {
     out
 }
 
-/// Explores `build` in `scenario` from `seed`'s fault-free run under `schedule` with up to `budget`
-/// perturbed runs.
+/// Explores `build` in `scenario` from `seed`'s fault-free run over `network`, under `schedule` and the
+/// `assumed` alternatives about GitHub, with up to `budget` perturbed runs.
 pub fn explore(
     scenario: &'static dyn Scenario,
     build: Build,
     seed: Seed,
-    (network, schedule): (Network, Schedule),
+    (network, schedule, assumed): (Network, Schedule, &Assumed),
     budget: usize,
 ) -> Result<Exploration, CapsuleError> {
     let oracle = scenario.oracles().first().map_or("", |o| o.name());
-    let run = Capsule { schedule, ..Capsule::of_run(scenario, build, seed, network, oracle) };
+    let of_run = Capsule::of_run(scenario, build, seed, network, oracle);
+    let run = Capsule { schedule, assumed: assumed.clone(), ..of_run };
     let reference = fault_free(&run);
     let (verdict, record) = reference.run(TraceMode::HashOnly, Some(Interest::everything()))?;
     let points = Points {

@@ -29,8 +29,8 @@ const BUDGET: usize = 8 * KINDS;
 
 fn explored(variant: Variant) -> Exploration {
     let scenario = scenarios::find("standard").unwrap();
-    explore(scenario, Build::arcsim(variant), Seed(1), (Network::InProcess, Schedule::Fifo), BUDGET)
-        .expect("explores")
+    let settings = (Network::InProcess, Schedule::Fifo, &arc_sim::github::Assumed::defaults());
+    explore(scenario, Build::arcsim(variant), Seed(1), settings, BUDGET).expect("explores")
 }
 
 /// `scenario`'s fault-free run of `seed` for `variant` with `perturbations`, expecting `oracle`.

@@ -243,10 +243,7 @@ fn sweep_each_alternative(mut plan: SweepPlan<'_>, json: Option<&Path>) -> anyho
         let verdict = if sweep_passed(report) { "ok" } else { "PROBLEMS (see its table)" };
         println!("  {:<50} {verdict}", report.plan.assumed.to_string());
     }
-    if let Some(path) = json {
-        let text = serde_json::to_string_pretty(&reports)?;
-        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-    }
+    write_json(&reports, json)?;
     anyhow::ensure!(reports.iter().all(sweep_passed), "the sweep found problems under some alternative");
     Ok(())
 }
@@ -260,9 +257,9 @@ pub fn finish(report: &SweepReport, json: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_json(report: &SweepReport, path: Option<&Path>) -> anyhow::Result<()> {
+fn write_json(value: &impl serde::Serialize, path: Option<&Path>) -> anyhow::Result<()> {
     if let Some(path) = path {
-        let json = serde_json::to_string_pretty(report)?;
+        let json = serde_json::to_string_pretty(value)?;
         std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())

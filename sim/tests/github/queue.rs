@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use arc_controller::github::job_messages::JobMessage;
 use arc_controller::github::wire::MESSAGE_TYPE_JOB_MESSAGES;
-use arc_sim::github::{GitHubConfig, JobSpec, JobState};
+use arc_sim::github::{GitHubConfig, JobSpec, JobState, RunnerSession};
 
-use crate::github::rig::{rig, types};
+use crate::github::rig::{Rig, rig, types};
 
 #[tokio::test(start_paused = true)]
 async fn an_empty_long_poll_answers_202_exactly_at_the_timeout() {
@@ -147,12 +147,13 @@ async fn only_jobs_offered_to_a_scale_set_can_be_acquired_by_it_and_statistics_f
     assert_eq!(rig.fake.job(job).unwrap().acquired_by, Some(linux));
 }
 
-#[tokio::test(start_paused = true)]
-async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
-    let rig = rig(1, GitHubConfig::instant());
+/// Two idle runners and two 30-second jobs, both acquired by a listener that then sends capacity 1;
+/// 10 s later.
+async fn two_jobs_acquired_under_capacity_one(config: GitHubConfig) -> (Rig, [RunnerSession; 2]) {
+    let rig = rig(1, config);
     let set = rig.scale_set("arc").await;
     let session = rig.session(set).await;
-    let (a, b) = (rig.runner(set, "a").await, rig.runner(set, "b").await);
+    let runners = [rig.runner(set, "a").await, rig.runner(set, "b").await];
     let jobs = [
         rig.fake.submit_job(JobSpec::simple(&["arc"], 30_000)),
         rig.fake.submit_job(JobSpec::simple(&["arc"], 30_000)),
@@ -163,9 +164,16 @@ async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
     rig.client.acquire_jobs(set, token, &jobs).await.unwrap();
     rig.client.get_message(&session.message_queue_url, token, message.message_id, 1).await.unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let running = |rig: &crate::github::rig::Rig| {
-        rig.fake.jobs().iter().filter(|j| j.state == JobState::Running).count()
-    };
+    (rig, runners)
+}
+
+fn running(rig: &Rig) -> usize {
+    rig.fake.jobs().iter().filter(|j| j.state == JobState::Running).count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
+    let (rig, [a, b]) = two_jobs_acquired_under_capacity_one(GitHubConfig::instant()).await;
     assert_eq!(running(&rig), 1, "capacity 1: one job runs, one waits");
     let first = if rig.fake.runner(a.runner_id()).unwrap().job().is_some() { a } else { b };
     first.run_one_job().await.unwrap();
@@ -178,21 +186,9 @@ async fn the_listeners_max_capacity_caps_jobs_running_at_once() {
 /// Assumption `capacity-header=advisory`: the capacity a listener sends limits nothing.
 #[tokio::test(start_paused = true)]
 async fn with_the_capacity_header_advisory_both_jobs_run_at_once() {
-    let rig = rig(1, GitHubConfig { honour_max_capacity: false, ..GitHubConfig::instant() });
-    let set = rig.scale_set("arc").await;
-    let session = rig.session(set).await;
-    let (_a, _b) = (rig.runner(set, "a").await, rig.runner(set, "b").await);
-    let jobs = [
-        rig.fake.submit_job(JobSpec::simple(&["arc"], 30_000)),
-        rig.fake.submit_job(JobSpec::simple(&["arc"], 30_000)),
-    ];
-    let (message, _) = rig.poll(&session, 0).await.unwrap();
-    let token = &session.message_queue_access_token;
-    rig.client.acquire_jobs(set, token, &jobs).await.unwrap();
-    rig.client.get_message(&session.message_queue_url, token, message.message_id, 1).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    let running = rig.fake.jobs().iter().filter(|j| j.state == JobState::Running).count();
-    assert_eq!(running, 2, "capacity 1 sent, not honoured");
+    let advisory = GitHubConfig { honour_max_capacity: false, ..GitHubConfig::instant() };
+    let (rig, _runners) = two_jobs_acquired_under_capacity_one(advisory).await;
+    assert_eq!(running(&rig), 2, "capacity 1 sent, not honoured");
 }
 
 #[tokio::test(start_paused = true)]

@@ -110,8 +110,9 @@ impl EphemeralRunnerSetReconciler {
         };
         let name = runner.metadata.name.as_deref().unwrap_or_default().to_string();
         let runner_id = runner.runner_id();
-        // With the re-read and #4664's rule, a runner still unregistered is not removed as id 0: its
-        // deletion (if it is unchanged) reaches the finalizer, which deregisters it by its JIT secret.
+        // With the re-read and `remove_runner_by_known_id`, a runner still unregistered is not removed
+        // as id 0: it is deleted only if unchanged, and its finalizer (which re-reads it) removes the
+        // id it has by then, or nothing.
         let unregistered = runner_id == 0
             && self.ctx.switches.fixes.reread_runner_before_removal
             && self.ctx.switches.fixes.remove_runner_by_known_id;

@@ -293,6 +293,7 @@ mod tests {
             network,
             schedule: Schedule::Fifo,
             assumed: arc_sim::github::Assumed::defaults(),
+            draws_assumptions: false,
         };
         (PathBuf::from(format!("shard-{index}-{network}.json")), ShardFile { plan, cells: Vec::new() })
     }
@@ -314,15 +315,15 @@ mod tests {
         assert!(error.to_string().contains("network or schedule differ"), "{error}");
     }
 
-    #[test]
-    fn a_failure_replays_with_the_plans_runners_network_schedule_and_assumptions() {
+    /// A fixed-controller cell whose first failure is seed 2,000,013.
+    fn failed_cell() -> Cell {
         let first = FirstFailure {
             seed: Seed(2_000_013),
             nth: 14,
             violations: Vec::new(),
             replay: "arcsim run --seed 2000013".into(),
         };
-        let cell = Cell {
+        Cell {
             scenario: "network-partition",
             profile: Profile::Arcsim,
             variant: Variant::Fixed,
@@ -339,7 +340,12 @@ mod tests {
             wall_ms: 0,
             seeds: Vec::new(),
             probes_reached_at: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_failure_replays_with_the_plans_runners_network_schedule_and_assumptions() {
+        let cell = failed_cell();
         let plan = PlanRecord {
             runners: Some(20),
             schedule: Schedule::Pct { depth: 3 },
@@ -354,5 +360,18 @@ mod tests {
         );
         let json = serde_json::to_value(&plan).unwrap();
         assert_eq!(json["assumed"], serde_json::json!({"removal-vs-assignment": "weak"}));
+    }
+
+    #[test]
+    fn a_failure_of_a_drawn_sweep_replays_with_what_its_seed_drew() {
+        let plan = PlanRecord { draws_assumptions: true, ..shard_of(0, Network::InProcess).1.plan };
+        let cells = with_plan_flags(vec![failed_cell()], &plan);
+        let replay = &cells[0].first_failure.as_ref().unwrap().replay;
+        let drawn = arc_sim::github::Assumed::drawn(Seed(2_000_013));
+        assert!(!drawn.is_default(), "seed 2,000,013 draws something other than the defaults");
+        assert_eq!(replay, &format!("arcsim run --seed 2000013{}", drawn.flags()));
+        let json = serde_json::to_value(&plan).unwrap();
+        assert_eq!(json["draws_assumptions"], serde_json::json!(true));
+        assert_eq!(serde_json::from_value::<PlanRecord>(json).unwrap(), plan);
     }
 }

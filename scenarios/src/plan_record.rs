@@ -51,6 +51,9 @@ pub struct PlanRecord {
     /// recorded assumed the defaults.
     #[serde(default, skip_serializing_if = "Assumed::is_default")]
     pub assumed: Assumed,
+    /// Each run drew its alternatives from its seed instead (`--assumptions drawn`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub draws_assumptions: bool,
 }
 
 /// `count` consecutive seeds from `from`.
@@ -63,6 +66,11 @@ pub struct SeedSpan {
 }
 
 impl PlanRecord {
+    /// The alternatives the run of `seed` assumed.
+    pub fn assumed_for(&self, seed: Seed) -> Assumed {
+        if self.draws_assumptions { Assumed::drawn(seed) } else { self.assumed.clone() }
+    }
+
     /// The record of `plan`.
     pub fn of(plan: &SweepPlan<'_>) -> PlanRecord {
         PlanRecord {
@@ -79,6 +87,7 @@ impl PlanRecord {
             network: plan.network,
             schedule: plan.schedule,
             assumed: plan.assumed.clone(),
+            draws_assumptions: plan.draws_assumptions,
         }
     }
 
@@ -105,6 +114,7 @@ impl PlanRecord {
             network: self.network,
             schedule: self.schedule,
             assumed: self.assumed.clone(),
+            draws_assumptions: self.draws_assumptions,
             until_probes: None,
         })
     }
@@ -143,6 +153,7 @@ mod tests {
             network,
             schedule: Schedule::Fifo,
             assumed: arc_sim::github::Assumed::defaults(),
+            draws_assumptions: false,
             until_probes: None,
         }
     }
@@ -182,6 +193,7 @@ mod tests {
         let plan = SweepPlan {
             schedule: Schedule::Pct { depth: 3 },
             assumed: arc_sim::github::Assumed::defaults(),
+            draws_assumptions: false,
             ..fixed_plan("standard", vec![Seed(1)], Network::InProcess)
         };
         let record = PlanRecord::of(&plan);

@@ -70,12 +70,19 @@ pub struct SweepPlan<'a> {
     pub schedule: Schedule,
     /// The alternatives assumed about GitHub in every run (`--assume`).
     pub assumed: Assumed,
+    /// Draw the alternatives per seed instead ([`Assumed::drawn`], `--assumptions drawn`).
+    pub draws_assumptions: bool,
     /// Stop a fixed-controller cell once every probe its scenario has a floor for has fired in this
     /// many seeds ([`crate::coverage`]).
     pub until_probes: Option<u32>,
 }
 
 impl<'a> SweepPlan<'a> {
+    /// The alternatives the run of `seed` assumes.
+    pub fn assumed_for(&self, seed: Seed) -> Assumed {
+        if self.draws_assumptions { Assumed::drawn(seed) } else { self.assumed.clone() }
+    }
+
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
         self.matrix || variant.is_fixed() || cell_bound_in(self.profile, variant, scenario.name()).is_some()
@@ -183,8 +190,9 @@ pub fn sweep(plan: &SweepPlan<'_>, progress: &(dyn Fn(usize, usize) + Sync)) -> 
                         let build = Build::new(plan.profile, variant);
                         let check = plan.check_determinism;
                         let on = |inner| OnNetwork::new(inner, plan.network);
+                        let assumed = plan.assumed_for(seed);
                         let run = |inner: &dyn Scenario| {
-                            let assuming = Assuming::new(inner, &plan.assumed);
+                            let assuming = Assuming::new(inner, &assumed);
                             run_checked(&OnSchedule::new(&assuming, plan.schedule), build, at, seed, check)
                         };
                         let (result, violations) = match plan.runners.map(|n| Scaled::new(scenario, n)) {
@@ -230,7 +238,7 @@ pub fn with_plan_flags(mut cells: Vec<Cell>, plan: &PlanRecord) -> Vec<Cell> {
         if !plan.schedule.is_fifo() {
             first.replay = format!("{} --schedule {}", first.replay, plan.schedule);
         }
-        first.replay = format!("{}{}", first.replay, plan.assumed.flags());
+        first.replay = format!("{}{}", first.replay, plan.assumed_for(first.seed).flags());
     }
     cells
 }

@@ -92,6 +92,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         network: arc_sim::net::Network::InProcess,
         schedule: arc_sim::schedule::Schedule::Fifo,
         assumed: arc_sim::github::Assumed::defaults(),
+        draws_assumptions: false,
         until_probes: None,
     };
     let progress = Progress::start();

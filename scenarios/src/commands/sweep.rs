@@ -82,8 +82,9 @@ pub struct SweepArgs {
     pub assume: Vec<String>,
     /// `each`: run the whole sweep once under the assumptions as chosen (the defaults, or `--assume`),
     /// then once per other alternative of each assumption, one moved at a time, and print a verdict
-    /// per alternative (`arcsim list assumptions`).
-    #[arg(long, value_enum, conflicts_with_all = ["shard", "until_probes"])]
+    /// per alternative (`arcsim list assumptions`). `drawn`: every run draws an alternative of each
+    /// assumption from its seed; a failure's replay line names what its seed drew.
+    #[arg(long, value_enum, conflicts_with = "until_probes")]
     pub assumptions: Option<AssumptionsMode>,
     /// Stop each fixed-controller cell once every probe its scenario declares a floor for has fired in
     /// at least K seeds, and say how many seeds that took (not with `--shard`).
@@ -147,6 +148,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         network: args.network,
         schedule: args.schedule,
         assumed: Assumed::parse(args.assume.iter().map(String::as_str))?,
+        draws_assumptions: args.assumptions == Some(AssumptionsMode::Drawn),
         until_probes: args.until_probes,
     };
     anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
@@ -161,6 +163,14 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
             Scaled::new(*scenario, n)?;
         }
     }
+    anyhow::ensure!(
+        !(args.assumptions == Some(AssumptionsMode::Each) && args.shard.is_some()),
+        "--assumptions each runs whole sweeps, one per alternative: not with --shard"
+    );
+    anyhow::ensure!(
+        !plan.draws_assumptions || plan.assumed.is_default(),
+        "--assumptions drawn draws every assumption per seed: not with --assume"
+    );
     if args.assumptions == Some(AssumptionsMode::Each) {
         return sweep_each_alternative(plan, args.json.as_deref());
     }
@@ -209,6 +219,8 @@ fn coverage_lines(report: &SweepReport, k: u32) -> String {
 pub enum AssumptionsMode {
     /// The chosen assumptions, then each other alternative of each assumption, one at a time.
     Each,
+    /// Every run draws an alternative of each assumption from its seed (replay lines name them).
+    Drawn,
 }
 
 /// The chosen assumptions, then each with one assumption moved to another of its alternatives.

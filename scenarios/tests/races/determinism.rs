@@ -78,6 +78,7 @@ fn a_sweep_on_one_thread_and_on_two_gives_the_same_report() {
         network: arc_sim::net::Network::InProcess,
         schedule: arc_sim::schedule::Schedule::Fifo,
         assumed: arc_sim::github::Assumed::defaults(),
+        draws_assumptions: false,
         until_probes: None,
     };
     let report = |jobs| {
@@ -108,6 +109,7 @@ fn until_probes_stops_at_the_same_seed_on_one_thread_and_on_two() {
         network: arc_sim::net::Network::InProcess,
         schedule: arc_sim::schedule::Schedule::Fifo,
         assumed: arc_sim::github::Assumed::defaults(),
+        draws_assumptions: false,
     };
     let cells: Vec<_> = [1, 2].map(|jobs| sweep(&plan(jobs), &|_, _| {}).cells.remove(0)).into();
     for cell in &cells {

@@ -10,7 +10,10 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use rand::Rng as _;
 use serde::{Deserialize, Serialize};
+
+use crate::seed::Seed;
 
 use super::config::{GitHubConfig, UnknownRunnerAnswer};
 
@@ -92,6 +95,38 @@ const ASSUMPTIONS: &[Assumption] = &[
         ],
     },
     Assumption {
+        name: "service-reads",
+        question: "How old may the statistics in sessions and messages, and GetRunner/GetRunnerByName's runners, be?",
+        alternatives: &[
+            Alternative {
+                name: "linearizable",
+                evidence: "no public report of stale scale-set reads (actions/runner #4422 is about the REST list, not these endpoints)",
+                apply: |c| c.service_read_staleness_ms = 0,
+            },
+            Alternative {
+                name: "stale-30s",
+                evidence: "ARC #4397: stale TotalAssignedJobs over-provisions; terraform-aws-github-runner #5228: busy lags 25-60 s",
+                apply: |c| c.service_read_staleness_ms = 30_000,
+            },
+        ],
+    },
+    Assumption {
+        name: "dead-runner-detection",
+        question: "How long does a runner whose process died while idle stay online and assignable?",
+        alternatives: &[
+            Alternative {
+                name: "instant",
+                evidence: "ARC-MODEL §6.2: the service does not dispatch to offline runners (the fake's model before 2026-12)",
+                apply: |c| c.dead_runner_detection_ms = 0,
+            },
+            Alternative {
+                name: "after-3-min",
+                evidence: "actions/runner #1406, #3539: a stopped runner stays idle a while and gets jobs, lost when the lease lapses",
+                apply: |c| c.dead_runner_detection_ms = 180_000,
+            },
+        ],
+    },
+    Assumption {
         name: "unacknowledged-messages",
         question: "Does the scale set's next session get the messages a session received but never acknowledged?",
         alternatives: &[
@@ -120,6 +155,38 @@ const ASSUMPTIONS: &[Assumption] = &[
                 name: "advisory",
                 evidence: "no public document says the service enforces it; ARC also caps its own runner count at maxRunners",
                 apply: |c| c.honour_max_capacity = false,
+            },
+        ],
+    },
+    Assumption {
+        name: "registration-lifetime",
+        question: "How long does a JIT registration live if no runner process ever connects with it?",
+        alternatives: &[
+            Alternative {
+                name: "one-day",
+                evidence: "GitHub docs (communicating with self-hosted runners): an ephemeral runner not connected for 1 day is removed",
+                apply: |c| c.unconnected_registration_ttl_ms = None,
+            },
+            Alternative {
+                name: "unconnected-5-min",
+                evidence: "actions/runner #4726: JIT runners removed after minutes; ubicloud #2957: JIT configs valid for 5 minutes",
+                apply: |c| c.unconnected_registration_ttl_ms = Some(300_000),
+            },
+        ],
+    },
+    Assumption {
+        name: "session-refresh",
+        question: "Does refreshing a message session whose queue token expired renew it, or is the session gone?",
+        alternatives: &[
+            Alternative {
+                name: "renews",
+                evidence: "actions/scaleset session_client.go: a 401 on the queue is answered by PATCH session, which ARC expects to work",
+                apply: |c| c.session_ends_with_token = false,
+            },
+            Alternative {
+                name: "ends-with-token",
+                evidence: "actions/scaleset #123: the refresh PATCH answers 404 (session not in redis); the listener exits every ~50 min",
+                apply: |c| c.session_ends_with_token = true,
             },
         ],
     },
@@ -240,6 +307,17 @@ impl Assumed {
         }
     }
 
+    /// An alternative of every assumption drawn from `seed` (`arcsim sweep --assumptions drawn`):
+    /// uniformly, from the seed's own stream `assumptions`, so a seed always draws the same.
+    pub fn drawn(seed: Seed) -> Assumed {
+        let mut rng = seed.named_rng("assumptions");
+        let choices: Vec<String> = ASSUMPTIONS
+            .iter()
+            .map(|a| format!("{}={}", a.name, a.alternatives[rng.random_range(0..a.alternatives.len())].name))
+            .collect();
+        Assumed::parse(choices.iter().map(String::as_str)).expect("drawn from the known alternatives")
+    }
+
     /// The command-line flags that choose these alternatives: ` --assume NAME=ALT` each, or nothing.
     pub fn flags(&self) -> String {
         self.0.iter().map(|(name, alt)| format!(" --assume {name}={alt}")).collect()
@@ -306,6 +384,19 @@ mod tests {
         assert!(name.contains("unregistered-runner-removal"), "{name}");
         let alt = Assumed::parse(["removal-vs-assignment=maybe"]).unwrap_err().to_string();
         assert!(alt.contains("atomic, weak"), "{alt}");
+    }
+
+    #[test]
+    fn a_seed_draws_the_same_alternatives_every_time_and_seeds_differ() {
+        assert_eq!(Assumed::drawn(Seed(5)), Assumed::drawn(Seed(5)));
+        let draws: std::collections::BTreeSet<String> =
+            (1..=40).map(|n| Assumed::drawn(Seed(n)).to_string()).collect();
+        assert!(draws.len() > 30, "{} distinct draws of 40", draws.len());
+        for assumption in all() {
+            let moved = (1..=40)
+                .filter(|&n| Assumed::drawn(Seed(n)).of(assumption).name != assumption.alternatives[0].name);
+            assert!(moved.count() > 5, "{} is drawn away from its default", assumption.name);
+        }
     }
 
     #[test]

@@ -90,6 +90,31 @@ pub struct GitHubConfig {
     /// (assumption `capacity-header`).
     #[serde(skip_serializing_if = "is_true")]
     pub honour_max_capacity: bool,
+    /// How long a runner whose process died while idle stays online and assignable before the service
+    /// notices (0, the default: at once). A job assigned to it meanwhile is lost after
+    /// `lost_runner_timeout_ms` (assumption `dead-runner-detection`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dead_runner_detection_ms: u64,
+    /// How old the statistics in sessions and messages, and the runners GetRunner and
+    /// GetRunnerByName answer from, may be (0, the default: linearizable; assumption `service-reads`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub service_read_staleness_ms: u64,
+    /// How long a JIT registration no process has connected with lives (none, the default: forever;
+    /// assumption `registration-lifetime`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unconnected_registration_ttl_ms: Option<u64>,
+    /// Whether a session ends when its queue token expires, so that refreshing it answers 404
+    /// (default: no, a refresh renews it; assumption `session-refresh`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub session_ends_with_token: bool,
+}
+
+fn is_zero(ms: &u64) -> bool {
+    *ms == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_one_hour(ms: &u64) -> bool {
@@ -138,6 +163,10 @@ impl Default for GitHubConfig {
             installation_token_ttl_ms: 3_600_000,
             redeliver_unacknowledged: true,
             honour_max_capacity: true,
+            dead_runner_detection_ms: 0,
+            service_read_staleness_ms: 0,
+            unconnected_registration_ttl_ms: None,
+            session_ends_with_token: false,
         }
     }
 }
@@ -219,6 +248,10 @@ impl GitHubConfig {
             ("installation_token_ttl_ms", self.installation_token_ttl_ms),
             ("session_idle_expiry_ms", self.session_idle_expiry_ms),
         ];
+        let registration = ("unconnected_registration_ttl_ms", self.unconnected_registration_ttl_ms);
+        if let (field, Some(0)) = registration {
+            return Err(GitHubConfigError::Zero { field });
+        }
         if let Some((field, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(GitHubConfigError::Zero { field });
         }

@@ -103,6 +103,14 @@ pub enum EventKind {
         /// The job it held, which now runs on as "lost" until the timeout.
         lost_job: Option<i64>,
     },
+    /// The service noticed that an idle runner's process had died (it had stayed assignable until
+    /// now, assumption `dead-runner-detection`).
+    DeadRunnerNoticed {
+        /// Id.
+        runner_id: i64,
+        /// The job it was assigned meanwhile, now lost with it.
+        lost_job: Option<i64>,
+    },
     /// RemoveRunner was answered.
     RemoveRunner {
         /// The id asked for.
@@ -288,6 +296,7 @@ impl EventKind {
             EventKind::RunnerConnected { .. } => "runner-connected",
             EventKind::RunnerRefused { .. } => "runner-refused",
             EventKind::ProcessExited { .. } => "process-exited",
+            EventKind::DeadRunnerNoticed { .. } => "dead-runner-noticed",
             EventKind::RemoveRunner { .. } => "remove-runner",
             EventKind::RunnerRemoved { .. } => "runner-removed",
             EventKind::JobQueued { .. } => "job-queued",
@@ -321,6 +330,10 @@ impl fmt::Display for EventKind {
                 write!(f, "runner={runner_id} reason={reason:?}")
             }
             EventKind::ProcessExited { runner_id, lost_job } => match lost_job {
+                Some(job) => write!(f, "runner={runner_id} lost-job={job}"),
+                None => write!(f, "runner={runner_id}"),
+            },
+            EventKind::DeadRunnerNoticed { runner_id, lost_job } => match lost_job {
                 Some(job) => write!(f, "runner={runner_id} lost-job={job}"),
                 None => write!(f, "runner={runner_id}"),
             },

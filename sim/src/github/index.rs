@@ -154,7 +154,7 @@ mod tests {
         assert!(!world.index.open_jobs.contains(&first) && !world.index.live_runners.contains(&busy));
 
         world.assign_next().expect("the other runner takes the second job");
-        let lost = world.process_exited(idle, if idle == a { conn_a } else { conn_b });
+        let lost = world.process_exited(idle, if idle == a { conn_a } else { conn_b }, false);
         assert!(lost.is_some() && world.index.holding_runners.contains(&idle));
         world.expire_lost_runner(idle, second);
         let unmatched = world.submit_job(JobSpec::simple(&["gpu"], 1));

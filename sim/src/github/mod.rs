@@ -41,6 +41,7 @@ mod faults;
 mod held;
 mod index;
 mod jobs;
+mod later;
 mod legacy;
 mod messages;
 mod model;
@@ -53,6 +54,7 @@ mod scale_sets;
 mod scripted;
 mod service;
 mod sessions;
+mod stale_reads;
 mod start;
 mod state;
 mod statistics_ledger;
@@ -125,6 +127,8 @@ pub(crate) struct Shared {
     topics: Mutex<BTreeMap<Topic, Arc<Notify>>>,
     /// The run's schedule (`service`: around each commit; the assigner).
     schedule: crate::schedule::SchedulerSlot,
+    /// This, for the timers a change asks for (`later`).
+    this: std::sync::Weak<Shared>,
 }
 
 impl Shared {
@@ -135,11 +139,14 @@ impl Shared {
     /// Runs a change under the lock, then wakes the waiters of what it touched (in topic order)
     /// and everyone waiting for any change.
     fn mutate<T>(&self, change: impl FnOnce(&mut World) -> T) -> T {
-        let (result, touched) = {
+        let (result, touched, later) = {
             let mut world = self.lock();
             let result = change(&mut world);
-            (result, world.take_touched())
+            (result, world.take_touched(), world.take_later())
         };
+        if let (false, Some(this)) = (later.is_empty(), self.this.upgrade()) {
+            later::spawn(&this, later);
+        }
         self.wake(&touched);
         self.changed.notify_waiters();
         result
@@ -273,12 +280,13 @@ impl FakeGitHub {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| GitHubSetupError::NoRuntime)?;
         let mut world = World::new(seed, clock, record, config);
         world.held = held::Held::new(&faults.perturbations);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new_cyclic(|this| Shared {
             world: Mutex::new(world),
             faults: Mutex::new(FaultLayer::new(seed, faults)),
             changed: Notify::new(),
             topics: Mutex::new(BTreeMap::new()),
             schedule: Default::default(),
+            this: this.clone(),
         });
         runtime.spawn(run_assigner(Arc::clone(&shared)));
         Ok(FakeGitHub { shared })

@@ -185,6 +185,8 @@ pub enum RemovalReason {
     ScaleSetDeleted,
     /// A legacy `config.sh --replace` registered a new runner under its name.
     Replaced,
+    /// Its JIT registration expired before any process connected with it.
+    Expired,
 }
 
 impl fmt::Display for RemovalReason {
@@ -195,6 +197,7 @@ impl fmt::Display for RemovalReason {
             RemovalReason::Lost => "lost",
             RemovalReason::ScaleSetDeleted => "scale-set-deleted",
             RemovalReason::Replaced => "replaced",
+            RemovalReason::Expired => "expired",
         })
     }
 }

@@ -128,10 +128,21 @@ impl RunnerSession {
         self.shared.mutate(|w| w.cancel_from_runner_shutdown(self.runner_id, self.connection))
     }
 
-    /// The process died (pod killed, container exited). An idle runner goes offline; a busy one keeps
+    /// The process died (pod killed, container exited) without a word. An idle runner goes offline
+    /// (under `dead-runner-detection=after-3-min`, only once the service notices); a busy one keeps
     /// its job "running" until the lost-runner timeout, then the job fails and the runner is removed.
     pub fn process_died(&self) {
-        let lost = self.shared.mutate(|w| w.process_exited(self.runner_id, self.connection));
+        self.exited(false);
+    }
+
+    /// The process deleted its session and exited (the runner's shutdown): the service knows at once
+    /// that an idle runner is offline; a runner holding a job is left with it, as when it dies.
+    pub fn session_deleted(&self) {
+        self.exited(true);
+    }
+
+    fn exited(&self, said_so: bool) {
+        let lost = self.shared.mutate(|w| w.process_exited(self.runner_id, self.connection, said_so));
         if let Some(lost) = lost {
             super::spawn_lost_runner_timer(&self.shared, lost);
         }

@@ -8,6 +8,7 @@
 //! refused.
 
 use super::events::{ConnectRefused, EventKind};
+use super::later::Later;
 use super::model::{RemovalReason, Runner, RunnerState};
 use super::reply::Reply;
 use super::state::World;
@@ -74,6 +75,9 @@ impl World {
         };
         self.runners.insert(id, runner);
         self.index_new_runner(id);
+        if let (Some(ttl_ms), Some(_)) = (self.cfg.unconnected_registration_ttl_ms, scale_set_id) {
+            self.after(ttl_ms, Later::ExpireRegistration { runner_id: id });
+        }
         self.runner_secrets.insert(id, secret.clone());
         self.record(EventKind::RunnerRegistered { runner_id: id, name: name.to_string(), scale_set_id });
         let credential = RunnerCredential {
@@ -93,9 +97,9 @@ impl World {
     }
 
     /// `GET agents/{id}`: 404 `AgentNotFoundException` for an unknown or removed runner.
-    pub fn http_get_runner(&self, runner_id: i64) -> Reply {
-        match self.runners.get(&runner_id).filter(|r| !r.is_removed()) {
-            Some(runner) => Reply::json(200, &reference(runner)),
+    pub fn http_get_runner(&mut self, runner_id: i64) -> Reply {
+        match self.read_runners().into_iter().find(|r| r.id == runner_id) {
+            Some(runner) => Reply::json(200, &runner),
             None => Reply::exception(
                 404,
                 "AgentNotFoundException",
@@ -105,8 +109,9 @@ impl World {
     }
 
     /// `GET agents?agentName=`: 0 or 1 runners.
-    pub fn http_get_runner_by_name(&self, name: &str) -> Reply {
-        let found: Vec<RunnerReference> = self.live_runner_named(name).map(reference).into_iter().collect();
+    pub fn http_get_runner_by_name(&mut self, name: &str) -> Reply {
+        let found: Vec<RunnerReference> =
+            self.read_runners().into_iter().filter(|r| r.name == name).collect();
         Reply::json(200, &ItemList::of(found))
     }
 
@@ -135,6 +140,16 @@ impl World {
         match runner.state {
             RunnerState::Removed { .. } => Err(ConnectRefused::Removed),
             _ if deprecated => Err(ConnectRefused::VersionDeprecated),
+            RunnerState::Idle if self.dead_processes.remove(&runner_id).is_some() => {
+                // A new process replaces one that died unnoticed (`dead-runner-detection`).
+                runner.connections += 1;
+                let connection = runner.connections;
+                self.index.touched.insert(super::index::Topic::Runner(runner_id));
+                Ok(connection)
+            }
+            RunnerState::Busy { .. } if self.dead_processes.contains_key(&runner_id) => {
+                Err(ConnectRefused::JobInProgress)
+            }
             RunnerState::Idle | RunnerState::Busy { .. } => Err(ConnectRefused::AlreadyConnected),
             RunnerState::Lost { .. } => Err(ConnectRefused::JobInProgress),
             RunnerState::Offline => {
@@ -148,10 +163,19 @@ impl World {
 
     /// The process of connection `connection` died or exited. An idle runner goes offline; a busy one
     /// is lost, and its job is returned so the caller can start the lost-runner timer.
-    pub fn process_exited(&mut self, runner_id: i64, connection: u64) -> Option<LostJob> {
+    /// A process that `said_so` (deleted its session) is noticed at once whatever the assumption.
+    pub fn process_exited(&mut self, runner_id: i64, connection: u64, said_so: bool) -> Option<LostJob> {
         let now = self.now_ms();
         let runner = self.runners.get(&runner_id).filter(|r| r.connections == connection)?;
         let (state, lost) = match runner.state {
+            RunnerState::Idle if !said_so && self.cfg.dead_runner_detection_ms > 0 => {
+                // The service has not noticed yet: the runner stays online and assignable.
+                self.dead_processes.insert(runner_id, connection);
+                let detection_ms = self.cfg.dead_runner_detection_ms;
+                self.after(detection_ms, Later::NoticeDeadRunner { runner_id, connection });
+                self.record(EventKind::ProcessExited { runner_id, lost_job: None });
+                return None;
+            }
             RunnerState::Idle => (RunnerState::Offline, None),
             RunnerState::Busy { request_id } => {
                 (RunnerState::Lost { request_id, since_ms: now }, Some(LostJob { runner_id, request_id }))
@@ -170,13 +194,5 @@ impl World {
             self.set_runner_state(runner_id, RunnerState::Removed { reason, at_ms });
             self.record(EventKind::RunnerRemoved { runner_id, reason });
         }
-    }
-}
-
-fn reference(runner: &Runner) -> RunnerReference {
-    RunnerReference {
-        id: runner.id,
-        name: runner.name.clone(),
-        runner_scale_set_id: runner.scale_set_id.unwrap_or(0),
     }
 }

@@ -83,10 +83,16 @@ impl World {
         let now = self.now_ms();
         let token = tokens::opaque(self.seed, "qt", self.next_number());
         let ttl = self.cfg.queue_token_ttl_ms;
+        let ends_with_token = self.cfg.session_ends_with_token;
         let Some(session) = self.sessions.get_mut(session_id).filter(|s| s.scale_set_id == scale_set_id)
         else {
             return session_not_found(session_id);
         };
+        if ends_with_token && now >= session.token_expires_ms {
+            // `session-refresh=ends-with-token`: the session ended with its token (scaleset #123).
+            self.close_session(session_id, "expired");
+            return session_not_found(session_id);
+        }
         session.queue_token = token;
         session.token_expires_ms = now + ttl;
         session.last_seen_ms = now;
@@ -113,7 +119,8 @@ impl World {
         }
     }
 
-    fn session_wire(&self, session_id: &str) -> SessionAnswer {
+    fn session_wire(&mut self, session_id: &str) -> SessionAnswer {
+        let statistics = self.read_statistics(self.sessions[session_id].scale_set_id);
         let session = &self.sessions[session_id];
         let set = self.scale_sets.get(&session.scale_set_id);
         SessionAnswer {
@@ -125,7 +132,7 @@ impl World {
                 self.cfg.broker_url, session.scale_set_id, session.id
             ),
             message_queue_access_token: session.queue_token.clone(),
-            statistics: self.statistics(session.scale_set_id),
+            statistics,
         }
     }
 
@@ -150,7 +157,7 @@ impl World {
         if queue.pending.is_empty() {
             return None;
         }
-        let statistics = self.statistics(scale_set_id);
+        let statistics = self.read_statistics(scale_set_id);
         let queue = self.queue(scale_set_id);
         let batch = std::mem::take(&mut queue.pending);
         queue.last_id += 1;

@@ -85,6 +85,13 @@ pub(crate) struct World {
     pub(crate) ledger: StatisticsLedger,
     /// The plan's GitHub-side perturbations (`held`): a held job, held requests.
     pub(crate) held: super::held::Held,
+    /// Timers asked for by the last change, for `Shared::mutate` to start (`later`).
+    pub(crate) later: Vec<(std::time::Duration, super::later::Later)>,
+    /// Runners whose process died while idle and that the service has not noticed yet: runner id →
+    /// the dead process's connection (assumption `dead-runner-detection`).
+    pub dead_processes: BTreeMap<i64, u64>,
+    /// The views reads are served from (assumption `service-reads`).
+    pub(crate) views: super::stale_reads::ReadViews,
 }
 
 impl World {
@@ -119,6 +126,9 @@ impl World {
             index: StateIndex::default(),
             ledger: StatisticsLedger::default(),
             held: Default::default(),
+            later: Vec::new(),
+            dead_processes: BTreeMap::new(),
+            views: Default::default(),
         }
     }
 

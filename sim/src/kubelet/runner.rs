@@ -152,7 +152,7 @@ async fn stop(ctx: &ProcessContext, session: &RunnerSession) -> i32 {
     tokio::time::sleep(ctx.shutdown.stop).await;
     step(ctx, session).await;
     ctx.state.lock().expect("process state").session = None;
-    session.process_died();
+    session.session_deleted();
     0
 }
 

@@ -12,6 +12,7 @@
 //! - `weak`: weak removal, off (serialised) and on.
 //! - `wire`: the golden wire cases of `fixtures/github/`, answered by the fake.
 
+mod assumed;
 mod capacity;
 mod client;
 mod commit;

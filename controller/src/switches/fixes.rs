@@ -118,6 +118,13 @@ pub struct Fixes {
     /// and acknowledges after, as 0.13's worker did, so an unacknowledged message is redelivered to
     /// the next session. Off: the `actions/scaleset` order.
     pub acquire_before_ack: bool,
+    /// arcsim's fix for a listener that scales from a stale `totalAssignedJobs` (#4397, open): the
+    /// statistics come only with messages, so when the last message's count was stale (the service
+    /// read it from a lagging view, assumption `service-reads`) the listener holds runners nobody
+    /// needs for as long as no other message comes. With the fix, a 202 (a quiet long poll, every
+    /// ~50 s) reads the scale set's statistics afresh (GetRunnerScaleSet) before scaling. Off:
+    /// ARC's behaviour, the message's count until the next message.
+    pub reread_statistics_when_quiet: bool,
     /// A plausible bug, not in ARC: the runner pod names its EphemeralRunner as *controller*
     /// (ARC's `createPod` calls `ctrl.SetControllerReference`, and its pod builder writes
     /// `controller: true` too). Off: the look-alike `controllerutil.SetOwnerReference`, an owner
@@ -227,6 +234,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "listener acquires a message's jobs before acknowledging it",
     ),
     SwitchDoc::new(
+        "reread_statistics_when_quiet",
+        "arcsim (#4397)",
+        "a quiet long poll re-reads the scale set's statistics before scaling",
+    ),
+    SwitchDoc::new(
         "pod_controller_reference",
         "plausible bug, not in ARC",
         "runner pod owned by its runner as controller, not just owner",
@@ -280,6 +292,7 @@ impl Fixes {
             unregister_before_recreate: on,
             keep_unlisted_running_runner: on,
             acquire_before_ack: on,
+            reread_statistics_when_quiet: on,
             pod_controller_reference: on,
             transient_create_error_retried: on,
             controllers_wait_for_lease: on,

@@ -88,6 +88,7 @@ const fn upstream_fixes() -> Fixes {
         remove_runner_by_known_id: false,
         keep_unlisted_running_runner: false,
         acquire_before_ack: false,
+        reread_statistics_when_quiet: false,
         ..Fixes::all_on()
     }
 }

@@ -54,12 +54,14 @@ impl World {
         Reply::json(200, &ItemList::of(found))
     }
 
-    /// `GET runnerscalesets/{id}`.
-    pub fn http_get_scale_set(&self, id: i64) -> Reply {
-        match self.scale_sets.get(&id) {
-            Some(set) => Reply::json(200, &self.scale_set_wire(set)),
-            None => scale_set_not_found(id),
+    /// `GET runnerscalesets/{id}`, its statistics as a read sees them (`stale_reads`).
+    pub fn http_get_scale_set(&mut self, id: i64) -> Reply {
+        if !self.scale_sets.contains_key(&id) {
+            return scale_set_not_found(id);
         }
+        let statistics = self.read_statistics(id);
+        let wire = ScaleSetAnswer { statistics, ..self.scale_set_wire(&self.scale_sets[&id]) };
+        Reply::json(200, &wire)
     }
 
     /// `POST runnerscalesets`.

@@ -1,9 +1,10 @@
 //! [`ReadViews`]: the service's reads served from a view up to `service_read_staleness_ms` old
 //! (assumption `service-reads`; actions/runner #4422 saw the REST view call a runner idle while the
 //! broker had it busy). A view is taken on a read when it is older than the staleness, and serves the
-//! reads after it until then: the statistics of each scale set (in sessions and messages), and the
-//! runners GetRunner and GetRunnerByName find. With the staleness 0 every read is of the state now.
-//! Simplification: one view per kind, renewed on read, so a read's age is between 0 and the staleness.
+//! reads after it until then: the statistics of each scale set (in sessions, messages and
+//! GetRunnerScaleSet), and the runners GetRunner and GetRunnerByName find. With the staleness 0 every read is of the state now.
+//! Simplification: one view per kind, renewed on read, so a read's age is between 0 and the staleness;
+//! the scale set answered to a create, update or find by name carries the statistics now.
 
 use std::collections::BTreeMap;
 

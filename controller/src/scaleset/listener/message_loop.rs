@@ -1,7 +1,9 @@
 //! The message loop (ARC-MODEL §4.1, \[SS\] `listener.Run`): the initial scaling from the session's
 //! statistics, then long polls until cancelled.
 //!
-//! A 202 (no message) scales from the latest statistics. A message is handled in \[SS\] order:
+//! A 202 (no message) scales from the latest statistics; with `fixes.reread_statistics_when_quiet`
+//! it first reads them afresh (GetRunnerScaleSet), so a message's stale `totalAssignedJobs` does
+//! not hold runners up for as long as no other message comes (#4397). A message is handled in \[SS\] order:
 //! record its statistics, acknowledge it (DeleteMessage), AcquireJobs for the JobAvailable ones,
 //! HandleJobStarted for each JobStarted, HandleJobCompleted for each JobCompleted (both mark the
 //! scaler dirty, as ARC's scaler does), then HandleDesiredRunnerCount from the message's
@@ -88,6 +90,7 @@ pub struct MessageLoop<'s> {
     latest_statistics: RunnerScaleSetStatistic,
     exit_when_poll_fails: bool,
     acquire_before_ack: bool,
+    reread_statistics_when_quiet: bool,
 }
 
 impl<'s> MessageLoop<'s> {
@@ -111,7 +114,14 @@ impl<'s> MessageLoop<'s> {
             latest_statistics: statistics,
             exit_when_poll_fails: true,
             acquire_before_ack,
+            reread_statistics_when_quiet: false,
         }
+    }
+
+    /// Whether a 202 reads the scale set's statistics afresh before scaling from them
+    /// (`fixes.reread_statistics_when_quiet`; off: the message's, however old).
+    pub fn reread_statistics_when_quiet(self, reread: bool) -> Self {
+        MessageLoop { reread_statistics_when_quiet: reread, ..self }
     }
 
     /// Whether a long poll that fails for want of an answer ends the loop (`fixes.listener_exits_when_poll_fails`;
@@ -147,6 +157,7 @@ impl<'s> MessageLoop<'s> {
                     self.desired.handle(0, 0).await?;
                 }
                 None => {
+                    self.reread_statistics().await;
                     tracing::info!("no message; scaling from the latest statistics");
                     self.desired.handle(self.latest_statistics.total_assigned_jobs, 0).await?;
                 }
@@ -158,6 +169,21 @@ impl<'s> MessageLoop<'s> {
         }
         tracing::info!("message loop cancelled");
         Ok(())
+    }
+
+    /// With `reread_statistics_when_quiet`, takes the scale set's statistics as the service has them
+    /// now; a failed read keeps the latest (logged), since a quiet poll is no reason to stop.
+    async fn reread_statistics(&mut self) {
+        if !self.reread_statistics_when_quiet {
+            return;
+        }
+        match self.session.scale_set_statistics().await {
+            Ok(Some(statistics)) => self.latest_statistics = statistics,
+            Ok(None) => tracing::warn!("the scale set came without statistics; keeping the latest"),
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the scale set's statistics; keeping the latest")
+            }
+        }
     }
 
     async fn handle_message(&mut self, message: &RunnerScaleSetMessage) -> Result<(), ListenerError> {

@@ -217,6 +217,7 @@ impl Listener {
         let acquire_before_ack = self.switches.fixes.acquire_before_ack;
         MessageLoop::new(session, desired, jobs, max_capacity, statistics, acquire_before_ack)
             .exit_when_poll_fails(self.switches.fixes.listener_exits_when_poll_fails)
+            .reread_statistics_when_quiet(self.switches.fixes.reread_statistics_when_quiet)
             .run(cancel)
             .await
     }

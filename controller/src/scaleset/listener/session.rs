@@ -235,6 +235,11 @@ impl MessageSession {
         }
     }
 
+    /// The scale set's statistics as GetRunnerScaleSet answers them now (`None`: it answered none).
+    pub async fn scale_set_statistics(&self) -> Result<Option<RunnerScaleSetStatistic>, ActionsError> {
+        Ok(self.client.get_runner_scale_set_by_id(self.scale_set_id).await?.statistics)
+    }
+
     /// Long-polls for the next message after `last_message_id`; `None` is the 202 "nothing came".
     pub async fn get_message(
         &mut self,

@@ -16,6 +16,7 @@ mod deploy_sweep;
 mod end_to_end;
 mod ephemeral_runner;
 mod ephemeral_runner_set;
+mod findings;
 mod legacy_runner;
 mod listener;
 mod races;

@@ -8,6 +8,8 @@
 //! Rows name their scenario and oracle by value (the scenario and oracle types themselves), so a row
 //! cannot name a scenario or oracle that does not exist.
 
+use arc_sim::github::Assumed;
+use arc_sim::github::assumptions;
 use serde::ser::SerializeStruct;
 
 use crate::oracles::{
@@ -66,12 +68,37 @@ pub struct KillExpectation {
     pub oracle: Judge,
     /// Seeds in which `oracle` reported it, measured.
     pub rate: Rate,
+    /// The alternatives about GitHub it kills under only, `(assumption, alternative)`: measured to
+    /// survive where one of them is moved (`arcsim sweep --assumptions each`). Empty: it kills under
+    /// every alternative measured.
+    pub needs: &'static [(&'static str, &'static str)],
 }
 
 impl KillExpectation {
     /// The bound, in seeds of a sweep: derived from the measured rate.
     pub fn within_seeds(&self) -> u32 {
         self.rate.kill_bound().unwrap_or(u32::MAX)
+    }
+
+    /// This row, killing only under `needs`.
+    const fn needing(self, needs: &'static [(&'static str, &'static str)]) -> Self {
+        KillExpectation { needs, ..self }
+    }
+
+    /// Whether the row is judged in runs under `assumed`: every alternative it needs is in force.
+    /// `None` (alternatives drawn per seed): only a row that needs none is.
+    pub fn holds_under(&self, assumed: Option<&Assumed>) -> bool {
+        match assumed {
+            None => self.needs.is_empty(),
+            Some(assumed) => self.needs.iter().all(|(name, alternative)| {
+                assumptions::find(name).is_some_and(|a| assumed.of(a).name == *alternative)
+            }),
+        }
+    }
+
+    /// The alternatives it needs, `NAME=ALT, …` (empty when none).
+    pub fn needs_text(&self) -> String {
+        self.needs.iter().map(|(name, alt)| format!("{name}={alt}")).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -82,19 +109,21 @@ impl std::fmt::Debug for KillExpectation {
             .field("scenario", &self.scenario.name())
             .field("oracle", &self.oracle)
             .field("rate", &self.rate)
+            .field("needs", &self.needs)
             .finish()
     }
 }
 
 impl serde::Serialize for KillExpectation {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut row = serializer.serialize_struct("KillExpectation", 6)?;
+        let mut row = serializer.serialize_struct("KillExpectation", 7)?;
         row.serialize_field("variant", &self.variant)?;
         row.serialize_field("scenario", self.scenario.name())?;
         row.serialize_field("oracle", self.oracle.name())?;
         row.serialize_field("rate", &self.rate)?;
         row.serialize_field("within_seeds", &self.within_seeds())?;
         row.serialize_field("median_seeds_to_kill", &self.rate.median_seeds_to_kill())?;
+        row.serialize_field("needs", &self.needs_text())?;
         row.end()
     }
 }
@@ -105,7 +134,8 @@ const fn row(
     oracle: &'static dyn Oracle,
     (hits, seeds, from): (u32, u32, u64),
 ) -> KillExpectation {
-    KillExpectation { variant, scenario, oracle: Judge::Run(oracle), rate: Rate::measured(hits, seeds, from) }
+    let rate = Rate::measured(hits, seeds, from);
+    KillExpectation { variant, scenario, oracle: Judge::Run(oracle), rate, needs: &[] }
 }
 
 /// The first seed of the measurements (`arcsim measure kills --from 2000000`): no test uses it.
@@ -163,7 +193,9 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         1000,
     ),
     measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 986, 1000),
-    measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 368, 1000),
+    // #1125's window is the stale runner list: an uncached one closes it (`--assumptions each`).
+    measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 368, 1000)
+        .needing(&[("legacy-runner-list", "cached-60s")]),
     measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 999, 1000),
     measured(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero, 1000, 1000),
     measured(
@@ -173,13 +205,15 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         1000,
         1000,
     ),
+    // The stale removal deletes a busy runner only where RemoveRunner(0) answers 204 (finding 01).
     measured(
         Variant::BugStaleRemovalSnapshot,
         &AssignDuringDelete,
         &deletion::NoBusyRunnerDeleted,
         220,
         1000,
-    ),
+    )
+    .needing(&[("unregistered-runner-removal", "no-content")]),
     measured(
         Variant::BugRunningFromPod,
         &AssignDuringDelete,
@@ -288,6 +322,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         scenario: &OptimisationEquivalence,
         oracle: Judge::Twin(&equivalence::SameCallsAndFinalState),
         rate: Rate::measured(1000, 1000, MEASURED_FROM),
+        needs: &[],
     },
 ];
 
@@ -383,5 +418,26 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "oracle names are unique: {names:?}");
+    }
+
+    #[test]
+    fn a_row_that_needs_alternatives_is_judged_under_them_only() {
+        for row in KILL_TABLE {
+            for (name, alt) in row.needs {
+                let assumption =
+                    assumptions::find(name).unwrap_or_else(|| panic!("{row:?}: no assumption {name}"));
+                assert!(assumption.alternative(alt).is_some(), "{row:?}: {name} has no alternative {alt}");
+            }
+        }
+        let conditional =
+            KILL_TABLE.iter().find(|r| !r.needs.is_empty()).expect("a row that needs an alternative");
+        let (name, alt) = conditional.needs[0];
+        assert!(conditional.holds_under(Some(&Assumed::parse([format!("{name}={alt}").as_str()]).unwrap())));
+        let other = assumptions::find(name).unwrap().alternatives.iter().find(|a| a.name != alt).unwrap();
+        let moved = Assumed::parse([format!("{name}={}", other.name).as_str()]).unwrap();
+        assert!(!conditional.holds_under(Some(&moved)), "{conditional:?} is not judged where {name} moves");
+        assert!(!conditional.holds_under(None), "nor where alternatives are drawn per seed");
+        let plain = KILL_TABLE.iter().find(|r| r.needs.is_empty()).unwrap();
+        assert!(plain.holds_under(Some(&moved)) && plain.holds_under(None));
     }
 }

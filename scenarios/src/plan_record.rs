@@ -66,6 +66,11 @@ pub struct SeedSpan {
 }
 
 impl PlanRecord {
+    /// The alternatives kill rows are judged under: the plan's, or none when each seed drew its own.
+    pub fn row_assumptions(&self) -> Option<&Assumed> {
+        (!self.draws_assumptions).then_some(&self.assumed)
+    }
+
     /// The alternatives the run of `seed` assumed.
     pub fn assumed_for(&self, seed: Seed) -> Assumed {
         if self.draws_assumptions { Assumed::drawn(seed) } else { self.assumed.clone() }

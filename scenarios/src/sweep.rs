@@ -83,9 +83,19 @@ impl<'a> SweepPlan<'a> {
         if self.draws_assumptions { Assumed::drawn(seed) } else { self.assumed.clone() }
     }
 
+    /// The alternatives kill rows are judged under: the plan's, or none when each seed draws its own.
+    pub fn row_assumptions(&self) -> Option<&Assumed> {
+        (!self.draws_assumptions).then_some(&self.assumed)
+    }
+
+    /// The largest bound of `variant`'s rows in `scenario` that hold under this plan's assumptions.
+    fn bound(&self, variant: Variant, scenario: &dyn Scenario) -> Option<u32> {
+        cell_bound_in(self.profile, variant, scenario.name(), self.row_assumptions())
+    }
+
     /// Whether `variant` runs in `scenario` at all.
     fn runs(&self, scenario: &dyn Scenario, variant: Variant) -> bool {
-        self.matrix || variant.is_fixed() || cell_bound_in(self.profile, variant, scenario.name()).is_some()
+        self.matrix || variant.is_fixed() || self.bound(variant, scenario).is_some()
     }
 
     /// The cells, in plan order.
@@ -100,7 +110,7 @@ impl<'a> SweepPlan<'a> {
     /// row bound), or the fixed controller's first [`Self::fixed_seeds`].
     pub fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
         let first = |n: u64| &self.seeds[..self.seeds.len().min(usize::try_from(n).unwrap_or(usize::MAX))];
-        match cell_bound_in(self.profile, variant, scenario.name()) {
+        match self.bound(variant, scenario) {
             Some(bound) if !self.exhaustive && !variant.is_fixed() => first(u64::from(bound)),
             _ if variant.is_fixed() => self.fixed_seeds.map_or(&self.seeds[..], first),
             _ => &self.seeds,
@@ -111,11 +121,7 @@ impl<'a> SweepPlan<'a> {
     pub fn widest_bound(&self) -> u64 {
         let cells = self.cells();
         let bounds = cells.iter().filter(|(_, v)| !v.is_fixed());
-        bounds
-            .filter_map(|(s, v)| cell_bound_in(self.profile, *v, s.name()))
-            .map(u64::from)
-            .max()
-            .unwrap_or(0)
+        bounds.filter_map(|(s, v)| self.bound(*v, *s)).map(u64::from).max().unwrap_or(0)
     }
 
     /// Whether a bug-variant cell stops early once its kill rows are met.
@@ -130,7 +136,7 @@ impl<'a> SweepPlan<'a> {
 
     /// The kill-table rows of a cell under this plan's profile.
     pub fn rows(&self, scenario: &dyn Scenario, variant: Variant) -> Vec<&'static KillExpectation> {
-        expectations_in(self.profile, variant, scenario.name())
+        expectations_under(self.profile, variant, scenario.name(), self.row_assumptions())
     }
 }
 
@@ -140,10 +146,25 @@ pub fn expectations_in(profile: Profile, variant: Variant, scenario: &str) -> Ve
     if profile == Profile::Arcsim { expectations(variant, scenario) } else { Vec::new() }
 }
 
-/// How many seeds a sweep must run of `variant` in `scenario` under `profile`: the largest bound of
-/// its rows (`None` without rows).
-pub fn cell_bound_in(profile: Profile, variant: Variant, scenario: &str) -> Option<u32> {
-    expectations_in(profile, variant, scenario).iter().map(|k| k.within_seeds()).max()
+/// The rows of [`expectations_in`] that hold under `assumed` ([`KillExpectation::holds_under`]).
+pub fn expectations_under(
+    profile: Profile,
+    variant: Variant,
+    scenario: &str,
+    assumed: Option<&Assumed>,
+) -> Vec<&'static KillExpectation> {
+    expectations_in(profile, variant, scenario).into_iter().filter(|k| k.holds_under(assumed)).collect()
+}
+
+/// How many seeds a sweep must run of `variant` in `scenario` under `profile` and `assumed`: the
+/// largest bound of its rows that hold there (`None` without rows).
+pub fn cell_bound_in(
+    profile: Profile,
+    variant: Variant,
+    scenario: &str,
+    assumed: Option<&Assumed>,
+) -> Option<u32> {
+    expectations_under(profile, variant, scenario, assumed).iter().map(|k| k.within_seeds()).max()
 }
 
 /// Every cell, in plan order, and the plan they came from.

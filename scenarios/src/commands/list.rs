@@ -93,11 +93,12 @@ fn catalogue() {
 /// The kill table, last (scripts read it to the end of the listing).
 fn kill_table() {
     println!(
-        "kill table (variant scenario oracle hits/seeds bound median; bounds over {CI_SEED_BUDGET} seeds are swept by scripts/kill-rows.sh):"
+        "kill table (variant scenario oracle hits/seeds bound median [needs]; bounds over {CI_SEED_BUDGET} seeds are swept by scripts/kill-rows.sh; a row that needs alternatives about GitHub kills under those only):"
     );
     for row in KILL_TABLE {
+        let needs = if row.needs.is_empty() { String::new() } else { format!(" needs {}", row.needs_text()) };
         println!(
-            "  {} {} {} {}/{} {} {}",
+            "  {} {} {} {}/{} {} {}{needs}",
             row.variant,
             row.scenario.name(),
             row.oracle.name(),

@@ -143,6 +143,38 @@ const ASSUMPTIONS: &[Assumption] = &[
         ],
     },
     Assumption {
+        name: "job-acquisition",
+        question: "Must a listener acquire an offered job (AcquireJobs), or is it the scale set's once the offer is delivered?",
+        alternatives: &[
+            Alternative {
+                name: "required",
+                evidence: "actions/scaleset #90: AcquireJobs restored because several GHES versions depend on it (#75)",
+                apply: |c| c.acquire_on_delivery = false,
+            },
+            Alternative {
+                name: "on-delivery",
+                evidence: "actions/scaleset #4 removed AcquireJobs and ARC 0.14.0's listener (scaleset v0.2.0) ran on github.com",
+                apply: |c| c.acquire_on_delivery = true,
+            },
+        ],
+    },
+    Assumption {
+        name: "unstarted-dispatch",
+        question: "What becomes of a job a scale set acquired that no runner takes?",
+        alternatives: &[
+            Alternative {
+                name: "held",
+                evidence: "ARC-MODEL §6.2: an acquired job waits for an idle runner of its scale set",
+                apply: |c| c.reoffer_unstarted_after_ms = None,
+            },
+            Alternative {
+                name: "reoffered-every-5-min",
+                evidence: "ARC #4602: GitHub's trace shows the job assigned to the scale set at 08:57:14, 09:02:14, 09:07:14",
+                apply: |c| c.reoffer_unstarted_after_ms = Some(300_000),
+            },
+        ],
+    },
+    Assumption {
         name: "capacity-header",
         question: "Does the service hold a scale set to the X-ScaleSetMaxCapacity its listener sends?",
         alternatives: &[

@@ -107,6 +107,16 @@ pub struct GitHubConfig {
     /// (default: no, a refresh renews it; assumption `session-refresh`).
     #[serde(skip_serializing_if = "is_false")]
     pub session_ends_with_token: bool,
+    /// Whether a job is acquired for a scale set as soon as a message offering it is delivered to the
+    /// scale set's listener, AcquireJobs then being a no-op (default: no, the listener must acquire
+    /// it; assumption `job-acquisition`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub acquire_on_delivery: bool,
+    /// After how long a job acquired by a scale set that no runner has taken is offered again
+    /// (JobAvailable to every scale set it matches, to be acquired anew). None, the default: it waits
+    /// for a runner of its scale set (assumption `unstarted-dispatch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reoffer_unstarted_after_ms: Option<u64>,
 }
 
 fn is_zero(ms: &u64) -> bool {
@@ -167,6 +177,8 @@ impl Default for GitHubConfig {
             service_read_staleness_ms: 0,
             unconnected_registration_ttl_ms: None,
             session_ends_with_token: false,
+            acquire_on_delivery: false,
+            reoffer_unstarted_after_ms: None,
         }
     }
 }
@@ -248,8 +260,11 @@ impl GitHubConfig {
             ("installation_token_ttl_ms", self.installation_token_ttl_ms),
             ("session_idle_expiry_ms", self.session_idle_expiry_ms),
         ];
-        let registration = ("unconnected_registration_ttl_ms", self.unconnected_registration_ttl_ms);
-        if let (field, Some(0)) = registration {
+        let optional = [
+            ("unconnected_registration_ttl_ms", self.unconnected_registration_ttl_ms),
+            ("reoffer_unstarted_after_ms", self.reoffer_unstarted_after_ms),
+        ];
+        if let Some((field, _)) = optional.iter().find(|(_, v)| *v == Some(0)) {
             return Err(GitHubConfigError::Zero { field });
         }
         if let Some((field, _)) = positive.iter().find(|(_, v)| *v == 0) {

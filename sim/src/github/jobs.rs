@@ -4,6 +4,7 @@
 //! a job nobody acquired ends without a message.
 
 use super::events::EventKind;
+use super::later::Later;
 use super::messages::{JobFields, JobMessage};
 use super::model::{EndReason, Job, JobResult, JobSpec, JobState};
 use super::state::World;
@@ -91,22 +92,39 @@ impl World {
             .map(|j| j.request_id)
             .collect();
         for request_id in stranded {
-            self.set_job_state(request_id, JobState::Queued);
-            self.edit_job(request_id, |job| {
-                job.acquired_by = None;
-                job.acquired_ms = None;
-                job.offered_to.clear();
-            });
-            self.record(EventKind::JobQueued { request_id });
-            let matching: Vec<i64> = self
-                .scale_sets
-                .values()
-                .filter(|s| s.matches(&self.jobs[&request_id].spec.labels))
-                .map(|s| s.id)
-                .collect();
-            for id in matching {
-                self.offer(request_id, id);
-            }
+            self.requeue(request_id);
+        }
+    }
+
+    /// Puts acquired job `request_id` back in the queue and offers it to every scale set it matches.
+    pub(crate) fn requeue(&mut self, request_id: i64) {
+        self.set_job_state(request_id, JobState::Queued);
+        self.edit_job(request_id, |job| {
+            job.acquired_by = None;
+            job.acquired_ms = None;
+            job.offered_to.clear();
+        });
+        self.record(EventKind::JobQueued { request_id });
+        let matching: Vec<i64> = self
+            .scale_sets
+            .values()
+            .filter(|s| s.matches(&self.jobs[&request_id].spec.labels))
+            .map(|s| s.id)
+            .collect();
+        for id in matching {
+            self.offer(request_id, id);
+        }
+    }
+
+    /// The re-offer time of job `request_id`, acquired at `acquired_ms`, has come: if no runner has
+    /// taken it since, it is offered again (assumption `unstarted-dispatch`).
+    pub(crate) fn reoffer_unstarted(&mut self, request_id: i64, acquired_ms: u64) {
+        let unstarted = self
+            .jobs
+            .get(&request_id)
+            .is_some_and(|j| j.state == JobState::Acquired && j.acquired_ms == Some(acquired_ms));
+        if unstarted {
+            self.requeue(request_id);
         }
     }
 
@@ -135,6 +153,9 @@ impl World {
                 job.acquired_ms = Some(now);
             });
             self.set_job_state(request_id, JobState::Acquired);
+            if let Some(after_ms) = self.cfg.reoffer_unstarted_after_ms {
+                self.after(after_ms, Later::ReofferUnstarted { request_id, acquired_ms: now });
+            }
             acquired.push(request_id);
             self.record(EventKind::JobAcquired { request_id, scale_set_id });
             let job = self.job_fields(request_id);

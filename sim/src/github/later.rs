@@ -3,8 +3,9 @@
 //! [`spawn`], which sleeps in sim time and then runs [`World::fire`] under the lock.
 //!
 //! What is timed this way: noticing a runner process that died while idle (assumption
-//! `dead-runner-detection`), a job on a dead runner failing as lost, and a JIT registration that was
-//! never connected expiring (assumption `registration-lifetime`). Under the default alternatives
+//! `dead-runner-detection`), a job on a dead runner failing as lost, a JIT registration that was
+//! never connected expiring (assumption `registration-lifetime`), and an acquired job no runner took
+//! offered again (assumption `unstarted-dispatch`). Under the default alternatives
 //! none is ever asked for, so worlds that keep the defaults schedule nothing here.
 
 use std::sync::Arc;
@@ -37,6 +38,13 @@ pub(crate) enum Later {
         /// The runner.
         runner_id: i64,
     },
+    /// A job acquired at `acquired_ms` is offered again unless a runner took it since.
+    ReofferUnstarted {
+        /// The job.
+        request_id: i64,
+        /// When it was acquired.
+        acquired_ms: u64,
+    },
 }
 
 impl World {
@@ -60,6 +68,9 @@ impl World {
                 self.expire_lost_runner(runner_id, request_id)
             }
             Later::ExpireRegistration { runner_id } => self.expire_registration(runner_id),
+            Later::ReofferUnstarted { request_id, acquired_ms } => {
+                self.reoffer_unstarted(request_id, acquired_ms)
+            }
         }
     }
 

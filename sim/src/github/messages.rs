@@ -83,6 +83,14 @@ pub(crate) enum JobMessage {
 }
 
 impl JobMessage {
+    /// The request id a JobAvailable offers (`None` for the other kinds).
+    pub fn available_request_id(&self) -> Option<i64> {
+        match self {
+            JobMessage::Available { job, .. } => Some(job.runner_request_id),
+            _ => None,
+        }
+    }
+
     /// A batch as a message body: a JSON array, as a string.
     pub fn encode_batch(batch: &[JobMessage]) -> String {
         serde_json::to_string(batch).expect("job messages always serialise")

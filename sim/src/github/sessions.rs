@@ -170,6 +170,11 @@ impl World {
         };
         queue.sealed.insert(message_id, message.clone());
         self.record(EventKind::MessageSealed { scale_set_id, message_id, jobs: batch.len() });
+        if self.cfg.acquire_on_delivery {
+            // `job-acquisition=on-delivery`: delivering the offer acquires the job for the scale set.
+            let offered: Vec<i64> = batch.iter().filter_map(JobMessage::available_request_id).collect();
+            self.acquire_jobs(scale_set_id, &offered);
+        }
         Some(message)
     }
 

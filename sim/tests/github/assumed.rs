@@ -128,3 +128,38 @@ async fn a_session_that_ended_with_its_token_cannot_be_refreshed_and_frees_the_s
     assert!(gone.is_not_found(), "{gone}");
     rig.session(set).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn with_acquisition_on_delivery_a_received_offer_is_the_scale_sets_without_acquire_jobs() {
+    let rig = rig(1, assuming("job-acquisition=on-delivery"));
+    let set = rig.scale_set("arc").await;
+    let session = rig.session(set).await;
+    let job = rig.fake.submit_job(JobSpec::simple(&["arc"], 1_000));
+    rig.poll(&session, 0).await.expect("the offer");
+    let acquired = rig.fake.job(job).unwrap();
+    assert_eq!((acquired.state, acquired.acquired_by), (JobState::Acquired, Some(set)));
+    let token = &session.message_queue_access_token;
+    assert_eq!(rig.client.acquire_jobs(set, token, &[job]).await.unwrap(), Vec::<i64>::new(), "a no-op");
+    rig.runner(set, "r").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(rig.fake.job(job).unwrap().state, JobState::Running);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_acquired_job_no_runner_takes_is_offered_again_every_5_min() {
+    let rig = rig(1, assuming("unstarted-dispatch=reoffered-every-5-min"));
+    let set = rig.scale_set("arc").await;
+    let session = rig.session(set).await;
+    let job = rig.fake.submit_job(JobSpec::simple(&["arc"], 1_000));
+    let (first, acquired) = rig.poll_and_acquire(set, &session, 0).await;
+    assert_eq!(acquired, [job]);
+    tokio::time::sleep(Duration::from_secs(301)).await;
+    assert_eq!(rig.fake.job(job).unwrap().state, JobState::Queued, "offered again");
+    let (_, again) = rig.poll_and_acquire(set, &session, first).await;
+    assert_eq!(again, [job], "the JobAvailable comes again and the job can be acquired anew");
+    rig.runner(set, "r").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(rig.fake.job(job).unwrap().state, JobState::Running);
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    assert_ne!(rig.fake.job(job).unwrap().state, JobState::Queued, "a taken job is not offered again");
+}

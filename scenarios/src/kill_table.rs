@@ -20,7 +20,9 @@ use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
-use crate::scenarios::field_reports::{REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4603, REPORT_4653};
+use crate::scenarios::field_reports::{
+    REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4307, REPORT_4603, REPORT_4653,
+};
 use crate::scenarios::kubectl_delete::KubectlDeleteRunners;
 use crate::scenarios::leader_election::LeaderElectionFailover;
 use crate::scenarios::legacy_standard::LegacyStandard;
@@ -317,6 +319,15 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // RemoveRunner(0) refused on every try (`arcsim measure kills --from 12200000 --count 200
     // --scenario report-4653 --variant bug-4653-remove-zero --matrix`).
     row(Variant::Bug4653RemoveZero, &REPORT_4653, &symptoms::DeletingRunnerGoneWithin, (71, 200, 12_200_000)),
+    // #4307 under `registration-lifetime=unconnected-5-min` with slow starts: a runner refused for a
+    // registration that expired is retried with the same JIT config (`arcsim measure kills --from
+    // 12300000 --count 200 --scenario report-4307 --variant bug-4307-registration-gone --matrix`).
+    row(
+        Variant::Bug4307RegistrationGone,
+        &REPORT_4307,
+        &convergence::ConvergesAfterHeal,
+        (59, 200, 12_300_000),
+    ),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,

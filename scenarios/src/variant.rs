@@ -49,6 +49,9 @@ pub enum Variant {
     /// RemoveRunner is asked for id 0 when a runner has no recorded id (ARC before #4664): where the
     /// service refuses id 0 (#4653), the runner stays deleting forever.
     Bug4653RemoveZero,
+    /// A failed runner whose registration GitHub dropped is given a new pod with the same JIT config,
+    /// which GitHub refuses again, until the failure limit (ARC as is; #4307, #4183).
+    Bug4307RegistrationGone,
     /// The `actions/scaleset` listener acknowledges a message before acquiring its jobs.
     BugAckBeforeAcquire,
     /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
@@ -73,7 +76,7 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 23] = [
+    pub const ALL: [Variant; 24] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -90,6 +93,7 @@ impl Variant {
         Variant::BugUnlistedRunnerGone,
         Variant::BugStaleDeregistration,
         Variant::Bug4653RemoveZero,
+        Variant::Bug4307RegistrationGone,
         Variant::BugAckBeforeAcquire,
         Variant::BugRunningFromPod,
         Variant::BugZombieListener,
@@ -118,6 +122,7 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => "bug-unlisted-runner-gone",
             Variant::BugStaleDeregistration => "bug-stale-deregistration",
             Variant::Bug4653RemoveZero => "bug-4653-remove-zero",
+            Variant::Bug4307RegistrationGone => "bug-4307-registration-gone",
             Variant::BugAckBeforeAcquire => "bug-ack-before-acquire",
             Variant::BugRunningFromPod => "bug-running-from-pod",
             Variant::BugZombieListener => "bug-zombie-listener",
@@ -156,6 +161,9 @@ impl Variant {
             }
             Variant::Bug4653RemoveZero => {
                 "RemoveRunner asked for id 0; refused, the runner deletes forever (before #4664; #4653)"
+            }
+            Variant::Bug4307RegistrationGone => {
+                "a failed runner whose registration is gone retries the same JIT config (ARC as is; #4307)"
             }
             Variant::BugRunningFromPod => {
                 "phase Running copied from the pod, before any job (upstream before #4646)"
@@ -201,6 +209,7 @@ impl Variant {
             Variant::BugUnlistedRunnerGone => "fixes.keep_unlisted_running_runner",
             Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
             Variant::Bug4653RemoveZero => "fixes.remove_runner_by_known_id",
+            Variant::Bug4307RegistrationGone => "fixes.replace_runner_whose_registration_is_gone",
             Variant::BugAckBeforeAcquire => "fixes.acquire_before_ack",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
             Variant::BugZombieListener => "fixes.listener_exits_when_poll_fails",

@@ -125,6 +125,14 @@ pub struct Fixes {
     /// ~50 s) reads the scale set's statistics afresh (GetRunnerScaleSet) before scaling. Off:
     /// ARC's behaviour, the message's count until the next message.
     pub reread_statistics_when_quiet: bool,
+    /// arcsim's fix for a runner whose registration GitHub dropped before its pod connected (assumption
+    /// `registration-lifetime=unconnected-5-min`; #4307 and #4183: "Registration … was not found"):
+    /// when its pod fails, ARC records the failure and makes a new pod with the same JIT config, which
+    /// GitHub refuses again, until the failure limit. With the fix, a failed runner without a job whose
+    /// GetRunner answers 404 is deleted, so its set makes a fresh registration (as ARC commit
+    /// `ff7b81dc`'s health check replaces a running runner whose registration is gone). Off: ARC's
+    /// retries.
+    pub replace_runner_whose_registration_is_gone: bool,
     /// A plausible bug, not in ARC: the runner pod names its EphemeralRunner as *controller*
     /// (ARC's `createPod` calls `ctrl.SetControllerReference`, and its pod builder writes
     /// `controller: true` too). Off: the look-alike `controllerutil.SetOwnerReference`, an owner
@@ -239,6 +247,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "a quiet long poll re-reads the scale set's statistics before scaling",
     ),
     SwitchDoc::new(
+        "replace_runner_whose_registration_is_gone",
+        "arcsim (#4307, ff7b81dc)",
+        "a failed runner whose registration is gone is replaced, not retried",
+    ),
+    SwitchDoc::new(
         "pod_controller_reference",
         "plausible bug, not in ARC",
         "runner pod owned by its runner as controller, not just owner",
@@ -293,6 +306,7 @@ impl Fixes {
             keep_unlisted_running_runner: on,
             acquire_before_ack: on,
             reread_statistics_when_quiet: on,
+            replace_runner_whose_registration_is_gone: on,
             pod_controller_reference: on,
             transient_create_error_retried: on,
             controllers_wait_for_lease: on,

@@ -89,6 +89,7 @@ const fn upstream_fixes() -> Fixes {
         keep_unlisted_running_runner: false,
         acquire_before_ack: false,
         reread_statistics_when_quiet: false,
+        replace_runner_whose_registration_is_gone: false,
         ..Fixes::all_on()
     }
 }

@@ -32,7 +32,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::EphemeralRunnerReconciler;
 use super::draft::RunnerDraft;
 use crate::crd::constants::{REASON_OUTDATED, RUNNER_CONTAINER_NAME};
-use crate::crd::{EphemeralRunnerPhase, EphemeralRunnerStatus};
+use crate::crd::{EphemeralRunner, EphemeralRunnerPhase, EphemeralRunnerStatus};
 use crate::kit::error::Result;
 use crate::runtime::outcome::Outcome;
 use crate::scaleset::predicates::pod_ready;
@@ -222,8 +222,17 @@ impl EphemeralRunnerReconciler {
 
     /// ARC's `deleteEphemeralRunnerOrPod`: a runner with a job is deleted (its job is lost) and removed
     /// from the service on a best-effort basis; otherwise only the pod goes, as a recorded failure.
+    /// With `fixes.replace_runner_whose_registration_is_gone`, a runner without a job whose
+    /// registration GitHub no longer holds is deleted, so its set makes a fresh one, instead of a new
+    /// pod retrying the same JIT config.
     async fn delete_runner_or_pod(&self, runner: &mut RunnerDraft, pod: &Pod) -> Result<()> {
         if !runner.get().has_job() {
+            if self.ctx.switches.fixes.replace_runner_whose_registration_is_gone
+                && self.registration_gone(runner.get()).await
+            {
+                tracing::info!("The runner's registration is gone at GitHub; deleting the ephemeral runner");
+                return self.delete_runner(runner.get()).await;
+            }
             return self.delete_pod_as_failed(runner, pod).await;
         }
         tracing::error!("Ephemeral runner has a job assigned, but the pod has failed; deleting the runner");
@@ -232,6 +241,17 @@ impl EphemeralRunnerReconciler {
             tracing::error!(error = %error, "Failed to remove the runner from the service");
         }
         Ok(())
+    }
+
+    /// Whether GitHub answers that `runner`'s registration does not exist (GetRunner 404). Any other
+    /// answer, an error or no recorded id is taken as "not known to be gone".
+    async fn registration_gone(&self, runner: &EphemeralRunner) -> bool {
+        let runner_id = runner.runner_id();
+        if runner_id == 0 {
+            return false;
+        }
+        let Ok(client) = self.actions_client(runner).await else { return false };
+        matches!(client.get_runner(runner_id).await, Err(error) if error.is_runner_not_found())
     }
 
     /// ARC's `deletePodAsFailed`: deletes the pod unless it is deleting, then records the failure under

@@ -100,7 +100,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let flagged =
         |text| with_assumed(with_schedule(with_network(text, args.network), args.schedule), &assumed);
     print!("{}", flagged(with_runners(verdict_text(&verdict), &verdict, args.runners)));
-    write_outputs(&args, &record, &verdict)?;
+    write_outputs(
+        &args,
+        &record,
+        &verdict,
+        &flagged(with_runners(verdict.replay_line(), &verdict, args.runners)),
+    )?;
     if args.check_determinism {
         let (again, _) = run_build(scenario, build, seed, TraceMode::HashOnly)?;
         ensure_same(&again, &verdict)?;
@@ -123,7 +128,7 @@ fn run_capsule(path: &Path, args: &RunArgs) -> anyhow::Result<()> {
     let replay = Capsule::replay_line(path);
     print!("{}", story::stories(&record, &verdict.violations));
     print!("{}", verdict_text(&verdict).replace(&verdict.replay_line(), &replay));
-    write_outputs(args, &record, &verdict)?;
+    write_outputs(args, &record, &verdict, &replay)?;
     if args.check_determinism {
         let (again, _) = capsule.run(TraceMode::HashOnly, None)?;
         ensure_same(&again, &verdict)?;
@@ -149,9 +154,9 @@ fn ensure_same(again: &Verdict, verdict: &Verdict) -> anyhow::Result<()> {
 }
 
 /// Writes what the flags ask for: the timeline page, the sequence diagram, the trace, the JSON.
-fn write_outputs(args: &RunArgs, record: &RunRecord, verdict: &Verdict) -> anyhow::Result<()> {
+fn write_outputs(args: &RunArgs, record: &RunRecord, verdict: &Verdict, replay: &str) -> anyhow::Result<()> {
     if let Some(path) = &args.html {
-        let bytes = visual::files::write_html(path, record, verdict)?;
+        let bytes = visual::files::write_html(path, record, verdict, replay)?;
         println!("  timeline page written to {} ({} KiB)", path.display(), bytes / 1024);
     }
     if let Some(path) = &args.mermaid {

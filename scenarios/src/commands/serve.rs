@@ -8,11 +8,13 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use arc_sim::apiserver::Registry;
+use arc_sim::github::Assumed;
 use arc_sim::record::Interest;
 use arc_sim::world::stepping::trace_line;
 use arc_sim::world::{Progress, SteppedWorld, arc_crds};
 use arc_sim::{Seed, TraceMode};
 
+use crate::assuming::Assuming;
 use crate::scenario::Scenario;
 use crate::scenarios;
 use crate::serve::command::HELP;
@@ -43,6 +45,9 @@ pub struct ServeArgs {
     /// Serve on a non-loopback address (anyone who can reach it reads the world: no authentication).
     #[arg(long)]
     pub allow_remote: bool,
+    /// Assume this alternative about GitHub, `NAME=ALT` (repeatable; `arcsim list assumptions`).
+    #[arg(long = "assume", value_name = "NAME=ALT")]
+    pub assume: Vec<String>,
 }
 
 /// Whether `listen` may be served: loopback always; anything else only with `allow_remote`, with a
@@ -69,7 +74,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(warning) = check_listen(args.listen, args.allow_remote).map_err(anyhow::Error::msg)? {
         eprintln!("{warning}");
     }
-    let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let found = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
+    let assuming = Assuming::new(found, &assumed);
+    let scenario: &dyn Scenario = &assuming;
     let plan = scenario.world(args.seed, args.variant);
     let keep = Interest::everything();
     let mut world = SteppedWorld::start(plan.config, plan.families, plan.settled, TraceMode::HashOnly, keep)?;
@@ -101,8 +109,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 fn banner(args: &ServeArgs, addr: SocketAddr) {
+    let assumed = Assumed::parse(args.assume.iter().map(String::as_str)).unwrap_or_default();
     println!(
-        "arcsim serve: {} / {} / seed {} on http://{addr} (read-only; kubectl reads, stdin steps)",
+        "arcsim serve: {} / {} / seed {} (assuming {assumed}) on http://{addr} (read-only; kubectl reads, stdin steps)",
         args.scenario, args.variant, args.seed
     );
     println!("  kubectl --server http://{addr} get ephemeralrunners,pods -A");

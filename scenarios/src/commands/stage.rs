@@ -22,7 +22,7 @@ use arc_controller::runtime::metrics::Metrics;
 use arc_controller::{Clock, GitHubTransport, Inputs, Profile, SystemClock};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, tcp};
 use arc_sim::faults::FaultPlan;
-use arc_sim::github::{FakeGitHub, GitHubConfig};
+use arc_sim::github::{Assumed, FakeGitHub, GitHubConfig};
 use arc_sim::kubelet::{Kubelet, KubeletConfig};
 use arc_sim::record::{Interest, Recorder};
 use arc_sim::workload::{Workload, WorkloadConfig};
@@ -67,6 +67,9 @@ pub struct StageArgs {
     /// The profile the listener pods run (give the controller the same `--profile`).
     #[arg(long, default_value = "arcsim", value_parser = crate::cli::parse_profile)]
     pub profile: Profile,
+    /// Assume this alternative about GitHub, `NAME=ALT` (repeatable; `arcsim list assumptions`).
+    #[arg(long = "assume", value_name = "NAME=ALT")]
+    pub assume: Vec<String>,
 }
 
 /// Runs the staging world until Ctrl-C, or until the workload completes with `--exit-when-done`.
@@ -143,11 +146,12 @@ async fn serve_fakes(args: &StageArgs, clock: SimClock, record: &Recorder) -> an
         &FaultPlan::none(),
         arc_crds(),
     );
-    let github_config = GitHubConfig {
+    let mut github_config = GitHubConfig {
         service_url: format!("{github_url}/_services/arcsim/"),
         broker_url: format!("{github_url}/_broker/arcsim/"),
         ..GitHubConfig::default()
     };
+    Assumed::parse(args.assume.iter().map(String::as_str))?.apply(&mut github_config);
     let github = FakeGitHub::new(args.seed, clock, record.clone(), github_config, &FaultPlan::none())
         .map_err(|e| anyhow::anyhow!("fake GitHub: {e}"))?;
     tokio::spawn(tcp::serve(apiserver.clone(), api_listener));

@@ -24,8 +24,17 @@ fn write(path: &Path, text: &str) -> Result<(), WriteError> {
 }
 
 /// Writes the timeline page of `run` to `path`; returns its size in bytes.
-pub fn write_html(path: &Path, run: &RunRecord, verdict: &Verdict) -> Result<usize, WriteError> {
-    let html = page(&build(run, verdict));
+/// `replay` is the command the page shows (the verdict's own replay line with the run's flags: its
+/// network, schedule and assumptions about GitHub).
+pub fn write_html(
+    path: &Path,
+    run: &RunRecord,
+    verdict: &Verdict,
+    replay: &str,
+) -> Result<usize, WriteError> {
+    let mut timeline = build(run, verdict);
+    timeline.meta.replay = replay.to_string();
+    let html = page(&timeline);
     write(path, &html)?;
     Ok(html.len())
 }

@@ -206,3 +206,51 @@ fn bad_serve_arguments_are_clear_errors() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("invalid duration \"400\"") && stderr.contains("400s"), "{stderr}");
 }
+
+#[test]
+fn serve_takes_assumptions_names_them_and_refuses_unknown_ones() {
+    let child = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+        .args(["serve", "--scenario", QUICK, "--seed", "1", "--until", "1s", "--listen", "127.0.0.1:0"])
+        .args(["--assume", "service-reads=stale-30s"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("(assuming service-reads=stale-30s)"), "{stdout}");
+    let refused = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+        .args([
+            "serve",
+            "--scenario",
+            QUICK,
+            "--seed",
+            "1",
+            "--until",
+            "1s",
+            "--assume",
+            "service-reads=never",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("linearizable, stale-30s"), "{stderr}");
+}
+
+#[test]
+fn a_runs_page_shows_its_replay_line_with_the_assumptions() {
+    let dir = std::env::temp_dir().join(format!("arcsim-page-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("run.html");
+    let output = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+        .args(["run", "--scenario", QUICK, "--seed", "1", "--assume", "capacity-header=advisory", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("--seed 1 --assume capacity-header=advisory"), "the page's replay line names it");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -43,6 +43,12 @@ impl World {
         self.ledger_new_job(request_id);
         self.set_job_state(request_id, JobState::Queued);
         self.record(EventKind::JobQueued { request_id });
+        self.offer_to_matching(request_id);
+        request_id
+    }
+
+    /// Offers job `request_id` to every scale set whose labels it matches.
+    fn offer_to_matching(&mut self, request_id: i64) {
         let matching: Vec<i64> = self
             .scale_sets
             .values()
@@ -52,7 +58,6 @@ impl World {
         for scale_set_id in matching {
             self.offer(request_id, scale_set_id);
         }
-        request_id
     }
 
     /// Offers every queued job that scale set `scale_set_id` matches and has not been offered yet.
@@ -105,15 +110,7 @@ impl World {
             job.offered_to.clear();
         });
         self.record(EventKind::JobQueued { request_id });
-        let matching: Vec<i64> = self
-            .scale_sets
-            .values()
-            .filter(|s| s.matches(&self.jobs[&request_id].spec.labels))
-            .map(|s| s.id)
-            .collect();
-        for id in matching {
-            self.offer(request_id, id);
-        }
+        self.offer_to_matching(request_id);
     }
 
     /// The re-offer time of job `request_id`, acquired at `acquired_ms`, has come: if no runner has

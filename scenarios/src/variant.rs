@@ -220,11 +220,16 @@ impl Variant {
         })
     }
 
-    /// `profile`'s switches with this variant's switch off.
+    /// `profile`'s switches with this variant's switch off. `bug-ack-before-acquire` also turns off
+    /// `fixes.acquire_acquirable_jobs_on_open`, which would otherwise recover the jobs its order loses:
+    /// the variant is the `actions/scaleset` listener, which has neither.
     pub fn switches(self, profile: Profile) -> Switches {
         let mut switches = profile.switches();
         if let Some(switch) = self.switch() {
             switches.set_in(None, switch, false).expect("every variant names a switch");
+        }
+        if self == Variant::BugAckBeforeAcquire {
+            switches.fixes.acquire_acquirable_jobs_on_open = false;
         }
         switches
     }
@@ -296,7 +301,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_bug_variant_turns_exactly_one_switch_off() {
+    fn every_bug_variant_turns_exactly_its_switches_off() {
         let on =
             |value: serde_json::Value| value.as_object().unwrap().values().filter(|v| **v == true).count();
         let switches_on = |v: Variant| {
@@ -306,7 +311,13 @@ mod tests {
         };
         let all = switches_on(Variant::Fixed);
         for v in Variant::ALL {
-            let expected = if v.is_fixed() { all } else { all - 1 };
+            // bug-ack-before-acquire is the scaleset listener: neither of its two fixes.
+            let off = match v {
+                Variant::Fixed => 0,
+                Variant::BugAckBeforeAcquire => 2,
+                _ => 1,
+            };
+            let expected = all - off;
             assert_eq!(switches_on(v), expected, "{v}");
             assert_eq!(v.name().parse::<Variant>(), Ok(v));
         }

@@ -196,6 +196,7 @@ pub const GITHUB_OPERATIONS: &[&str] = &[
     "get-message",
     "delete-message",
     "acquire-jobs",
+    "get-acquirable-jobs",
     "generate-jit-config",
     "get-runner",
     "get-runner-by-name",

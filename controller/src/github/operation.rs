@@ -34,6 +34,8 @@ pub enum Operation {
     DeleteMessage,
     /// `POST _apis/runtime/runnerscalesets/{id}/acquirejobs`.
     AcquireJobs,
+    /// `GET …/runnerscalesets/{id}/acquirablejobs`.
+    GetAcquirableJobs,
     /// `POST _apis/runtime/runnerscalesets/{id}/generatejitconfig`.
     GenerateJitConfig,
     /// `GET _apis/distributedtask/pools/0/agents/{id}`.
@@ -52,7 +54,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Operation; 20] = [
+    pub const ALL: [Operation; 21] = [
         Operation::AdminToken,
         Operation::RegistrationToken,
         Operation::GetRunnerGroup,
@@ -66,6 +68,7 @@ impl Operation {
         Operation::GetMessage,
         Operation::DeleteMessage,
         Operation::AcquireJobs,
+        Operation::GetAcquirableJobs,
         Operation::GenerateJitConfig,
         Operation::GetRunner,
         Operation::GetRunnerByName,
@@ -91,6 +94,7 @@ impl Operation {
             Operation::GetMessage => "get-message",
             Operation::DeleteMessage => "delete-message",
             Operation::AcquireJobs => "acquire-jobs",
+            Operation::GetAcquirableJobs => "get-acquirable-jobs",
             Operation::GenerateJitConfig => "generate-jit-config",
             Operation::GetRunner => "get-runner",
             Operation::GetRunnerByName => "get-runner-by-name",

@@ -6,7 +6,7 @@ use http::Method;
 use super::client::{ActionsClient, decode};
 use super::error::ActionsError;
 use super::operation::Operation;
-use super::wire::{ListResponse, RunnerGroup, RunnerScaleSet};
+use super::wire::{AcquirableJobList, ListResponse, RunnerGroup, RunnerScaleSet};
 
 const SCALE_SETS: &str = "_apis/runtime/runnerscalesets";
 
@@ -52,6 +52,23 @@ impl ActionsClient {
         self.observe(op, async {
             let call = self.service_call(op, Method::GET, &format!("{SCALE_SETS}/{id}"), &[]).await?;
             decode(op, &self.exchange(&call, &[200]).await?)
+        })
+        .await
+    }
+
+    /// The request ids of the jobs offered to scale set `id` that nobody has acquired yet (ARC before
+    /// 0.8.2 read them when a session opened with available jobs).
+    pub async fn get_acquirable_jobs(&self, id: i64) -> Result<Vec<i64>, ActionsError> {
+        let op = Operation::GetAcquirableJobs;
+        self.observe(op, async {
+            let path = format!("{SCALE_SETS}/{id}/acquirablejobs");
+            let call = self.service_call(op, Method::GET, &path, &[]).await?;
+            let answer = self.exchange(&call, &[200, 204]).await?;
+            if answer.status == 204 {
+                return Ok(Vec::new());
+            }
+            let list: AcquirableJobList = decode(op, &answer)?;
+            Ok(list.jobs.into_iter().map(|job| job.runner_request_id).collect())
         })
         .await
     }

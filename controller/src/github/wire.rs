@@ -379,3 +379,24 @@ mod tests {
         assert_eq!(token.expires_at.to_string(), "2020-01-22T20:13:35.123Z");
     }
 }
+
+/// Answer of GetAcquirableJobs (ARC's `AcquirableJobList`): the jobs offered to a scale set that nobody
+/// has acquired, each as its JobAvailable (only the request id is read).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AcquirableJobList {
+    /// How many.
+    #[serde(default)]
+    pub count: i64,
+    /// The jobs.
+    #[serde(default)]
+    pub jobs: Vec<AcquirableJob>,
+}
+
+/// One acquirable job.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AcquirableJob {
+    /// The runner request id: what AcquireJobs takes.
+    pub runner_request_id: i64,
+}

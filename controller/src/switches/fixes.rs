@@ -133,6 +133,12 @@ pub struct Fixes {
     /// `ff7b81dc`'s health check replaces a running runner whose registration is gone). Off: ARC's
     /// retries.
     pub replace_runner_whose_registration_is_gone: bool,
+    /// arcsim's fix, after ARC up to 0.8.1 (`GetAcquirableJobs` when a session opened, dropped in
+    /// 0.8.2): a listener whose new session reports available jobs acquires those nobody has
+    /// acquired. Where the service drops what a dead listener received but never acknowledged
+    /// (assumption `unacknowledged-messages=dropped`, #4027), their offers never come again and the
+    /// jobs would wait forever. Off: only the jobs messages offer are acquired.
+    pub acquire_acquirable_jobs_on_open: bool,
     /// A plausible bug, not in ARC: the runner pod names its EphemeralRunner as *controller*
     /// (ARC's `createPod` calls `ctrl.SetControllerReference`, and its pod builder writes
     /// `controller: true` too). Off: the look-alike `controllerutil.SetOwnerReference`, an owner
@@ -252,6 +258,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "a failed runner whose registration is gone is replaced, not retried",
     ),
     SwitchDoc::new(
+        "acquire_acquirable_jobs_on_open",
+        "arcsim (ARC <= 0.8.1's GetAcquirableJobs)",
+        "a new session with available jobs acquires those nobody acquired",
+    ),
+    SwitchDoc::new(
         "pod_controller_reference",
         "plausible bug, not in ARC",
         "runner pod owned by its runner as controller, not just owner",
@@ -307,6 +318,7 @@ impl Fixes {
             acquire_before_ack: on,
             reread_statistics_when_quiet: on,
             replace_runner_whose_registration_is_gone: on,
+            acquire_acquirable_jobs_on_open: on,
             pod_controller_reference: on,
             transient_create_error_retried: on,
             controllers_wait_for_lease: on,

@@ -90,6 +90,7 @@ const fn upstream_fixes() -> Fixes {
         acquire_before_ack: false,
         reread_statistics_when_quiet: false,
         replace_runner_whose_registration_is_gone: false,
+        acquire_acquirable_jobs_on_open: false,
         ..Fixes::all_on()
     }
 }

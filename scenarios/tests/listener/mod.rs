@@ -448,6 +448,33 @@ async fn an_expired_queue_token_refreshes_the_session_and_the_listener_carries_o
     listener.stop().await.expect("a clean stop");
 }
 
+/// A job whose offer a dead listener received and the service then dropped
+/// (`unacknowledged-messages=dropped`) is acquired by the next session only through
+/// `fixes.acquire_acquirable_jobs_on_open`.
+#[tokio::test(start_paused = true)]
+async fn a_session_that_opens_with_available_jobs_acquires_the_acquirable_ones_only_with_the_fix() {
+    for fix in [true, false] {
+        let h = Harness::with(|b| {
+            b.github.redeliver_unacknowledged = false;
+            b.switches.fixes.acquire_acquirable_jobs_on_open = fix;
+        });
+        let scale_set_id = scale_set_with_runner_set(&h).await;
+        let request_id = submit(&h);
+        // A listener that received the offer and died: its session is gone, the offer with it.
+        let dead = github_client(&h).create_message_session(scale_set_id, "dead").await.unwrap();
+        let url = &dead.message_queue_url;
+        github_client(&h).get_message(url, &dead.message_queue_access_token, 0, 3).await.unwrap();
+        github_client(&h).delete_message_session(scale_set_id, &dead.session_id).await.unwrap();
+        let listener =
+            start(&h, listener_config(scale_set_id, 0, 3), "listener", SessionConflictPolicy::Exit);
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let acquired = job_state(&h, request_id) == JobState::Acquired;
+        assert_eq!(acquired, fix, "with the fix {fix}: the job acquired? {acquired}");
+        assert_eq!(h.github.request_count(Operation::GetAcquirableJobs, 200), u64::from(fix));
+        listener.stop().await.expect("a clean stop");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_401_on_delete_message_and_on_acquire_jobs_refreshes_and_retries_each_once() {
     let h = Harness::new();
@@ -464,7 +491,8 @@ async fn a_401_on_delete_message_and_on_acquire_jobs_refreshes_and_retries_each_
     h.eventually("the message acknowledged after the second refresh", SOON, || h.script.used().len() == 2)
         .await;
     assert_eq!(h.script.used(), ["acquire-jobs", "delete-message"], "acquired before acknowledged");
-    assert_eq!(h.github.request_count(Operation::RefreshSession, 200), 2);
+    let refreshed_twice = || h.github.request_count(Operation::RefreshSession, 200) == 2;
+    h.eventually("a refresh after each 401", SOON, refreshed_twice).await;
     h.eventually("the acquired job scales the runner set", SOON, || runner_set_spec(&h).0 == 1).await;
     listener.stop().await.expect("a clean stop");
 }

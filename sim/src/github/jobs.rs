@@ -7,6 +7,7 @@ use super::events::EventKind;
 use super::later::Later;
 use super::messages::{JobFields, JobMessage};
 use super::model::{EndReason, Job, JobResult, JobSpec, JobState};
+use super::reply::Reply;
 use super::state::World;
 use super::tokens;
 
@@ -80,11 +81,16 @@ impl World {
 
     /// Offers job `request_id` to scale set `scale_set_id` (a JobAvailable in its queue).
     pub fn offer(&mut self, request_id: i64, scale_set_id: i64) {
+        let available = self.available_message(request_id, scale_set_id);
+        self.edit_job(request_id, |job| job.offered_to.insert(scale_set_id));
+        self.queue(scale_set_id).pending.push(available);
+    }
+
+    /// The JobAvailable of job `request_id` for scale set `scale_set_id`.
+    fn available_message(&self, request_id: i64, scale_set_id: i64) -> JobMessage {
         let acquire_job_url =
             format!("{}_apis/runtime/runnerscalesets/{scale_set_id}/acquirejobs", self.cfg.service_url);
-        let job = self.job_fields(request_id);
-        self.edit_job(request_id, |job| job.offered_to.insert(scale_set_id));
-        self.queue(scale_set_id).pending.push(JobMessage::Available { acquire_job_url, job });
+        JobMessage::Available { acquire_job_url, job: self.job_fields(request_id) }
     }
 
     /// Puts the jobs scale set `scale_set_id` acquired but never started back in the queue, offered
@@ -161,6 +167,24 @@ impl World {
         acquired
     }
 
+    /// `GET runnerscalesets/{id}/acquirablejobs`: the jobs offered to the scale set and not yet
+    /// acquired by anyone, as their JobAvailable messages (ARC's `AcquirableJobList`, `{count, jobs}`).
+    pub fn http_acquirable_jobs(&self, scale_set_id: i64) -> Reply {
+        if !self.scale_sets.contains_key(&scale_set_id) {
+            let message = format!("runner scale set {scale_set_id} not found");
+            return Reply::exception(404, "RunnerScaleSetNotFoundException", message);
+        }
+        let jobs: Vec<JobMessage> = self
+            .index
+            .open_jobs
+            .iter()
+            .map(|id| &self.jobs[id])
+            .filter(|j| j.state == JobState::Queued && j.offered_to.contains(&scale_set_id))
+            .map(|j| self.available_message(j.request_id, scale_set_id))
+            .collect();
+        Reply::json(200, &AcquirableJobs { count: jobs.len(), jobs })
+    }
+
     /// Cancels a job that has not ended. A running job ends at once; its runner stays busy until its
     /// process reports back.
     pub fn cancel_job(&mut self, request_id: i64) -> Result<(), CancelError> {
@@ -215,4 +239,11 @@ impl World {
             finish_time: at(job.finished_ms),
         }
     }
+}
+
+/// The answer of GetAcquirableJobs.
+#[derive(Debug, serde::Serialize)]
+struct AcquirableJobs {
+    count: usize,
+    jobs: Vec<JobMessage>,
 }

@@ -36,6 +36,8 @@ pub enum Operation {
     DeleteMessage,
     /// `POST …/runnerscalesets/{id}/acquirejobs`.
     AcquireJobs,
+    /// `GET …/runnerscalesets/{id}/acquirablejobs`.
+    GetAcquirableJobs,
     /// `POST …/runnerscalesets/{id}/generatejitconfig`.
     GenerateJitConfig,
     /// `GET _apis/distributedtask/pools/0/agents/{id}`.
@@ -54,7 +56,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, in the order of `GITHUB_OPERATIONS`.
-    pub const ALL: [Operation; 20] = [
+    pub const ALL: [Operation; 21] = [
         Operation::AdminToken,
         Operation::RegistrationToken,
         Operation::GetRunnerGroup,
@@ -68,6 +70,7 @@ impl Operation {
         Operation::GetMessage,
         Operation::DeleteMessage,
         Operation::AcquireJobs,
+        Operation::GetAcquirableJobs,
         Operation::GenerateJitConfig,
         Operation::GetRunner,
         Operation::GetRunnerByName,
@@ -93,6 +96,7 @@ impl Operation {
             Operation::GetMessage => "get-message",
             Operation::DeleteMessage => "delete-message",
             Operation::AcquireJobs => "acquire-jobs",
+            Operation::GetAcquirableJobs => "get-acquirable-jobs",
             Operation::GenerateJitConfig => "generate-jit-config",
             Operation::GetRunner => "get-runner",
             Operation::GetRunnerByName => "get-runner-by-name",
@@ -111,6 +115,7 @@ impl Operation {
             Operation::GetRunnerGroup
                 | Operation::GetScaleSet
                 | Operation::GetMessage
+                | Operation::GetAcquirableJobs
                 | Operation::GetRunner
                 | Operation::GetRunnerByName
                 | Operation::ListRunners

@@ -45,6 +45,8 @@ pub(crate) enum Route {
     DeleteMessage { id: i64, message_id: i64 },
     /// `POST …/{id}/acquirejobs`.
     AcquireJobs { id: i64 },
+    /// `GET …/{id}/acquirablejobs`.
+    GetAcquirableJobs { id: i64 },
     /// `POST …/{id}/generatejitconfig`.
     GenerateJitConfig { id: i64 },
     /// `GET _apis/distributedtask/pools/0/agents/{id}`.
@@ -133,6 +135,7 @@ impl Route {
             (Method::GET, [i, "messages"]) => Route::GetMessage { id: id(i)? },
             (Method::DELETE, [i, "messages", m]) => Route::DeleteMessage { id: id(i)?, message_id: id(m)? },
             (Method::POST, [i, "acquirejobs"]) => Route::AcquireJobs { id: id(i)? },
+            (Method::GET, [i, "acquirablejobs"]) => Route::GetAcquirableJobs { id: id(i)? },
             (Method::POST, [i, "generatejitconfig"]) => Route::GenerateJitConfig { id: id(i)? },
             _ => return None,
         })
@@ -166,6 +169,7 @@ impl Route {
             Route::GetMessage { .. } => Operation::GetMessage,
             Route::DeleteMessage { .. } => Operation::DeleteMessage,
             Route::AcquireJobs { .. } => Operation::AcquireJobs,
+            Route::GetAcquirableJobs { .. } => Operation::GetAcquirableJobs,
             Route::GenerateJitConfig { .. } => Operation::GenerateJitConfig,
             Route::GetRunner { .. } => Operation::GetRunner,
             Route::GetRunnerByName => Operation::GetRunnerByName,

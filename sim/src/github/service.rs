@@ -274,6 +274,7 @@ fn dispatch(w: &mut World, route: &Route, query: &str, body: &Bytes) -> Reply {
         Route::AcquireJobs { id } => {
             with_json(body, |ids: Vec<i64>| Reply::json(200, &ItemList::of(w.acquire_jobs(*id, &ids))))
         }
+        Route::GetAcquirableJobs { id } => w.http_acquirable_jobs(*id),
         Route::GenerateJitConfig { id } => {
             with_json(body, |setting| w.http_generate_jit_config(*id, &setting))
         }

@@ -132,7 +132,8 @@ impl LatencyClass {
             | Operation::DeleteSession
             | Operation::GetMessage
             | Operation::DeleteMessage
-            | Operation::AcquireJobs => LatencyClass::Sessions,
+            | Operation::AcquireJobs
+            | Operation::GetAcquirableJobs => LatencyClass::Sessions,
         }
     }
 }

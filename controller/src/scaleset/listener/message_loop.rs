@@ -91,6 +91,7 @@ pub struct MessageLoop<'s> {
     exit_when_poll_fails: bool,
     acquire_before_ack: bool,
     reread_statistics_when_quiet: bool,
+    acquire_acquirable_on_open: bool,
 }
 
 impl<'s> MessageLoop<'s> {
@@ -115,7 +116,14 @@ impl<'s> MessageLoop<'s> {
             exit_when_poll_fails: true,
             acquire_before_ack,
             reread_statistics_when_quiet: false,
+            acquire_acquirable_on_open: false,
         }
+    }
+
+    /// Whether a session that opens with available jobs acquires those nobody has acquired
+    /// (`fixes.acquire_acquirable_jobs_on_open`; off: only what messages offer).
+    pub fn acquire_acquirable_on_open(self, acquire: bool) -> Self {
+        MessageLoop { acquire_acquirable_on_open: acquire, ..self }
     }
 
     /// Whether a 202 reads the scale set's statistics afresh before scaling from them
@@ -136,6 +144,7 @@ impl<'s> MessageLoop<'s> {
         let initial = self.latest_statistics.total_assigned_jobs;
         tracing::info!(assigned_jobs = initial, "handling the session's initial statistics");
         self.desired.handle(initial, 0).await?;
+        self.acquire_acquirable().await?;
         while !cancel.is_cancelled() {
             tracing::info!(last_message_id = self.last_message_id, "getting the next message");
             let polled = tokio::select! {
@@ -218,13 +227,30 @@ impl<'s> MessageLoop<'s> {
         Ok(())
     }
 
-    async fn acquire_available(&mut self, available: &[JobAvailable]) -> Result<(), ListenerError> {
-        if available.is_empty() {
+    /// With `acquire_acquirable_on_open` and available jobs in the session's statistics, acquires
+    /// the jobs nobody has acquired: offers a dead listener received and never acknowledged may be
+    /// gone (assumption `unacknowledged-messages=dropped`, #4027), so the offers alone cannot be
+    /// trusted to arrive (ARC up to 0.8.1 did this with `GetAcquirableJobs`).
+    async fn acquire_acquirable(&mut self) -> Result<(), ListenerError> {
+        if !self.acquire_acquirable_on_open || self.latest_statistics.total_available_jobs <= 0 {
             return Ok(());
         }
+        let ids = self.session.acquirable_jobs().await.map_err(ListenerError::Queue)?;
+        tracing::info!(?ids, "acquirable jobs when the session opened");
+        self.acquire_ids(&ids).await
+    }
+
+    async fn acquire_available(&mut self, available: &[JobAvailable]) -> Result<(), ListenerError> {
         let ids: Vec<i64> = available.iter().map(|job| job.base.runner_request_id).collect();
+        self.acquire_ids(&ids).await
+    }
+
+    async fn acquire_ids(&mut self, ids: &[i64]) -> Result<(), ListenerError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
         tracing::info!(?ids, "acquiring jobs");
-        let acquired = self.session.acquire_jobs(&ids).await?;
+        let acquired = self.session.acquire_jobs(ids).await?;
         tracing::info!(?acquired, "jobs acquired");
         Ok(())
     }

@@ -218,6 +218,7 @@ impl Listener {
         MessageLoop::new(session, desired, jobs, max_capacity, statistics, acquire_before_ack)
             .exit_when_poll_fails(self.switches.fixes.listener_exits_when_poll_fails)
             .reread_statistics_when_quiet(self.switches.fixes.reread_statistics_when_quiet)
+            .acquire_acquirable_on_open(self.switches.fixes.acquire_acquirable_jobs_on_open)
             .run(cancel)
             .await
     }

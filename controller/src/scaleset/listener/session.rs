@@ -240,6 +240,11 @@ impl MessageSession {
         Ok(self.client.get_runner_scale_set_by_id(self.scale_set_id).await?.statistics)
     }
 
+    /// The request ids of the jobs offered to the scale set that nobody has acquired.
+    pub async fn acquirable_jobs(&self) -> Result<Vec<i64>, ActionsError> {
+        self.client.get_acquirable_jobs(self.scale_set_id).await
+    }
+
     /// Long-polls for the next message after `last_message_id`; `None` is the 202 "nothing came".
     pub async fn get_message(
         &mut self,

@@ -139,6 +139,11 @@ pub struct Fixes {
     /// (assumption `unacknowledged-messages=dropped`, #4027), their offers never come again and the
     /// jobs would wait forever. Off: only the jobs messages offer are acquired.
     pub acquire_acquirable_jobs_on_open: bool,
+    /// arcsim's fix, as actions/scaleset #123 proposes: when refreshing the message session answers
+    /// 404 (the service dropped the session, assumption `session-refresh=ends-with-token`), the
+    /// listener opens a new session and carries on instead of exiting, which left the scale set
+    /// without a listener until its pod was restarted. Off: ARC's exit.
+    pub new_session_when_session_gone: bool,
     /// A plausible bug, not in ARC: the runner pod names its EphemeralRunner as *controller*
     /// (ARC's `createPod` calls `ctrl.SetControllerReference`, and its pod builder writes
     /// `controller: true` too). Off: the look-alike `controllerutil.SetOwnerReference`, an owner
@@ -263,6 +268,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "a new session with available jobs acquires those nobody acquired",
     ),
     SwitchDoc::new(
+        "new_session_when_session_gone",
+        "arcsim (actions/scaleset #123)",
+        "a refresh answered 404 opens a new session instead of exiting",
+    ),
+    SwitchDoc::new(
         "pod_controller_reference",
         "plausible bug, not in ARC",
         "runner pod owned by its runner as controller, not just owner",
@@ -319,6 +329,7 @@ impl Fixes {
             reread_statistics_when_quiet: on,
             replace_runner_whose_registration_is_gone: on,
             acquire_acquirable_jobs_on_open: on,
+            new_session_when_session_gone: on,
             pod_controller_reference: on,
             transient_create_error_retried: on,
             controllers_wait_for_lease: on,

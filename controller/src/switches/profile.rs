@@ -91,6 +91,7 @@ const fn upstream_fixes() -> Fixes {
         reread_statistics_when_quiet: false,
         replace_runner_whose_registration_is_gone: false,
         acquire_acquirable_jobs_on_open: false,
+        new_session_when_session_gone: false,
         ..Fixes::all_on()
     }
 }

@@ -475,6 +475,35 @@ async fn a_session_that_opens_with_available_jobs_acquires_the_acquirable_ones_o
     }
 }
 
+/// `session-refresh=ends-with-token` (actions/scaleset #123): the refresh answers 404; with
+/// `fixes.new_session_when_session_gone` the listener opens a new session and keeps scaling, without
+/// it the listener exits.
+#[tokio::test(start_paused = true)]
+async fn a_session_gone_at_refresh_is_replaced_only_with_the_fix() {
+    for fix in [true, false] {
+        let h = Harness::with(|b| {
+            b.github.queue_token_ttl_ms = 60_000;
+            b.github.session_ends_with_token = true;
+            b.switches.fixes.new_session_when_session_gone = fix;
+        });
+        let scale_set_id = scale_set_with_runner_set(&h).await;
+        let listener =
+            start(&h, listener_config(scale_set_id, 0, 3), "listener", SessionConflictPolicy::Exit);
+        let refused = || h.github.request_count(Operation::RefreshSession, 404) == 1;
+        h.eventually("the refresh answered 404", Duration::from_secs(150), refused).await;
+        if fix {
+            let reopened = || h.github.request_count(Operation::CreateSession, 200) == 2;
+            h.eventually("a second session", SOON, reopened).await;
+            submit(&h);
+            h.eventually("a job still scales the runner set up", SOON, || runner_set_spec(&h).0 == 1).await;
+            listener.stop().await.expect("a clean stop");
+        } else {
+            let error = listener.exit().await.expect_err("the listener exits");
+            assert!(matches!(error, ListenerError::RefreshSession(_)), "{error}");
+        }
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_401_on_delete_message_and_on_acquire_jobs_refreshes_and_retries_each_once() {
     let h = Harness::new();

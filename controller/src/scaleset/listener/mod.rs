@@ -37,7 +37,7 @@ use self::job_handlers::JobHandlers;
 use self::message_loop::MessageLoop;
 use self::session::{MessageSession, Opening};
 use crate::SharedClock;
-use crate::github::{ActionsClient, ConnectionOptions};
+use crate::github::{ActionsClient, ActionsError, ConnectionOptions};
 use crate::inputs::Inputs;
 use crate::runtime::api::KubeApi;
 use crate::runtime::metrics::Metrics;
@@ -180,8 +180,19 @@ impl Listener {
             max_runners = self.config.max_runners,
             "starting the listener"
         );
-        let mut session = MessageSession::new(self.github.clone(), scale_set_id, self.session_owner.clone());
-        let result = self.listen(&mut session, &cancel).await;
+        let new_session =
+            || MessageSession::new(self.github.clone(), scale_set_id, self.session_owner.clone());
+        let mut session = new_session();
+        let result = loop {
+            let result = self.listen(&mut session, &cancel).await;
+            match &result {
+                Err(ListenerError::RefreshSession(error)) if self.reopens_when_session_gone(error) => {
+                    tracing::warn!(%error, "the message session is gone; opening a new one");
+                    session = new_session();
+                }
+                _ => break result,
+            }
+        };
         session.close(self.delete_timeout).await;
         let ran_for = self.clock.now().duration_since(started);
         match &result {
@@ -189,6 +200,12 @@ impl Listener {
             Err(error) => tracing::error!(?ran_for, %error, "listener failed"),
         }
         result
+    }
+
+    /// With `fixes.new_session_when_session_gone` (actions/scaleset #123): a refresh answered 404 means
+    /// the service dropped the session, so the listener opens a new one instead of exiting.
+    fn reopens_when_session_gone(&self, error: &ActionsError) -> bool {
+        self.switches.fixes.new_session_when_session_gone && error.is_not_found()
     }
 
     async fn listen(

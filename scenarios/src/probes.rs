@@ -350,6 +350,14 @@ pub const RUNNER_DELETED_WHILE_REGISTERING: Probe = Probe {
     needs: || Interest::of_resources::<AuditEntry>(&["ephemeralrunners", "pods"]).and::<GitHubEvent>(),
 };
 
+/// `rest-rate-limited`.
+pub const REST_RATE_LIMITED: Probe = Probe {
+    name: "rest-rate-limited",
+    describe: "a REST call was refused 403 for its credential's rate limit (assumption rest-rate-limits)",
+    count: github::rest_rate_limited,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -379,6 +387,7 @@ pub static PROBES: &[&Probe] = &[
     &CONTROLLER_BOUNCED_MID_RECONCILE,
     &LISTENER_SESSION_LOST,
     &RUNNER_DELETED_WHILE_REGISTERING,
+    &REST_RATE_LIMITED,
 ];
 
 /// Every probe.

@@ -1,6 +1,6 @@
 //! What the legacy Runner controller shares across reconciles: the counted Kubernetes door, the
 //! clock, the metrics, the behaviour switches, the GitHub clients, the registration-token cache and
-//! the process settings.
+//! the process settings, and when GitHub last refused a call for its rate limit.
 //!
 //! Legacy ARC runs with one GitHub identity for the whole controller (its `controller-manager`
 //! secret). Here the secret is named by [`LegacySettings`] and read uncached whenever a Runner needs
@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use super::pod_builder::LegacyPodSettings;
+use super::rate_limit_memory::RateLimitMemory;
 use super::token_cache::{DEFAULT_TOKEN_MARGIN, RegistrationTokenCache};
 use crate::github::{ActionsClient, GitHubCredentials};
 use crate::inputs::Inputs;
@@ -73,6 +74,8 @@ pub struct LegacyContext {
     pub tokens: RegistrationTokenCache,
     /// Process settings.
     pub settings: LegacySettings,
+    /// GitHub's last rate-limit refusal.
+    pub rate_limits: RateLimitMemory,
 }
 
 impl std::ops::Deref for LegacyContext {
@@ -97,7 +100,7 @@ impl LegacyContext {
     /// `settings`.
     pub fn new(inputs: &Inputs, settings: LegacySettings) -> Self {
         let tokens = RegistrationTokenCache::new(settings.registration_token_margin);
-        LegacyContext { base: Base::new(inputs), tokens, settings }
+        LegacyContext { base: Base::new(inputs), tokens, settings, rate_limits: RateLimitMemory::default() }
     }
 
     /// An `Api` over the watched namespace (or all namespaces), for informers.

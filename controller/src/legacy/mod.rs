@@ -13,6 +13,7 @@
 
 mod context;
 pub(crate) mod pod_builder;
+mod rate_limit_memory;
 pub(crate) mod runner;
 pub(crate) mod token_cache;
 

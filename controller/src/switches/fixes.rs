@@ -144,6 +144,15 @@ pub struct Fixes {
     /// listener opens a new session and carries on instead of exiting, which left the scale set
     /// without a listener until its pod was restarted. Off: ARC's exit.
     pub new_session_when_session_gone: bool,
+    /// An arcsim fix (assumption `rest-rate-limits`): while GitHub rations the legacy controller's
+    /// calls (it refused one for its rate limit within the hour), a Runner whose pod template is
+    /// stale (a new registration token) and whose runner container has crashed gets a new pod at once,
+    /// with no registration check and no unregistration: a crashed container runs no job, and its
+    /// restart would run `config.sh` with the old, perhaps expired, token (as ARC's #1420, v0.22+,
+    /// deletes a pod that stopped prematurely without unregistering it). Unrationed, ARC's path stays
+    /// (race 2's window). Off: the check first (refused and retried every 30 s,
+    /// `retryDelayOnGitHubAPIRateLimitError`), while the container restarts with the expired token.
+    pub recreate_crashed_runner_with_stale_token: bool,
     /// A plausible bug, not in ARC: the runner pod names its EphemeralRunner as *controller*
     /// (ARC's `createPod` calls `ctrl.SetControllerReference`, and its pod builder writes
     /// `controller: true` too). Off: the look-alike `controllerutil.SetOwnerReference`, an owner
@@ -273,6 +282,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "a refresh answered 404 opens a new session instead of exiting",
     ),
     SwitchDoc::new(
+        "recreate_crashed_runner_with_stale_token",
+        "arcsim (rest-rate-limits)",
+        "rate-limited: a crashed legacy runner with a stale pod template gets a new pod unasked",
+    ),
+    SwitchDoc::new(
         "pod_controller_reference",
         "plausible bug, not in ARC",
         "runner pod owned by its runner as controller, not just owner",
@@ -330,6 +344,7 @@ impl Fixes {
             replace_runner_whose_registration_is_gone: on,
             acquire_acquirable_jobs_on_open: on,
             new_session_when_session_gone: on,
+            recreate_crashed_runner_with_stale_token: on,
             pod_controller_reference: on,
             transient_create_error_retried: on,
             controllers_wait_for_lease: on,

@@ -92,6 +92,7 @@ const fn upstream_fixes() -> Fixes {
         replace_runner_whose_registration_is_gone: false,
         acquire_acquirable_jobs_on_open: false,
         new_session_when_session_gone: false,
+        recreate_crashed_runner_with_stale_token: false,
         ..Fixes::all_on()
     }
 }

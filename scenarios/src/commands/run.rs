@@ -57,7 +57,7 @@ pub struct RunArgs {
     /// Write the verdict as JSON to this file (wall time included).
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Run at N runners: the scale set's maximum, with the job rate scaled to match.
+    /// Run at N runners: the scale set's maximum (a legacy world's Runners), with the job rate scaled to match.
     #[arg(long, value_name = "N")]
     pub runners: Option<u32>,
     /// The network between the clients and the fakes: `in-process` (fastest) or `turmoil`

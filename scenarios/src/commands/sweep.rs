@@ -65,7 +65,7 @@ pub struct SweepArgs {
     /// `arcsim merge` and exits 0 once written; the merge judges the sweep.
     #[arg(long, value_name = "I/N", requires = "json", value_parser = parse_shard)]
     pub shard: Option<Shard>,
-    /// Run every scenario at N runners: its scale set's maximum, with the job rate scaled to match.
+    /// Run every scenario at N runners: its scale set's maximum (a legacy world's Runners), with the job rate scaled to match.
     #[arg(long, value_name = "N")]
     pub runners: Option<u32>,
     /// The network between the clients and the fakes: `in-process` (fastest; each scenario's own) or

@@ -68,3 +68,9 @@ pub fn runner_removed_before_job_started(run: &RunRecord) -> u32 {
         .filter(|e| matches!(e.kind, EventKind::RemoveRunner { outcome: RemoveOutcome::RemovedAssigned, .. }))
         .count() as u32
 }
+
+/// REST calls refused for their credential's rate limit (assumption `rest-rate-limits`; the fake
+/// answers 403 for nothing else).
+pub fn rest_rate_limited(run: &RunRecord) -> u32 {
+    calls(run).filter(|c| c.status == Some(403)).count() as u32
+}

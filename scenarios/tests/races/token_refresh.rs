@@ -2,9 +2,15 @@
 
 use std::ops::RangeInclusive;
 
-use arc_scenarios::scenario::Scenario;
+use arc_scenarios::assuming::Assuming;
+use arc_scenarios::reshape::Reshape;
+use arc_scenarios::runner::run_build_to_answer;
+use arc_scenarios::scaled::Scaled;
+use arc_scenarios::scenario::{Scenario, WorldPlan};
 use arc_scenarios::scenarios::token_refresh::TokenRefreshRecreation;
-use arc_scenarios::variant::Variant;
+use arc_scenarios::variant::{Build, Variant};
+use arc_sim::github::Assumed;
+use arc_sim::{Seed, TraceMode};
 
 use super::suite::{
     control_stays_quiet, fails_with, fast, fixed_passes, kill_rows_met, probe_goals_met, with_pinned,
@@ -59,6 +65,45 @@ fn an_unlisted_runner_whose_container_runs_is_not_taken_as_gone() {
         UNLISTED_RUNNER_SEED,
         "no-job-lost-to-controller-kill",
     );
+}
+
+/// Size and seed of the rate-limited world: at 60 runners under
+/// `rest-rate-limits=shared-installation` the installation's 500 calls an hour go in minutes, and
+/// every registration check after is refused until the hour ends (arc-0.13.1 failed 20 of 20 seeds
+/// from 13,100,000; the fixed controller 0 of 200 from 13,200,000).
+const RATE_LIMITED_RUNNERS: u32 = 60;
+const RATE_LIMITED_SEED: u64 = 1;
+
+/// `inner` with `fixes.recreate_crashed_runner_with_stale_token` off.
+struct WithoutCrashedRecreation<'a>(&'a dyn Scenario);
+
+impl Reshape for WithoutCrashedRecreation<'_> {
+    fn inner(&self) -> &dyn Scenario {
+        self.0
+    }
+
+    fn reshape(&self, _seed: Seed, mut plan: WorldPlan) -> WorldPlan {
+        plan.config.switches.fixes.recreate_crashed_runner_with_stale_token = false;
+        plan
+    }
+}
+
+#[test]
+fn while_github_rations_calls_a_crashed_runner_with_a_stale_token_gets_a_new_pod() {
+    let scaled = Scaled::new(SCENARIO, RATE_LIMITED_RUNNERS).unwrap();
+    let assumed = Assumed::parse(["rest-rate-limits=shared-installation"]).unwrap();
+    let world = Assuming::new(&scaled, &assumed);
+    let without = WithoutCrashedRecreation(&world);
+    let run = |scenario: &dyn Scenario| {
+        let build = Build::arcsim(Variant::Fixed);
+        run_build_to_answer(scenario, build, Seed(RATE_LIMITED_SEED), TraceMode::HashOnly).unwrap().0
+    };
+    let fixed = run(&world);
+    assert!(fixed.passed(), "{:#?}\nreplay: {}", fixed.violations, fixed.replay_line());
+    assert!(fixed.probes.get("rest-rate-limited").is_some_and(|n| *n > 100), "{:?}", fixed.probes);
+    let unfixed = run(&without);
+    let oracles: Vec<&str> = unfixed.violations.iter().map(|v| v.oracle).collect();
+    assert!(oracles.contains(&"no-expired-token-registration"), "{oracles:?}");
 }
 
 /// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.

@@ -32,6 +32,8 @@ pub const MAX_LIFETIME_SECONDS: i64 = 600;
 pub(crate) struct InstallationTokenRec {
     /// Sim ms it expires.
     pub expires_ms: u64,
+    /// The installation it acts for (whose REST budget it spends).
+    pub installation_id: i64,
 }
 
 /// The RSA public key (PKCS#1 `RSAPublicKey` DER) inside an SPKI PEM, or why there is none.
@@ -137,7 +139,7 @@ impl World {
         }
         let expires_ms = self.now_ms() + self.cfg.installation_token_ttl_ms;
         let token = tokens::opaque(self.seed, "ghs", self.next_number());
-        self.installation_tokens.insert(token.clone(), InstallationTokenRec { expires_ms });
+        self.installation_tokens.insert(token.clone(), InstallationTokenRec { expires_ms, installation_id });
         Reply::json(201, &InstallationAccessToken::new(token, self.timestamp(expires_ms)))
     }
 

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::seed::Seed;
 
 use super::config::{GitHubConfig, UnknownRunnerAnswer};
+use super::rate_limits::RestRateLimit;
 
 /// One behaviour of the service that no public document fixes.
 #[derive(Debug)]
@@ -235,6 +236,32 @@ const ASSUMPTIONS: &[Assumption] = &[
                 name: "linearizable",
                 evidence: "REST docs promise nothing about freshness; an uncached list is the other end",
                 apply: |c| c.list_runners_staleness_ms = 0,
+            },
+        ],
+    },
+    Assumption {
+        name: "rest-rate-limits",
+        question: "Are the controller's REST calls (registration tokens, ListRunners, DeleteRunner) refused for volume?",
+        alternatives: &[
+            Alternative {
+                name: "unmetered",
+                evidence: "the scale-set path makes a few REST calls an hour and no report since 0.9 blames REST limits; only fault plans throttle",
+                apply: |c| c.rest_rate_limit = None,
+            },
+            Alternative {
+                name: "documented",
+                evidence: "GitHub REST docs: 5,000 requests/hour per installation or token (403, X-RateLimit-Remaining: 0, X-RateLimit-Reset), secondary 900 points/min",
+                apply: |c| {
+                    c.rest_rate_limit =
+                        Some(RestRateLimit { requests_per_hour: 5_000, points_per_minute: 900 })
+                },
+            },
+            Alternative {
+                name: "shared-installation",
+                evidence: "ARC #206: the budget is the installation's, shared with its other clients; a tenth of it (500/hour) left for the controller",
+                apply: |c| {
+                    c.rest_rate_limit = Some(RestRateLimit { requests_per_hour: 500, points_per_minute: 900 })
+                },
             },
         ],
     },

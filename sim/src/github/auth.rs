@@ -29,7 +29,7 @@ pub(crate) enum Authorized {
     Session { session_id: String },
 }
 
-fn credential<'h>(headers: &'h HeaderMap, scheme: &str) -> Option<&'h str> {
+pub(crate) fn credential<'h>(headers: &'h HeaderMap, scheme: &str) -> Option<&'h str> {
     let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
     let (given, token) = value.split_once(' ')?;
     (given.eq_ignore_ascii_case(scheme) && !token.trim().is_empty()).then_some(token.trim())

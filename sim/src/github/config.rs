@@ -117,6 +117,10 @@ pub struct GitHubConfig {
     /// for a runner of its scale set (assumption `unstarted-dispatch`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reoffer_unstarted_after_ms: Option<u64>,
+    /// The REST budgets of each credential. None, the default: REST calls are never refused for
+    /// volume (assumption `rest-rate-limits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rest_rate_limit: Option<super::rate_limits::RestRateLimit>,
 }
 
 fn is_zero(ms: &u64) -> bool {
@@ -179,6 +183,7 @@ impl Default for GitHubConfig {
             session_ends_with_token: false,
             acquire_on_delivery: false,
             reoffer_unstarted_after_ms: None,
+            rest_rate_limit: None,
         }
     }
 }
@@ -191,6 +196,14 @@ pub enum GitHubConfigError {
     Zero {
         /// The field.
         field: &'static str,
+    },
+    /// `rest_rate_limit.points_per_minute` is below a write's cost, so no write could ever pass.
+    #[error(
+        "github config: rest_rate_limit.points_per_minute is {points_per_minute}, below a write's cost of 5"
+    )]
+    BelowWriteCost {
+        /// The value given.
+        points_per_minute: u32,
     },
     /// `assignment_latency_ms_min` exceeds `assignment_latency_ms_max`.
     #[error("github config: assignment_latency_ms_min {min} exceeds assignment_latency_ms_max {max}")]
@@ -264,6 +277,14 @@ impl GitHubConfig {
             ("unconnected_registration_ttl_ms", self.unconnected_registration_ttl_ms),
             ("reoffer_unstarted_after_ms", self.reoffer_unstarted_after_ms),
         ];
+        if let Some(limit) = self.rest_rate_limit {
+            if limit.requests_per_hour == 0 {
+                return Err(GitHubConfigError::Zero { field: "rest_rate_limit.requests_per_hour" });
+            }
+            if limit.points_per_minute < 5 {
+                return Err(GitHubConfigError::BelowWriteCost { points_per_minute: limit.points_per_minute });
+            }
+        }
         if let Some((field, _)) = optional.iter().find(|(_, v)| *v == Some(0)) {
             return Err(GitHubConfigError::Zero { field });
         }

@@ -47,6 +47,7 @@ mod messages;
 mod model;
 mod operation;
 mod process;
+mod rate_limits;
 mod reply;
 mod route;
 mod runners;
@@ -87,6 +88,7 @@ pub fn operation_of(method: &http::Method, path: &str) -> Option<Operation> {
     route::Route::parse(method, path).map(|r| r.operation())
 }
 pub use process::{AssignedJob, RunnerSession};
+pub use rate_limits::RestRateLimit;
 pub use scripted::{CannedAnswer, ScriptedGitHub};
 pub use service::{ConnectionDropped, GitHubService};
 pub use timing::{CallLatency, DelayRange, LatencyClass, ServiceLatency};

@@ -28,8 +28,9 @@ use super::auth::Authorized;
 use super::events::{GitHubCall, GitHubFaultFired, RemoveOutcome};
 use super::faults::{Failure, FaultDecision, Fired};
 use super::operation::Operation;
+use super::rate_limits::with_headers;
 use super::reply::Reply;
-use super::route::Route;
+use super::route::{Auth, Route};
 use super::sessions;
 use super::state::World;
 use super::timing::LatencyClass;
@@ -240,7 +241,17 @@ async fn serve(shared: &Arc<Shared>, route: &Route, request: &Incoming) -> Reply
     if let (Route::GetMessage { id }, Authorized::Session { session_id }) = (route, &authorized) {
         return sessions::get_message(shared, *id, session_id, &request.query, &request.headers).await;
     }
-    shared.mutate(|world| dispatch(world, route, &request.query, &request.body))
+    shared.mutate(|world| {
+        let metered = if route.auth() == Auth::Pat {
+            match world.meter_rest(&request.headers, route.operation().is_mutating()) {
+                Ok(headers) => headers,
+                Err(refused) => return refused,
+            }
+        } else {
+            Vec::new()
+        };
+        with_headers(dispatch(world, route, &request.query, &request.body), metered)
+    })
 }
 
 fn dispatch(w: &mut World, route: &Route, query: &str, body: &Bytes) -> Reply {

@@ -72,6 +72,8 @@ pub(crate) struct World {
     pub admin_tokens: BTreeMap<String, u64>,
     pub installation_tokens: BTreeMap<String, super::app_auth::InstallationTokenRec>,
     pub legacy_lists: BTreeMap<String, CachedRunnerList>,
+    /// REST budgets spent (assumption `rest-rate-limits`).
+    pub rate_ledger: super::rate_limits::RateLedger,
     pub requests: BTreeMap<(String, u16), u64>,
     /// Assigned scale-set jobs whose JobStarted has not been queued yet: request id → runner id.
     pub pending_started: BTreeMap<i64, i64>,
@@ -119,6 +121,7 @@ impl World {
             admin_tokens: BTreeMap::new(),
             installation_tokens: BTreeMap::new(),
             legacy_lists: BTreeMap::new(),
+            rate_ledger: super::rate_limits::RateLedger::default(),
             requests: BTreeMap::new(),
             pending_started: BTreeMap::new(),
             pickup_due_ms: BTreeMap::new(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use arc_controller::github::wire::JitRunnerSetting;
 use arc_sim::github::{
-    Assumed, ConnectRefused, EndReason, EventKind, GitHubConfig, JobSpec, JobState, RemovalReason,
+    Assumed, ConnectRefused, EndReason, EventKind, GitHubConfig, JobSpec, JobState, Operation, RemovalReason,
     RunnerState,
 };
 
@@ -162,4 +162,32 @@ async fn an_acquired_job_no_runner_takes_is_offered_again_every_5_min() {
     assert_eq!(rig.fake.job(job).unwrap().state, JobState::Running);
     tokio::time::sleep(Duration::from_secs(300)).await;
     assert_ne!(rig.fake.job(job).unwrap().state, JobState::Queued, "a taken job is not offered again");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_metered_token_is_refused_403_with_its_reset_until_the_hour_is_over() {
+    let rig = rig(1, assuming("rest-rate-limits=shared-installation"));
+    let set = rig.scale_set("arc").await;
+    for _ in 0..499 {
+        rig.client.list_runners().await.expect("within the budget");
+    }
+    let refused = rig.client.create_registration_token().await.unwrap_err();
+    assert_eq!(refused.status(), Some(403), "{refused}");
+    assert!(refused.to_string().contains("API rate limit exceeded"), "{refused}");
+    rig.session(set).await;
+    assert_eq!(
+        rig.fake.request_count(Operation::RegistrationToken, 403),
+        1,
+        "the service's calls spend nothing"
+    );
+    tokio::time::sleep(Duration::from_secs(3_600)).await;
+    rig.client.create_registration_token().await.expect("a new hour");
+}
+
+#[tokio::test(start_paused = true)]
+async fn unmetered_rest_is_never_refused_for_volume() {
+    let rig = rig(1, GitHubConfig::instant());
+    for _ in 0..600 {
+        rig.client.list_runners().await.expect("unmetered");
+    }
 }

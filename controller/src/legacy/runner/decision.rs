@@ -3,6 +3,7 @@
 //!
 //! - [`is_stopped`]: the pod succeeded, or its runner container exited 0.
 //! - [`runner_container_running`]: the runner container is running now.
+//! - [`runner_container_crashed`]: the runner container exited non-zero or waits to restart.
 //! - [`Registration::of`]: what ListRunners says about the runner (ARC's `IsRunnerBusy`).
 //! - [`RegistrationCheck::verdict`]: recreate the pod, look again later, or keep it.
 //! - [`deferred_check`]: how long until the next registration check is due.
@@ -34,6 +35,19 @@ pub fn runner_container_running(pod: &Pod) -> bool {
     let Some(status) = &pod.status else { return false };
     status.container_statuses.iter().flatten().any(|c| {
         c.name == RUNNER_CONTAINER_NAME && c.state.as_ref().and_then(|s| s.running.as_ref()).is_some()
+    })
+}
+
+/// Whether the `runner` container of `pod` has crashed: terminated with a non-zero exit code, or
+/// waiting in `CrashLoopBackOff` to start again. Its process runs no job.
+pub fn runner_container_crashed(pod: &Pod) -> bool {
+    let Some(status) = &pod.status else { return false };
+    status.container_statuses.iter().flatten().filter(|c| c.name == RUNNER_CONTAINER_NAME).any(|c| {
+        let Some(state) = &c.state else { return false };
+        let failed = state.terminated.as_ref().is_some_and(|t| t.exit_code != 0);
+        let backing_off =
+            state.waiting.as_ref().is_some_and(|w| w.reason.as_deref() == Some("CrashLoopBackOff"));
+        failed || backing_off
     })
 }
 
@@ -82,6 +96,9 @@ pub enum RestartReason {
     NeverRegistered,
     /// The runner stayed offline, not busy, past the registration timeout.
     StayedOffline,
+    /// The pod template is stale and the runner container has crashed
+    /// (`fixes.recreate_crashed_runner_with_stale_token`).
+    CrashedWithStaleTemplate,
 }
 
 impl RestartReason {
@@ -92,6 +109,7 @@ impl RestartReason {
             RestartReason::TemplateChanged => "template_changed",
             RestartReason::NeverRegistered => "never_registered",
             RestartReason::StayedOffline => "stayed_offline",
+            RestartReason::CrashedWithStaleTemplate => "crashed_stale_template",
         }
     }
 }
@@ -156,7 +174,8 @@ pub fn deferred_check(last_check: Option<Timestamp>, interval: Duration, now: Ti
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::{
-        ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStatus, PodStatus,
+        ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting,
+        ContainerStatus, PodStatus,
     };
 
     use super::*;
@@ -198,6 +217,25 @@ mod tests {
         assert!(!is_stopped(&pod("Failed", vec![("runner", Some(0))])));
         assert!(!is_stopped(&pod("Pending", vec![])));
         assert!(!is_stopped(&Pod::default()));
+    }
+
+    #[test]
+    fn a_runner_container_has_crashed_when_it_exited_non_zero_or_backs_off() {
+        assert!(runner_container_crashed(&pod("Running", vec![("runner", Some(1))])));
+        assert!(!runner_container_crashed(&pod("Running", vec![("runner", Some(0))])), "a stop is no crash");
+        assert!(!runner_container_crashed(&pod("Running", vec![("runner", None)])));
+        assert!(!runner_container_crashed(&pod("Running", vec![("docker", Some(1))])));
+        let mut backing_off = pod("Running", vec![("runner", None)]);
+        let status = &mut backing_off.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[0];
+        status.state = Some(ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some("CrashLoopBackOff".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        assert!(runner_container_crashed(&backing_off));
+        assert!(!runner_container_crashed(&Pod::default()));
     }
 
     fn listed(name: &str, status: &str, busy: bool) -> LegacyRunner {

@@ -10,7 +10,10 @@
 //! 4. a pod deleting for longer than the timeout: force-delete it (grace 0), look again in 3 s;
 //! 5. a stopped pod: delete an ephemeral Runner, restart a persistent one;
 //! 6. refresh the registration token if needed (then requeue);
-//! 7. compare the pod's `pod-template-hash` with the desired one (the token counts with #1087);
+//! 7. compare the pod's `pod-template-hash` with the desired one (the token counts with #1087); with
+//!    `fixes.recreate_crashed_runner_with_stale_token`, while GitHub rations calls (a rate-limit
+//!    refusal within the hour), a stale pod whose runner container crashed goes to step 9 at once
+//!    and skips the unregistration;
 //! 8. at most once per recheck interval, ask ListRunners whether the runner is registered and busy
 //!    and decide ([`decision::RegistrationCheck`]);
 //! 9. restart: with #1125 unregister first and keep the pod when that fails; then delete the pod,
@@ -35,7 +38,8 @@ use kube::api::DeleteParams;
 use kube::runtime::watcher;
 
 use self::decision::{
-    CheckVerdict, RegistrationCheck, RestartReason, deferred_check, is_stopped, runner_container_running,
+    CheckVerdict, RegistrationCheck, RestartReason, deferred_check, is_stopped, runner_container_crashed,
+    runner_container_running,
 };
 use self::github::{RunnerGitHub, Unregistered};
 use self::scope::RunnerScope;
@@ -149,6 +153,8 @@ impl RunnerReconciler {
         let desired_hash = runner_pod_template_hash(runner, &self.ctx.settings.pod, &self.ctx.switches)?;
         let reason = if stopped {
             RestartReason::Stopped
+        } else if self.crashed_with_stale_template(pod, &desired_hash) {
+            RestartReason::CrashedWithStaleTemplate
         } else {
             match self.check_registration(key, runner, pod, &desired_hash, github).await? {
                 Checked::Restart(reason) => reason,
@@ -375,6 +381,17 @@ impl RunnerReconciler {
         }
     }
 
+    /// Whether the pod is recreated without GitHub's word: GitHub rations the controller's calls
+    /// (it refused one for its rate limit within the hour), the pod's template is stale and its runner
+    /// container has crashed, so it runs no job (`fixes.recreate_crashed_runner_with_stale_token`).
+    fn crashed_with_stale_template(&self, pod: &Pod, desired_hash: &str) -> bool {
+        let current_hash = pod.metadata.labels.as_ref().and_then(|l| l.get(LABEL_POD_TEMPLATE_HASH));
+        self.ctx.switches.fixes.recreate_crashed_runner_with_stale_token
+            && self.ctx.rate_limits.rationed(self.ctx.clock.now())
+            && current_hash.map(String::as_str) != Some(desired_hash)
+            && runner_container_crashed(pod)
+    }
+
     /// Step 9: delete the pod so that it is recreated; with #1125 only once GitHub has removed the
     /// runner (or does not know it), otherwise keep the pod and try again after the interval.
     async fn recreate_pod(
@@ -384,7 +401,8 @@ impl RunnerReconciler {
         pod: &Pod,
         github: &RunnerGitHub<'_>,
     ) -> Result<Outcome> {
-        if self.ctx.switches.fixes.unregister_before_recreate {
+        let unasked = reason == RestartReason::CrashedWithStaleTemplate;
+        if self.ctx.switches.fixes.unregister_before_recreate && !unasked {
             match github.unregister().await {
                 Ok(Unregistered::Removed) => tracing::debug!(runner = %key, "Unregistered runner"),
                 Ok(Unregistered::AlreadyGone)
@@ -420,6 +438,7 @@ impl RunnerReconciler {
     }
 
     fn back_off_rate_limit(&self, key: &ObjectKey, error: &Error) -> Outcome {
+        self.ctx.rate_limits.refused(self.ctx.clock.now());
         tracing::error!(
             runner = %key,
             %error,

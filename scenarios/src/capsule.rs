@@ -1,5 +1,5 @@
 //! A failure capsule: everything one failing run depends on, as JSON data — the scenario, profile,
-//! variant, seed, network and schedule, the world's fault plan, disruptions and watch lags, its workload, its
+//! variant, seed, network, schedule, assumptions and size, the world's fault plan, disruptions and watch lags, its workload, its
 //! length — and the oracle it is expected to fail. `arcsim run --capsule FILE` replays it: the
 //! scenario's world for the seed with the capsule's data put in place of the scenario's own, so a
 //! capsule taken from a seed's run (and not shrunk since) replays that run's exact trace. The
@@ -16,7 +16,7 @@ use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::schedule::Schedule;
 use arc_sim::workload::WorkloadConfig;
-use arc_sim::world::{Disruption, RunRecord};
+use arc_sim::world::{Disruption, RunRecord, WorldConfig};
 use arc_sim::{Seed, TraceMode};
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +24,7 @@ use crate::on_network::OnNetwork;
 use crate::oracles::Oracle;
 use crate::probes::ProbeGoal;
 use crate::runner::{RunError, run_build_keeping};
+use crate::scaled::{ScaleError, Scaled};
 use crate::scenario::{Scenario, Twin, WorldPlan};
 use crate::scenarios;
 use crate::variant::{Build, Variant};
@@ -51,6 +52,9 @@ pub struct Capsule {
     /// The alternatives assumed about GitHub (`--assume`); absent: the defaults.
     #[serde(default, skip_serializing_if = "Assumed::is_default")]
     pub assumed: Assumed,
+    /// The size the run had (`--runners N`), if not the scenario's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runners: Option<u32>,
     /// The faults, disruptions and watch lags.
     pub plan: CapsulePlan,
     /// The job arrivals (drawn from the seed, less `skip_jobs`).
@@ -111,14 +115,42 @@ impl Capsule {
         oracle: &str,
     ) -> Capsule {
         let world = OnNetwork::new(scenario, network).world_for(seed, build).config;
+        Capsule::of_world(scenario.name(), world, build, seed, network, oracle)
+    }
+
+    /// The capsule of `build`'s run of `scenario` at `seed` and size `runners` (`--runners`), or why
+    /// that size cannot be had.
+    pub fn of_sized_run(
+        scenario: &'static dyn Scenario,
+        runners: u32,
+        build: Build,
+        seed: Seed,
+        network: Network,
+        oracle: &str,
+    ) -> Result<Capsule, ScaleError> {
+        let scaled = Scaled::new(scenario, runners)?;
+        let world = OnNetwork::new(&scaled, network).world_for(seed, build).config;
+        let capsule = Capsule::of_world(scenario.name(), world, build, seed, network, oracle);
+        Ok(Capsule { runners: Some(runners), ..capsule })
+    }
+
+    fn of_world(
+        scenario: &str,
+        world: WorldConfig,
+        build: Build,
+        seed: Seed,
+        network: Network,
+        oracle: &str,
+    ) -> Capsule {
         Capsule {
-            scenario: scenario.name().to_string(),
+            scenario: scenario.to_string(),
             profile: build.profile,
             variant: build.variant,
             seed,
             network,
             schedule: Schedule::Fifo,
             assumed: Assumed::defaults(),
+            runners: None,
             plan: CapsulePlan {
                 faults: world.faults,
                 disruptions: world.disruptions,
@@ -170,6 +202,9 @@ impl Capsule {
                 names.join(", ")
             )));
         }
+        if let Some(runners) = self.runners {
+            Scaled::new(scenario, runners).map_err(|e| CapsuleError::Invalid(e.to_string()))?;
+        }
         self.plan.faults.validate().map_err(|e| CapsuleError::Invalid(e.to_string()))?;
         self.workload.validate().map_err(|e| CapsuleError::Invalid(e.to_string()))?;
         if self.duration_ms == 0 {
@@ -181,7 +216,13 @@ impl Capsule {
     /// Runs the capsule and judges it, keeping `keep` of the record (`None`: what the judges need).
     pub fn run(&self, mode: TraceMode, keep: Option<Interest>) -> Result<(Verdict, RunRecord), CapsuleError> {
         let found = scenarios::find(&self.scenario).map_err(CapsuleError::Invalid)?;
-        let on_network = OnNetwork::new(found, self.network);
+        let scaled = self.runners.map(|n| Scaled::new(found, n)).transpose();
+        let scaled = scaled.map_err(|e| CapsuleError::Invalid(e.to_string()))?;
+        let sized: &dyn Scenario = match &scaled {
+            Some(scaled) => scaled,
+            None => found,
+        };
+        let on_network = OnNetwork::new(sized, self.network);
         let replayed = Replayed { inner: &on_network, capsule: self };
         let build = Build::new(self.profile, self.variant);
         Ok(run_build_keeping(&replayed, build, self.seed, mode, keep)?)
@@ -308,6 +349,25 @@ mod tests {
         let scenario = crate::scenarios::find(&advisory.scenario).unwrap();
         let plan = advisory.apply(scenario.world(advisory.seed, advisory.variant));
         assert!(!plan.config.github.honour_max_capacity);
+    }
+
+    #[test]
+    fn a_sized_capsule_keeps_its_size_and_replays_at_it() {
+        assert!(!standard().to_json().contains("runners"));
+        let scenario = scenarios::find("standard").unwrap();
+        let build = Build::arcsim(Variant::Fixed);
+        let sized =
+            Capsule::of_sized_run(scenario, 30, build, Seed(3), Network::InProcess, "bounded-pod-creates")
+                .unwrap();
+        assert!(sized.to_json().contains(r#""runners": 30"#), "{}", sized.to_json());
+        assert_eq!(Capsule::parse(&sized.to_json()).unwrap(), sized);
+        let own = standard().workload.arrivals_per_minute;
+        assert!(
+            (sized.workload.arrivals_per_minute / own - 3.0).abs() < 1e-9,
+            "the workload is the sized one"
+        );
+        let zero = sized.to_json().replace(r#""runners": 30"#, r#""runners": 0"#);
+        assert!(Capsule::parse(&zero).unwrap_err().to_string().contains("--runners must be at least 1"));
     }
 
     #[test]

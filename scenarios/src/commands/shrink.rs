@@ -14,6 +14,8 @@ use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
 use crate::on_schedule::OnSchedule;
 use crate::runner::run_build;
+use crate::scaled::Scaled;
+use crate::scenario::Scenario;
 use crate::scenarios;
 use crate::shrink::{DEFAULT_BUDGET, Minimality, Shrunk, shrink};
 
@@ -40,6 +42,9 @@ pub struct ShrinkArgs {
     /// in the capsule.
     #[arg(long = "assume", value_name = "NAME=ALT", conflicts_with = "capsule")]
     pub assume: Vec<String>,
+    /// Run at N runners (`arcsim run --runners`); kept in the capsule.
+    #[arg(long, value_name = "N", conflicts_with = "capsule")]
+    pub runners: Option<u32>,
     /// The oracle to keep failing (default: the seed's first violation's).
     #[arg(long)]
     pub oracle: Option<String>,
@@ -80,7 +85,12 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
     let oracle = match &args.oracle {
         Some(oracle) => oracle.clone(),
         None => {
-            let on_network = OnNetwork::new(scenario, args.network);
+            let scaled = args.runners.map(|n| Scaled::new(scenario, n)).transpose()?;
+            let sized: &dyn Scenario = match &scaled {
+                Some(scaled) => scaled,
+                None => scenario,
+            };
+            let on_network = OnNetwork::new(sized, args.network);
             let assuming = Assuming::new(&on_network, &assumed);
             let on_schedule = OnSchedule::new(&assuming, args.schedule);
             let (verdict, _) = run_build(&on_schedule, build, seed, TraceMode::HashOnly)?;
@@ -93,11 +103,11 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
             first.oracle.to_string()
         }
     };
-    let capsule = Capsule {
-        schedule: args.schedule,
-        assumed,
-        ..Capsule::of_run(scenario, build, seed, args.network, &oracle)
+    let taken = match args.runners {
+        Some(runners) => Capsule::of_sized_run(scenario, runners, build, seed, args.network, &oracle)?,
+        None => Capsule::of_run(scenario, build, seed, args.network, &oracle),
     };
+    let capsule = Capsule { schedule: args.schedule, assumed, ..taken };
     capsule.check()?;
     Ok(capsule)
 }

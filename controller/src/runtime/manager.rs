@@ -172,7 +172,9 @@ impl Manager {
         }
     }
 
-    fn add_task(&mut self, task: BoxFuture<'static, ()>) {
+    /// Adds a task that runs from [`Manager::start`] (or at once, if already started) until the
+    /// manager shuts down, as informers and controllers do.
+    pub fn add_task(&mut self, task: BoxFuture<'static, ()>) {
         if self.started {
             self.spawn(task);
         } else {

@@ -3,7 +3,7 @@
 //! | profile | what it is | sources |
 //! |---|---|---|
 //! | `arc-0.13.1` | ARC at tag `gha-runner-scale-set-0.13.1` (legacy: `0b9bef2c`, #1125) | the tag's `controllers/actions.github.com/*.go`, `cmd/ghalistener/{listener,worker}`; legacy `controllers/runner_controller.go`, `hash/` at `0b9bef2c` |
-//! | `arc-0.15.0` | ARC `gha-runner-scale-set-0.15.0` (2026-10-01) | its pull requests (the tag is not in the stored snapshot): #4638/#4644 revision, #4642 cleanup-first and suppression, #4646 Running from the listener with a guarded write, #4647 predicates (with `452febd4`'s JobID), #4580 finalizers; #4681 and #4683 from ARC-MODEL §13 and #4653 |
+//! | `arc-0.15.0` | ARC `gha-runner-scale-set-0.15.0` (2026-10-01) | its pull requests (the tag is not in the stored snapshot): #4638/#4644 revision, #4642 cleanup-first and suppression, #4646 Running from the listener with a guarded write, #4647 predicates (with `452febd4`'s JobID), #4580 finalizers, #4664 background deregistration (from the PR's commits `72706a73`/`67af96c3` and tests; labelled merged, its merged code unread); #4681 and #4683 from ARC-MODEL §13's release list and #4653 (no PR text read) |
 //! | `change-set` | exactly ARC-MODEL §5 on ARC HEAD `2ee6b3b8` | ARC-MODEL §5.1–§5.4 |
 //! | `arcsim` | this project's controller (every fix on); the default | this repository |
 //!
@@ -11,8 +11,10 @@
 //! those remaining differences per profile (for `arc-0.13.1`: the ARS keeps HEAD's single runner
 //! set updated in place instead of 0.13.1's new runner set per spec hash, the ARS and listener
 //! controllers are HEAD's, 0.13.1's runner-set cleanup also removes busy runners through
-//! RemoveRunner, and the proxy secret is updated on drift; for `arc-0.15.0`: #4664 background
-//! deregistration, #4692, #4696, #4571 and #4516's details are not modelled, and lazy copy, the
+//! RemoveRunner, and the proxy secret is updated on drift; for `arc-0.15.0`: #4664 is modelled from
+//! its pull request's commits (`releases.deregister_in_background`), #4692, #4696, #4571 (its merged
+//! code unread: the ARS re-registers a vanished scale set by name) and #4516's details are not
+//! modelled, and lazy copy, the
 //! deleting-aware scale-up and the count-less status are off for want of a source).
 
 use std::fmt;
@@ -84,7 +86,7 @@ const fn upstream_fixes() -> Fixes {
         running_never_overwrites_terminal: false,
         reread_runner_before_removal: false,
         reread_runner_before_deregistration: false,
-        // #4664 may be in 0.15.0 (issue 41 asks for it there); not modelled until its code is read.
+        // 0.15.0's finalizer never asks for id 0 through #4664 (`releases.deregister_in_background`).
         remove_runner_by_known_id: false,
         keep_unlisted_running_runner: false,
         acquire_before_ack: false,

@@ -33,6 +33,14 @@ pub struct Releases {
     /// recorded runner id alone, and its pod with it, until a later pass sees its id. Off: such a
     /// runner goes through RemoveRunner with id 0 (a no-op 204) and is deleted (#4653).
     pub cleanup_skips_unregistered: bool,
+    /// #4664 (0.15.0; rests on the PR's commits `72706a73` and `67af96c3` and their tests, the
+    /// merged code being outside the public snapshot): a deleting runner is deregistered by the id in
+    /// its status, else the one in its JIT secret (none after a `Succeeded` phase: the runner removed
+    /// itself). While its pod is live the service is asked first, as before (`JobStillRunning`: look
+    /// again in 30 s); once the pod is gone or stopped, the registration finalizer goes at once and
+    /// the id is removed by a background queue. No id: no call. Off: the status's id only, asked
+    /// before the finalizer goes, whatever the pod.
+    pub deregister_in_background: bool,
 }
 
 /// Every release switch, with its origin, in declaration order.
@@ -54,6 +62,11 @@ pub const DOCS: &[SwitchDoc] = &[
         "#4683 (0.15.0)",
         "set cleanup leaves runners without a runner id",
     ),
+    SwitchDoc::new(
+        "deregister_in_background",
+        "#4664 (0.15.0, PR commits)",
+        "runner id from the JIT secret; stopped pods deregistered by a background queue",
+    ),
 ];
 
 impl Default for Releases {
@@ -64,6 +77,7 @@ impl Default for Releases {
             init_container_check: true,
             pod_before_identity: false,
             cleanup_skips_unregistered: false,
+            deregister_in_background: false,
         }
     }
 }
@@ -77,6 +91,7 @@ impl Releases {
             init_container_check: false,
             pod_before_identity: false,
             cleanup_skips_unregistered: false,
+            deregister_in_background: false,
         }
     }
 
@@ -88,6 +103,7 @@ impl Releases {
             init_container_check: true,
             pod_before_identity: true,
             cleanup_skips_unregistered: true,
+            deregister_in_background: true,
         }
     }
 }

@@ -46,13 +46,15 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
 pub fn assumptions_text(evidence: bool) -> String {
     let mut out =
         String::from("assumptions about GitHub (--assume NAME=ALT; the first alternative is the default):\n");
+    let width =
+        assumptions::all().iter().flat_map(|a| a.alternatives).map(|alt| alt.name.len()).max().unwrap_or(0);
     for a in assumptions::all() {
         let names: Vec<&str> = a.alternatives.iter().map(|alt| alt.name).collect();
         let _ = writeln!(out, "  {:<30} {}", a.name, names.join(" | "));
         if evidence {
             let _ = writeln!(out, "    {}", a.question);
             for alt in a.alternatives {
-                let _ = writeln!(out, "    {:<18} {}", alt.name, alt.evidence);
+                let _ = writeln!(out, "    {:<width$} {}", alt.name, alt.evidence);
             }
         }
     }

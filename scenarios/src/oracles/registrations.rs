@@ -67,6 +67,13 @@ impl Oracle for RegistrationRemovedBeforeRunnerGone {
         true
     }
 
+    /// #4664 (`releases.deregister_in_background`) gives this order up by design: a runner whose pod
+    /// is gone or stopped goes first and its registration is removed by a background queue; the leak
+    /// oracles still judge whether that removal happens.
+    fn applies(&self, switches: &arc_controller::Switches) -> bool {
+        !switches.releases.deregister_in_background
+    }
+
     fn describe(&self) -> &'static str {
         "an EphemeralRunner is gone only after every runner registered for it was removed at GitHub"
     }

@@ -658,6 +658,57 @@ async fn a_deleting_runner_whose_job_still_runs_keeps_its_finalizers_and_retries
     assert!(github_runner_removed(&h, registered));
 }
 
+/// A runner with a job whose pod failed: it is deleted, and RemoveRunner answers `JobStillRunning`
+/// twice (to the failure's own call, then to the deletion's). Returns the harness, the manager (keep
+/// it) and the runner's id.
+async fn failed_with_its_job_still_running(background: bool) -> (Harness, Manager, i64) {
+    let (h, scale_set_id) = setup(|b| b.switches.releases.deregister_in_background = background).await;
+    let manager = start(&h);
+    create(&h, &runner(scale_set_id)).await;
+    wait_for_pod(&h, None).await;
+    let registered = runner_id(&h, RUNNER);
+    assign_job(&h).await;
+    let still_running =
+        r#"{"typeName":"GitHub.DistributedTask.WebApi.JobStillRunningException","message":"busy"}"#;
+    h.script.answer(Operation::RemoveRunner, 400, still_running);
+    h.script.answer(Operation::RemoveRunner, 400, still_running);
+    patch_pod_status(&h, RUNNER, json!({"containerStatuses": [container("runner", terminated(1))]})).await;
+    (h, manager, registered)
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_4664_a_stopped_runner_goes_at_once_and_is_removed_from_the_service_in_the_background() {
+    let (h, _manager, registered) = failed_with_its_job_still_running(true).await;
+
+    h.eventually("the runner is gone", Duration::from_secs(5), || stored_runner(&h, RUNNER).is_none()).await;
+    assert!(stored_pod(&h, RUNNER).is_none() && stored_secret(&h, RUNNER).is_none());
+    assert_eq!(
+        h.script.used(),
+        ["remove-runner"; 2],
+        "the failure's call and the queue's, both JobStillRunning"
+    );
+    h.consistently("the queue waits 30 s", Duration::from_secs(25), || {
+        !github_runner_removed(&h, registered)
+    })
+    .await;
+    h.eventually("the queue removes it", Duration::from_secs(10), || github_runner_removed(&h, registered))
+        .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_4664_a_stopped_runner_waits_for_its_removal_with_its_finalizers() {
+    let (h, _manager, registered) = failed_with_its_job_still_running(false).await;
+
+    h.consistently("the runner waits for its job", Duration::from_secs(25), || {
+        stored_runner(&h, RUNNER).is_some()
+    })
+    .await;
+    assert!(stored_pod(&h, RUNNER).is_some(), "the pod stays with its runner");
+    h.eventually("the runner is gone", Duration::from_secs(10), || stored_runner(&h, RUNNER).is_none()).await;
+    assert_eq!(h.script.used(), ["remove-runner"; 2]);
+    assert!(github_runner_removed(&h, registered));
+}
+
 /// Registers `RUNNER` at the service in scale set `scale_set_id`, as a lost earlier attempt would have.
 async fn register_name_at_service(h: &Harness, scale_set_id: i64) -> i64 {
     let client = h.fixture_actions_client().await;

@@ -4,7 +4,9 @@
 //! answers `JobStillRunning` the runner keeps its finalizers and the reconcile comes back in 30 s. Then
 //! the pod and the JIT secret are deleted (without waiting for them to go), and with container hooks
 //! the pods and secrets labelled `runner-pod=<runner>` too; the main finalizer goes last. A finished
-//! runner only has its pod and secret deleted: its EphemeralRunnerSet deletes it.
+//! runner only has its pod and secret deleted: its EphemeralRunnerSet deletes it. With #4664
+//! (`releases.deregister_in_background`) the id may come from the JIT secret, and a runner whose pod
+//! is gone or stopped is deregistered in the background (`unregistration_queue`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,11 +16,14 @@ use kube::ResourceExt;
 use kube::api::ListParams;
 
 use super::draft::RunnerDraft;
+use super::registration::registration_of;
+use super::unregistration_queue::Unregistration;
 use super::{EphemeralRunnerReconciler, has_finalizer, namespace_and_name};
-use crate::crd::EphemeralRunner;
 use crate::crd::constants::{
     EPHEMERAL_RUNNER_FINALIZER, EPHEMERAL_RUNNER_REGISTRATION_FINALIZER, LABEL_RUNNER_POD,
+    RUNNER_CONTAINER_NAME,
 };
+use crate::crd::{EphemeralRunner, EphemeralRunnerPhase};
 use crate::kit::error::{Error, Result};
 use crate::runtime::api::is_not_found;
 use crate::runtime::object_key::ObjectKey;
@@ -35,7 +40,12 @@ impl EphemeralRunnerReconciler {
             return Ok(Outcome::Done);
         }
         let deregister = self.ctx.switches.fixes.remove_runner_on_deletion;
-        if deregister && has_finalizer(runner.get(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER) {
+        let registered = has_finalizer(runner.get(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER);
+        if deregister && registered && self.unregistrations.is_some() {
+            if let Some(outcome) = self.deregister_by_recorded_id(runner).await? {
+                return Ok(outcome);
+            }
+        } else if deregister && registered {
             if !self.reread_if_unregistered(runner).await? {
                 return Ok(Outcome::Done);
             }
@@ -73,6 +83,56 @@ impl EphemeralRunnerReconciler {
         }
         tracing::info!("Successfully removed finalizer after cleanup");
         Ok(Outcome::Done)
+    }
+
+    /// #4664 (`releases.deregister_in_background`): the runner id from the status, else from the JIT
+    /// secret; while the pod is live the service is asked first (`JobStillRunning`: the outcome to
+    /// return); then the registration finalizer goes, and for a pod gone or stopped the id is queued
+    /// for removal in the background. `None`: carry on with the cleanup.
+    async fn deregister_by_recorded_id(&self, runner: &mut RunnerDraft) -> Result<Option<Outcome>> {
+        let runner_id = self.registered_runner_id(runner.get()).await?;
+        let (namespace, name) = namespace_and_name(runner.get());
+        let key = ObjectKey::new(namespace, name);
+        let live = self.pods.get(&key).is_some_and(|pod| pod_is_live(&pod));
+        if runner_id != 0 && live {
+            tracing::info!(runner_id, "Trying to clean up runner from the service before its pod");
+            match self.actions_client(runner.get()).await?.remove_runner(runner_id).await {
+                Err(error) if error.is_job_still_running() => {
+                    tracing::info!("Runner is not finished yet, retrying in 30s");
+                    return Ok(Some(Outcome::RequeueAfter(JOB_STILL_RUNNING_RETRY)));
+                }
+                Err(error) if error.status() == Some(404) => {}
+                Err(error) => return Err(error.into()),
+                Ok(()) => {}
+            }
+        }
+        let client = match runner_id != 0 && !live {
+            true => Some(self.actions_client(runner.get()).await?),
+            false => None,
+        };
+        remove_finalizer(runner.mutate(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER);
+        runner.patch(&self.ctx.api).await?;
+        if let (Some(client), Some(queue)) = (client, &self.unregistrations) {
+            tracing::info!(runner_id, "Queued the runner's removal from the service");
+            queue.push(Unregistration { client, key, runner_id });
+        } else if runner_id == 0 {
+            tracing::info!("No runner id recorded; leaving the runner for the service to clean up");
+        }
+        Ok(None)
+    }
+
+    /// #4664's `registeredRunnerID`: none after a `Succeeded` phase (the runner removed itself), else
+    /// the status's, else the JIT secret's (0 when it is gone or unreadable).
+    async fn registered_runner_id(&self, runner: &EphemeralRunner) -> Result<i64> {
+        if runner.phase() == EphemeralRunnerPhase::Succeeded {
+            return Ok(0);
+        }
+        if runner.runner_id() != 0 {
+            return Ok(runner.runner_id());
+        }
+        let (namespace, name) = namespace_and_name(runner);
+        let secret = self.read_jit_secret(namespace, name).await?;
+        Ok(secret.and_then(|secret| registration_of(&secret)).map_or(0, |(runner_id, _)| runner_id))
     }
 
     /// With `fixes.reread_runner_before_deregistration`, a runner whose snapshot records no runner id
@@ -138,6 +198,20 @@ impl EphemeralRunnerReconciler {
 }
 
 /// Removes `finalizer` from `runner`'s finalizers.
+/// Whether a runner's pod may still run its process (#4664's busy guard): not finished, not
+/// deleting, and its runner container not terminated.
+fn pod_is_live(pod: &Pod) -> bool {
+    let status = pod.status.as_ref();
+    let finished = status.and_then(|s| s.phase.as_deref()).is_some_and(|p| p == "Succeeded" || p == "Failed");
+    let terminated = status.and_then(|s| s.container_statuses.as_deref()).is_some_and(|statuses| {
+        statuses
+            .iter()
+            .filter(|c| c.name == RUNNER_CONTAINER_NAME)
+            .any(|c| c.state.as_ref().is_some_and(|state| state.terminated.is_some()))
+    });
+    pod.metadata.deletion_timestamp.is_none() && !finished && !terminated
+}
+
 fn remove_finalizer(runner: &mut EphemeralRunner, finalizer: &str) {
     if let Some(finalizers) = runner.metadata.finalizers.as_mut() {
         finalizers.retain(|f| f != finalizer);

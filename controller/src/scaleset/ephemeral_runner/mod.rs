@@ -24,6 +24,7 @@ mod draft;
 mod pod_create;
 mod pod_state;
 mod registration;
+mod unregistration_queue;
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ use kube::api::DeleteParams;
 use kube::runtime::watcher;
 
 use self::draft::RunnerDraft;
+use self::unregistration_queue::UnregistrationQueue;
 use super::context::ScaleSetContext;
 use super::predicates::{EPHEMERAL_RUNNER_FROM_POD, ephemeral_runner_needs_pod_update};
 use crate::ActionsClient;
@@ -68,6 +70,8 @@ pub struct EphemeralRunnerReconciler {
     pods: Store<Pod>,
     /// The Secret cache, only in the §8.1 ablation (`fixes.secrets_read_uncached` off).
     secrets: Option<Store<Secret>>,
+    /// #4664's background deregistration, with `releases.deregister_in_background`.
+    unregistrations: Option<UnregistrationQueue>,
 }
 
 impl std::fmt::Debug for EphemeralRunnerReconciler {
@@ -99,11 +103,17 @@ pub fn ephemeral_runner_controller(
         .optimisations
         .predicates
         .then(|| UpdatePredicate::new(EPHEMERAL_RUNNER_FROM_POD, ephemeral_runner_needs_pod_update));
+    let unregistrations = ctx.switches.releases.deregister_in_background.then(|| {
+        let (queue, worker) = UnregistrationQueue::new();
+        manager.add_task(worker);
+        queue
+    });
     let reconciler = Arc::new(EphemeralRunnerReconciler {
         ctx: Arc::clone(&ctx),
         runners: runners.store(),
         pods: pods.store(),
         secrets: secrets.as_ref().map(|informer| informer.store()),
+        unregistrations,
     });
     let controller = Controller::new(CONTROLLER_NAME, reconciler, &ctx.metrics)
         .for_resource(&runners)

@@ -8,6 +8,7 @@
 //! `scripts/see-a-failure.sh`).
 
 mod browser;
+mod closed_stdout;
 mod html;
 mod mermaid;
 mod serve;

@@ -8,6 +8,19 @@ pub fn parse_seed(text: &str) -> Result<Seed, String> {
     text.parse::<Seed>().map_err(|e| e.to_string())
 }
 
+/// Checks a scenario name, with an error listing the valid ones (as an unknown variant's does).
+pub fn parse_scenario(text: &str) -> Result<String, String> {
+    crate::scenarios::find(text).map(|_| text.to_string())
+}
+
+/// Checks a scenario name or `all`.
+pub fn parse_scenario_or_all(text: &str) -> Result<String, String> {
+    if text == "all" {
+        return Ok(text.to_string());
+    }
+    parse_scenario(text)
+}
+
 /// Parses a variant name, with an error listing the valid ones.
 pub fn parse_variant(text: &str) -> Result<crate::variant::Variant, String> {
     text.parse().map_err(|e: crate::variant::UnknownVariant| e.to_string())

@@ -18,7 +18,7 @@ use crate::scenarios;
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExploreArgs {
     /// Scenario (see `arcsim list`); its faults, disruptions and per-resource lags are removed.
-    #[arg(long, default_value = "standard")]
+    #[arg(long, value_parser = crate::cli::parse_scenario, default_value = "standard")]
     pub scenario: String,
     /// Profile and variant.
     #[command(flatten)]

@@ -37,7 +37,7 @@ pub struct MeasureArgs {
     #[arg(long)]
     pub count: u32,
     /// Only this scenario (default: every scenario with kill rows, or every race scenario).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_scenario)]
     pub scenario: Option<String>,
     /// Only this variant (kills; default: every bug variant).
     #[arg(long, value_parser = crate::cli::parse_variant)]

@@ -30,7 +30,7 @@ use crate::{story, visual};
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// Scenario (see `arcsim list`).
-    #[arg(long, default_value = "standard")]
+    #[arg(long, value_parser = crate::cli::parse_scenario, default_value = "standard")]
     pub scenario: String,
     /// Profile and variant.
     #[command(flatten)]

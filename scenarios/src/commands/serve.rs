@@ -28,7 +28,7 @@ use crate::variant::Variant;
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
     /// Scenario (see `arcsim list`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_scenario)]
     pub scenario: String,
     /// Variant: `fixed` or a historic bug (see `arcsim list`).
     #[arg(long, default_value = "fixed", value_parser = crate::cli::parse_variant)]

@@ -23,7 +23,7 @@ use crate::shrink::{DEFAULT_BUDGET, Minimality, Shrunk, shrink};
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShrinkArgs {
     /// Scenario (see `arcsim list`).
-    #[arg(long, required_unless_present = "capsule")]
+    #[arg(long, value_parser = crate::cli::parse_scenario, required_unless_present = "capsule")]
     pub scenario: Option<String>,
     /// Profile and variant.
     #[command(flatten)]

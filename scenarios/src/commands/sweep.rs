@@ -21,7 +21,7 @@ use crate::variant::Variant;
 #[derive(Debug, Clone, clap::Args)]
 pub struct SweepArgs {
     /// A scenario name, or `all`.
-    #[arg(long, default_value = "all")]
+    #[arg(long, value_parser = crate::cli::parse_scenario_or_all, default_value = "all")]
     pub scenario: String,
     /// The profile (see `arcsim list`); the kill table applies to `arcsim`, and under any other
     /// profile `--variant all` runs the fixed controller only (name a variant, or `--matrix`, for more).

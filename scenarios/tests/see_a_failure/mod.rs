@@ -11,6 +11,7 @@ mod browser;
 mod closed_stdout;
 mod html;
 mod mermaid;
+mod refusals;
 mod serve;
 mod story;
 

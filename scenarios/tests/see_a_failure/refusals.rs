@@ -1,0 +1,34 @@
+//! Bad names on the command line are refused alike: an unknown scenario, variant or profile, in every
+//! command that takes one, exits 2 before any run with clap's message naming the flag and listing the
+//! valid values.
+
+use std::process::Command;
+
+fn refused(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_arcsim")).args(args).output().expect("arcsim runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(output.stdout.is_empty(), "{args:?} ran nothing");
+    stderr
+}
+
+#[test]
+fn unknown_scenarios_variants_and_profiles_are_refused_alike() {
+    for command in ["run", "sweep", "shrink", "explore", "serve", "measure"] {
+        let seed: &[&str] = match command {
+            "sweep" => &["--seeds", "1"],
+            "measure" => &["kills", "--from", "1", "--count", "1"],
+            _ => &["--seed", "1"],
+        };
+        let stderr = refused(&[&[command, "--scenario", "nope"], seed].concat());
+        assert!(stderr.contains("invalid value 'nope' for '--scenario <SCENARIO>'"), "{command}: {stderr}");
+        assert!(stderr.contains("valid: standard,"), "{command}: {stderr}");
+    }
+    let variant = refused(&["run", "--scenario", "standard", "--variant", "nope", "--seed", "1"]);
+    assert!(
+        variant.contains("invalid value 'nope' for '--variant <VARIANT>'")
+            && variant.contains("valid: fixed,")
+    );
+    let profile = refused(&["run", "--scenario", "standard", "--profile", "nope", "--seed", "1"]);
+    assert!(profile.contains("invalid value 'nope' for '--profile <PROFILE>'"), "{profile}");
+}

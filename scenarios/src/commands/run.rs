@@ -16,6 +16,7 @@ use arc_sim::github::Assumed;
 use crate::assuming::Assuming;
 use crate::capsule::Capsule;
 use crate::commands::build_args::BuildArgs;
+use crate::kill_table;
 use crate::on_network::OnNetwork;
 use crate::on_schedule::OnSchedule;
 use crate::report::verdict_text;
@@ -23,6 +24,7 @@ use crate::runner::{run_build, run_build_keeping};
 use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::scenarios;
+use crate::variant::Variant;
 use crate::verdict::Verdict;
 use crate::{story, visual};
 
@@ -109,6 +111,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if args.check_determinism {
         let (again, _) = run_build(scenario, build, seed, TraceMode::HashOnly)?;
         ensure_same(&again, &verdict)?;
+    }
+    if let Some(note) = no_kill_row_note(build.variant, found.name()) {
+        eprintln!("{note}");
     }
     anyhow::ensure!(
         verdict.passed(),
@@ -202,6 +207,29 @@ pub fn with_schedule(text: String, schedule: Schedule) -> String {
     }
 }
 
+/// For a bug variant with no kill row in `scenario`, a note saying so and naming the scenarios where
+/// the kill table expects it to fail: a pass there says nothing about the bug.
+pub fn no_kill_row_note(variant: Variant, scenario: &str) -> Option<String> {
+    if variant.is_fixed() || !kill_table::expectations(variant, scenario).is_empty() {
+        return None;
+    }
+    let mut worlds: Vec<&str> = kill_table::KILL_TABLE
+        .iter()
+        .filter(|row| row.variant == variant)
+        .map(|row| row.scenario.name())
+        .collect();
+    worlds.sort_unstable();
+    worlds.dedup();
+    let where_ = match worlds.is_empty() {
+        true => "no scenario".to_string(),
+        false => worlds.join(", "),
+    };
+    Some(format!(
+        "note: the kill table has no row for {variant} in {scenario}, so this run says nothing about the bug; \
+         it is expected to fail in: {where_}"
+    ))
+}
+
 /// `text` with the `--assume` flags of `assumed` on its replay commands, when it has any.
 pub fn with_assumed(text: String, assumed: &Assumed) -> String {
     match assumed.is_default() {
@@ -220,4 +248,18 @@ fn after_replay_commands(text: &str, flags: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
         + if text.ends_with('\n') { "\n" } else { "" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bug_variant_outside_its_worlds_gets_a_note_naming_them() {
+        let note = no_kill_row_note(Variant::Bug1087, "assign-during-delete").expect("a note");
+        assert!(note.contains("no row for bug-1087 in assign-during-delete"), "{note}");
+        assert!(note.contains("token-refresh-recreation"), "{note}");
+        assert_eq!(no_kill_row_note(Variant::Bug1087, "token-refresh-recreation"), None, "a row there");
+        assert_eq!(no_kill_row_note(Variant::Fixed, "standard"), None, "the fixed controller has no rows");
+    }
 }

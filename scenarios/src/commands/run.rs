@@ -78,6 +78,7 @@ pub struct RunArgs {
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    check_output_dirs(&args)?;
     if let Some(path) = &args.capsule {
         return run_capsule(path, &args);
     }
@@ -159,6 +160,27 @@ fn ensure_same(again: &Verdict, verdict: &Verdict) -> anyhow::Result<()> {
 }
 
 /// Writes what the flags ask for: the timeline page, the sequence diagram, the trace, the JSON.
+/// Refuses, before the run, an output file whose directory does not exist, so a long run is not
+/// lost to a typo in `--html`, `--mermaid`, `--trace` or `--json`.
+fn check_output_dirs(args: &RunArgs) -> anyhow::Result<()> {
+    let outputs = [
+        ("--html", &args.html),
+        ("--mermaid", &args.mermaid),
+        ("--trace", &args.trace),
+        ("--json", &args.json),
+    ];
+    for (flag, path) in outputs.iter().filter_map(|(flag, path)| path.as_ref().map(|p| (flag, p))) {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        anyhow::ensure!(
+            dir.is_dir(),
+            "{flag} {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 fn write_outputs(args: &RunArgs, record: &RunRecord, verdict: &Verdict, replay: &str) -> anyhow::Result<()> {
     if let Some(path) = &args.html {
         let bytes = visual::files::write_html(path, record, verdict, replay)?;

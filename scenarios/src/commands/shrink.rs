@@ -9,7 +9,7 @@ use arc_sim::schedule::Schedule;
 use arc_sim::{Seed, TraceMode};
 
 use crate::assuming::Assuming;
-use crate::capsule::Capsule;
+use crate::capsule::{Capsule, CapsuleError};
 use crate::commands::build_args::BuildArgs;
 use crate::on_network::OnNetwork;
 use crate::on_schedule::OnSchedule;
@@ -108,7 +108,11 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
         None => Capsule::of_run(scenario, build, seed, args.network, &oracle),
     };
     let capsule = Capsule { schedule: args.schedule, assumed, ..taken };
-    capsule.check()?;
+    capsule.check().map_err(|error| match (&args.oracle, error) {
+        // The capsule was made from the command line: name the flag, not a capsule nobody gave.
+        (Some(_), CapsuleError::Invalid(problem)) => anyhow::anyhow!("--oracle: {problem}"),
+        (_, error) => error.into(),
+    })?;
     Ok(capsule)
 }
 

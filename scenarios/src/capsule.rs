@@ -249,7 +249,7 @@ impl Capsule {
 
     /// The command that replays the capsule in `path`.
     pub fn replay_line(path: &Path) -> String {
-        format!("cargo run --release -p arc-scenarios --bin arcsim -- run --capsule {}", path.display())
+        format!("{} run --capsule {}", crate::verdict::replay_program(), path.display())
     }
 }
 

@@ -106,6 +106,20 @@ impl Verdict {
     }
 }
 
+/// How replay commands start: `cargo run --release -p arc-scenarios --bin arcsim --` when cargo ran
+/// this process (it sets `CARGO`), otherwise the program as it was invoked (`./arcsim`,
+/// `target/release/arcsim`), so a line can be pasted where it was printed.
+pub fn replay_program() -> String {
+    const UNDER_CARGO: &str = "cargo run --release -p arc-scenarios --bin arcsim --";
+    if std::env::var_os("CARGO").is_some() {
+        return UNDER_CARGO.to_string();
+    }
+    std::env::args()
+        .next()
+        .filter(|program| !program.contains(' '))
+        .unwrap_or_else(|| UNDER_CARGO.to_string())
+}
+
 /// The command that replays (scenario, build, seed); the default profile is not named.
 pub fn replay_line(scenario: &str, build: Build, seed: Seed) -> String {
     let profile = match build.profile {
@@ -113,7 +127,5 @@ pub fn replay_line(scenario: &str, build: Build, seed: Seed) -> String {
         other => format!(" --profile {other}"),
     };
     let variant = build.variant;
-    format!(
-        "cargo run --release -p arc-scenarios --bin arcsim -- run --scenario {scenario}{profile} --variant {variant} --seed {seed}"
-    )
+    format!("{} run --scenario {scenario}{profile} --variant {variant} --seed {seed}", replay_program())
 }

@@ -25,7 +25,7 @@ use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::scenarios;
 use crate::variant::Variant;
-use crate::verdict::Verdict;
+use crate::verdict::{Verdict, replay_program};
 use crate::{story, visual};
 
 /// Options of `arcsim run`.
@@ -263,7 +263,7 @@ pub fn with_assumed(text: String, assumed: &Assumed) -> String {
 /// `text` with `flags` appended to every line holding a replay command.
 fn after_replay_commands(text: &str, flags: &str) -> String {
     text.lines()
-        .map(|line| match line.contains("arcsim -- run ") {
+        .map(|line| match line.contains(&format!("{} run ", replay_program())) {
             true => format!("{line}{flags}"),
             false => line.to_string(),
         })

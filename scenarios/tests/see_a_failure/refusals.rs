@@ -1,6 +1,7 @@
-//! Bad names on the command line are refused alike: an unknown scenario, variant or profile, in every
-//! command that takes one, exits 2 before any run with clap's message naming the flag and listing the
-//! valid values.
+//! The command line's manners: bad names are refused alike (an unknown scenario, variant or profile, in
+//! every command that takes one, exits 2 before any run with clap's message naming the flag and listing
+//! the valid values), a bad `--oracle` or output path is named before any run, and replay lines name
+//! the program that was run.
 
 use std::process::Command;
 
@@ -58,4 +59,19 @@ fn an_output_file_in_a_missing_directory_is_refused_before_the_run() {
         "{stderr}"
     );
     assert!(output.stdout.is_empty(), "refused before the run");
+}
+
+#[test]
+fn replay_lines_name_the_binary_when_cargo_did_not_run_it() {
+    let program = env!("CARGO_BIN_EXE_arcsim");
+    let output = Command::new(program)
+        .env_remove("CARGO")
+        .args(["run", "--scenario", "standard", "--seed", "1"])
+        .output()
+        .expect("arcsim runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let expected = format!("replay: {program} run --scenario standard --variant fixed --seed 1");
+    assert!(stdout.contains(&expected), "{stdout}");
+    assert!(!stdout.contains("cargo run"), "{stdout}");
 }

@@ -184,19 +184,31 @@ fn flag_value<'a>(command: &'a str, flag: &str) -> Option<&'a str> {
     words.next()
 }
 
-/// README's first screen promises a failure and the command that replays it: that command still
-/// fails (a change to the fakes' timing that makes its seed pass breaks this test, not a newcomer's
-/// trust; `arcsim run` of seeds 1, 2, … finds another).
+/// README's first screen shows a race caught, the same seed passing on the fixed controller, its page
+/// and its shrink: each `arcsim run` line still does what its comment says (a change to the fakes'
+/// timing that makes the seed pass breaks this test, not a newcomer's trust; README says how to find
+/// another seed). The shrink line is checked to name the failing run; the slow tier shrinks it.
 #[test]
-fn the_first_screens_example_failure_still_fails() {
+fn the_first_screens_commands_still_do_what_they_say() {
     let readme = readme();
-    let command =
-        readme.lines().take(30).find(|l| l.contains("arcsim -- run ")).expect("a run on the first screen");
-    let scenario = flag_value(command, "--scenario").expect("--scenario");
-    let variant: arc_scenarios::variant::Variant =
-        flag_value(command, "--variant").expect("--variant").parse().unwrap();
-    let seed: u64 = flag_value(command, "--seed").expect("--seed").parse().unwrap();
-    let found = arc_scenarios::scenarios::find(scenario).unwrap();
-    let v = super::suite::verdict(found, variant, seed);
-    assert!(!v.passed(), "README's first example passes: {}", v.label());
+    let runs: Vec<&str> = readme.lines().take(40).filter(|l| l.starts_with("arcsim run ")).collect();
+    assert_eq!(runs.len(), 3, "three runs on the first screen: {runs:?}");
+    for command in runs {
+        let scenario = flag_value(command, "--scenario").expect("--scenario");
+        let variant: arc_scenarios::variant::Variant =
+            flag_value(command, "--variant").unwrap_or("fixed").parse().unwrap();
+        let seed: u64 = flag_value(command, "--seed").expect("--seed").parse().unwrap();
+        let found = arc_scenarios::scenarios::find(scenario).unwrap();
+        let v = super::suite::verdict(found, variant, seed);
+        match command.split_once("# fails ") {
+            Some((_, oracle)) => {
+                let oracle = oracle.trim();
+                assert!(v.violations.iter().any(|x| x.oracle == oracle), "{command}: {:?}", v.violations);
+            }
+            None if command.contains("# passes") => assert!(v.passed(), "{command}: {:?}", v.violations),
+            None => assert!(!v.passed(), "{command}: the page of a failure shows a failure"),
+        }
+    }
+    let shrink = readme.lines().take(40).find(|l| l.starts_with("arcsim shrink ")).expect("a shrink");
+    assert!(shrink.contains("--variant bug-stale-removal-snapshot --seed 3"), "{shrink}");
 }

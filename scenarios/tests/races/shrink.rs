@@ -99,6 +99,21 @@ fn a_capsule_that_passes_is_a_clear_error_not_a_shrink() {
 mod slow {
     use super::*;
 
+    /// README's first screen shows `arcsim shrink` of this seed: it shrinks to a capsule that still
+    /// fails `no-busy-runner-deleted`.
+    #[test]
+    #[ignore = "slow tier: README's first-screen shrink"]
+    fn the_first_screens_shrink_gives_a_capsule_that_still_fails() {
+        let scenario = scenarios::find("assign-during-delete").unwrap();
+        let build = Build::arcsim(Variant::BugStaleRemovalSnapshot);
+        let original =
+            Capsule::of_run(scenario, build, Seed(3), Network::InProcess, "no-busy-runner-deleted");
+        let shrunk = shrink(original, DEFAULT_BUDGET).expect("seed 3 fails, so it shrinks");
+        assert!(shrunk.after.jobs <= shrunk.before.jobs);
+        let (verdict, _) = shrunk.capsule.run(TraceMode::HashOnly, None).expect("the capsule runs");
+        assert!(shrunk.capsule.fails(&verdict), "{verdict:?}");
+    }
+
     #[test]
     #[ignore = "slow tier: a shrink of a kill row each"]
     fn bug_2255_in_kubectl_delete_runners_shrinks() {

@@ -88,7 +88,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     banner(&args, server.addr());
     report(&world, progress, scenario);
     let mut lines = std::io::stdin().lock().lines();
-    while let Some(line) = lines.next().transpose()? {
+    loop {
+        let Some(line) = lines.next().transpose()? else {
+            eprintln!(
+                "arcsim serve: standard input ended, so serving stopped (keep it open to keep the world \
+                 served: a terminal, or `sleep infinity | arcsim serve …`)"
+            );
+            break;
+        };
         if line.trim().is_empty() {
             continue;
         }

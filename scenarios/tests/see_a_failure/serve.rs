@@ -214,11 +214,14 @@ fn serve_takes_assumptions_names_them_and_refuses_unknown_ones() {
         .args(["--assume", "service-reads=stale-30s"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("(assuming service-reads=stale-30s)"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("standard input ended, so serving stopped"), "the end is said: {stderr}");
     let refused = Command::new(env!("CARGO_BIN_EXE_arcsim"))
         .args([
             "serve",

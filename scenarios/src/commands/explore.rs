@@ -50,6 +50,10 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
     let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
     let build = args.build.build();
     let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
+    eprintln!(
+        "explore: running seed {}'s fault-free reference, then {} perturbed plans of it",
+        args.seed, args.budget
+    );
     let found = explore(scenario, build, args.seed, (args.network, args.schedule, &assumed), args.budget)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;

@@ -17,7 +17,7 @@ use crate::runner::run_build;
 use crate::scaled::Scaled;
 use crate::scenario::Scenario;
 use crate::scenarios;
-use crate::shrink::{DEFAULT_BUDGET, Minimality, Shrunk, shrink};
+use crate::shrink::{DEFAULT_BUDGET, Minimality, Shrunk, shrink_reporting};
 
 /// Options of `arcsim shrink`.
 #[derive(Debug, Clone, clap::Args)]
@@ -66,7 +66,11 @@ pub fn run(args: ShrinkArgs) -> anyhow::Result<()> {
         None => seed_capsule(&args)?,
     };
     let out = args.out.clone().unwrap_or_else(|| default_path(&original));
-    let shrunk = shrink(original, args.budget)?;
+    eprintln!("shrink: running the seed, then up to {} reruns of it", args.budget);
+    let shrunk = shrink_reporting(original, args.budget, |rerun, budget| {
+        eprint!("\rshrink: rerun {rerun} of at most {budget}");
+    })?;
+    eprintln!();
     shrunk.capsule.save(&out)?;
     print!("{}", report(&shrunk, args.budget));
     println!("  capsule written to {}", out.display());

@@ -97,6 +97,15 @@ impl Shrunk {
 
 /// Shrinks `original` (which must fail its expected oracle) within `budget` reruns.
 pub fn shrink(original: Capsule, budget: u32) -> Result<Shrunk, ShrinkError> {
+    shrink_reporting(original, budget, |_, _| {})
+}
+
+/// [`shrink`], telling `progress` of each rerun as it starts (reruns so far, budget).
+pub fn shrink_reporting(
+    original: Capsule,
+    budget: u32,
+    progress: impl FnMut(u32, u32) + 'static,
+) -> Result<Shrunk, ShrinkError> {
     let (verdict, _) = original.run(TraceMode::HashOnly, None)?;
     if !original.fails(&verdict) {
         let mut failed: Vec<&str> = verdict.violations.iter().map(|v| v.oracle).collect();
@@ -105,7 +114,7 @@ pub fn shrink(original: Capsule, budget: u32) -> Result<Shrunk, ShrinkError> {
         return Err(ShrinkError::DoesNotFail { oracle: original.expected_oracle, failed });
     }
     let seen = Seen::of(&original, &verdict);
-    Ok(reduce(original, seen, Trials::new(budget)))
+    Ok(reduce(original, seen, Trials::new(budget).reporting(progress)))
 }
 
 /// The shrinker's stages on `original`, whose run showed `seen`, spending `trials`.

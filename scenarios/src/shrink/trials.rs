@@ -40,6 +40,9 @@ impl Seen {
 /// Judges one candidate: runs it and says what its run showed.
 type Judge = Box<dyn FnMut(&Capsule) -> Seen>;
 
+/// Told each rerun as it starts: the reruns so far (this one included) and the budget.
+type Progress = Box<dyn FnMut(u32, u32)>;
+
 /// Reruns so far, against a budget and a lower cap a stage may set.
 pub struct Trials {
     budget: u32,
@@ -47,6 +50,7 @@ pub struct Trials {
     reruns: u32,
     seen: BTreeMap<String, Seen>,
     judge: Judge,
+    progress: Option<Progress>,
 }
 
 impl Trials {
@@ -58,7 +62,20 @@ impl Trials {
     /// No reruns yet, at most `budget`; each candidate judged by `judge` instead of a run (the
     /// shrinker's own tests, which check its stages on failures of a known shape).
     pub fn judged_by(budget: u32, judge: impl FnMut(&Capsule) -> Seen + 'static) -> Trials {
-        Trials { budget, cap: budget, reruns: 0, seen: BTreeMap::new(), judge: Box::new(judge) }
+        Trials {
+            budget,
+            cap: budget,
+            reruns: 0,
+            seen: BTreeMap::new(),
+            judge: Box::new(judge),
+            progress: None,
+        }
+    }
+
+    /// These trials, telling `progress` of each rerun as it starts.
+    pub fn reporting(mut self, progress: impl FnMut(u32, u32) + 'static) -> Trials {
+        self.progress = Some(Box::new(progress));
+        self
     }
 
     /// Reruns spent.
@@ -106,6 +123,9 @@ impl Trials {
             return None;
         }
         self.reruns += 1;
+        if let Some(progress) = &mut self.progress {
+            progress(self.reruns, self.budget);
+        }
         let seen = (self.judge)(candidate);
         self.seen.insert(key, seen);
         Some(seen)

@@ -75,3 +75,18 @@ fn replay_lines_name_the_binary_when_cargo_did_not_run_it() {
     assert!(stdout.contains(&expected), "{stdout}");
     assert!(!stdout.contains("cargo run"), "{stdout}");
 }
+
+#[test]
+fn shrink_says_what_it_is_doing_while_it_reruns() {
+    let out = std::env::temp_dir().join("arcsim-progress-capsule.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+        .args(["shrink", "--scenario", "watch-lag-duplicate-create", "--variant", "bug-4201", "--seed", "1"])
+        .args(["--budget", "3", "--out", out.to_str().unwrap()])
+        .output()
+        .expect("arcsim runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("shrink: running the seed, then up to 3 reruns of it"), "{stderr}");
+    assert!(stderr.contains("shrink: rerun 1 of at most 3"), "{stderr}");
+    let _ = std::fs::remove_file(out);
+}

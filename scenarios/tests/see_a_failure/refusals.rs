@@ -34,31 +34,30 @@ fn unknown_scenarios_variants_and_profiles_are_refused_alike() {
     assert!(profile.contains("invalid value 'nope' for '--profile <PROFILE>'"), "{profile}");
 }
 
+/// What `arcsim ARGS` wrote to stdout and stderr, once it ended with status 1 (an error after parsing).
+fn failed(args: &[&str]) -> (String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_arcsim")).args(args).output().expect("arcsim runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+    (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+}
+
 #[test]
 fn shrink_names_the_oracle_flag_when_the_scenario_runs_no_such_oracle() {
-    let output = Command::new(env!("CARGO_BIN_EXE_arcsim"))
-        .args(["shrink", "--scenario", "standard", "--seed", "1", "--oracle", "nope"])
-        .output()
-        .expect("arcsim runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let (_, stderr) = failed(&["shrink", "--scenario", "standard", "--seed", "1", "--oracle", "nope"]);
     assert!(stderr.contains("--oracle: scenario standard runs no oracle \"nope\""), "{stderr}");
     assert!(!stderr.contains("capsule"), "no capsule was given: {stderr}");
 }
 
 #[test]
 fn an_output_file_in_a_missing_directory_is_refused_before_the_run() {
-    let output = Command::new(env!("CARGO_BIN_EXE_arcsim"))
-        .args(["run", "--scenario", "standard", "--seed", "1", "--html", "/nonexistent-dir/page.html"])
-        .output()
-        .expect("arcsim runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let (stdout, stderr) =
+        failed(&["run", "--scenario", "standard", "--seed", "1", "--html", "/nonexistent-dir/page.html"]);
     assert!(
         stderr.contains("--html /nonexistent-dir/page.html: directory /nonexistent-dir does not exist"),
         "{stderr}"
     );
-    assert!(output.stdout.is_empty(), "refused before the run");
+    assert!(stdout.is_empty(), "refused before the run: {stdout}");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! [`probe_times`] are the timeline's parts.
 
 pub mod bands;
+pub mod body_budget;
 pub mod files;
 pub mod html;
 pub mod lanes;

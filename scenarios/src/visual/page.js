@@ -493,7 +493,11 @@
     const panel = document.getElementById('detail');
     if (i < 0) { panel.innerHTML = '<p class="muted">Click an event for its body.</p>'; redraw(); return; }
     let pretty;
-    try { pretty = JSON.stringify(JSON.parse(E.body[i]), null, 2); } catch (e) { pretty = E.body[i]; }
+    if (E.body[i] === '') {
+      pretty = '(body left out to keep this page small: ' + data.meta.bodies_left_out + ' of them, far from the violation; `arcsim run … --trace FILE` writes every event in full)';
+    } else {
+      try { pretty = JSON.stringify(JSON.parse(E.body[i]), null, 2); } catch (e) { pretty = E.body[i]; }
+    }
     const usedBy = data.violations.filter((v) => v.cited.includes(i)).map((v) => v.oracle);
     const subjects = E.subj[i].map((s) => '<a data-filter="' + esc(data.subjects[s]) + '">' + esc(data.subjects[s]) + '</a>').join(', ');
     panel.innerHTML =

@@ -9,6 +9,7 @@ use arc_sim::world::RunRecord;
 use serde::Serialize;
 
 use super::bands::{Bands, Segment, band_lane};
+use super::body_budget::{BODY_BUDGET_BYTES, fit_bodies};
 use super::lanes::{Lane, Lanes, Section};
 use super::placement::{ArrowSpec, CommitTimes, Kind, LaneRef, place, runner_lane};
 use super::probe_times::probe_marks;
@@ -58,6 +59,8 @@ pub struct Meta {
     pub replay: String,
     /// Probes that fired, with counts.
     pub probes: BTreeMap<&'static str, u32>,
+    /// Events whose bodies the page left out (`body_budget`).
+    pub bodies_left_out: usize,
 }
 
 /// Events as columns: entry `i` of each is event `i`.
@@ -156,9 +159,11 @@ pub fn build(run: &RunRecord, verdict: &Verdict) -> Timeline {
     }
     let (lanes, remap) = std::mem::take(&mut b.lanes).finish();
     b.remap(&remap);
-    let violations = verdict.violations.iter().zip(&evidence).map(|(v, e)| b.view(v, e, &lanes)).collect();
+    let violations: Vec<ViolationView> =
+        verdict.violations.iter().zip(&evidence).map(|(v, e)| b.view(v, e, &lanes)).collect();
+    let bodies_left_out = fit_bodies(&mut b.events, &violations, BODY_BUDGET_BYTES);
     Timeline {
-        meta: meta(run, verdict),
+        meta: Meta { bodies_left_out, ..meta(run, verdict) },
         kinds: Kind::ALL.to_vec(),
         lanes,
         subjects: b.subjects.names,
@@ -180,6 +185,7 @@ fn meta(run: &RunRecord, verdict: &Verdict) -> Meta {
         trace_hash: format!("{:016x}", verdict.trace_hash),
         replay: verdict.replay_line(),
         probes: verdict.probes.clone(),
+        bodies_left_out: 0,
     }
 }
 

@@ -118,7 +118,28 @@ fn a_committed_change_carries_its_object_as_its_body() {
     let data = data();
     let kinds = data["kinds"].as_array().unwrap();
     let commit = kinds.iter().position(|k| k == "commit").unwrap() as u64;
-    let i = data["events"]["kind"].as_array().unwrap().iter().position(|k| k == commit).unwrap();
+    let cited = data["violations"][0]["cited"].as_array().unwrap();
+    let i = cited
+        .iter()
+        .map(|i| i.as_u64().unwrap() as usize)
+        .find(|&i| data["events"]["kind"][i] == commit)
+        .expect("the violation cites a commit");
     let body: Value = serde_json::from_str(data["events"]["body"][i].as_str().unwrap()).unwrap();
     assert!(body["object"]["metadata"]["resourceVersion"].is_string() && body["rv"].is_u64(), "{body}");
+}
+
+/// A long run's page carries at most the body budget of event bodies: past it, bodies far from the
+/// violation are left out (their events stay, labelled; the page says how many), the cited ones never.
+#[test]
+fn a_long_runs_page_keeps_its_bodies_near_the_violation_within_the_budget() {
+    use arc_scenarios::visual::body_budget::{BODY_BUDGET_BYTES, LEFT_OUT};
+    let data = data();
+    let bodies = data["events"]["body"].as_array().unwrap();
+    let size: usize = bodies.iter().map(|b| b.as_str().unwrap().len()).sum();
+    let left_out = bodies.iter().filter(|b| *b == LEFT_OUT).count();
+    assert_eq!(data["meta"]["bodies_left_out"], left_out, "the page says how many");
+    assert!(left_out > 0 && size <= BODY_BUDGET_BYTES, "{size} bytes, {left_out} left out");
+    for i in data["violations"][0]["cited"].as_array().unwrap() {
+        assert_ne!(bodies[i.as_u64().unwrap() as usize], LEFT_OUT, "a cited body stays");
+    }
 }

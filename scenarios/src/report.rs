@@ -17,9 +17,9 @@ pub fn verdict_text(v: &Verdict) -> String {
     for violation in &v.violations {
         let _ = writeln!(
             out,
-            "  violation {} at {} ms [{}]: {}",
+            "  violation {} at {:.3} s [{}]: {}",
             violation.oracle,
-            violation.at_ms,
+            violation.at_ms as f64 / 1000.0,
             violation.objects.join(", "),
             violation.message
         );

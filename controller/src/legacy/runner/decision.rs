@@ -3,6 +3,7 @@
 //!
 //! - [`is_stopped`]: the pod succeeded, or its runner container exited 0.
 //! - [`runner_container_running`]: the runner container is running now.
+//! - [`pod_template_stale`]: the pod was built from another template than the Runner's now.
 //! - [`runner_container_crashed`]: the runner container exited non-zero or waits to restart.
 //! - [`Registration::of`]: what ListRunners says about the runner (ARC's `IsRunnerBusy`).
 //! - [`RegistrationCheck::verdict`]: recreate the pod, look again later, or keep it.
@@ -13,7 +14,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::crd::constants::RUNNER_CONTAINER_NAME;
+use crate::crd::constants::{LABEL_POD_TEMPLATE_HASH, RUNNER_CONTAINER_NAME};
 use crate::github::wire::LegacyRunner;
 
 /// Whether the runner in `pod` has stopped for good: the pod `Succeeded`, or it is `Running` with
@@ -36,6 +37,13 @@ pub fn runner_container_running(pod: &Pod) -> bool {
     status.container_statuses.iter().flatten().any(|c| {
         c.name == RUNNER_CONTAINER_NAME && c.state.as_ref().and_then(|s| s.running.as_ref()).is_some()
     })
+}
+
+/// Whether `pod`'s `pod-template-hash` label differs from `desired_hash` (the Runner changed, or with
+/// #1087 its token did).
+pub fn pod_template_stale(pod: &Pod, desired_hash: &str) -> bool {
+    let current = pod.metadata.labels.as_ref().and_then(|l| l.get(LABEL_POD_TEMPLATE_HASH));
+    current.map(String::as_str) != Some(desired_hash)
 }
 
 /// Whether the `runner` container of `pod` has crashed: terminated with a non-zero exit code, or

@@ -38,14 +38,14 @@ use kube::api::DeleteParams;
 use kube::runtime::watcher;
 
 use self::decision::{
-    CheckVerdict, RegistrationCheck, RestartReason, deferred_check, is_stopped, runner_container_crashed,
-    runner_container_running,
+    CheckVerdict, RegistrationCheck, RestartReason, deferred_check, is_stopped, pod_template_stale,
+    runner_container_crashed, runner_container_running,
 };
 use self::github::{RunnerGitHub, Unregistered};
 use self::scope::RunnerScope;
 use super::context::LegacyContext;
 use super::pod_builder::{runner_pod, runner_pod_template_hash};
-use crate::crd::constants::{LABEL_POD_TEMPLATE_HASH, LEGACY_API_VERSION, RUNNER_FINALIZER};
+use crate::crd::constants::{LEGACY_API_VERSION, RUNNER_FINALIZER};
 use crate::crd::{Runner, RunnerStatusRegistration};
 use crate::kit::meta::has_finalizer;
 use crate::runtime::api::{is_already_exists, is_not_found};
@@ -315,11 +315,10 @@ impl RunnerReconciler {
             }
             Err(error) => return Err(error),
         };
-        let current_hash = pod.metadata.labels.as_ref().and_then(|l| l.get(LABEL_POD_TEMPLATE_HASH));
         let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
         let check = RegistrationCheck {
             registration,
-            template_changed: current_hash.map(String::as_str) != Some(desired_hash),
+            template_changed: pod_template_stale(pod, desired_hash),
             registration_timed_out: created.is_some_and(|c| now > later(c, settings.registration_timeout)),
         };
         tracing::debug!(runner = %key, ?check, "Checked runner registration");
@@ -385,10 +384,9 @@ impl RunnerReconciler {
     /// (it refused one for its rate limit within the hour), the pod's template is stale and its runner
     /// container has crashed, so it runs no job (`fixes.recreate_crashed_runner_with_stale_token`).
     fn crashed_with_stale_template(&self, pod: &Pod, desired_hash: &str) -> bool {
-        let current_hash = pod.metadata.labels.as_ref().and_then(|l| l.get(LABEL_POD_TEMPLATE_HASH));
         self.ctx.switches.fixes.recreate_crashed_runner_with_stale_token
             && self.ctx.rate_limits.rationed(self.ctx.clock.now())
-            && current_hash.map(String::as_str) != Some(desired_hash)
+            && pod_template_stale(pod, desired_hash)
             && runner_container_crashed(pod)
     }
 

@@ -16,12 +16,12 @@ use kube::ResourceExt;
 use kube::api::ListParams;
 
 use super::draft::RunnerDraft;
+use super::pod_state::pod_is_live;
 use super::registration::registration_of;
 use super::unregistration_queue::Unregistration;
 use super::{EphemeralRunnerReconciler, has_finalizer, namespace_and_name};
 use crate::crd::constants::{
     EPHEMERAL_RUNNER_FINALIZER, EPHEMERAL_RUNNER_REGISTRATION_FINALIZER, LABEL_RUNNER_POD,
-    RUNNER_CONTAINER_NAME,
 };
 use crate::crd::{EphemeralRunner, EphemeralRunnerPhase};
 use crate::kit::error::{Error, Result};
@@ -94,25 +94,27 @@ impl EphemeralRunnerReconciler {
         let (namespace, name) = namespace_and_name(runner.get());
         let key = ObjectKey::new(namespace, name);
         let live = self.pods.get(&key).is_some_and(|pod| pod_is_live(&pod));
-        if runner_id != 0 && live {
-            tracing::info!(runner_id, "Trying to clean up runner from the service before its pod");
-            match self.actions_client(runner.get()).await?.remove_runner(runner_id).await {
-                Err(error) if error.is_job_still_running() => {
-                    tracing::info!("Runner is not finished yet, retrying in 30s");
-                    return Ok(Some(Outcome::RequeueAfter(JOB_STILL_RUNNING_RETRY)));
+        let mut queued = None;
+        if runner_id != 0 {
+            let client = self.actions_client(runner.get()).await?;
+            if !live {
+                queued = Some(client);
+            } else {
+                tracing::info!(runner_id, "Trying to clean up runner from the service before its pod");
+                match client.remove_runner(runner_id).await {
+                    Err(error) if error.is_job_still_running() => {
+                        tracing::info!("Runner is not finished yet, retrying in 30s");
+                        return Ok(Some(Outcome::RequeueAfter(JOB_STILL_RUNNING_RETRY)));
+                    }
+                    Err(error) if error.status() == Some(404) => {}
+                    Err(error) => return Err(error.into()),
+                    Ok(()) => {}
                 }
-                Err(error) if error.status() == Some(404) => {}
-                Err(error) => return Err(error.into()),
-                Ok(()) => {}
             }
         }
-        let client = match runner_id != 0 && !live {
-            true => Some(self.actions_client(runner.get()).await?),
-            false => None,
-        };
         remove_finalizer(runner.mutate(), EPHEMERAL_RUNNER_REGISTRATION_FINALIZER);
         runner.patch(&self.ctx.api).await?;
-        if let (Some(client), Some(queue)) = (client, &self.unregistrations) {
+        if let (Some(client), Some(queue)) = (queued, &self.unregistrations) {
             tracing::info!(runner_id, "Queued the runner's removal from the service");
             queue.push(Unregistration { client, key, runner_id });
         } else if runner_id == 0 {
@@ -198,20 +200,6 @@ impl EphemeralRunnerReconciler {
 }
 
 /// Removes `finalizer` from `runner`'s finalizers.
-/// Whether a runner's pod may still run its process (#4664's busy guard): not finished, not
-/// deleting, and its runner container not terminated.
-fn pod_is_live(pod: &Pod) -> bool {
-    let status = pod.status.as_ref();
-    let finished = status.and_then(|s| s.phase.as_deref()).is_some_and(|p| p == "Succeeded" || p == "Failed");
-    let terminated = status.and_then(|s| s.container_statuses.as_deref()).is_some_and(|statuses| {
-        statuses
-            .iter()
-            .filter(|c| c.name == RUNNER_CONTAINER_NAME)
-            .any(|c| c.state.as_ref().is_some_and(|state| state.terminated.is_some()))
-    });
-    pod.metadata.deletion_timestamp.is_none() && !finished && !terminated
-}
-
 fn remove_finalizer(runner: &mut EphemeralRunner, finalizer: &str) {
     if let Some(finalizers) = runner.metadata.finalizers.as_mut() {
         finalizers.retain(|f| f != finalizer);

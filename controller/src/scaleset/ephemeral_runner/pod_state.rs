@@ -111,6 +111,16 @@ fn verdict_of_exit(code: i32, checks: PodChecks) -> PodVerdict {
     }
 }
 
+/// Whether a runner's pod may still run its process (#4664's busy guard): not finished, not
+/// deleting, and its runner container not terminated.
+pub(super) fn pod_is_live(pod: &Pod) -> bool {
+    let status = pod.status.as_ref();
+    let finished = status.and_then(|s| s.phase.as_deref()).is_some_and(|p| p == "Succeeded" || p == "Failed");
+    let statuses = status.and_then(|s| s.container_statuses.as_deref()).unwrap_or_default();
+    let stopped = runner_container_status(statuses).and_then(terminated).is_some();
+    pod.metadata.deletion_timestamp.is_none() && !finished && !stopped
+}
+
 fn runner_container_status(statuses: &[ContainerStatus]) -> Option<&ContainerStatus> {
     statuses.iter().find(|cs| cs.name == RUNNER_CONTAINER_NAME)
 }

@@ -17,12 +17,18 @@ pub fn verdict_text(v: &Verdict) -> String {
     for violation in &v.violations {
         let _ = writeln!(
             out,
-            "  violation {} at {:.3} s [{}]: {}",
+            "  violation {} at {} [{}]: {}",
             violation.oracle,
-            violation.at_ms as f64 / 1000.0,
+            crate::story::told::seconds(violation.at_ms).trim_start(),
             violation.objects.join(", "),
             violation.message
         );
+    }
+    if !v.passed() && !v.variant.is_fixed() {
+        let _ = writeln!(out, "  the bug: {}", v.variant.describe());
+        if let Some(file) = v.variant.write_up() {
+            let _ = writeln!(out, "  written up in {file}");
+        }
     }
     for (name, value) in &v.counters {
         let _ = writeln!(out, "  {name:<32} {value}");

@@ -189,6 +189,22 @@ impl Variant {
         }
     }
 
+    /// Where the bug is written up in this repository (a finding's file), for the variants a finding
+    /// is about; `None` for the rest, whose [`Variant::describe`] names the upstream issue or PR.
+    pub fn write_up(self) -> Option<&'static str> {
+        Some(match self {
+            Variant::BugStaleRemovalSnapshot => "findings/01-stale-removal-snapshot.md",
+            Variant::BugArsPredicateCounts => "findings/02-ars-predicate-hides-counts.md",
+            Variant::BugUnlistedRunnerGone => "findings/03-legacy-unlisted-runner-gone.md",
+            Variant::Bug4580ShortCircuit => "findings/04-finalizer-short-circuit.md",
+            Variant::BugStaleDeregistration => "findings/05-deleted-while-registering.md",
+            Variant::BugAckBeforeAcquire => "findings/06-ack-before-acquire.md",
+            Variant::Bug4653RemoveZero => "findings/07-remove-runner-id-zero-stalls.md",
+            Variant::Bug4307RegistrationGone => "findings/09-registration-gone-retried.md",
+            _ => return None,
+        })
+    }
+
     /// The switch this variant turns off, `group.name` (`None` for the fixed controller): a fix, or
     /// for `bug-running-from-pod` the change-set switch that moved Running to the listener.
     pub fn switch(self) -> Option<&'static str> {
@@ -323,6 +339,16 @@ mod tests {
         }
         let err = "bug-9999".parse::<Variant>().unwrap_err().to_string();
         assert!(err.contains("valid: fixed, bug-4201"), "{err}");
+    }
+
+    #[test]
+    fn every_write_up_a_variant_points_to_is_in_the_repository() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for variant in Variant::ALL {
+            if let Some(file) = variant.write_up() {
+                assert!(root.join(file).is_file(), "{variant}: {file} is missing");
+            }
+        }
     }
 
     #[test]

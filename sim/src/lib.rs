@@ -5,6 +5,7 @@
 //!
 //! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]); it learns custom
 //!   resources from CRD manifests ([`apiserver::CrdSet`]), never from the controller's types.
+//! - [`actor`]: the header by which the world's clients name themselves to both fakes.
 //! - [`seed`]: the run's seed and the named ChaCha8 stream of each component.
 //! - [`clock`]: [`SimClock`], a fixed epoch plus tokio's paused elapsed time (the world hands it to
 //!   the controller as its clock seam).
@@ -23,6 +24,7 @@
 //! - [`schedule`]: the order the sim's tasks take same-instant work in (`--schedule`).
 #![deny(missing_docs)]
 
+pub mod actor;
 pub mod apiserver;
 pub mod clock;
 pub mod faults;

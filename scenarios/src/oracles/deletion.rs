@@ -72,12 +72,21 @@ impl Oracle for NoBusyRunnerDeleted {
         out
     }
 
-    /// The delete, the commit that gave the runner its id, its pod's container start and the job's
-    /// assignment.
+    /// The delete, the commit that gave the runner its id, its pod's container start, the job's
+    /// assignment, and the controller's last RemoveRunner call on the runner before the delete (the
+    /// answer the delete acted on: the rule is RemoveRunner first).
     fn evidence(&self, run: &RunRecord, violation: &Violation) -> Evidence {
         let named = Subject::parse_all(&violation.objects);
         let evidence = Evidence::around(run, violation, &self.needs());
-        evidence.citing(run, |e| read_by_busy_runner_deleted(e, &named, violation.at_ms))
+        let removal = run
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.at_ms <= violation.at_ms && evidence.covers(e) && is_removal_call(e))
+            .map(|e| e.seq);
+        evidence.citing(run, |e| {
+            Some(e.seq) == removal || read_by_busy_runner_deleted(e, &named, violation.at_ms)
+        })
     }
 }
 
@@ -105,6 +114,14 @@ fn read_by_busy_runner_deleted(event: &Event, named: &[Subject], at_ms: u64) -> 
     }
     event.get::<GitHubEvent>().is_some_and(|g| {
         matches!(g.kind, EventKind::JobAssigned { request_id, runner_id } if request_id == job && runner_id == runner)
+    })
+}
+
+/// Whether `event` is a RemoveRunner call the controller made.
+fn is_removal_call(event: &Event) -> bool {
+    event.get::<GitHubEvent>().is_some_and(|g| {
+        matches!(g.kind, EventKind::RemoveRunner { .. })
+            && g.by.as_deref().is_some_and(super::view::is_controller)
     })
 }
 

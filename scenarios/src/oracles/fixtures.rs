@@ -65,7 +65,7 @@ pub fn request(ms: u64, actor: &str, verb: ApiVerb, resource: &str, name: &str, 
 
 /// A GitHub state change at `at_ms`.
 pub fn github(at_ms: u64, kind: EventKind) -> GitHubEvent {
-    GitHubEvent { at_ms, kind }
+    GitHubEvent { at_ms, kind, by: None }
 }
 
 /// A job `request_id` (job id `job-{request_id}`) in `state`, on `runner`.

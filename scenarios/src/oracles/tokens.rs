@@ -222,10 +222,12 @@ mod tests {
         let exited = GitHubEvent {
             at_ms: start + 1_000,
             kind: EventKind::ProcessExited { runner_id: 41, lost_job: Some(7) },
+            by: None,
         };
         let gone = GitHubEvent {
             at_ms: removed,
             kind: EventKind::RunnerRemoved { runner_id: 41, reason: RemovalReason::Lost },
+            by: None,
         };
         let run = busy(token_run(failed_ms, "token expired"), start, start + 10_000);
         let lost = run.event(start + 1_000, exited).event(removed, gone);

@@ -3,6 +3,7 @@
 //! left the object in, a watch delivery whom it reached.
 
 use arc_sim::apiserver::{AuditEntry, Committed, WatchItem, WatchSent};
+use arc_sim::github::GitHubEvent;
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::record::Event;
 use serde_json::Value;
@@ -46,6 +47,8 @@ pub fn tell(event: &Event) -> Option<Told> {
         (format!("watch#{}", w.id), delivery(w))
     } else if let Some(k) = event.get::<KubeletEvent>() {
         ("kubelet".to_string(), kubelet(k))
+    } else if let Some((by, what)) = event.get::<GitHubEvent>().and_then(called_github) {
+        (by, what)
     } else {
         let line = event.body.line()?;
         let who = line.actor.strip_prefix("apiserver ").unwrap_or(&line.actor).to_string();
@@ -121,6 +124,14 @@ fn delivery(w: &WatchSent) -> String {
     }
 }
 
+/// A GitHub event a call made, told as its caller's: (`controller`, `at github: remove-runner
+/// runner=0 outcome=Unknown`); `None` for the service's own doing.
+pub fn called_github(g: &GitHubEvent) -> Option<(String, String)> {
+    let by = g.by.clone()?;
+    let line = arc_sim::record::Observed::line(g)?;
+    Some((by, format!("at github: {} {}", line.event, line.details).trim_end().to_string()))
+}
+
 fn kubelet(k: &KubeletEvent) -> String {
     let Ok(Value::Object(fields)) = serde_json::to_value(&k.kind) else { return format!("pod {}", k.pod) };
     let name = fields.get("event").and_then(Value::as_str).unwrap_or("event");
@@ -140,6 +151,18 @@ mod tests {
     fn times_read_as_seconds_with_milliseconds() {
         assert_eq!(seconds(412_345), "   412.345 s");
         assert_eq!(seconds(7), "     0.007 s");
+    }
+
+    #[test]
+    fn a_github_event_a_call_made_is_told_as_its_callers() {
+        use arc_sim::github::{EventKind, RemoveOutcome};
+        let kind = EventKind::RemoveRunner { runner_id: 0, outcome: RemoveOutcome::Unknown };
+        let called = GitHubEvent { at_ms: 5, kind: kind.clone(), by: Some("controller".into()) };
+        let (who, what) = called_github(&called).expect("a call's event");
+        assert_eq!(who, "controller");
+        assert!(what.starts_with("at github: remove-runner "), "{what}");
+        assert!(what.contains("runner=0"), "{what}");
+        assert_eq!(called_github(&GitHubEvent { at_ms: 5, kind, by: None }), None);
     }
 
     #[test]

@@ -7,11 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use arc_sim::apiserver::{AuditEntry, WatchItem, WatchSent};
+use arc_sim::github::GitHubEvent;
 use arc_sim::record::Event;
 use arc_sim::world::RunRecord;
 
 use crate::story::commits::Commits;
-use crate::story::told::target;
+use crate::story::told::{called_github, seconds, target};
 use crate::story::{Evidence, evidence_of, tell};
 use crate::verdict::{Verdict, Violation};
 
@@ -72,7 +73,7 @@ fn window_events<'a>(run: &'a RunRecord, evidence: &Evidence, commits: &Commits)
 
 /// The diagram lines of one event.
 fn message(commits: &Commits, event: &Event) -> Vec<String> {
-    let at = format!("{:.3}s", event.at_ms as f64 / 1000.0);
+    let at = seconds(event.at_ms).trim_start().to_string();
     if let Some(a) = event.get::<AuditEntry>() {
         let who = participant(&a.actor);
         let ask = format!("{who}->>apiserver: {at} {} {} {}", a.verb.as_str(), a.resource, target(a));
@@ -92,6 +93,10 @@ fn message(commits: &Commits, event: &Event) -> Vec<String> {
         let lag = commits.at_ms(rv).map_or_else(String::new, |c| format!(" (lag {} ms)", event.at_ms - c));
         let to = participant(w.actor.as_deref().unwrap_or("client"));
         return vec![text(&format!("apiserver-){to}: {at} watch {kind} {} {key} rv={rv}{lag}", w.resource))];
+    }
+    if let Some((by, what)) = event.get::<GitHubEvent>().and_then(called_github) {
+        let what = what.trim_start_matches("at github: ");
+        return vec![text(&format!("{}->>github: {at} {what}", participant(&by)))];
     }
     let Some(told) = tell(event) else { return Vec::new() };
     let who = participant(&told.who);
@@ -138,9 +143,9 @@ fn verdict_note(out: &mut String, v: &Violation, lines: &[(bool, Vec<String>)]) 
     let over = lines.last().and_then(|(_, l)| l.first()).map(|l| names_in(l)).unwrap_or_default();
     let over = if over.is_empty() { "apiserver".to_string() } else { over.join(",") };
     let note = format!(
-        "Note over {over}: ✖ {} at {:.3}s [{}]: {}",
+        "Note over {over}: ✖ {} at {} [{}]: {}",
         v.oracle,
-        v.at_ms as f64 / 1000.0,
+        seconds(v.at_ms).trim_start(),
         v.objects.join(", "),
         v.message
     );

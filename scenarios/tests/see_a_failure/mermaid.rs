@@ -21,7 +21,7 @@ fn the_diagram_is_a_sequence_diagram_of_the_violation_window() {
     }
     let (verdict, _) = failing_run();
     let v = &verdict.violations[0];
-    let note = format!("✖ {} at {:.3}s", v.oracle, v.at_ms as f64 / 1000.0);
+    let note = format!("✖ {} at {:.3} s", v.oracle, v.at_ms as f64 / 1000.0);
     assert!(lines[lines.len() - 2].contains(&note), "the violation closes the diagram:\n{text}");
     let named = |prefix: &str| v.objects.iter().find_map(|o| o.strip_prefix(prefix)).unwrap().to_string();
     let (runner, job) = (named("runner "), named("job "));
@@ -30,7 +30,10 @@ fn the_diagram_is_a_sequence_diagram_of_the_violation_window() {
     assert!(has("controller->>apiserver:", "s delete ephemeralrunners arc-runners/"), "the delete:\n{text}");
     assert!(has("apiserver-->>controller: 200 rv=", "deleting"), "answers carry the commit's state:\n{text}");
     assert!(has("Note over github:", &format!("s job-assigned job={job} runner={runner}")), "{text}");
-    assert!(has("Note over github:", "s remove-runner runner=0 outcome=Unknown"), "the stale id:\n{text}");
+    let stale_id = "s remove-runner runner=0 outcome=Unknown";
+    assert!(has("controller->>github:", stale_id), "the controller's call with the stale id:\n{text}");
+    let cited = lines.windows(2).any(|w| w[0].trim() == "rect rgb(255, 228, 225)" && w[1].contains(stale_id));
+    assert!(cited, "the call is marked as what the verdict rests on:\n{text}");
     assert!(text.contains("apiserver-)controller:") && text.contains("(lag "), "watch deliveries with lag");
 }
 

@@ -55,6 +55,8 @@ fn the_story_marks_the_events_its_oracle_used() {
     let (runner, job) = runner_and_job();
     assert!(marked.iter().any(|l| l.contains("container-started")), "the container start:\n{text}");
     assert!(marked.iter().any(|l| l.contains(&format!("job-assigned job={job} runner={runner}"))), "{text}");
+    let removal = marked.iter().find(|l| l.contains("at github: remove-runner runner=0"));
+    assert!(removal.is_some_and(|l| l.contains("controller")), "the controller's RemoveRunner call:\n{text}");
     assert!(marked.last().unwrap().contains("delete ephemeralrunners"), "the delete, last:\n{text}");
     assert!(evidence.from_ms <= evidence.to_ms && evidence.to_ms == verdict.violations[0].at_ms);
 }

@@ -42,10 +42,7 @@ use super::watch::{self, WatchFault, WatchRequest};
 use super::{Shared, discovery, quota};
 use crate::faults::ApiVerb;
 
-/// The request header that names who is calling (`controller`, `kubelet`, `listener`…), for the trace and
-/// the audit log. Production clients never send it; the world's clients add it with
-/// [`crate::apiserver::ActorService`].
-pub const ACTOR_HEADER: &str = "x-arcsim-actor";
+pub use crate::actor::ACTOR_HEADER;
 
 /// Who made a request and what it carried.
 struct Requester {

@@ -26,9 +26,9 @@
 //! `resourceVersionMatch` parameters), [`timing`] (serving latency around the commit), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
 //! [`discovery`], [`selector`], [`http`] (routing, the tower service, the audit log), [`reads`] (who
-//! was handed which version), [`actor`] (request attribution), [`tcp`] (loopback server).
+//! was handed which version), [`tcp`] (loopback server); requests name their caller with
+//! [`crate::actor`].
 
-pub mod actor;
 pub mod admission;
 pub mod body;
 pub mod cache;
@@ -82,7 +82,7 @@ use crate::record::Recorder;
 use crate::schedule::{Scheduler, SchedulerSlot};
 use crate::seed::{Component, Seed};
 
-pub use actor::ActorService;
+pub use crate::actor::ActorService;
 pub use crd::{Crd, CrdError, CrdSet};
 pub use events::{
     ApiFault, AuditEntry, CacheRead, Collected, Committed, DiscoveryServed, FaultEffect, WatchItem,

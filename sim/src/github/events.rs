@@ -214,6 +214,10 @@ pub struct GitHubEvent {
     pub at_ms: u64,
     /// What happened.
     pub kind: EventKind,
+    /// Who made the call that made it happen, as the call named itself
+    /// ([`crate::actor::ACTOR_HEADER`]); `None` for the service's own doing (a timer, an assignment)
+    /// or a caller that names nobody. Not in the trace line, which stays what the service did.
+    pub by: Option<String>,
 }
 
 impl Observed for GitHubEvent {

@@ -241,17 +241,26 @@ async fn serve(shared: &Arc<Shared>, route: &Route, request: &Incoming) -> Reply
     if let (Route::GetMessage { id }, Authorized::Session { session_id }) = (route, &authorized) {
         return sessions::get_message(shared, *id, session_id, &request.query, &request.headers).await;
     }
+    let caller = crate::actor::actor_of(&request.headers).map(str::to_string);
     shared.mutate(|world| {
-        let metered = if route.auth() == Auth::Pat {
-            match world.meter_rest(&request.headers, route.operation().is_mutating()) {
-                Ok(headers) => headers,
-                Err(refused) => return refused,
-            }
-        } else {
-            Vec::new()
-        };
-        with_headers(dispatch(world, route, &request.query, &request.body), metered)
+        world.caller = caller;
+        let reply = serve_in(world, route, request);
+        world.caller = None;
+        reply
     })
+}
+
+/// Serves a call that needs no waiting: meters it (a REST call) and dispatches it.
+fn serve_in(world: &mut World, route: &Route, request: &Incoming) -> Reply {
+    let metered = if route.auth() == Auth::Pat {
+        match world.meter_rest(&request.headers, route.operation().is_mutating()) {
+            Ok(headers) => headers,
+            Err(refused) => return refused,
+        }
+    } else {
+        Vec::new()
+    };
+    with_headers(dispatch(world, route, &request.query, &request.body), metered)
 }
 
 fn dispatch(w: &mut World, route: &Route, query: &str, body: &Bytes) -> Reply {

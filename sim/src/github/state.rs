@@ -94,6 +94,8 @@ pub(crate) struct World {
     pub dead_processes: BTreeMap<i64, u64>,
     /// The views reads are served from (assumption `service-reads`).
     pub(crate) views: super::stale_reads::ReadViews,
+    /// Who the call being served named as its caller, while it is served (the `by` of its events).
+    pub(crate) caller: Option<String>,
 }
 
 impl World {
@@ -132,6 +134,7 @@ impl World {
             later: Vec::new(),
             dead_processes: BTreeMap::new(),
             views: Default::default(),
+            caller: None,
         }
     }
 
@@ -169,7 +172,7 @@ impl World {
 
     /// Records a state change in the event log and the trace.
     pub fn record(&mut self, kind: EventKind) {
-        self.record.emit(GitHubEvent { at_ms: self.now_ms(), kind });
+        self.record.emit(GitHubEvent { at_ms: self.now_ms(), kind, by: self.caller.clone() });
     }
 
     /// Counts one answered request.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::connections::Connections;
 use super::http::TurmoilHttp;
 use super::{APISERVER_PORT, GITHUB_PORT, HOST_APISERVER, HOST_GITHUB, Network};
+use crate::actor::ActorService;
 use crate::apiserver::FakeApiServer;
-use crate::apiserver::actor::ActorService;
 
 /// Builds clients of the fakes on one network.
 #[derive(Clone)]

@@ -14,6 +14,7 @@ use futures::FutureExt;
 use jiff::Timestamp;
 
 use super::WorldConfig;
+use crate::actor::ActorService;
 use crate::clock::SimClock;
 use crate::github::ScriptedGitHub;
 use crate::kubelet::ListenerLauncher;
@@ -53,12 +54,13 @@ pub fn inputs(
     }
 }
 
-/// How a process reaches the fake GitHub on `links`' network: its service (with its script)
-/// directly, or HTTP over turmoil TCP to the GitHub host.
-pub fn github_transport(links: &Links, script: &ScriptedGitHub) -> GitHubTransport {
+/// How a process whose actor is `actor` reaches the fake GitHub on `links`' network: its service
+/// (with its script) directly, or HTTP over turmoil TCP to the GitHub host; either way its calls name
+/// `actor` as their caller.
+pub fn github_transport(links: &Links, script: &ScriptedGitHub, actor: &str) -> GitHubTransport {
     match links.network() {
-        Network::InProcess => GitHubTransport::service(script.clone()),
-        Network::Turmoil => GitHubTransport::service(links.github_over_turmoil()),
+        Network::InProcess => GitHubTransport::service(ActorService::new(script.clone(), actor)),
+        Network::Turmoil => GitHubTransport::service(ActorService::new(links.github_over_turmoil(), actor)),
     }
 }
 
@@ -72,7 +74,7 @@ pub fn inputs_on(
     script: &ScriptedGitHub,
     config: &WorldConfig,
 ) -> Inputs {
-    inputs(links.client_as(actor), clock, metrics, github_transport(links, script), config)
+    inputs(links.client_as(actor), clock, metrics, github_transport(links, script, actor), config)
 }
 
 /// The kubelet's hook for listener pods: the config file parsed as the binary parses it, then the

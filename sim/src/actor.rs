@@ -1,13 +1,21 @@
-//! [`ActorService`]: a tower layer that names the caller of every request (the `x-arcsim-actor`
-//! header), so the fake API server's trace and audit log say which part of the world made each call
-//! (the controller, the kubelet model, a listener). The controller's own code never sets it: the world
-//! wraps the service it hands to `kube::Client::new`.
+//! [`ActorService`]: a tower layer that names the caller of every request (the [`ACTOR_HEADER`]),
+//! so the fakes' traces, the API server's audit log and the fake GitHub's events say which part of the
+//! world made each call (the controller, the kubelet model, a listener). The controller's own code
+//! never sets it: the world wraps the services it hands to `kube::Client::new` and to the controller's
+//! GitHub transport.
 
 use std::task::{Context, Poll};
 
 use http::{HeaderValue, Request};
 
-use super::http::ACTOR_HEADER;
+/// The request header that names who is calling (`controller`, `kubelet`, `listener`…). Production
+/// clients never send it; the world's clients add it with [`ActorService`].
+pub const ACTOR_HEADER: &str = "x-arcsim-actor";
+
+/// The caller a request names in its [`ACTOR_HEADER`], if it names one.
+pub fn actor_of(headers: &http::HeaderMap) -> Option<&str> {
+    headers.get(ACTOR_HEADER).and_then(|v| v.to_str().ok())
+}
 
 /// Wraps a service, adding the actor header to each request.
 #[derive(Debug, Clone)]

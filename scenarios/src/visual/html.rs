@@ -1,16 +1,25 @@
-//! The timeline page: one self-contained HTML file (styles, script and data inline; nothing fetched),
-//! drawn on a canvas by `page.js`. The verdict, the violations and the lane names are also written as
+//! The timeline page: one self-contained HTML file (styles, script and data inline, the data packed;
+//! nothing fetched), drawn on a canvas by `page.js`. The verdict, the violations and the lane names are also written as
 //! HTML, so the document says what it shows before any script runs.
 
 use std::fmt::Write as _;
 
+use super::packed::{ENCODING, pack, unpack};
 use super::timeline::Timeline;
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 
-/// The id of the `<script type="application/json">` element that holds the timeline.
+/// The id of the `<script>` element that holds the timeline, packed ([`super::packed`]).
 pub const DATA_ID: &str = "arcsim-data";
+
+/// The timeline's JSON text in `page` (a page [`page`] wrote), or why there is none.
+pub fn embedded_json(page: &str) -> Result<String, String> {
+    let id = format!("id=\"{DATA_ID}\">");
+    let start = page.find(&id).ok_or("no data element")? + id.len();
+    let end = start + page[start..].find("</script>").ok_or("the data element has no end")?;
+    unpack(&page[start..end])
+}
 
 /// The page for `timeline`.
 pub fn page(timeline: &Timeline) -> String {
@@ -34,8 +43,11 @@ pub fn page(timeline: &Timeline) -> String {
          <div id=\"main\"><div id=\"plot\"><canvas id=\"timeline\"></canvas></div><aside id=\"detail\"></aside></div>\n",
     );
     lanes(&mut out, timeline);
-    let _ =
-        writeln!(out, "<script type=\"application/json\" id=\"{DATA_ID}\">{}</script>", data_json(timeline));
+    let _ = writeln!(
+        out,
+        "<script type=\"application/octet-stream\" data-encoding=\"{ENCODING}\" id=\"{DATA_ID}\">{}</script>",
+        pack(&data_json(timeline))
+    );
     let _ = write!(out, "<script>\n{JS}</script>\n</body>\n</html>\n");
     out
 }

@@ -1,7 +1,7 @@
 // arcsim timeline: draws the embedded run on one canvas. Only what is on screen is drawn: rows are
 // virtualised (only the lanes in view), and within a lane the events in the visible time range are
 // found by binary search and thinned to one per pixel, so tens of thousands of events stay fast.
-(function () {
+(async function () {
   'use strict';
   const body = document.body;
   const errors = [];
@@ -12,8 +12,15 @@
     if (box) box.textContent = 'page error: ' + errors.join('; ');
   }
   window.addEventListener('error', (e) => fail(e.message));
+  window.addEventListener('unhandledrejection', (e) => fail(e.reason));
 
-  const data = JSON.parse(document.getElementById('arcsim-data').textContent);
+  // The data is gzipped JSON in base64 (data-encoding="gzip+base64"); the browser inflates it.
+  async function unpack(element) {
+    const bytes = Uint8Array.from(atob(element.textContent.trim()), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text();
+  }
+  const data = JSON.parse(await unpack(document.getElementById('arcsim-data')));
   const E = data.events;
   const A = data.arrows;
   const N = E.t.length;

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use arc_scenarios::visual::html::DATA_ID;
+use arc_scenarios::visual::html::embedded_json;
 use arc_scenarios::visual::{build, page};
 use serde_json::Value;
 
@@ -24,12 +24,20 @@ fn data() -> &'static Value {
     DATA.get_or_init(|| embedded(document()))
 }
 
-/// The JSON inside `<script type="application/json" id="arcsim-data">`.
+/// The timeline inside the page's data element, unpacked.
 fn embedded(html: &str) -> Value {
-    let open = format!("<script type=\"application/json\" id=\"{DATA_ID}\">");
-    let start = html.find(&open).expect("the data element") + open.len();
-    let end = start + html[start..].find("</script>").expect("its end");
-    serde_json::from_str(&html[start..end]).expect("the embedded data is JSON")
+    let json = embedded_json(html).expect("the data element holds packed JSON");
+    serde_json::from_str(&json).expect("the embedded data is JSON")
+}
+
+#[test]
+fn the_page_of_a_ten_minute_run_stays_under_two_megabytes() {
+    let (verdict, _) = failing_run();
+    assert!(verdict.sim_ms >= 600_000, "a run of ten minutes or more ({} ms)", verdict.sim_ms);
+    let size = document().len();
+    assert!(size < 2_000_000, "the page is {size} bytes");
+    let events = data()["events"]["t"].as_array().unwrap().len();
+    assert!(events > 10_000, "with every event ({events})");
 }
 
 #[test]

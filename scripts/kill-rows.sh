@@ -9,9 +9,10 @@ from=${1:-1}
 cap=${2:-}
 arcsim=${ARCSIM:-target/release/arcsim}
 [ -x "$arcsim" ] || cargo build --release -p arc-scenarios --bin arcsim
-budget=$("$arcsim" list | sed -n 's/^kill table .*bounds over \([0-9]*\) seeds.*/\1/p')
-"$arcsim" list | sed -n '/^kill table/,$p' | tail -n +2 | while read -r variant scenario oracle rate bound median; do
-  [ "$bound" -gt "$budget" ] || continue
+# The rows `cargo test` does not sweep whole (BY = script), their empty NEEDS left out (read would
+# merge empty tab-separated fields).
+"$arcsim" list kill-table --tsv | awk -F'\t' '$8 == "script" {print $1, $2, $3, $4, $5, $6}' |
+while read -r variant scenario oracle rate bound median; do
   count=$bound
   if [ -n "$cap" ] && [ "$cap" -lt "$count" ]; then count=$cap; fi
   echo "== $variant in $scenario ($oracle, measured $rate, bound $bound): seeds $from.. ($count)"

@@ -27,17 +27,12 @@ SLOW_WORLDS = ("token-refresh-recreation", "legacy-steady-state", "legacy-standa
 
 def kill_rows(arcsim):
     """(variant, scenario, oracle, bound) of every kill-table row."""
-    listing = subprocess.run([arcsim, "list"], check=True, capture_output=True, text=True).stdout
-    rows, inside = [], False
-    for line in listing.splitlines():
-        if line.startswith("kill table"):
-            inside = True
-            continue
-        if inside and line.startswith("  "):
-            variant, scenario, oracle, _rate, bound, _median = line.split()
-            rows.append((variant, scenario, oracle, int(bound)))
-        elif inside:
-            break
+    listing = subprocess.run([arcsim, "list", "kill-table", "--tsv"], check=True, capture_output=True,
+                             text=True).stdout
+    rows = []
+    for line in listing.splitlines()[1:]:
+        variant, scenario, oracle, _kills, bound = line.split("\t")[:5]
+        rows.append((variant, scenario, oracle, int(bound)))
     return rows
 
 

@@ -15,10 +15,10 @@ line() {
     "$out/v.json" "$1" "$2" "$3"
   rm -f "$out/v.json"
 }
-scenarios=$("$arcsim" list | sed -n '/^scenarios:/,/^control worlds/p' | sed '1d;$d' | awk '{print $1}')
+scenarios=$("$arcsim" list scenarios --tsv | awk -F'\t' '$2 == "scenario" {print $1}')
 for scenario in $scenarios; do
   for seed in 1 2 3; do line "$scenario" fixed "$seed"; done
 done
-"$arcsim" list | sed -n '/^kill table/,$p' | tail -n +2 | awk '{print $1, $2}' | sort -u | while read -r variant scenario; do
+"$arcsim" list kill-table --tsv | tail -n +2 | awk -F'\t' '{print $1, $2}' | sort -u | while read -r variant scenario; do
   for seed in 1 2; do line "$scenario" "$variant" "$seed"; done
 done

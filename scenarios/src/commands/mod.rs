@@ -2,6 +2,7 @@
 
 pub mod apiserver;
 pub mod build_args;
+pub mod columns;
 pub mod explore;
 pub mod list;
 pub mod listen;

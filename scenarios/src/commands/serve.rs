@@ -20,8 +20,9 @@ use crate::scenarios;
 use crate::serve::command::HELP;
 use crate::serve::table::Columns;
 use crate::serve::view::GITHUB_STATE_PATH;
-use crate::serve::{Command, Snapshot, View, ViewServer};
+use crate::serve::{Command, Sightings, Snapshot, View, ViewServer};
 use crate::story;
+use crate::story::told::seconds;
 use crate::variant::Variant;
 
 /// Options of `arcsim serve`.
@@ -36,9 +37,14 @@ pub struct ServeArgs {
     /// The seed (decimal or 0x hex).
     #[arg(long, value_parser = crate::cli::parse_seed)]
     pub seed: Seed,
-    /// Pause the world at this simulated time, e.g. 400s, 90000ms, 7m.
-    #[arg(long, value_parser = crate::serve::parse_duration)]
-    pub until: Duration,
+    /// Pause the world at this simulated time, e.g. 400s, 90000ms, 7m (with --until-violation: at
+    /// the first violation, or at this time if none comes before).
+    #[arg(long, value_parser = crate::serve::parse_duration, required_unless_present = "until_violation")]
+    pub until: Option<Duration>,
+    /// Pause the world just after the first violation an oracle finds on the run so far (the world is
+    /// run to it, then run again from the start to that instant: a seed runs the same however paused).
+    #[arg(long)]
+    pub until_violation: bool,
     /// Address to serve on (port 0 picks a free port). Loopback only unless --allow-remote.
     #[arg(long, default_value = "127.0.0.1:6443")]
     pub listen: SocketAddr,
@@ -78,15 +84,37 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     let assuming = Assuming::new(found, &assumed);
     let scenario: &dyn Scenario = &assuming;
-    let plan = scenario.world(args.seed, args.variant);
-    let keep = Interest::everything();
-    let mut world = SteppedWorld::start(plan.config, plan.families, plan.settled, TraceMode::HashOnly, keep)?;
-    let until_ms = u64::try_from(args.until.as_millis()).unwrap_or(u64::MAX);
-    let progress = world.run_until(until_ms);
+    let start = || -> anyhow::Result<SteppedWorld> {
+        let plan = scenario.world(args.seed, args.variant);
+        let keep = Interest::everything();
+        Ok(SteppedWorld::start(plan.config, plan.families, plan.settled, TraceMode::HashOnly, keep)?)
+    };
+    let until_ms = args.until.map_or(u64::MAX, |until| u64::try_from(until.as_millis()).unwrap_or(u64::MAX));
+    let mut sightings = Sightings::of(scenario);
+    let mut world = start()?;
+    let mut progress = world.run_until(if args.until_violation { 0 } else { until_ms });
+    if args.until_violation {
+        match first_violation_ms(&mut world, &mut sightings, until_ms) {
+            Some((at_ms, seen_ms)) => {
+                world = start()?;
+                sightings.clear();
+                progress = world.run_until(at_ms);
+                // A violation shows once the events it rests on are recorded (a request's when its
+                // answer leaves): step a millisecond at a time to the first instant it shows.
+                while !sightings.shows_any(&world) && world.now_ms() < seen_ms && !world.ended() {
+                    progress = world.step(Duration::from_millis(1));
+                }
+            }
+            None => {
+                progress = world.run_until(until_ms);
+                println!("no violation showed by {}", seconds(world.now_ms()).trim_start());
+            }
+        }
+    }
     let view = View::new(Registry::new(arc_crds()), Columns::from_manifests(arc_controller::crd::MANIFESTS));
     let server = ViewServer::start(args.listen, view, Snapshot::of(&world))?;
     banner(&args, server.addr());
-    report(&world, progress, scenario);
+    report(&world, progress, scenario, &mut sightings);
     let mut lines = std::io::stdin().lock().lines();
     loop {
         let Some(line) = lines.next().transpose()? else {
@@ -102,11 +130,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         match line.parse::<Command>() {
             Err(e) => println!("{e}"),
             Ok(Command::Quit) => break,
+            Ok(Command::Status) => status(&world, &sightings),
             Ok(command) => {
                 let progress = execute(&mut world, command);
                 server.show(Snapshot::of(&world));
                 if let Some(progress) = progress {
-                    report(&world, progress, scenario);
+                    report(&world, progress, scenario, &mut sightings);
                 }
             }
         }
@@ -140,30 +169,81 @@ fn execute(world: &mut SteppedWorld, command: Command) -> Option<Progress> {
             Some(progress)
         }
         Command::Continue => Some(world.run_until(u64::MAX)),
-        Command::Status => Some(if world.ended() {
-            Progress::Ended(world.now_ms())
-        } else {
-            Progress::Paused(world.now_ms())
-        }),
         Command::Help => {
             println!("{HELP}");
             None
         }
-        Command::Quit => None,
+        Command::Status | Command::Quit => None,
     }
 }
 
-/// Where the world is; at its end, what the scenario's oracles say of it.
-fn report(world: &SteppedWorld, progress: Progress, scenario: &dyn Scenario) {
+/// Runs `world` on in growing steps, judging the record so far after each, until a violation shows:
+/// (its sim ms, the earliest of those found; the sim ms it showed by). `None` if the run ends or
+/// `cap_ms` passes first.
+fn first_violation_ms(
+    world: &mut SteppedWorld,
+    sightings: &mut Sightings,
+    cap_ms: u64,
+) -> Option<(u64, u64)> {
+    loop {
+        let now = world.now_ms();
+        let gap = (now / 20).clamp(1_000, 30_000);
+        let progress = world.run_until(now.saturating_add(gap).min(cap_ms));
+        let (found, _) = sightings.look(world);
+        if let Some(first) = found.iter().map(|v| v.at_ms).min() {
+            return Some((first, world.now_ms()));
+        }
+        if matches!(progress, Progress::Ended(_)) || world.now_ms() >= cap_ms {
+            return None;
+        }
+    }
+}
+
+/// Where the world is and what has been found wrong so far.
+fn status(world: &SteppedWorld, sightings: &Sightings) {
+    position(
+        world,
+        if world.ended() { Progress::Ended(world.now_ms()) } else { Progress::Paused(world.now_ms()) },
+    );
+    match sightings.seen() {
+        [] => println!("no violation so far (of the oracles that judge a run before its end)"),
+        seen => {
+            println!("{} violation(s) so far:", seen.len());
+            for v in seen {
+                println!(
+                    "  {} at {} [{}]: {}",
+                    v.oracle,
+                    seconds(v.at_ms).trim_start(),
+                    v.objects.join(", "),
+                    v.message
+                );
+            }
+        }
+    }
+}
+
+/// Where the world is; the violations that showed since the last report, each with its story; at
+/// the run's end, what every oracle of the scenario says of it.
+fn report(world: &SteppedWorld, progress: Progress, scenario: &dyn Scenario, sightings: &mut Sightings) {
+    position(world, progress);
+    match progress {
+        Progress::Paused(_) => {
+            let (found, record) = sightings.look(world);
+            print!("{}", story::stories(&record, &found));
+        }
+        Progress::Ended(_) => judge(world, scenario),
+    }
+}
+
+fn position(world: &SteppedWorld, progress: Progress) {
     let rv = world.apiserver().resource_version();
     let events = world.record().emitted();
     match progress {
         Progress::Paused(ms) => {
-            println!("paused at {:.3} s (resourceVersion {rv}, {events} events so far)", ms as f64 / 1000.0)
+            println!("paused at {} (resourceVersion {rv}, {events} events so far)", seconds(ms).trim_start())
         }
         Progress::Ended(ms) => {
-            println!("the run ended at {:.3} s (resourceVersion {rv}, {events} events)", ms as f64 / 1000.0);
-            judge(world, scenario);
+            println!("the run ended at {} (resourceVersion {rv}, {events} events)", seconds(ms).trim_start())
         }
     }
 }

@@ -181,6 +181,38 @@ fn the_served_world_is_read_only_and_answers_kubectl_tables() {
 }
 
 #[test]
+fn until_violation_pauses_where_the_first_violation_shows_and_status_reports_it() {
+    use super::{SCENARIO, SEED, VARIANT, failing_run};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arcsim"))
+        .args(["serve", "--scenario", SCENARIO, "--variant", VARIANT.name(), "--seed", &SEED.to_string()])
+        .args(["--until-violation", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("arcsim runs");
+    child.stdin.take().unwrap().write_all(b"status\nquit\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    let (verdict, _) = failing_run();
+    let first = &verdict.violations[0];
+    let paused: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("paused at "))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .expect("it says where it paused");
+    let at = first.at_ms as f64 / 1000.0;
+    assert!(
+        paused >= at && paused - at < 0.1,
+        "paused at {paused} s, just after the violation at {at} s:\n{text}"
+    );
+    assert!(text.contains(&format!("violation {} at {at:.3} s", first.oracle)), "with its story:\n{text}");
+    assert!(text.contains("1 violation(s) so far:"), "status reports it:\n{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with(first.oracle)), "{text}");
+}
+
+#[test]
 fn serving_a_non_loopback_address_needs_allow_remote() {
     let output = Command::new(env!("CARGO_BIN_EXE_arcsim"))
         .args(["serve", "--scenario", QUICK, "--seed", "1", "--until", "1s", "--listen", "0.0.0.0:0"])

@@ -9,6 +9,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use arc_controller::Families;
+use arc_controller::runtime::metrics::Metrics;
 use tokio::runtime::Runtime;
 
 use super::{RunRecord, Settled, World, WorldConfig, WorldError};
@@ -16,6 +17,7 @@ use crate::apiserver::FakeApiServer;
 use crate::clock::SimClock;
 use crate::github::FakeGitHub;
 use crate::record::{Event, Interest, Recorder};
+use crate::seed::Seed;
 use crate::trace::TraceMode;
 
 /// Why a stepped world could not start.
@@ -54,6 +56,16 @@ pub struct SteppedWorld {
     apiserver: FakeApiServer,
     github: FakeGitHub,
     record: Recorder,
+    /// The run's parts a record so far is made of, beside the fakes and the recorder.
+    parts: Parts,
+}
+
+/// What [`SteppedWorld::record_so_far`] needs of the world that its run future holds.
+struct Parts {
+    seed: Seed,
+    plug: &'static str,
+    metrics: Metrics,
+    listener_metrics: Metrics,
 }
 
 impl std::fmt::Debug for SteppedWorld {
@@ -77,8 +89,14 @@ impl SteppedWorld {
         let clock = runtime.block_on(async { world.record().clock() });
         let (apiserver, github, record) =
             (world.apiserver().clone(), world.github().clone(), world.record().clone());
+        let parts = Parts {
+            seed: world.config.seed,
+            plug: world.families.name(),
+            metrics: world.metrics.clone(),
+            listener_metrics: world.listener_metrics.clone(),
+        };
         let run: Run = Box::pin(world.run(settled));
-        Ok(SteppedWorld { runtime, stage: Stage::Running(run), clock, apiserver, github, record })
+        Ok(SteppedWorld { runtime, stage: Stage::Running(run), clock, apiserver, github, record, parts })
     }
 
     /// Simulated ms now.
@@ -166,6 +184,38 @@ impl SteppedWorld {
     /// The run's record so far.
     pub fn record(&self) -> &Recorder {
         &self.record
+    }
+
+    /// The record of the run as it stands, cut before now ([`RunRecord::before`]): every kept event,
+    /// the fakes' state and the metrics now, but no objects, no restarts and no workload end (a
+    /// record so far has no end state to judge): what an oracle that judges a record so far reads.
+    /// The finished run's record, once it has ended.
+    pub fn record_so_far(&self) -> RunRecord {
+        if let Some(Ok(record)) = self.outcome() {
+            return record.clone();
+        }
+        let now = self.now_ms();
+        let record = RunRecord {
+            seed: self.parts.seed,
+            plug: self.parts.plug,
+            settled_at_ms: None,
+            answered_at_ms: None,
+            end_ms: now,
+            workload_end_ms: u64::MAX,
+            trace: self.record.trace().clone(),
+            events: self.record.events(),
+            api_requests: self.apiserver.request_counts(),
+            jobs: self.github.jobs(),
+            runners: self.github.runners(),
+            sessions: self.github.sessions(),
+            metrics: self.parts.metrics.snapshot(),
+            listener_metrics: self.parts.listener_metrics.snapshot(),
+            objects: std::collections::BTreeMap::new(),
+            submitted_jobs: Vec::new(),
+            controller_restarts: 0,
+            restarts_mid_reconcile: 0,
+        };
+        record.before(now)
     }
 }
 

@@ -2,6 +2,7 @@
 //! written as a capsule and printed with the line that replays it, then the coverage reached; the
 //! reference run is written as a capsule too (add a perturbation to it to try a plan by hand).
 
+use super::exit;
 use std::path::PathBuf;
 
 use arc_sim::Seed;
@@ -47,7 +48,7 @@ pub struct ExploreArgs {
 
 /// Explores, writes a capsule per failing run, prints findings and coverage; an error when a run failed.
 pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
-    let scenario = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let scenario = scenarios::find(&args.scenario).map_err(exit::usage)?;
     let build = args.build.build();
     let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     eprintln!(
@@ -56,7 +57,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
     );
     let found = explore(scenario, build, args.seed, (args.network, args.schedule, &assumed), args.budget)?;
     std::fs::create_dir_all(&args.out)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
+        .map_err(|e| exit::usage(format!("cannot create {}: {e}", args.out.display())))?;
     let reference =
         args.out.join(format!("{}-{}-{}-reference.json", args.scenario, args.build.variant, args.seed));
     found.reference.save(&reference)?;
@@ -78,12 +79,9 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<()> {
     }
     print!("{}", coverage(&found));
     println!("  the fault-free reference run: {}", reference.display());
-    anyhow::ensure!(
-        found.findings.is_empty(),
-        "{} of {} perturbed runs failed",
-        found.findings.len(),
-        found.runs
-    );
+    if !found.findings.is_empty() {
+        return Err(exit::found(format!("{} of {} perturbed runs failed", found.findings.len(), found.runs)));
+    }
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 //! and counts, per probe, the seeds it fired in. Each line gives the count, the bound it implies and
 //! the `(hits, seeds, from)` triple the kill table and the scenarios' probe goals hold.
 
+use super::exit;
 use std::fmt::Write as _;
 
 use arc_sim::Seed;
@@ -55,9 +56,11 @@ pub struct MeasureArgs {
 
 /// Runs the measurement and prints one line per (cell, oracle or probe).
 pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.count > 0, "--count must be at least 1");
+    if args.count == 0 {
+        return Err(exit::usage("--count must be at least 1"));
+    }
     let chosen: Vec<&'static dyn Scenario> = match &args.scenario {
-        Some(name) => vec![scenarios::find(name).map_err(anyhow::Error::msg)?],
+        Some(name) => vec![scenarios::find(name).map_err(exit::usage)?],
         None => scenarios::all(),
     };
     let (scenarios, variants) = match args.what {
@@ -100,7 +103,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
     progress.finish();
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", path.display())))?;
     }
     let from = args.from.0;
     let text = match args.what {

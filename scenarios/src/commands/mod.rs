@@ -3,6 +3,7 @@
 pub mod apiserver;
 pub mod build_args;
 pub mod columns;
+pub mod exit;
 pub mod explore;
 pub mod list;
 pub mod listen;

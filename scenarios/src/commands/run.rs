@@ -1,6 +1,7 @@
 //! `arcsim run`: one scenario, one variant, one seed (or one failure capsule); prints the verdict and
 //! the line that replays it.
 
+use super::exit;
 use std::path::{Path, PathBuf};
 
 use arc_sim::record::Interest;
@@ -82,8 +83,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.capsule {
         return run_capsule(path, &args);
     }
-    let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--seed or --capsule is required"))?;
-    let found = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let seed = args.seed.ok_or_else(|| exit::usage("--seed or --capsule is required"))?;
+    let found = scenarios::find(&args.scenario).map_err(exit::usage)?;
     let scaled = args.runners.map(|n| Scaled::new(found, n)).transpose()?;
     let sized: &dyn Scenario = match &scaled {
         Some(scaled) => scaled,
@@ -116,12 +117,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(note) = no_kill_row_note(build.variant, found.name()) {
         eprintln!("{note}");
     }
-    anyhow::ensure!(
-        verdict.passed(),
-        "{} violation(s); replay with: {}",
-        verdict.violations.len(),
-        flagged(with_runners(verdict.replay_line(), &verdict, args.runners))
-    );
+    if !verdict.passed() {
+        let replay = flagged(with_runners(verdict.replay_line(), &verdict, args.runners));
+        return Err(exit::found(format!("{} violation(s); replay with: {replay}", verdict.violations.len())));
+    }
     Ok(())
 }
 
@@ -140,21 +139,23 @@ fn run_capsule(path: &Path, args: &RunArgs) -> anyhow::Result<()> {
         ensure_same(&again, &verdict)?;
     }
     let oracle = &capsule.expected_oracle;
-    anyhow::ensure!(
-        capsule.fails(&verdict),
-        "the capsule does not reproduce: {oracle} passed ({} other violation(s)); replay with: {replay}",
-        verdict.violations.len()
-    );
-    anyhow::bail!("the capsule reproduces: {oracle} failed, as expected; replay with: {replay}")
+    if !capsule.fails(&verdict) {
+        let others = verdict.violations.len();
+        return Err(exit::found(format!(
+            "the capsule does not reproduce: {oracle} passed ({others} other violation(s)); replay with: {replay}"
+        )));
+    }
+    Err(exit::found(format!("the capsule reproduces: {oracle} failed, as expected; replay with: {replay}")))
 }
 
 /// Fails unless `again` (a second run) agrees with `verdict` on everything but wall time.
 fn ensure_same(again: &Verdict, verdict: &Verdict) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        again.without_wall_time() == verdict.without_wall_time(),
-        "not deterministic: a second run gave trace hash {:016x} and a different verdict",
-        again.trace_hash
-    );
+    if again.without_wall_time() != verdict.without_wall_time() {
+        return Err(exit::found(format!(
+            "not deterministic: a second run gave trace hash {:016x} and a different verdict",
+            again.trace_hash
+        )));
+    }
     println!("  determinism: a second run gave the same verdict and trace hash");
     Ok(())
 }
@@ -171,12 +172,13 @@ fn check_output_dirs(args: &RunArgs) -> anyhow::Result<()> {
     ];
     for (flag, path) in outputs.iter().filter_map(|(flag, path)| path.as_ref().map(|p| (flag, p))) {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        anyhow::ensure!(
-            dir.is_dir(),
-            "{flag} {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        );
+        if !dir.is_dir() {
+            return Err(exit::usage(format!(
+                "{flag} {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            )));
+        }
     }
     Ok(())
 }
@@ -192,12 +194,13 @@ fn write_outputs(args: &RunArgs, record: &RunRecord, verdict: &Verdict, replay: 
     }
     if let Some(path) = &args.trace {
         std::fs::write(path, record.trace.text())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", path.display())))?;
         println!("  trace written to {}", path.display());
     }
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(verdict)?;
-        std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, json)
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! commands on stdin step it on (`step 5s`, `until TEXT`, `continue`). Loopback only, unless
 //! `--allow-remote`: the fakes have no authentication.
 
+use super::exit;
 use std::io::BufRead;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -77,10 +78,10 @@ pub fn check_listen(listen: SocketAddr, allow_remote: bool) -> Result<Option<Str
 
 /// Serves until stdin ends or `quit`.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    if let Some(warning) = check_listen(args.listen, args.allow_remote).map_err(anyhow::Error::msg)? {
+    if let Some(warning) = check_listen(args.listen, args.allow_remote).map_err(exit::usage)? {
         eprintln!("{warning}");
     }
-    let found = scenarios::find(&args.scenario).map_err(anyhow::Error::msg)?;
+    let found = scenarios::find(&args.scenario).map_err(exit::usage)?;
     let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     let assuming = Assuming::new(found, &assumed);
     let scenario: &dyn Scenario = &assuming;

@@ -1,6 +1,7 @@
 //! `arcsim shrink`: a failing seed (or capsule) cut down to what its failure needs, written as a
 //! failure capsule with the line that replays it.
 
+use super::exit;
 use std::path::PathBuf;
 
 use arc_sim::github::Assumed;
@@ -80,10 +81,9 @@ pub fn run(args: ShrinkArgs) -> anyhow::Result<()> {
 
 /// The capsule of the seed's run, expecting the oracle asked for or its first violation's.
 fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
-    let name =
-        args.scenario.as_deref().ok_or_else(|| anyhow::anyhow!("--scenario or --capsule is required"))?;
-    let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--seed or --capsule is required"))?;
-    let scenario = scenarios::find(name).map_err(anyhow::Error::msg)?;
+    let name = args.scenario.as_deref().ok_or_else(|| exit::usage("--scenario or --capsule is required"))?;
+    let seed = args.seed.ok_or_else(|| exit::usage("--seed or --capsule is required"))?;
+    let scenario = scenarios::find(name).map_err(exit::usage)?;
     let build = args.build.build();
     let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     let oracle = match &args.oracle {
@@ -99,10 +99,10 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
             let on_schedule = OnSchedule::new(&assuming, args.schedule);
             let (verdict, _) = run_build(&on_schedule, build, seed, TraceMode::HashOnly)?;
             let first = verdict.violations.first().ok_or_else(|| {
-                anyhow::anyhow!(
+                exit::usage(format!(
                     "seed {seed} of {} in {name} passes every oracle: nothing to shrink",
                     build.variant
-                )
+                ))
             })?;
             first.oracle.to_string()
         }
@@ -114,7 +114,7 @@ fn seed_capsule(args: &ShrinkArgs) -> anyhow::Result<Capsule> {
     let capsule = Capsule { schedule: args.schedule, assumed, ..taken };
     capsule.check().map_err(|error| match (&args.oracle, error) {
         // The capsule was made from the command line: name the flag, not a capsule nobody gave.
-        (Some(_), CapsuleError::Invalid(problem)) => anyhow::anyhow!("--oracle: {problem}"),
+        (Some(_), CapsuleError::Invalid(problem)) => exit::usage(format!("--oracle: {problem}")),
         (_, error) => error.into(),
     })?;
     Ok(capsule)

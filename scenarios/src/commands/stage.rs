@@ -14,6 +14,7 @@
 //! wall speed, so traces and timestamps are not reproducible here (the seed still fixes names,
 //! tokens and the workload's shape).
 
+use super::exit;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -119,7 +120,12 @@ async fn stage(args: StageArgs) -> anyhow::Result<()> {
     let done = wait_for_completion(&staged.github, submitted, args.timeout_seconds).await;
     match done {
         Some(count) => println!("workload complete: {count} jobs"),
-        None => anyhow::bail!("the workload did not complete within {} s", args.timeout_seconds),
+        None => {
+            return Err(exit::found(format!(
+                "the workload did not complete within {} s",
+                args.timeout_seconds
+            )));
+        }
     }
     if !args.exit_when_done {
         println!("serving until Ctrl-C");
@@ -238,7 +244,7 @@ fn write_kubeconfig(path: &std::path::Path, addr: SocketAddr) -> anyhow::Result<
          contexts:\n- name: arcsim-stage\n  context:\n    cluster: arcsim-stage\n    user: arcsim-stage\n    \
          namespace: {CONTROLLER_NAMESPACE}\ncurrent-context: arcsim-stage\nusers:\n- name: arcsim-stage\n  user: {{}}\n"
     );
-    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, text).map_err(|e| exit::usage(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Waits until the workload has submitted every job and every job has completed: the number of

@@ -2,6 +2,7 @@
 //! controller fails any seed or a bug variant survives its bound. With `--shard I/N` it runs one share
 //! of the sweep and writes it for `arcsim merge`, which judges the whole.
 
+use super::exit;
 use std::path::{Path, PathBuf};
 
 use arc_controller::Profile;
@@ -119,7 +120,7 @@ fn chosen_scenarios(name: &str) -> anyhow::Result<Vec<&'static dyn Scenario>> {
     if name == "all" {
         return Ok(scenarios::all());
     }
-    Ok(vec![scenarios::find(name).map_err(anyhow::Error::msg)?])
+    Ok(vec![scenarios::find(name).map_err(exit::usage)?])
 }
 
 fn chosen_variants(names: &str, profile: Profile, matrix: bool) -> anyhow::Result<Vec<Variant>> {
@@ -151,7 +152,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         draws_assumptions: args.assumptions == Some(AssumptionsMode::Drawn),
         until_probes: args.until_probes,
     };
-    anyhow::ensure!(!plan.seeds.is_empty(), "no seeds to run");
+    if plan.seeds.is_empty() {
+        return Err(exit::usage("no seeds to run"));
+    }
     // A preset checks every kill row: its bug variants run on past the fixed controller's seeds to
     // their bounds (each stops at its kill).
     if let Some(fixed) = plan.fixed_seeds {
@@ -163,10 +166,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
             Scaled::new(*scenario, n)?;
         }
     }
-    anyhow::ensure!(
-        !(args.assumptions == Some(AssumptionsMode::Each) && args.shard.is_some()),
-        "--assumptions each runs whole sweeps, one per alternative: not with --shard"
-    );
+    if args.assumptions == Some(AssumptionsMode::Each) && args.shard.is_some() {
+        return Err(exit::usage(
+            "--assumptions each runs whole sweeps, one per alternative: not with --shard",
+        ));
+    }
     anyhow::ensure!(
         !plan.draws_assumptions || plan.assumed.is_default(),
         "--assumptions drawn draws every assumption per seed: not with --assume"
@@ -256,7 +260,9 @@ fn sweep_each_alternative(mut plan: SweepPlan<'_>, json: Option<&Path>) -> anyho
         println!("  {:<50} {verdict}", report.plan.assumed.to_string());
     }
     write_json(&reports, json)?;
-    anyhow::ensure!(reports.iter().all(sweep_passed), "the sweep found problems under some alternative");
+    if !reports.iter().all(sweep_passed) {
+        return Err(exit::found("the sweep found problems under some alternative"));
+    }
     Ok(())
 }
 
@@ -265,14 +271,17 @@ pub fn finish(report: &SweepReport, json: Option<&Path>) -> anyhow::Result<()> {
     print!("{}", sweep_table(report));
     print!("{}", probe_table(report));
     write_json(report, json)?;
-    anyhow::ensure!(sweep_passed(report), "the sweep found problems (see the table above)");
+    if !sweep_passed(report) {
+        return Err(exit::found("the sweep found problems (see the table above)"));
+    }
     Ok(())
 }
 
 fn write_json(value: &impl serde::Serialize, path: Option<&Path>) -> anyhow::Result<()> {
     if let Some(path) = path {
         let json = serde_json::to_string_pretty(value)?;
-        std::fs::write(path, json).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, json)
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 
 mod browser;
 mod closed_stdout;
+mod exit_status;
 mod html;
 mod mermaid;
 mod refusals;

@@ -34,11 +34,13 @@ fn unknown_scenarios_variants_and_profiles_are_refused_alike() {
     assert!(profile.contains("invalid value 'nope' for '--profile <PROFILE>'"), "{profile}");
 }
 
-/// What `arcsim ARGS` wrote to stdout and stderr, once it ended with status 1 (an error after parsing).
+/// What `arcsim ARGS` wrote to stdout and stderr, once it ended with status 2 (a usage error found
+/// after parsing, in clap's format).
 fn failed(args: &[&str]) -> (String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_arcsim")).args(args).output().expect("arcsim runs");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
 }
 

@@ -13,6 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod autoscaling_listener;
 mod autoscaling_runner_set;
 mod deploy_sweep;
+mod docs;
 mod end_to_end;
 mod ephemeral_runner;
 mod ephemeral_runner_set;

@@ -1,6 +1,7 @@
 //! The `arcsim` subcommands, one module each.
 
 pub mod apiserver;
+pub mod app;
 pub mod build_args;
 pub mod columns;
 pub mod exit;

@@ -220,14 +220,22 @@ fn committed(c: &Committed, event: &Event) -> Placed {
     simple(event, apiserver_lane(), Kind::Commit, body)
 }
 
+/// A GitHub event, on its runner's lane (or GitHub's); one a call made names its caller.
 fn github(g: &GitHubEvent, event: &Event) -> Placed {
-    let body = serde_json::to_value(&g.kind).unwrap_or(Value::Null);
+    let mut body = serde_json::to_value(&g.kind).unwrap_or(Value::Null);
+    if let (Some(by), Value::Object(fields)) = (&g.by, &mut body) {
+        fields.insert("by".into(), json!(by));
+    }
     let runner = github_subjects(&g.kind).into_iter().find_map(|s| match s {
         Subject::Runner(id) => Some(id),
         _ => None,
     });
     let lane = runner.map_or_else(|| ("github".to_string(), Section::GitHub, 0), runner_lane);
-    simple(event, lane, Kind::GitHub, body)
+    let placed = simple(event, lane, Kind::GitHub, body);
+    match &g.by {
+        Some(by) => Placed { label: format!("{by} {}", placed.label), ..placed },
+        None => placed,
+    }
 }
 
 /// Events of the API server, GitHub and the world that are neither requests nor changes.

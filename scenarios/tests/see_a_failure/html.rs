@@ -119,6 +119,14 @@ fn the_violation_is_marked_with_its_window_lanes_and_cited_events() {
         "the delete it judged is cited (committed at the violation, answered after)"
     );
     assert!(data["events"]["label"][last].as_str().unwrap().starts_with("delete ephemeralrunners"));
+    let labels: Vec<&str> = cited
+        .iter()
+        .map(|i| data["events"]["label"][i.as_u64().unwrap() as usize].as_str().unwrap())
+        .collect();
+    assert!(
+        labels.iter().any(|l| l.starts_with("controller at github: remove-runner runner=0")),
+        "the controller's RemoveRunner call, named as its, is highlighted as the story marks it: {labels:?}"
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! - [`history`]: commits and reads indexed for the questions probes ask.
 //! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`], [`user_delete`]: the counting
 //!   functions, by race.
+//! - [`slow_watchers`]: watches the API server closed for falling behind, and what their clients did.
 //! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
 
@@ -18,6 +19,7 @@ pub mod github;
 pub mod history;
 pub mod network;
 pub mod removal;
+pub mod slow_watchers;
 pub mod tokens;
 pub mod user_delete;
 
@@ -358,6 +360,26 @@ pub const REST_RATE_LIMITED: Probe = Probe {
     needs: || Interest::of::<GitHubCall>(),
 };
 
+fn slow_watcher_needs() -> Interest {
+    Interest::of::<WatchSent>().and::<WatchOpened>().and::<AuditEntry>()
+}
+
+/// `slow-watcher-resumed`.
+pub const SLOW_WATCHER_RESUMED: Probe = Probe {
+    name: "slow-watcher-resumed",
+    describe: "the API server closed a watch that had fallen behind and its client watched again from a resourceVersion",
+    count: slow_watchers::slow_watcher_resumed,
+    needs: slow_watcher_needs,
+};
+
+/// `slow-watcher-relisted`.
+pub const SLOW_WATCHER_RELISTED: Probe = Probe {
+    name: "slow-watcher-relisted",
+    describe: "a watch closed for falling behind resumed older than the watch cache's window: 410, then a relist",
+    count: slow_watchers::slow_watcher_relisted,
+    needs: slow_watcher_needs,
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -388,6 +410,8 @@ pub static PROBES: &[&Probe] = &[
     &LISTENER_SESSION_LOST,
     &RUNNER_DELETED_WHILE_REGISTERING,
     &REST_RATE_LIMITED,
+    &SLOW_WATCHER_RESUMED,
+    &SLOW_WATCHER_RELISTED,
 ];
 
 /// Every probe.

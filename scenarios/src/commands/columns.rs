@@ -1,7 +1,7 @@
 //! [`Table`]: a listing at a human scale — a title, column headers, rows aligned under them, the last
 //! column wrapped so that every line fits [`WIDTH`] columns; rows may come in named groups (the kill
-//! table, by variant). The same table as tab-separated values (`--tsv`) is what scripts read; it may
-//! carry columns the text leaves out.
+//! table, by variant). The same table as tab-separated values (`--tsv`) is what scripts read (it may
+//! carry columns the text leaves out), and as Markdown (`--markdown`) what `docs/catalog.md` holds.
 
 use std::fmt::Write as _;
 
@@ -131,6 +131,27 @@ impl Table {
     }
 }
 
+impl Table {
+    /// The table in Markdown: its title as a paragraph, then a pipe table (a grouped table's group
+    /// name in its first column, on every row). Cells with `|` have it escaped.
+    pub fn markdown(&self) -> String {
+        let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+        let mut out = format!("{}\n\n| {} |\n", self.title, self.headers.join(" | "));
+        let _ = writeln!(out, "|{}", "---|".repeat(self.headers.len()));
+        for (name, rows) in &self.groups {
+            for row in rows {
+                let mut cells: Vec<String> = Vec::new();
+                if self.is_grouped() {
+                    cells.push(cell(name));
+                }
+                cells.extend(row.iter().map(|c| cell(c)));
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+        }
+        out
+    }
+}
+
 /// `text` broken at spaces into lines of at most `width` columns.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
@@ -181,6 +202,13 @@ mod tests {
         assert!(text.contains("\n  SCENARIO  ORACLE\nbug-1:\n  s         o\n"), "{text}");
         let table = table.with_tsv_column("BY", vec!["test".into()]);
         assert_eq!(table.tsv(), "VARIANT\tSCENARIO\tORACLE\tBY\nbug-1\ts\to\ttest\n");
+    }
+
+    #[test]
+    fn markdown_is_a_pipe_table_under_its_title_with_pipes_escaped() {
+        let groups = vec![("bug-1".to_string(), vec![vec!["s".to_string(), "a | b".to_string()]])];
+        let md = Table::grouped("kills:", &["VARIANT", "SCENARIO", "ORACLE"], groups).markdown();
+        assert_eq!(md, "kills:\n\n| VARIANT | SCENARIO | ORACLE |\n|---|---|---|\n| bug-1 | s | a \\| b |\n");
     }
 
     #[test]

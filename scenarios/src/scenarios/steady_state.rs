@@ -7,7 +7,7 @@
 //! within the liveness phase: runners back at the minimum, every job ended, nothing left deleting.
 
 use arc_sim::Seed;
-use arc_sim::apiserver::LagRange;
+use arc_sim::apiserver::{ApiServerConfig, LagRange, WatchCacheWindow};
 use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan, GitHubFault, GitHubFaultAction, Window};
 use arc_sim::github::GitHubConfig;
 use arc_sim::net::{HOST_APISERVER, HOST_CONTROLLER, NetFault};
@@ -153,6 +153,22 @@ fn github_pace(rng: &mut ChaCha8Rng, github: &mut GitHubConfig) {
     github.runner_pickup_delay = defaults.runner_pickup_delay.scaled(percent);
 }
 
+/// Watch buffers that fill and a watch cache that forgets (issue 42): in 70% of the worlds a watcher
+/// more than 3–30 events behind is closed (the cacher's buffers hold about 10 and 10); in half the
+/// watch cache keeps a window of 5–75 s and at least 10–100 changes (kube-apiserver's: 75 s and 100; a shorter window stands in for a busy
+/// cluster, whose other objects' churn evicts sooner). Drawn from a stream of their own, so the rest
+/// of the swarm is as it was.
+fn watch_buffers(rng: &mut ChaCha8Rng, apiserver: &mut ApiServerConfig) {
+    if chance(rng, 0.7) {
+        apiserver.slow_watcher_backlog = Some(rng.random_range(3..=30));
+    }
+    if chance(rng, 0.5) {
+        let fresh_ms = rng.random_range(5_000..=75_000);
+        apiserver.watch_cache_window =
+            Some(WatchCacheWindow { fresh_ms, lower_bound: rng.random_range(10..=100) });
+    }
+}
+
 fn disruptions(rng: &mut ChaCha8Rng) -> Vec<Disruption> {
     let mut out = Vec::new();
     for _ in 0..rng.random_range(0..3) {
@@ -245,6 +261,7 @@ impl Scenario for SteadyState {
                 .per_resource
                 .insert(plural.into(), LagRange::between(0, max_ms));
         }
+        watch_buffers(&mut seed.named_rng("scenario/steady-state/watch-buffers"), &mut plan.config.apiserver);
         let mut github_rng = seed.named_rng("scenario/steady-state/github");
         plan.config.faults.github.extend(commit_then_fail_faults(&mut github_rng));
         github_pace(&mut github_rng, &mut plan.config.github);
@@ -281,6 +298,8 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::JIT_RETRY_AGENT_EXISTS, Rate::measured(69, 100, 2_000_000)),
             ProbeGoal::floor(&probes::REMOVE_RUNNER_RETRIED_AFTER_COMMIT, Rate::measured(73, 100, 2_000_000)),
             ProbeGoal::floor(&probes::SESSION_RETRY_CONFLICT, Rate::measured(49, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::SLOW_WATCHER_RESUMED, Rate::measured(72, 200, 15_000_000)),
+            ProbeGoal::floor(&probes::SLOW_WATCHER_RELISTED, Rate::measured(18, 200, 15_000_000)),
         ];
         GOALS
     }

@@ -1,6 +1,6 @@
 //! The story of a failure, as `arcsim run` prints it before its counters: each violation, what it is
-//! about, then the last events on those objects, one line each with its simulated time, the events the
-//! oracle used marked `*` — so the race reads in twenty lines.
+//! about, then the last events on those objects, one line each with its simulated time and actor, the
+//! events the verdict rests on (the oracle's evidence) marked `*` — so the race reads in twenty lines.
 
 use std::fmt::Write as _;
 
@@ -59,7 +59,7 @@ pub fn story(run: &RunRecord, violation: &Violation, evidence: &Evidence) -> Str
     }
     let commits = Commits::of(run);
     let events = evidence.last_events(run, &commits, LAST_EVENTS);
-    let _ = writeln!(out, "; the last {} events on them (* = read by the oracle):", events.len());
+    let _ = writeln!(out, "; the last {} events on them (* = what the verdict rests on):", events.len());
     for event in events {
         if let Some(told) = commits.told_with_state(event) {
             let mark = if evidence.cites_told(event, &commits) { '*' } else { ' ' };

@@ -166,6 +166,19 @@ fn every_command_the_docs_show_is_one_arcsim_takes() {
     );
 }
 
+/// `docs/catalog.md` is what `arcsim list --markdown` prints: the scenarios, profiles, switches,
+/// variants, oracles, probes (with their measured shares), assumptions and the kill table, from the
+/// code, never retyped.
+#[test]
+fn the_catalog_is_what_arcsim_list_markdown_prints() {
+    let file = std::fs::read_to_string(root().join("docs/catalog.md")).expect("docs/catalog.md");
+    let generated = arc_scenarios::commands::list::catalogue_markdown();
+    assert!(
+        file == generated,
+        "docs/catalog.md is stale: regenerate it with `cargo run --release -p arc-scenarios --bin arcsim -- list --markdown > docs/catalog.md`"
+    );
+}
+
 #[test]
 fn the_reader_sees_commands_and_synopses_apart() {
     assert_eq!(

@@ -1,14 +1,9 @@
-//! README's kill table is the kill table: every row of `KILL_TABLE` appears there with its variant,
-//! scenario, oracle, measured rate, bound and median seeds to kill, and the README lists no row the
-//! table lacks (rows without a measured rate, shown with `—`, aside). A re-measured row whose README
-//! line was not updated turns this red. README's table by oracle names, for every oracle, the row with
-//! the smallest bound, or the field report whose world shows it, at the rate the field-report table
-//! gives for `arcsim`.
+//! What README still states of the catalogue in its own words: the field-report table gives for
+//! `arcsim` the rate `SHOWN_BY_REPORTS` records, and the first screen's commands do what their comments
+//! say. (The kill table and the table by oracle are generated into `docs/catalog.md`, which
+//! `docs::the_catalog_is_what_arcsim_list_markdown_prints` checks.)
 
-use arc_scenarios::kill_table::{KILL_TABLE, KillExpectation, SHOWN_BY_REPORTS};
-use arc_scenarios::oracles;
-
-const HEADER: &str = "| variant | switch off | scenario | oracle | measured | bound | median seeds to kill |";
+use arc_scenarios::kill_table::SHOWN_BY_REPORTS;
 
 fn readme() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README")
@@ -22,132 +17,6 @@ fn readme_table(header: &str) -> Vec<Vec<String>> {
         .take_while(|l| l.starts_with('|'))
         .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect())
         .collect()
-}
-
-/// One README row: variant, scenario, oracle, measured, bound, median (as written).
-type ReadmeRow = [String; 6];
-
-/// The rows of README's kill table, a continuation row (empty variant cell) taking the variant above.
-fn readme_rows() -> Vec<ReadmeRow> {
-    let mut variant = String::new();
-    let mut rows = Vec::new();
-    for cells in readme_table(HEADER) {
-        assert_eq!(cells.len(), 7, "a kill-table line of seven cells: {cells:?}");
-        if !cells[0].is_empty() {
-            variant = cells[0].trim_matches('`').to_string();
-        }
-        let scenario = cells[2].split_whitespace().next().unwrap_or("").to_string();
-        rows.push([
-            variant.clone(),
-            scenario,
-            cells[3].clone(),
-            cells[4].clone(),
-            cells[5].clone(),
-            cells[6].clone(),
-        ]);
-    }
-    rows
-}
-
-/// `n` with commas between thousands, as README writes counts.
-fn with_commas(n: u32) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn table_rows() -> Vec<ReadmeRow> {
-    KILL_TABLE
-        .iter()
-        .map(|row| {
-            let median = row.rate.median_seeds_to_kill().map_or("—".into(), with_commas);
-            [
-                row.variant.name().to_string(),
-                row.scenario.name().to_string(),
-                row.oracle.name().to_string(),
-                format!("{}/{}", row.rate.hits, row.rate.seeds),
-                with_commas(row.within_seeds()),
-                median,
-            ]
-        })
-        .collect()
-}
-
-#[test]
-fn every_kill_table_row_is_in_the_readme_with_its_rate_bound_and_median() {
-    let readme = readme_rows();
-    assert!(readme.len() >= KILL_TABLE.len(), "README's kill table has {} rows", readme.len());
-    for row in table_rows() {
-        assert!(readme.contains(&row), "README's kill table lacks or misstates {row:?}");
-    }
-}
-
-#[test]
-fn the_readme_lists_no_measured_row_the_kill_table_lacks() {
-    let table = table_rows();
-    for row in readme_rows().into_iter().filter(|r| r[5] != "—") {
-        assert!(table.contains(&row), "README lists {row:?}, which the kill table does not have");
-    }
-}
-
-#[test]
-fn counts_are_written_with_commas_between_thousands() {
-    assert_eq!(with_commas(7), "7");
-    assert_eq!(with_commas(913), "913");
-    assert_eq!(with_commas(1361), "1,361");
-    assert_eq!(with_commas(1_000_000), "1,000,000");
-}
-
-const BY_ORACLE_HEADER: &str = "| oracle | killed by | in | measured | bound |";
-
-/// README's table by oracle: oracle, killed by, in (scenario), measured, bound, as written.
-fn readme_by_oracle() -> Vec<[String; 5]> {
-    readme_table(BY_ORACLE_HEADER)
-        .into_iter()
-        .map(|cells| {
-            let cells: Vec<String> = cells.iter().map(|c| c.trim_matches('`').to_string()).collect();
-            cells.try_into().unwrap_or_else(|c| panic!("a by-oracle line of five cells: {c:?}"))
-        })
-        .collect()
-}
-
-/// The row with the smallest bound for `oracle` (the first in the table on a tie).
-fn best_row(oracle: &str) -> Option<&'static KillExpectation> {
-    let rows = KILL_TABLE.iter().filter(|row| row.oracle.name() == oracle);
-    rows.min_by_key(|row| row.within_seeds())
-}
-
-#[test]
-fn the_readme_names_for_every_oracle_its_best_kill_row_or_the_report_that_shows_it() {
-    let readme = readme_by_oracle();
-    let names = oracles::all_names();
-    assert_eq!(readme.len(), names.len(), "one README line per oracle: {readme:?}");
-    for name in names {
-        let line = readme.iter().find(|l| l[0] == name).unwrap_or_else(|| panic!("README lacks {name}"));
-        let expected = match best_row(name) {
-            Some(row) => [
-                name.to_string(),
-                row.variant.name().to_string(),
-                row.scenario.name().to_string(),
-                format!("{}/{}", row.rate.hits, row.rate.seeds),
-                with_commas(row.within_seeds()),
-            ],
-            None => {
-                let shown = SHOWN_BY_REPORTS.iter().find(|s| s.oracle.name() == name).expect("a report");
-                let fixed = "fixed (no fix exists)".to_string();
-                let (hits, seeds) = shown.shows;
-                let report = shown.report.name().to_string();
-                [name.to_string(), fixed, report, format!("{hits}/{seeds}"), "—".into()]
-            }
-        };
-        assert_eq!(line, &expected, "README's line for {name}");
-    }
 }
 
 const FIELD_REPORT_HEADER: &str =

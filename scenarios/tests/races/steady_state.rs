@@ -2,7 +2,9 @@
 
 use std::ops::RangeInclusive;
 
+use arc_scenarios::probes;
 use arc_scenarios::scenario::Scenario;
+use arc_scenarios::scenarios::standard::Standard;
 use arc_scenarios::scenarios::steady_state::SteadyState;
 
 use super::suite::{fast, fixed_passes, kill_rows_met, probe_goals_met, with_pinned};
@@ -34,6 +36,26 @@ fn the_fixed_controller_stays_safe_under_faults_and_converges_after_the_heal() {
 #[test]
 fn every_kill_row_of_the_natural_world_is_met() {
     kill_rows_met(SCENARIO);
+}
+
+/// The slow-watcher windows (issue 42) are the swarm's: the standard world, which asks for neither full
+/// watch buffers nor a watch-cache window, never opens them, while the swarm does (its goals above).
+#[test]
+fn the_slow_watcher_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
+    let quiet = [&probes::SLOW_WATCHER_RESUMED, &probes::SLOW_WATCHER_RELISTED];
+    for v in fixed_passes(&Standard, 1..=3) {
+        for probe in quiet {
+            assert!(
+                !v.probes.contains_key(probe.name),
+                "{}: {} fired in {}",
+                v.label(),
+                probe.name,
+                v.scenario
+            );
+        }
+    }
+    let config = Standard.world(arc_sim::Seed(1), arc_scenarios::variant::Variant::Fixed).config.apiserver;
+    assert_eq!((config.slow_watcher_backlog, config.watch_cache_window), (None, None));
 }
 
 /// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.

@@ -29,7 +29,7 @@ use super::registry::ResourceId;
 use super::selector::Selectors;
 use super::status::{self, ApiError};
 use super::store::{Change, EventType, StoreKey};
-use super::{LagRange, WatchLag};
+use super::{LagRange, WatchCacheWindow, WatchLag};
 use crate::clock::SimClock;
 
 /// How long a read waits for the cache to reach the version it asked for (the cacher's
@@ -53,9 +53,24 @@ struct ResourceCache {
     pending: VecDeque<Pending>,
     /// When the newest pending change becomes visible (keeps the cache in order).
     last_visible_ms: u64,
+    /// The changes a watch can resume over, `(rv, ms it reached the cache)`, when the cache keeps a
+    /// window ([`WatchCacheWindow`]); `window_floor` is the resourceVersion evicted last.
+    window: VecDeque<(u64, u64)>,
+    window_floor: u64,
 }
 
 impl ResourceCache {
+    /// Keeps `change` (reached at `at_ms`) in the window, then evicts what has aged out of it.
+    fn keep(&mut self, change: &Change, at_ms: u64, window: &WatchCacheWindow) {
+        self.window.push_back((change.rv, at_ms));
+        while self.window.len() > window.lower_bound
+            && self.window.front().is_some_and(|(_, ms)| ms + window.fresh_ms < at_ms)
+        {
+            let (rv, _) = self.window.pop_front().expect("a front");
+            self.window_floor = rv;
+        }
+    }
+
     fn apply(&mut self, change: &Change) {
         match change.kind {
             EventType::Deleted => {
@@ -68,10 +83,13 @@ impl ResourceCache {
         self.applied_rv = change.rv;
     }
 
-    fn advance(&mut self, now_ms: u64) {
+    fn advance(&mut self, now_ms: u64, window: Option<&WatchCacheWindow>) {
         while self.pending.front().is_some_and(|p| p.visible_ms <= now_ms) {
             let p = self.pending.pop_front().expect("a front");
             self.apply(&p.change);
+            if let Some(window) = window {
+                self.keep(&p.change, p.visible_ms, window);
+            }
         }
     }
 }
@@ -97,13 +115,41 @@ pub struct WatchCaches {
     in_flight: BTreeSet<(u64, u64)>,
     /// The newest resourceVersion any cache has received.
     progress_rv: u64,
+    /// The window of changes a watch can resume over, if the caches keep one (otherwise resumes reach
+    /// back as far as the store's history).
+    window: Option<WatchCacheWindow>,
 }
 
 impl WatchCaches {
     /// Caches for the resources named `plurals` (indexed by [`ResourceId`]), lagging as `lag` says,
     /// with delays drawn from `rng`.
     pub fn new(lag: WatchLag, plurals: Vec<String>, rng: ChaCha8Rng) -> Self {
-        WatchCaches { lag, plurals, rng, caches: BTreeMap::new(), in_flight: BTreeSet::new(), progress_rv: 0 }
+        WatchCaches {
+            lag,
+            plurals,
+            rng,
+            caches: BTreeMap::new(),
+            in_flight: BTreeSet::new(),
+            progress_rv: 0,
+            window: None,
+        }
+    }
+
+    /// These caches, keeping `window` of changes for watches to resume over.
+    #[must_use]
+    pub fn with_window(mut self, window: Option<WatchCacheWindow>) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// The resourceVersion a watch of `resource` resuming from `rv` is too old for (410 Expired): the
+    /// change evicted last from the cache's window, when `rv` is older (call
+    /// [`advance`](Self::advance) first). `None` when the window reaches back to `rv`, or the caches
+    /// keep none.
+    pub fn expired_below(&self, resource: ResourceId, rv: u64) -> Option<u64> {
+        self.window?;
+        let floor = self.caches.get(&resource)?.window_floor;
+        (rv < floor).then_some(floor)
     }
 
     /// A change committed at `now_ms`: it reaches its cache after a seeded delay.
@@ -128,7 +174,7 @@ impl WatchCaches {
             self.progress_rv = self.progress_rv.max(rv);
         }
         for cache in self.caches.values_mut() {
-            cache.advance(now_ms);
+            cache.advance(now_ms, self.window.as_ref());
         }
     }
 

@@ -147,6 +147,12 @@ pub enum WatchItem {
     Timeout,
     /// An injected fault cut the stream.
     Dropped,
+    /// The server closed the stream: the watcher had fallen `backlog` events behind
+    /// (`slow_watcher_backlog`).
+    ClosedSlow {
+        /// The events its cache had that it had not delivered.
+        backlog: usize,
+    },
     /// A perturbation dropped the parked event of `key` because the object changed again (the client
     /// gets only the later event).
     Coalesced {
@@ -178,6 +184,9 @@ impl Observed for WatchSent {
             WatchItem::Error { code, message } => ("ERROR".into(), format!("{code} {message}")),
             WatchItem::Timeout => ("timeout".into(), String::new()),
             WatchItem::Dropped => ("dropped".into(), "injected fault".into()),
+            WatchItem::ClosedSlow { backlog } => {
+                ("closed-slow".into(), format!("{} backlog={backlog}", self.resource))
+            }
             WatchItem::Coalesced { key } => ("coalesced".into(), format!("{} {key}", self.resource)),
         };
         Some(Line { actor: format!("apiserver watch#{}", self.id).into(), event: event.into(), details })

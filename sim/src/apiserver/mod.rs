@@ -160,6 +160,34 @@ pub struct ApiServerConfig {
     pub list_snapshots: usize,
     /// Namespaces that exist from the start (default: default, kube-system, kube-public, kube-node-lease).
     pub namespaces: Vec<String>,
+    /// A watch whose backlog (changes its watch cache has that it has not delivered) grows past this
+    /// many is closed, as kube-apiserver's cacher closes a watcher too slow to take its events; the
+    /// client resumes from its last resourceVersion. `None` (the default): buffers never fill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_watcher_backlog: Option<usize>,
+    /// The watch cache keeps its changes for a time as well as by count, as kube-apiserver's does: a
+    /// watch resuming from a resourceVersion older than its window gets 410 Expired. `None` (the
+    /// default): resumes reach back over the store's history (`history_capacity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch_cache_window: Option<WatchCacheWindow>,
+}
+
+/// The window of changes a watch cache keeps for watches to resume over: every change of the last
+/// `fresh_ms`, and at least the last `lower_bound` of them (kube-apiserver's `eventFreshDuration`, 75
+/// s, and its default lower bound of 100 events; `watch_cache.go`). Simplified: the cacher's capacity
+/// grows and shrinks by halves; here a change leaves the window once it is both older than
+/// `fresh_ms` and beyond the `lower_bound` newest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchCacheWindow {
+    /// How long a change stays resumable, in sim ms.
+    pub fresh_ms: u64,
+    /// How many of the newest changes stay resumable however old.
+    pub lower_bound: usize,
+}
+
+impl WatchCacheWindow {
+    /// kube-apiserver's: 75 s, and at least 100 changes.
+    pub const KUBE_APISERVER: WatchCacheWindow = WatchCacheWindow { fresh_ms: 75_000, lower_bound: 100 };
 }
 
 impl Default for ApiServerConfig {
@@ -176,6 +204,8 @@ impl Default for ApiServerConfig {
             namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"]
                 .map(String::from)
                 .to_vec(),
+            slow_watcher_backlog: None,
+            watch_cache_window: None,
         }
     }
 }
@@ -278,7 +308,8 @@ impl FakeApiServer {
             config.watch_cache_lag.clone(),
             plurals,
             seed.named_rng("apiserver/watch-cache"),
-        );
+        )
+        .with_window(config.watch_cache_window);
         let cache = cache::CacheHandle::new(caches);
         let state = State {
             store: store::Store::new(config.history_capacity, committed_sink(&registry, &record, &cache)),

@@ -9,7 +9,8 @@
 //! watches from its cacher) plus a lag drawn from the watch's own seeded stream, and never before the
 //! item before it, so a watch is always in resourceVersion order however large its lag. Bookmarks
 //! (at the cache's resourceVersion), server-side timeouts and injected drops end or punctuate the
-//! stream. Every delivery goes into the trace.
+//! stream; a watch that falls too far behind is closed, and a resume older than the watch cache's
+//! window is answered 410, when the server is configured so. Every delivery goes into the trace.
 
 use crate::json_at::At;
 use std::collections::VecDeque;
@@ -87,6 +88,13 @@ fn encode(object: &Value) -> Vec<u8> {
     serde_json::to_vec(object).expect("values serialise")
 }
 
+/// An item on its way: when it goes out, and since when the watch cache has had it.
+struct Queued {
+    due: Instant,
+    cached: Instant,
+    item: Item,
+}
+
 /// Everything a watch task needs.
 struct WatchTask {
     id: u64,
@@ -96,8 +104,11 @@ struct WatchTask {
     out: UnboundedSender<Bytes>,
     rng: ChaCha8Rng,
     lag: LagRange,
-    pending: VecDeque<(Instant, Item)>,
+    pending: VecDeque<Queued>,
     last_due: Instant,
+    /// When the watch falls further behind than `slow_watcher_backlog` allows, and how far: it ends
+    /// then.
+    too_slow: Option<(Instant, usize)>,
     /// Changes at or below this resourceVersion are already covered by the start.
     after: u64,
     deadline: Instant,
@@ -152,6 +163,7 @@ pub fn start(
         rng,
         pending: VecDeque::new(),
         last_due: now,
+        too_slow: None,
         after: opening.after,
         deadline: now + timeout,
         drop_at,
@@ -190,6 +202,9 @@ fn opening(shared: &Shared, st: &State, req: &WatchRequest) -> Opening {
         WatchFrom::Cache { bookmark, .. } => from_cache(shared, st, req, bookmark),
         WatchFrom::After(rv) => {
             let rv = rv.unwrap_or_else(|| cache_rv(shared, req.resource));
+            if let Some(floor) = expired_in_cache(shared, req.resource, rv) {
+                return Opening::fails(expired_item(floor, &rv.to_string()));
+            }
             match history_after(shared, st, req, rv) {
                 Ok(items) => Opening { items, after: rv, ends_at_once: false },
                 Err(too_old) => Opening::fails(expired_item(too_old, &rv.to_string())),
@@ -260,6 +275,14 @@ fn history_after(
         .collect())
 }
 
+/// The resourceVersion whose eviction from `resource`'s watch-cache window makes a resume from `rv`
+/// too old, if it does.
+fn expired_in_cache(shared: &Shared, resource: ResourceId, rv: u64) -> Option<u64> {
+    let mut cache = shared.cache.lock();
+    cache.advance(shared.clock.elapsed_ms());
+    cache.expired_below(resource, rv)
+}
+
 /// The resourceVersion of `resource`'s watch cache now.
 fn cache_rv(shared: &Shared, resource: ResourceId) -> u64 {
     let mut cache = shared.cache.lock();
@@ -292,17 +315,23 @@ fn transform(selectors: &Selectors, change: &Arc<Change>) -> Option<Item> {
 impl WatchTask {
     async fn run(mut self, ends_at_once: bool) {
         if ends_at_once {
-            while let Some((_, item)) = self.pending.pop_front() {
-                self.deliver(item);
+            while let Some(queued) = self.pending.pop_front() {
+                self.deliver(queued.item);
             }
             return;
         }
         loop {
-            let next_due = self.pending.front().map(|(due, _)| *due);
+            let next_due = self.pending.front().map(|q| q.due);
             let parked_until = self.parked.as_ref().map(|(_, _, until)| *until);
+            let too_slow_at = self.too_slow.map(|(at, _)| at);
             tokio::select! {
                 biased;
                 _ = self.out.closed() => break,
+                _ = sleep_until(too_slow_at.unwrap_or(self.deadline)), if too_slow_at.is_some() => {
+                    let backlog = self.too_slow.map_or(0, |(_, backlog)| backlog);
+                    self.trace(WatchItem::ClosedSlow { backlog });
+                    break;
+                }
                 _ = sleep_until(self.deadline) => {
                     self.trace(WatchItem::Timeout);
                     break;
@@ -313,8 +342,8 @@ impl WatchTask {
                 }
                 _ = sleep_until(next_due.unwrap_or(self.deadline)), if next_due.is_some() => {
                     self.schedule_point().await;
-                    let (_, item) = self.pending.pop_front().expect("a due item");
-                    if !self.deliver(item) {
+                    let queued = self.pending.pop_front().expect("a due item");
+                    if !self.deliver(queued.item) {
                         break;
                     }
                 }
@@ -346,6 +375,25 @@ impl WatchTask {
         if let Some(item) = transform(&self.request.selectors, change) {
             let visible_ms = self.shared.cache.lock().visible_at(change.key.resource, change.rv);
             self.schedule(item, visible_ms);
+            self.close_if_too_slow();
+        }
+    }
+
+    /// Ends the watch when the item just queued reaches the watch cache with the watch's backlog
+    /// (items its cache has that it has not delivered, that one included) past `slow_watcher_backlog`,
+    /// as the cacher closes a watcher whose buffer is full when it dispatches an event to it
+    /// (`Forcing watcher close due to unresponsiveness`). Simplified: the items queued are dropped
+    /// with it, where the cacher lets the watcher's result buffer drain.
+    fn close_if_too_slow(&mut self) {
+        let (Some(limit), None, Some(last)) =
+            (self.shared.config.slow_watcher_backlog, self.too_slow, self.pending.back())
+        else {
+            return;
+        };
+        let at = last.cached;
+        let backlog = self.pending.iter().filter(|q| q.cached <= at && q.due > at).count();
+        if backlog > limit {
+            self.too_slow = Some((at, backlog));
         }
     }
 
@@ -381,7 +429,7 @@ impl WatchTask {
             fate.hold_until_ms.map_or(now, |ms| self.shared.clock.instant_at(Duration::from_millis(ms)));
         let due = (cached + Duration::from_millis(lag_ms)).max(self.last_due).max(held);
         self.last_due = due;
-        self.pending.push_back((due, item));
+        self.pending.push_back(Queued { due, cached, item });
     }
 
     /// What the plan's perturbations make of queueing `item` (nothing for a watch without an actor or
@@ -410,7 +458,7 @@ impl WatchTask {
             let now = Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
             let due = now.max(self.last_due);
             self.last_due = due;
-            self.pending.push_back((due, item));
+            self.pending.push_back(Queued { due, cached: now, item });
         }
     }
 

@@ -720,25 +720,19 @@ impl World {
     /// The record as it stands: every kept event, the fakes' state now, but no objects (a record so
     /// far has no end state to judge; the finished run's record adds them).
     fn snapshot(&self, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
-        RunRecord {
+        let sources = record::Sources {
             seed: self.config.seed,
             plug: self.families.name(),
-            settled_at_ms: None,
-            answered_at_ms: None,
-            end_ms: self.clock.elapsed_ms(),
-            workload_end_ms,
-            trace: self.record.trace().clone(),
-            events: self.record.events(),
-            api_requests: self.apiserver.request_counts(),
-            jobs: self.github.jobs(),
-            runners: self.github.runners(),
-            sessions: self.github.sessions(),
-            metrics: self.metrics.snapshot(),
-            listener_metrics: self.listener_metrics.snapshot(),
-            objects: BTreeMap::new(),
-            submitted_jobs,
+            recorder: &self.record,
+            apiserver: &self.apiserver,
+            github: &self.github,
+            metrics: &self.metrics,
+            listener_metrics: &self.listener_metrics,
+        };
+        RunRecord {
             controller_restarts: self.restarts,
             restarts_mid_reconcile: self.restarts_mid_reconcile,
+            ..sources.record(self.clock.elapsed_ms(), workload_end_ms, submitted_jobs)
         }
     }
 }

@@ -134,3 +134,41 @@ impl RunRecord {
         self.objects.get(plural).map(Vec::as_slice).unwrap_or(&[])
     }
 }
+
+/// Where a record made mid-run comes from: the recorder, the fakes and the metrics as they are now.
+pub(crate) struct Sources<'a> {
+    pub seed: crate::Seed,
+    pub plug: &'static str,
+    pub recorder: &'a crate::record::Recorder,
+    pub apiserver: &'a crate::apiserver::FakeApiServer,
+    pub github: &'a crate::github::FakeGitHub,
+    pub metrics: &'a arc_controller::runtime::metrics::Metrics,
+    pub listener_metrics: &'a arc_controller::runtime::metrics::Metrics,
+}
+
+impl Sources<'_> {
+    /// The record as it stands at `end_ms`: every kept event and the fakes' state now, no objects (no
+    /// end state), no restarts (the caller that counts them sets them).
+    pub fn record(&self, end_ms: u64, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
+        RunRecord {
+            seed: self.seed,
+            plug: self.plug,
+            settled_at_ms: None,
+            answered_at_ms: None,
+            end_ms,
+            workload_end_ms,
+            trace: self.recorder.trace().clone(),
+            events: self.recorder.events(),
+            api_requests: self.apiserver.request_counts(),
+            jobs: self.github.jobs(),
+            runners: self.github.runners(),
+            sessions: self.github.sessions(),
+            metrics: self.metrics.snapshot(),
+            listener_metrics: self.listener_metrics.snapshot(),
+            objects: BTreeMap::new(),
+            submitted_jobs,
+            controller_restarts: 0,
+            restarts_mid_reconcile: 0,
+        }
+    }
+}

@@ -195,26 +195,16 @@ impl SteppedWorld {
             return record.clone();
         }
         let now = self.now_ms();
-        let record = RunRecord {
+        let sources = super::record::Sources {
             seed: self.parts.seed,
             plug: self.parts.plug,
-            settled_at_ms: None,
-            answered_at_ms: None,
-            end_ms: now,
-            workload_end_ms: u64::MAX,
-            trace: self.record.trace().clone(),
-            events: self.record.events(),
-            api_requests: self.apiserver.request_counts(),
-            jobs: self.github.jobs(),
-            runners: self.github.runners(),
-            sessions: self.github.sessions(),
-            metrics: self.parts.metrics.snapshot(),
-            listener_metrics: self.parts.listener_metrics.snapshot(),
-            objects: std::collections::BTreeMap::new(),
-            submitted_jobs: Vec::new(),
-            controller_restarts: 0,
-            restarts_mid_reconcile: 0,
+            recorder: &self.record,
+            apiserver: &self.apiserver,
+            github: &self.github,
+            metrics: &self.parts.metrics,
+            listener_metrics: &self.parts.listener_metrics,
         };
+        let record = sources.record(now, u64::MAX, Vec::new());
         record.before(now)
     }
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use arc_sim::Seed;
-use arc_sim::apiserver::{ApiServerConfig, LagRange};
+use arc_sim::apiserver::{ApiServerConfig, LagRange, WatchCacheWindow, WatchItem, WatchSent};
 use arc_sim::faults::FaultPlan;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
@@ -112,4 +112,49 @@ async fn seeded_watch_lag_delays_events_but_keeps_them_in_order() {
         assert!(start.elapsed() >= Duration::from_secs(1), "no event arrives before the minimum lag");
     }
     assert!(start.elapsed() <= Duration::from_millis(3020), "lag stays within its range plus serving time");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watcher_that_falls_behind_its_backlog_is_closed_and_resumes_where_it_was() {
+    let mut config = ApiServerConfig { slow_watcher_backlog: Some(3), ..Default::default() };
+    config.watch_lag.per_resource.insert("pods".into(), LagRange::between(5_000, 5_000));
+    let w = world_with(Seed(3), config, FaultPlan::none());
+    let start = w.pods().create(&PostParams::default(), &pod("p0")).await.unwrap();
+    let rv = rv_of(&start.metadata).to_string();
+    let events = w.pods().watch(&WatchParams::default().disable_bookmarks(), &rv).await.unwrap();
+    for i in 1..=5 {
+        w.pods().create(&PostParams::default(), &pod(&format!("p{i}"))).await.unwrap();
+    }
+    let seen: Vec<String> = events.map(|e| describe(&e.unwrap())).collect().await;
+    assert!(seen.is_empty(), "four events behind, more than 3: closed before any went out ({seen:?})");
+    let closed = w.record.events_of::<WatchSent>().into_iter().find_map(|(_, sent)| match sent.item {
+        WatchItem::ClosedSlow { backlog } => Some(backlog),
+        _ => None,
+    });
+    assert_eq!(closed, Some(4), "the record says why it ended");
+    let mut resumed = w.pods().watch(&WatchParams::default(), &rv).await.unwrap().boxed();
+    assert_eq!(next(&mut resumed).await, "ADDED p1", "a resume from where it was still reaches back");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resume_older_than_the_watch_cache_window_gets_410_and_a_fresh_one_does_not() {
+    let window = WatchCacheWindow { fresh_ms: 10_000, lower_bound: 2 };
+    let config = ApiServerConfig { watch_cache_window: Some(window), ..instant_requests() };
+    let w = world_with(Seed(1), config, FaultPlan::none());
+    let old = w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();
+    w.pods().create(&PostParams::default(), &pod("b")).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let fresh = w.pods().create(&PostParams::default(), &pod("c")).await.unwrap();
+    w.pods().create(&PostParams::default(), &pod("d")).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await; // until the watch cache has c and d
+    let mut expired =
+        w.pods().watch(&WatchParams::default(), &rv_of(&old.metadata).to_string()).await.unwrap().boxed();
+    assert_eq!(
+        next(&mut expired).await,
+        "ERROR 410 Expired",
+        "a and b are older than 10 s and beyond the newest 2"
+    );
+    let mut kept =
+        w.pods().watch(&WatchParams::default(), &rv_of(&fresh.metadata).to_string()).await.unwrap().boxed();
+    assert_eq!(next(&mut kept).await, "ADDED d");
 }

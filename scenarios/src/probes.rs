@@ -8,7 +8,8 @@
 //! - [`history`]: commits and reads indexed for the questions probes ask.
 //! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`], [`user_delete`]: the counting
 //!   functions, by race.
-//! - [`slow_watchers`]: watches the API server closed for falling behind, and what their clients did.
+//! - [`slow_watchers`]: watches the API server closed for falling behind, and what their clients did;
+//!   [`watch_stalls`]: watches that went silent while their resource changed.
 //! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
 
@@ -22,6 +23,7 @@ pub mod removal;
 pub mod slow_watchers;
 pub mod tokens;
 pub mod user_delete;
+pub mod watch_stalls;
 
 use std::collections::BTreeMap;
 
@@ -380,6 +382,14 @@ pub const SLOW_WATCHER_RELISTED: Probe = Probe {
     needs: slow_watcher_needs,
 };
 
+/// `watch-stalled-over-changes`.
+pub const WATCH_STALLED_OVER_CHANGES: Probe = Probe {
+    name: "watch-stalled-over-changes",
+    describe: "a controller watch went silent (no error) while its resource changed, until its timeout",
+    count: watch_stalls::watch_stalled_over_changes,
+    needs: || Interest::of::<WatchSent>().and::<Committed>(),
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -412,6 +422,7 @@ pub static PROBES: &[&Probe] = &[
     &REST_RATE_LIMITED,
     &SLOW_WATCHER_RESUMED,
     &SLOW_WATCHER_RELISTED,
+    &WATCH_STALLED_OVER_CHANGES,
 ];
 
 /// Every probe.

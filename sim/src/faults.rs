@@ -151,6 +151,15 @@ pub enum ApiFaultAction {
     },
     /// Answer a watch with the 410 Expired ERROR event at once, forcing a relist (watch only).
     ExpireWatch,
+    /// Let a watch go silent after a seeded time in `[min_ms, max_ms]`: no event, bookmark or error
+    /// reaches the client until the stream's own timeout ends it (the client's `timeoutSeconds`), as a
+    /// watch whose server side or connection hangs (watch only).
+    StallWatch {
+        /// Earliest stall.
+        min_ms: u64,
+        /// Latest stall.
+        max_ms: u64,
+    },
     /// Answer a create with the ResourceQuota admission plugin's 403 (`pods "x" is forbidden:
     /// exceeded quota: compute-resources, requested: pods=1, used: pods=N, limited: pods=N`, N the
     /// objects of that kind in the namespace) and change nothing (create only).
@@ -482,6 +491,12 @@ fn check_api_action(rule: &str, fault: &ApiFault) -> Result<(), FaultPlanError> 
         ApiFaultAction::DropWatch { min_ms, max_ms } => {
             if !watch_only {
                 return Err(FaultPlanError::WatchOnly { rule: rule.into(), action: "drop-watch" });
+            }
+            check_range(rule, min_ms, max_ms)
+        }
+        ApiFaultAction::StallWatch { min_ms, max_ms } => {
+            if !watch_only {
+                return Err(FaultPlanError::WatchOnly { rule: rule.into(), action: "stall-watch" });
             }
             check_range(rule, min_ms, max_ms)
         }

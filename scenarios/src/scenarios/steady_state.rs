@@ -169,6 +169,22 @@ fn watch_buffers(rng: &mut ChaCha8Rng, apiserver: &mut ApiServerConfig) {
     }
 }
 
+/// Watches that go silent (issue 42): in 30% of the worlds, 1–5% of watches stall 1–60 s after they
+/// open and stay silent until their timeout (kube's `timeoutSeconds`, 290 s), as a watch whose server
+/// side or connection hangs does; drawn after [`watch_buffers`] from its stream.
+fn watch_stalls(rng: &mut ChaCha8Rng) -> Vec<ApiFault> {
+    if !chance(rng, 0.3) {
+        return Vec::new();
+    }
+    vec![ApiFault {
+        verbs: vec![ApiVerb::Watch],
+        resources: vec![],
+        probability: rng.random_range(0.01..0.05),
+        window: Some(Window { start_ms: 0, end_ms: HEAL_MS }),
+        action: ApiFaultAction::StallWatch { min_ms: 1_000, max_ms: 60_000 },
+    }]
+}
+
 fn disruptions(rng: &mut ChaCha8Rng) -> Vec<Disruption> {
     let mut out = Vec::new();
     for _ in 0..rng.random_range(0..3) {
@@ -261,7 +277,9 @@ impl Scenario for SteadyState {
                 .per_resource
                 .insert(plural.into(), LagRange::between(0, max_ms));
         }
-        watch_buffers(&mut seed.named_rng("scenario/steady-state/watch-buffers"), &mut plan.config.apiserver);
+        let mut watch_rng = seed.named_rng("scenario/steady-state/watch-buffers");
+        watch_buffers(&mut watch_rng, &mut plan.config.apiserver);
+        plan.config.faults.api.extend(watch_stalls(&mut watch_rng));
         let mut github_rng = seed.named_rng("scenario/steady-state/github");
         plan.config.faults.github.extend(commit_then_fail_faults(&mut github_rng));
         github_pace(&mut github_rng, &mut plan.config.github);
@@ -298,8 +316,9 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::JIT_RETRY_AGENT_EXISTS, Rate::measured(69, 100, 2_000_000)),
             ProbeGoal::floor(&probes::REMOVE_RUNNER_RETRIED_AFTER_COMMIT, Rate::measured(73, 100, 2_000_000)),
             ProbeGoal::floor(&probes::SESSION_RETRY_CONFLICT, Rate::measured(49, 100, 2_000_000)),
-            ProbeGoal::floor(&probes::SLOW_WATCHER_RESUMED, Rate::measured(72, 200, 15_000_000)),
-            ProbeGoal::floor(&probes::SLOW_WATCHER_RELISTED, Rate::measured(18, 200, 15_000_000)),
+            ProbeGoal::floor(&probes::SLOW_WATCHER_RESUMED, Rate::measured(76, 200, 15_000_000)),
+            ProbeGoal::floor(&probes::SLOW_WATCHER_RELISTED, Rate::measured(17, 200, 15_000_000)),
+            ProbeGoal::floor(&probes::WATCH_STALLED_OVER_CHANGES, Rate::measured(20, 200, 15_000_000)),
         ];
         GOALS
     }

@@ -118,6 +118,9 @@ fn delivery(w: &WatchSent) -> String {
         WatchItem::Error { code, message } => format!("ERROR {code} {message} to {to}"),
         WatchItem::Timeout => format!("timeout {} to {to}", w.resource),
         WatchItem::Dropped => format!("dropped {} to {to} (injected fault)", w.resource),
+        WatchItem::Stalled => {
+            format!("stalled {} to {to}: silent until its timeout (injected fault)", w.resource)
+        }
         WatchItem::ClosedSlow { backlog } => {
             format!("closed {} to {to}: {backlog} events behind (slow watcher)", w.resource)
         }

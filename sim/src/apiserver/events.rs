@@ -147,6 +147,8 @@ pub enum WatchItem {
     Timeout,
     /// An injected fault cut the stream.
     Dropped,
+    /// An injected fault made the stream go silent (it ends at its timeout).
+    Stalled,
     /// The server closed the stream: the watcher had fallen `backlog` events behind
     /// (`slow_watcher_backlog`).
     ClosedSlow {
@@ -184,6 +186,9 @@ impl Observed for WatchSent {
             WatchItem::Error { code, message } => ("ERROR".into(), format!("{code} {message}")),
             WatchItem::Timeout => ("timeout".into(), String::new()),
             WatchItem::Dropped => ("dropped".into(), "injected fault".into()),
+            WatchItem::Stalled => {
+                ("stalled".into(), format!("{} injected fault: silent until its timeout", self.resource))
+            }
             WatchItem::ClosedSlow { backlog } => {
                 ("closed-slow".into(), format!("{} backlog={backlog}", self.resource))
             }

@@ -38,6 +38,8 @@ pub enum Injection {
     DropWatch(Duration),
     /// End the watch at once with 410 Expired.
     ExpireWatch,
+    /// Let the watch go silent after this long, until its timeout.
+    StallWatch(Duration),
     /// Answer a create with the ResourceQuota plugin's 403; change nothing.
     ForbiddenQuota,
     /// Answer with a 422 Invalid; change nothing.
@@ -120,7 +122,9 @@ fn applies(rule: &ApiFault, verb: ApiVerb, resource: &str, now_ms: u64) -> bool 
     let window_ok = rule.window.is_none_or(|w| w.contains(now_ms));
     let action_ok = match rule.action {
         ApiFaultAction::Conflict => matches!(verb, ApiVerb::Update | ApiVerb::Patch | ApiVerb::Delete),
-        ApiFaultAction::DropWatch { .. } | ApiFaultAction::ExpireWatch => verb == ApiVerb::Watch,
+        ApiFaultAction::DropWatch { .. }
+        | ApiFaultAction::ExpireWatch
+        | ApiFaultAction::StallWatch { .. } => verb == ApiVerb::Watch,
         ApiFaultAction::ForbiddenQuota => verb == ApiVerb::Create,
         ApiFaultAction::Invalid => matches!(verb, ApiVerb::Create | ApiVerb::Update | ApiVerb::Patch),
         ApiFaultAction::CommitThenError { .. } | ApiFaultAction::CommitThenDrop => {
@@ -140,6 +144,7 @@ fn injection(action: &ApiFaultAction, rng: &mut ChaCha8Rng) -> Injection {
         ApiFaultAction::Conflict => Injection::Conflict,
         ApiFaultAction::DropWatch { min_ms, max_ms } => Injection::DropWatch(ms(rng, min_ms, max_ms)),
         ApiFaultAction::ExpireWatch => Injection::ExpireWatch,
+        ApiFaultAction::StallWatch { min_ms, max_ms } => Injection::StallWatch(ms(rng, min_ms, max_ms)),
         ApiFaultAction::ForbiddenQuota => Injection::ForbiddenQuota,
         ApiFaultAction::Invalid => Injection::Invalid,
         ApiFaultAction::CommitThenError { code } => Injection::CommitThenError(code),

@@ -360,6 +360,7 @@ impl ApiService {
             Injection::Invalid => faults::invalid(rt, &name),
             Injection::Delay(_)
             | Injection::DropWatch(_)
+            | Injection::StallWatch(_)
             | Injection::ExpireWatch
             | Injection::CommitThenError(_)
             | Injection::CommitThenDrop => return None,
@@ -508,6 +509,7 @@ impl ApiService {
         let mut fault = match injection {
             Some(Injection::DropWatch(d)) => Some(WatchFault::DropAfter(d)),
             Some(Injection::ExpireWatch) => Some(WatchFault::Expire),
+            Some(Injection::StallWatch(d)) => Some(WatchFault::StallAfter(d)),
             _ => None,
         };
         if let (None, WatchFrom::Cache { min_rv, .. }) = (&fault, request.from) {

@@ -64,6 +64,8 @@ pub struct WatchRequest {
 pub enum WatchFault {
     /// End the stream after this long.
     DropAfter(Duration),
+    /// Go silent after this long, until the stream's timeout.
+    StallAfter(Duration),
     /// Answer with the 410 Expired ERROR event at once.
     Expire,
     /// Answer with this `Status` as an ERROR event at once (how the cacher reports a watch it could not
@@ -113,6 +115,9 @@ struct WatchTask {
     after: u64,
     deadline: Instant,
     drop_at: Option<Instant>,
+    /// When the stream goes silent (a `stall-watch` fault): from then on nothing is sent and the
+    /// stream waits for its timeout.
+    stall_at: Option<Instant>,
     next_bookmark: Option<Instant>,
     /// An event a perturbation parked: its object's key, the event, and when it goes out if no later
     /// event of the object replaces it.
@@ -151,6 +156,10 @@ pub fn start(
         Some(WatchFault::DropAfter(d)) => Some(now + d),
         _ => None,
     };
+    let stall_at = match fault {
+        Some(WatchFault::StallAfter(d)) => Some(now + d),
+        _ => None,
+    };
     let bookmark_every = Duration::from_millis(shared.config.bookmark_interval_ms.max(1));
     let mut task = WatchTask {
         id,
@@ -167,6 +176,7 @@ pub fn start(
         after: opening.after,
         deadline: now + timeout,
         drop_at,
+        stall_at,
         parked: None,
     };
     for (item, visible_ms) in opening.items {
@@ -340,6 +350,11 @@ impl WatchTask {
                     self.trace(WatchItem::Dropped);
                     break;
                 }
+                _ = sleep_until(self.stall_at.unwrap_or(self.deadline)), if self.stall_at.is_some() => {
+                    self.trace(WatchItem::Stalled);
+                    self.stay_silent().await;
+                    break;
+                }
                 _ = sleep_until(next_due.unwrap_or(self.deadline)), if next_due.is_some() => {
                     self.schedule_point().await;
                     let queued = self.pending.pop_front().expect("a due item");
@@ -358,6 +373,14 @@ impl WatchTask {
                     self.unpark();
                 }
             }
+        }
+    }
+
+    /// Sends nothing more until the stream's timeout (then traced as its end) or the client leaves.
+    async fn stay_silent(&mut self) {
+        tokio::select! {
+            _ = self.out.closed() => {}
+            _ = sleep_until(self.deadline) => self.trace(WatchItem::Timeout),
         }
     }
 

@@ -99,6 +99,31 @@ async fn dropped_watches_end_early_and_expired_ones_say_410() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_stalled_watch_goes_silent_with_no_error_until_its_timeout() {
+    let stalled = world_with(
+        Seed(1),
+        instant_requests(),
+        plan(vec![ApiVerb::Watch], ApiFaultAction::StallWatch { min_ms: 2_000, max_ms: 2_000 }),
+    );
+    let start = tokio::time::Instant::now();
+    let params = WatchParams::default().timeout(120).disable_bookmarks();
+    let mut events = stalled.pods().watch(&params, "0").await.unwrap().boxed();
+    stalled.pods().create(&PostParams::default(), &pod("before")).await.unwrap();
+    match events.next().await.unwrap().unwrap() {
+        WatchEvent::Added(p) => assert_eq!(p.metadata.name.as_deref(), Some("before")),
+        other => panic!("the change before the stall arrives, got {other:?}"),
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    stalled.pods().create(&PostParams::default(), &pod("during")).await.unwrap();
+    assert!(events.next().await.is_none(), "nothing after the stall, not even an error");
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_secs(120),
+        "the stream ends at the timeout its client asked for"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn requests_are_counted_by_verb_resource_and_code() {
     let w = world();
     w.pods().create(&PostParams::default(), &pod("a")).await.unwrap();

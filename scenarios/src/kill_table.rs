@@ -273,26 +273,26 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
     // tuned to a race), each row measured on 400 seeds from 16,000,000 since the swarm draws full watch
-    // buffers and a watch-cache window (issue 42; 2026-12-05).
-    row(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, (291, 400, SWARM_FROM)),
+    // buffers, a watch-cache window and stalled watches (issue 42; 2026-12-05).
+    row(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, (290, 400, SWARM_FROM)),
     row(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, (253, 400, SWARM_FROM)),
     row(
         Variant::BugSecretsCached,
         &SteadyState,
         &registrations::NoOrphanRegistration,
-        (205, 400, SWARM_FROM),
+        (208, 400, SWARM_FROM),
     ),
-    row(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, (206, 400, SWARM_FROM)),
+    row(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, (209, 400, SWARM_FROM)),
     row(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, (400, 400, SWARM_FROM)),
-    row(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, (273, 400, SWARM_FROM)),
-    row(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, (399, 400, SWARM_FROM)),
+    row(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, (278, 400, SWARM_FROM)),
+    row(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, (400, 400, SWARM_FROM)),
     // Rare there (the listener's Running write must meet a runner whose deletion began):
     // swept by `scripts/kill-rows.sh`, not `cargo test`.
     row(
         Variant::BugRunningOverwritesTerminal,
         &SteadyState,
         &deletion::NoRunningWhileDeleting,
-        (9, 400, SWARM_FROM),
+        (10, 400, SWARM_FROM),
     ),
     // The legacy bugs' natural world: the standard workload on legacy runners, tokens expiring hourly
     // as GitHub's do, no faults or crashes (1,000 seeds). `bug-1087` needs a container that restarts
@@ -312,8 +312,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // seeds); a create whose answer is lost after it committed needs the swarm's commit-then-fail faults.
     measured(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner, 1000, 1000),
     measured(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal, 1000, 1000),
-    row(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, (24, 400, SWARM_FROM)),
-    row(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, (254, 400, SWARM_FROM)),
+    row(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, (25, 400, SWARM_FROM)),
+    row(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, (261, 400, SWARM_FROM)),
     // A standby that acts: the controllers started before the Lease is held (leader-election world).
     measured(
         Variant::BugControllersBeforeLease,

@@ -160,7 +160,8 @@ impl Oracle for NoAlreadyExistsErrors {
                 .find(|a| a.namespace == refused.namespace && a.name == refused.name);
             let lost_answer_requeue =
                 requeued_by_a_failure(run, &removals, previous_of_pod.copied(), refused);
-            let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next));
+            let busy = ControllerBusy::of(run);
+            let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next, &busy));
             if waited
                 || lost_answer_requeue
                 || requeue_due
@@ -266,14 +267,50 @@ pub const REQUEUE_DUE_SLACK_MS: u64 = 1_000;
 /// every 409 requeues its runner after 5 s, and a later requeue-after does not take back an earlier
 /// one (client-go's delaying queue keeps the earliest time), so a reconcile woken by a newer event in
 /// between, answered 409 again, is followed by the first one's requeue (watch-lag seed 15: 409s at
-/// 287.776 s and 289.416 s, the first one's requeue at 292.783 s).
-fn earlier_requeue_came_due(earlier: &AuditEntry, refused: &AuditEntry, next: &AuditEntry) -> bool {
+/// 287.776 s and 289.416 s, the first one's requeue at 292.783 s). The requeue's reconcile starts
+/// within [`REQUEUE_DUE_SLACK_MS`] of coming due, or later while the controller's workers are busy
+/// with other runners from then on (steady-state seed 17,000,519: a stalled pod watch, a dozen runners
+/// meeting AlreadyExists, each reconcile waiting on GitHub; the requeue due at 442.070 s made its create
+/// at 443.764 s behind them).
+fn earlier_requeue_came_due(
+    earlier: &AuditEntry,
+    refused: &AuditEntry,
+    next: &AuditEntry,
+    busy: &ControllerBusy,
+) -> bool {
     let due = earlier.ms + ALREADY_EXISTS_REQUEUE_MS;
     earlier.code == 409
         && earlier.ms < refused.ms
         && earlier.namespace == refused.namespace
         && earlier.name == refused.name
-        && (due..=due + REQUEUE_DUE_SLACK_MS).contains(&next.ms)
+        && ((due..=due + REQUEUE_DUE_SLACK_MS).contains(&next.ms)
+            || (next.ms > due && busy.throughout(due, next.ms)))
+}
+
+/// When the controller made API requests: the times its workers were at work.
+struct ControllerBusy(Vec<u64>);
+
+impl ControllerBusy {
+    fn of(run: &RunRecord) -> Self {
+        let requests = run.events_of::<AuditEntry>().filter(|a| super::view::is_controller(&a.actor));
+        let mut times: Vec<u64> = requests.filter(|a| a.verb != ApiVerb::Watch).map(|a| a.ms).collect();
+        times.sort_unstable();
+        ControllerBusy(times)
+    }
+
+    /// Whether no gap longer than [`REQUEUE_DUE_SLACK_MS`] separates its requests in `[from, to]`
+    /// (from `from` to the first, between them, and from the last to `to`).
+    fn throughout(&self, from: u64, to: u64) -> bool {
+        let start = self.0.partition_point(|ms| *ms < from);
+        let mut last = from;
+        for ms in self.0[start..].iter().take_while(|ms| **ms <= to) {
+            if ms - last > REQUEUE_DUE_SLACK_MS {
+                return false;
+            }
+            last = *ms;
+        }
+        to - last <= REQUEUE_DUE_SLACK_MS
+    }
 }
 
 /// Whether a watch event on `key` (the runner or its pod) reached the controller in `[from, to]`.
@@ -483,6 +520,24 @@ mod tests {
             .event(30, create(30, 409))
             .build();
         assert_eq!(NoAlreadyExistsErrors.check(&loop_after_lost).len(), 1, "a hot loop is still judged");
+    }
+
+    #[test]
+    fn a_requeue_that_came_due_while_the_workers_were_busy_makes_its_create_late_but_excused() {
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let other = |ms| request(ms, "controller", ApiVerb::Patch, "ephemeralrunners", "other", 200);
+        let late = || with_pod().event(10, create(10, 409)).event(2_000, create(2_000, 409));
+        // The first 409's requeue comes due at 5.010 s; its create comes at 6.700 s.
+        let idle = late().event(6_700, create(6_700, 409)).build();
+        let found = NoAlreadyExistsErrors.check(&idle);
+        assert_eq!(found.iter().filter(|v| v.at_ms == 6_700).count(), 1, "an idle controller: {found:?}");
+        let busy = late()
+            .event(5_600, other(5_600))
+            .event(6_300, other(6_300))
+            .event(6_700, create(6_700, 409))
+            .build();
+        let found = NoAlreadyExistsErrors.check(&busy);
+        assert!(found.iter().all(|v| v.at_ms != 6_700), "workers busy from 5.010 s on: {found:?}");
     }
 
     #[test]

@@ -24,6 +24,10 @@ const REGRESSION_SEEDS: &[u64] = &[
     // An injected Conflict hit the listener's plain merge patch of the runner set and stopped it
     // (Conflicts are now injected only on writes that carry a precondition, as a real server answers).
     6,
+    // A stalled pod watch (issue 42) left a dozen running pods unseen; their runners met AlreadyExists
+    // over and over, and one runner's 5 s requeue made its create 1.7 s late behind the others'
+    // reconciles: no-already-exists-reconcile-errors now excuses a requeue delayed by busy workers.
+    17_000_519,
 ];
 
 #[test]

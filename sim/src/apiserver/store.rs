@@ -313,6 +313,8 @@ impl Store {
     }
 
     fn emit(&mut self, change: Change) {
+        #[cfg(debug_assertions)]
+        self.check(&change);
         let change = Arc::new(change);
         (self.on_commit)(&change);
         match change.kind {
@@ -340,6 +342,43 @@ impl Store {
 pub fn uid_of(object: &Value) -> Option<String> {
     object.at("/metadata/uid").and_then(Value::as_str).map(str::to_string)
 }
+
+/// The store checks its own invariants on every change in debug builds (as a VOPR-style checker
+/// would): resourceVersions only grow, each resource's history is in resourceVersion order, and, every
+/// [`FULL_CHECK_EVERY`] changes, the uid and owner indexes equal a scan of the objects.
+#[cfg(debug_assertions)]
+impl Store {
+    fn check(&self, change: &Change) {
+        assert_eq!(change.rv, self.rv, "a change carries the resourceVersion just taken");
+        if let Some(last) = self.history.get(&change.key.resource).and_then(|h| h.changes.back()) {
+            assert!(last.rv < change.rv, "history in resourceVersion order: {} then {}", last.rv, change.rv);
+        }
+        if change.rv.is_multiple_of(FULL_CHECK_EVERY) {
+            self.check_indexes();
+        }
+    }
+
+    /// The uid and owner indexes are what a scan of the objects gives.
+    fn check_indexes(&self) {
+        let uids: BTreeMap<String, StoreKey> = self
+            .objects
+            .iter()
+            .filter_map(|(key, object)| uid_of(object).map(|uid| (uid, key.clone())))
+            .collect();
+        assert_eq!(uids, self.uids, "the uid index matches a scan");
+        let mut dependents: BTreeMap<String, BTreeSet<StoreKey>> = BTreeMap::new();
+        for (key, object) in &self.objects {
+            for uid in owner_uids(object) {
+                dependents.entry(uid.to_string()).or_default().insert(key.clone());
+            }
+        }
+        assert_eq!(dependents, self.dependents, "the owner index matches a scan");
+    }
+}
+
+/// How often (in resourceVersions) a debug build scans the store to check its indexes.
+#[cfg(debug_assertions)]
+const FULL_CHECK_EVERY: u64 = 32;
 
 /// The uids named by the object's ownerReferences.
 pub fn owner_uids(object: &Value) -> impl Iterator<Item = &str> {

@@ -111,6 +111,8 @@ struct WatchTask {
     /// When the watch falls further behind than `slow_watcher_backlog` allows, and how far: it ends
     /// then.
     too_slow: Option<(Instant, usize)>,
+    /// The resourceVersion of the last change delivered (debug builds check the stream's order).
+    last_rv: u64,
     /// Changes at or below this resourceVersion are already covered by the start.
     after: u64,
     deadline: Instant,
@@ -173,6 +175,7 @@ pub fn start(
         pending: VecDeque::new(),
         last_due: now,
         too_slow: None,
+        last_rv: 0,
         after: opening.after,
         deadline: now + timeout,
         drop_at,
@@ -427,6 +430,13 @@ impl WatchTask {
         while let Ok(change) = self.changes.try_recv() {
             self.accept(&change);
         }
+        // It goes out after the changes queued before it, each of which the cache will have by then:
+        // never behind them, as the cacher's bookmark never is behind an event it dispatched.
+        let queued = self.pending.iter().filter_map(|q| match &q.item {
+            Item::Event(_, _, Some(change)) => Some(change.rv),
+            _ => None,
+        });
+        let rv = queued.max().unwrap_or(0).max(self.last_rv).max(rv);
         if rv >= self.after {
             self.schedule(Item::Bookmark { rv, initial_events_end: false }, None);
         }
@@ -487,6 +497,7 @@ impl WatchTask {
 
     /// Sends one item; false when the client has gone or the stream must end (ERROR).
     fn deliver(&mut self, item: Item) -> bool {
+        self.check_order(&item);
         let rt = self.shared.registry.get(self.request.resource);
         let (line, ends) = match &item {
             Item::Event(kind, obj, change) => {
@@ -525,6 +536,33 @@ impl WatchTask {
             reads::record(&self.shared, self.request.resource, actor, ReadVia::Watch, [&**obj]);
         }
         sent && !ends
+    }
+
+    /// Debug builds check that a stream sends the changes it follows in resourceVersion order and
+    /// that a bookmark never goes back behind one (the initial ADDED events of a list come in key
+    /// order and are not checked).
+    fn check_order(&mut self, item: &Item) {
+        match item {
+            Item::Event(_, _, Some(change)) => {
+                debug_assert!(
+                    change.rv > self.last_rv,
+                    "watch#{} sent rv {} after {}",
+                    self.id,
+                    change.rv,
+                    self.last_rv
+                );
+                self.last_rv = change.rv;
+            }
+            Item::Bookmark { rv, .. } => {
+                debug_assert!(
+                    *rv >= self.last_rv,
+                    "watch#{} bookmarked {rv} after change {}",
+                    self.id,
+                    self.last_rv
+                );
+            }
+            _ => {}
+        }
     }
 
     fn trace(&self, item: WatchItem) {

@@ -22,6 +22,19 @@ use super::connections::Connections;
 /// under client-go does.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a request waits for its answer's head before its connection is taken for dead: TCP
+/// keepalive's detection time under Go's default dialer (15 s idle, then 9 probes 15 s apart). A
+/// partition resets the connections that cross it when it starts ([`Connections`]); one opened as it
+/// began (its request's segments dropped) would otherwise wait forever, where a real client's
+/// keepalive gives up (network-partition seed 6: a reconcile held its runner's key for good).
+/// Streams (watches, long polls) are not cut once their head has come.
+pub const KEEPALIVE_GIVE_UP: Duration = Duration::from_secs(150);
+
+/// A request whose answer did not begin within [`KEEPALIVE_GIVE_UP`].
+#[derive(Debug, thiserror::Error)]
+#[error("no answer from {0} within {secs} s: the connection is taken for dead", secs = KEEPALIVE_GIVE_UP.as_secs())]
+pub struct DeadConnection(&'static str);
+
 /// Any error of a connection, as the clients' `tower` stacks carry it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -74,7 +87,8 @@ where
                     tracing::debug!(host, error = %e, "turmoil connection ended with an error");
                 }
             });
-            Ok(sender.send_request(request).await?)
+            let answer = tokio::time::timeout(KEEPALIVE_GIVE_UP, sender.send_request(request));
+            Ok(answer.await.map_err(|_| DeadConnection(host))??)
         })
     }
 }

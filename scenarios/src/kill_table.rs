@@ -284,7 +284,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     ),
     row(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, (209, 400, SWARM_FROM)),
     row(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, (400, 400, SWARM_FROM)),
-    row(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, (278, 400, SWARM_FROM)),
+    row(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, (277, 400, SWARM_FROM)),
     row(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, (400, 400, SWARM_FROM)),
     // Rare there (the listener's Running write must meet a runner whose deletion began):
     // swept by `scripts/kill-rows.sh`, not `cargo test`.
@@ -313,7 +313,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     measured(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner, 1000, 1000),
     measured(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal, 1000, 1000),
     row(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, (25, 400, SWARM_FROM)),
-    row(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, (261, 400, SWARM_FROM)),
+    row(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, (262, 400, SWARM_FROM)),
     // A standby that acts: the controllers started before the Lease is held (leader-election world).
     measured(
         Variant::BugControllersBeforeLease,

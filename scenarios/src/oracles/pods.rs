@@ -140,6 +140,7 @@ impl Oracle for NoAlreadyExistsErrors {
         let runner_pods = runner_pod_keys(run);
         let mut unseen = UnseenTooLong::of(run);
         let removals = FailedRemovals::of(run);
+        let busy = ControllerBusy::of(run);
         let creates: Vec<&AuditEntry> = run
             .audit()
             .filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create && a.actor == "controller")
@@ -160,7 +161,6 @@ impl Oracle for NoAlreadyExistsErrors {
                 .find(|a| a.namespace == refused.namespace && a.name == refused.name);
             let lost_answer_requeue =
                 requeued_by_a_failure(run, &removals, previous_of_pod.copied(), refused);
-            let busy = ControllerBusy::of(run);
             let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next, &busy));
             if waited
                 || lost_answer_requeue

@@ -41,15 +41,17 @@ pub fn relist_after_410(run: &RunRecord) -> u32 {
         let sent = e.get::<WatchSent>()?;
         matches!(&sent.item, WatchItem::Error { code, .. } if code == "410").then_some((e, sent))
     });
-    let relisted = |(at, sent): (&Event, &WatchSent)| {
-        run.events.iter().filter(|e| e.seq > at.seq).filter_map(|e| e.get::<AuditEntry>()).any(|a| {
-            a.verb == ApiVerb::List
-                && Some(a.actor.as_str()) == sent.actor.as_deref()
-                && a.resource == sent.resource
-                && a.ms <= at.at_ms + RELIST_WITHIN_MS
-        })
-    };
-    expired.filter(|x| relisted(*x)).count() as u32
+    expired.filter(|(at, sent)| relisted_after(run, at, sent)).count() as u32
+}
+
+/// Whether the client of watch stream `sent` listed its resource within a minute after `at`.
+pub fn relisted_after(run: &RunRecord, at: &Event, sent: &WatchSent) -> bool {
+    run.events.iter().filter(|e| e.seq > at.seq).filter_map(|e| e.get::<AuditEntry>()).any(|a| {
+        a.verb == ApiVerb::List
+            && Some(a.actor.as_str()) == sent.actor.as_deref()
+            && a.resource == sent.resource
+            && a.ms <= at.at_ms + RELIST_WITHIN_MS
+    })
 }
 
 /// Crashes of the controller's host within 1 s of one of its API requests.

@@ -2,8 +2,7 @@
 //! (`slow_watcher_backlog`), and what its client did next — resumed from its last resourceVersion,
 //! or, when that was older than the watch cache's window, met 410 Expired and listed again.
 
-use arc_sim::apiserver::{AuditEntry, WatchItem, WatchOpened, WatchSent};
-use arc_sim::faults::ApiVerb;
+use arc_sim::apiserver::{WatchItem, WatchOpened, WatchSent};
 use arc_sim::record::Event;
 use arc_sim::world::RunRecord;
 
@@ -50,14 +49,7 @@ pub fn slow_watcher_relisted(run: &RunRecord) -> u32 {
             let answer = x.get::<WatchSent>().filter(|w| w.id == opened.id)?;
             matches!(&answer.item, WatchItem::Error { code, .. } if code == "410").then_some(x)
         });
-        expired.is_some_and(|at| {
-            run.events.iter().filter(|x| x.seq > at.seq).filter_map(|x| x.get::<AuditEntry>()).any(|a| {
-                a.verb == ApiVerb::List
-                    && Some(a.actor.as_str()) == sent.actor.as_deref()
-                    && a.resource == sent.resource
-                    && a.ms <= at.at_ms + RESUME_WITHIN_MS
-            })
-        })
+        expired.is_some_and(|at| super::network::relisted_after(run, at, sent))
     };
     closures(run).filter(relisted).count() as u32
 }
@@ -66,6 +58,7 @@ pub fn slow_watcher_relisted(run: &RunRecord) -> u32 {
 mod tests {
     use super::*;
     use crate::oracles::fixtures::request;
+    use arc_sim::faults::ApiVerb;
     use arc_sim::world::synthetic::SyntheticRun;
 
     fn sent(id: u64, item: WatchItem) -> WatchSent {

@@ -19,7 +19,7 @@ use arc_scenarios::oracles::view::is_controller;
 use arc_scenarios::probes::history::Commits;
 use arc_sim::apiserver::{Committed, EventType, WatchItem, WatchSent};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::{Value, json};
 
 /// The fields a reconciler reads of one watched object, as comparable JSON.

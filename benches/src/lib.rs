@@ -17,8 +17,8 @@ use arc_scenarios::scenario::WorldPlan;
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
 use arc_sim::apiserver::{LagRange, WatchLag};
-use arc_sim::world::RunRecord;
 use arc_sim::{Seed, TraceMode};
+use arc_world::RunRecord;
 
 /// The four scale-set controllers, as their metrics name them.
 pub const CONTROLLERS: [&str; 4] =

@@ -16,8 +16,8 @@ use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::schedule::Schedule;
 use arc_sim::workload::WorkloadConfig;
-use arc_sim::world::{Disruption, RunRecord, WorldConfig};
 use arc_sim::{Seed, TraceMode};
+use arc_world::{Disruption, RunRecord, WorldConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::on_network::OnNetwork;

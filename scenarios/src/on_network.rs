@@ -1,5 +1,5 @@
 //! A scenario on another network backend (`--network turmoil`): the scenario's own worlds (and twins)
-//! with [`WorldConfig::network`](arc_sim::world::WorldConfig) set. Name, oracles, probes and control
+//! with [`WorldConfig::network`](arc_world::WorldConfig) set. Name, oracles, probes and control
 //! are the scenario's own.
 
 use arc_sim::Seed;

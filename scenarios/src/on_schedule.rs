@@ -1,5 +1,5 @@
 //! A scenario under a schedule (`--schedule random|pct:D`): the scenario's own worlds (and twins) with
-//! [`WorldConfig::schedule`](arc_sim::world::WorldConfig) set, so the sim's tasks take same-instant
+//! [`WorldConfig::schedule`](arc_world::WorldConfig) set, so the sim's tasks take same-instant
 //! work in a seeded order. Name, oracles, probes and control are the scenario's own; under `fifo`
 //! (the default) the worlds are the scenario's, untouched.
 

@@ -7,7 +7,7 @@
 //! objects, metrics) stays whole in every prefix, so a probe that counts from it alone fires on the
 //! empty prefix and has no first event.
 
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use crate::probes::Probe;
 
@@ -92,7 +92,7 @@ fn line_ms(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use arc_sim::faults::ApiVerb;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::request;

@@ -33,7 +33,7 @@ use arc_sim::github::{GitHubCall, GitHubEvent};
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::net::NetEvent;
 use arc_sim::record::{Interest, WorldEvent};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use crate::oracles::Oracle as _;
 use crate::rates::Rate;

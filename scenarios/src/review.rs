@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use arc_sim::apiserver::{AuditEntry, WatchOpened};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 use crate::probe_hits::{FirstHit, first_hit, trace_line_of};

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL};
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
-use arc_sim::world::on_turmoil::run_world_on_turmoil;
-use arc_sim::world::{EarlyAnswer, RunRecord, World};
 use arc_sim::{Seed, TraceMode};
+use arc_world::on_turmoil::run_world_on_turmoil;
+use arc_world::{EarlyAnswer, RunRecord, World};
 
 use crate::kill_table::Judge;
 use crate::oracles::Oracle;
@@ -27,7 +27,7 @@ pub enum RunError {
     Runtime(#[from] std::io::Error),
     /// The world could not be built or set up.
     #[error("cannot build the world: {0}")]
-    World(#[from] arc_sim::world::WorldError),
+    World(#[from] arc_world::WorldError),
 }
 
 /// Runs one seed of `variant` of the default (`arcsim`) profile and judges it, keeping of the record

@@ -8,7 +8,7 @@
 
 use arc_controller::Families;
 use arc_sim::Seed;
-use arc_sim::world::{Settled, WorldConfig};
+use arc_world::{Settled, WorldConfig};
 
 use crate::oracles::Oracle;
 use crate::probes::ProbeGoal;

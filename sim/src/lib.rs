@@ -1,7 +1,9 @@
-//! # arc-sim: the simulated world
+//! # arc-sim: the fakes
 //!
-//! Everything arcsim runs the real controller against, driven by one [`Seed`] and one simulated
-//! clock. Map of the code:
+//! Everything arcsim runs a controller against, driven by one [`Seed`] and one simulated clock. It
+//! does not depend on the controller (`arc-controller`), so a fake that reached into the controller's
+//! code would not compile: the fakes speak HTTP, CRD manifests and their own wire types. The crate
+//! `arc-world` assembles them around the controller. Map of the code:
 //!
 //! - [`apiserver`]: the fake Kubernetes API server ([`apiserver::FakeApiServer`]); it learns custom
 //!   resources from CRD manifests ([`apiserver::CrdSet`]), never from the controller's types.
@@ -17,9 +19,6 @@
 //! - [`kubelet`]: the node, an API client with its own lagged pod watch: pods scheduled, started, their
 //!   status written as a kubelet writes it, run (runner processes, the real listener), terminated
 //!   (SIGTERM, grace period, SIGKILL).
-//! - [`world`]: one run: every component, the controller under test started through its own entry
-//!   points ([`world::seam`]), disruptions, the record; [`world::arc_crds`] turns the controller's
-//!   CRDs into the API server's data.
 //! - [`workload`]: the seeded job-arrival generator that drives the fake.
 //! - [`schedule`]: the order the sim's tasks take same-instant work in (`--schedule`).
 #![deny(missing_docs)]
@@ -39,7 +38,6 @@ pub mod schedule;
 pub mod seed;
 pub mod trace;
 pub mod workload;
-pub mod world;
 
 pub use clock::SimClock;
 pub use seed::{Component, Seed};

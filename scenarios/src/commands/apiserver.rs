@@ -12,8 +12,8 @@ use arc_controller::{Clock, SystemClock};
 use arc_sim::apiserver::{ApiServerConfig, CrdError, CrdSet, FakeApiServer, tcp};
 use arc_sim::faults::FaultPlan;
 use arc_sim::record::{Interest, Recorder};
-use arc_sim::world::arc_crds;
 use arc_sim::{Seed, SimClock, TraceMode};
+use arc_world::arc_crds;
 
 /// Options of `arcsim apiserver`.
 #[derive(Debug, Clone, clap::Args)]

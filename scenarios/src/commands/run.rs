@@ -10,7 +10,7 @@ use arc_sim::{Seed, TraceMode};
 use arc_sim::net::Network;
 use arc_sim::schedule::Schedule;
 
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use arc_sim::github::Assumed;
 

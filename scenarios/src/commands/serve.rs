@@ -11,9 +11,9 @@ use std::time::Duration;
 use arc_sim::apiserver::Registry;
 use arc_sim::github::Assumed;
 use arc_sim::record::Interest;
-use arc_sim::world::stepping::trace_line;
-use arc_sim::world::{Progress, SteppedWorld, arc_crds};
 use arc_sim::{Seed, TraceMode};
+use arc_world::stepping::trace_line;
+use arc_world::{Progress, SteppedWorld, arc_crds};
 
 use crate::assuming::Assuming;
 use crate::scenario::Scenario;

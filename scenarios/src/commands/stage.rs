@@ -27,8 +27,8 @@ use arc_sim::github::{Assumed, FakeGitHub, GitHubConfig};
 use arc_sim::kubelet::{Kubelet, KubeletConfig};
 use arc_sim::record::{Interest, Recorder};
 use arc_sim::workload::{Workload, WorkloadConfig};
-use arc_sim::world::{arc_crds, seam};
 use arc_sim::{Seed, SimClock, TraceMode};
+use arc_world::{arc_crds, seam};
 use serde_json::{Value, json};
 
 use super::listen::check_listen;

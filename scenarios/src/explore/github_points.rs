@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use arc_sim::github::{EndReason, EventKind, GitHubCall, RemovalReason};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::points::CONTROLLER;
 

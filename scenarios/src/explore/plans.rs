@@ -17,7 +17,7 @@
 //! read as unregistered while one registers and may take a job.
 
 use arc_sim::perturb::Perturbation;
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 
 use super::github_points::{AssignmentPoint, CancelPoint, RequestPoint, RunnerDeletePoint};
 use super::points::{CONTROLLER, ReadPoint, WritePoint};

@@ -5,7 +5,7 @@
 //! number names the same event or write in a perturbed run until the perturbation acts.
 
 use arc_sim::apiserver::{WatchItem, WatchSent};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 /// The actor the controller's requests carry.
 pub const CONTROLLER: &str = "controller";

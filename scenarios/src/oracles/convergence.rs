@@ -2,7 +2,7 @@
 
 use arc_sim::github::EndReason;
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::registrations::orphan_registrations;
@@ -115,7 +115,7 @@ impl Oracle for NoJobLost {
 #[cfg(test)]
 mod tests {
     use arc_sim::github::{EndReason, RunnerState};
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{ars, ended_job, removed_runner, runner, session};

@@ -11,7 +11,7 @@ use arc_sim::github::GitHubEvent;
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
 use arc_sim::record::{Event, Interest};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::view::{is_deleting, key_of, runner_id, runner_phase};
@@ -276,7 +276,7 @@ mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{EndReason, JobResult, RemovalReason};
     use arc_sim::kubelet::StopCause;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
     use serde_json::{Value, json};
 
     use super::*;

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use arc_sim::apiserver::AuditEntry;
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::TwinOracle;
@@ -140,7 +140,7 @@ impl TwinOracle for SameCallsAndFinalState {
 #[cfg(test)]
 mod tests {
     use arc_sim::faults::ApiVerb;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, er, request};

@@ -25,7 +25,7 @@ use arc_sim::faults::ApiVerb;
 use arc_sim::github::GitHubEvent;
 use arc_sim::github::{EventKind, RemoveOutcome};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::Oracle;
@@ -279,7 +279,7 @@ impl<'a> CacheReads<'a> {
 #[cfg(test)]
 mod tests {
     use arc_sim::apiserver::EventType;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
     use serde_json::json;
 
     use super::*;

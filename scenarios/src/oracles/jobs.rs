@@ -4,7 +4,7 @@ use arc_sim::github::EndReason;
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::{KubeletEventKind, StopCause};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use crate::verdict::Violation;
@@ -67,7 +67,7 @@ impl Oracle for NoJobLostToControllerKill {
 #[cfg(test)]
 mod tests {
     use arc_sim::github::JobState;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, ended_job, job};

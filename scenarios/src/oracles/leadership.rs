@@ -2,7 +2,7 @@
 
 use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::view::str_at;
@@ -65,7 +65,7 @@ impl Oracle for OneLeaderAtATime {
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::faults::ApiVerb;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
     use serde_json::{Value, json};
 
     use super::*;

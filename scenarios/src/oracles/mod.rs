@@ -18,7 +18,7 @@ pub mod tokens;
 pub mod view;
 
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use crate::story::Evidence;
 use crate::verdict::Violation;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use arc_sim::apiserver::Committed;
 use arc_sim::github::{EventKind, GitHubEvent};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::view::{is_terminal, key_of, runner_id, runner_phase, str_at, uid_of};
@@ -147,7 +147,7 @@ impl<'a> Assignments<'a> {
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{EventKind, JobState};
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{er, github, job};

@@ -10,7 +10,7 @@ use arc_sim::apiserver::{AuditEntry, Committed, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::{EventKind, GitHubCall, GitHubEvent};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::view::{controller_uid, is_controller, key_of, uid_of};
@@ -428,7 +428,7 @@ impl<'a> UnseenTooLong<'a> {
 mod tests {
     use arc_sim::apiserver::{EventType, WatchItem, WatchSent};
     use arc_sim::faults::ApiVerb;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, er, pod, request};

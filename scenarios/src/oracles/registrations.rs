@@ -10,7 +10,7 @@ use arc_sim::apiserver::EventType;
 use arc_sim::github::EventKind;
 use arc_sim::github::{GitHubEvent, Runner};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::view::{key_of, runner_id, str_at, uid_of};
@@ -263,7 +263,7 @@ fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{EventKind, GitHubEvent, RemovalReason, RunnerState};
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{er, github, removed_runner, runner};

@@ -9,7 +9,7 @@ use arc_sim::apiserver::{Committed, EventType};
 use arc_sim::github::{GitHubCall, GitHubEvent};
 use arc_sim::kubelet::{KubeletEvent, KubeletEventKind, StopCause};
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::view::{key_of, str_at};
@@ -287,7 +287,7 @@ fn is_listener_exit(event: &KubeletEvent) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, ended_job, er, github, runner};

@@ -16,7 +16,7 @@ use arc_sim::github::{EventKind, GitHubEvent};
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::Oracle;
 use super::view::str_at;
@@ -144,7 +144,7 @@ fn idle_stretch(from: u64, to: u64, busy: &[(u64, u64)], window: u64) -> Option<
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{JobState, RemovalReason, RunnerState};
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
     use serde_json::json;
 
     use super::*;

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use arc_sim::apiserver::{ApiFault, CacheRead};
 use arc_sim::faults::ApiVerb;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 /// Writes that committed and were then answered 500/504 or not at all.
 pub fn api_committed_then_failed(run: &RunRecord) -> u32 {
@@ -47,7 +47,7 @@ pub fn stale_read_from_watch_cache(run: &RunRecord) -> u32 {
 #[cfg(test)]
 mod tests {
     use arc_sim::apiserver::{AuditEntry, FaultEffect};
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, request};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use arc_sim::apiserver::{Change, EventType};
 use arc_sim::faults::ApiVerb;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::history::{Commits, Handed};
@@ -85,8 +85,8 @@ mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
     use arc_sim::faults::ApiVerb;
-    use arc_sim::world::RunRecord;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::RunRecord;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, pod, request};

@@ -6,7 +6,7 @@ use arc_sim::apiserver::{AuditEntry, EventType, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
 use arc_sim::json_at::At;
 use arc_sim::record::WorldEvent;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::history::Commits;

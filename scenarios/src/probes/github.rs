@@ -4,7 +4,7 @@
 //! service's call log and events.
 
 use arc_sim::github::{EventKind, GitHubCall, RemoveOutcome};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 /// The answered calls the run kept.
 fn calls(run: &RunRecord) -> impl Iterator<Item = &GitHubCall> + '_ {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arc_sim::apiserver::reads::ReadEntry;
 use arc_sim::apiserver::{Change, Committed, EventType};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 /// Every committed change of one resource, by `namespace/name`, in commit order with its sim ms.

@@ -8,7 +8,7 @@ use arc_sim::faults::ApiVerb;
 use arc_sim::github::GitHubCall;
 use arc_sim::net::{HOST_CONTROLLER, HOST_LISTENERS, NetCommand, NetEvent};
 use arc_sim::record::Event;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 /// How close before a crash the controller's last request must be for the crash to cut a reconcile.
 const MID_RECONCILE_MS: u64 = 1_000;

@@ -8,7 +8,7 @@ use arc_sim::apiserver::Committed;
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::{EventKind, GitHubEvent, RemoveOutcome};
 use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::history::{Commits, Handed};
 use crate::oracles::view::{runner_id, str_at};
@@ -185,8 +185,8 @@ pub fn job_started_delayed(run: &RunRecord) -> u32 {
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
-    use arc_sim::world::RunRecord;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::RunRecord;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, er, github, pod};

@@ -4,7 +4,7 @@
 
 use arc_sim::apiserver::{WatchItem, WatchOpened, WatchSent};
 use arc_sim::record::Event;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 /// How soon after its closure the client's next watch must come to count as its resumption.
 const RESUME_WITHIN_MS: u64 = 60_000;
@@ -59,7 +59,7 @@ mod tests {
     use super::*;
     use crate::oracles::fixtures::request;
     use arc_sim::faults::ApiVerb;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     fn sent(id: u64, item: WatchItem) -> WatchSent {
         WatchSent { id, actor: Some("controller".into()), resource: "pods".into(), item }

@@ -7,7 +7,7 @@ use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
 use arc_sim::kubelet::KubeletEventKind;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::history::Commits;

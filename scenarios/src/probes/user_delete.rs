@@ -7,7 +7,7 @@
 
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::EventKind;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 /// The actor the world's own requests (`kubectl`) carry.
 const USER: &str = "user";
@@ -42,7 +42,7 @@ pub fn runner_deleted_while_registering(run: &RunRecord) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{github, request};

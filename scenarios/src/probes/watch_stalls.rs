@@ -3,7 +3,7 @@
 //! timeout ended it.
 
 use arc_sim::apiserver::{Committed, WatchItem, WatchSent};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 /// Stalled watches of the controller during whose silence a change of their resource committed.
 pub fn watch_stalled_over_changes(run: &RunRecord) -> u32 {
@@ -28,7 +28,7 @@ mod tests {
     use super::*;
     use crate::oracles::fixtures;
     use arc_sim::apiserver::EventType;
-    use arc_sim::world::synthetic::SyntheticRun;
+    use arc_world::synthetic::SyntheticRun;
 
     fn sent(id: u64, item: WatchItem) -> WatchSent {
         WatchSent { id, actor: Some("controller".into()), resource: "pods".into(), item }

@@ -6,7 +6,7 @@
 
 use arc_sim::Seed;
 use arc_sim::faults::{GitHubFault, GitHubFaultAction};
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 use rand::Rng;
 
 use super::objects::{RUNNER_NAMESPACE, RUNNER_SET};

@@ -7,7 +7,7 @@
 use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
 use arc_sim::faults::{GitHubFault, GitHubFaultAction};
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 use rand::Rng;
 
 use arc_sim::github::Assumed;

@@ -9,7 +9,7 @@
 //! The world deletes as a user does, through the API, knowing nothing of the controller.
 
 use arc_sim::Seed;
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 

@@ -6,7 +6,7 @@
 //! not hold the Lease.
 
 use arc_sim::Seed;
-use arc_sim::world::{Disruption, ReplicaConfig};
+use arc_world::{Disruption, ReplicaConfig};
 
 use super::objects::CONTROLLER_NAMESPACE;
 use super::standard::{scale_set_oracles, scale_set_world};

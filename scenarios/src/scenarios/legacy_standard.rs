@@ -8,7 +8,7 @@
 use arc_controller::Families;
 use arc_controller::legacy::LegacySettings;
 use arc_sim::Seed;
-use arc_sim::world::{default_config, legacy_settled};
+use arc_world::{default_config, legacy_settled};
 
 use super::objects::{
     CONFIG_SECRET, LEGACY_LABEL, LEGACY_SECRET_NAMESPACE, RUNNER_NAMESPACE, github_secret, legacy_runner,

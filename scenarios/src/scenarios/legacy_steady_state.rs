@@ -10,7 +10,7 @@
 
 use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 

@@ -5,7 +5,7 @@
 //! plans); a controller without the revision step gets it in its own form.
 
 use arc_sim::json_at::At;
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 use serde_json::json;
 
 use crate::scenario::WorldPlan;

@@ -5,7 +5,7 @@
 use arc_controller::Families;
 use arc_controller::scaleset::ScaleSetSettings;
 use arc_sim::Seed;
-use arc_sim::world::{default_config, scale_set_settled};
+use arc_world::{default_config, scale_set_settled};
 
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET, github_secret, runner_set};
 use crate::oracles::{self, Oracle};

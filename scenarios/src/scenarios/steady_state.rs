@@ -11,7 +11,7 @@ use arc_sim::apiserver::{ApiServerConfig, LagRange, WatchCacheWindow};
 use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan, GitHubFault, GitHubFaultAction, Window};
 use arc_sim::github::GitHubConfig;
 use arc_sim::net::{HOST_APISERVER, HOST_CONTROLLER, NetFault};
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 

@@ -5,7 +5,7 @@
 //! #1125 the runner is unregistered first, so a job assigned on a stale "idle" listing keeps its pod.
 
 use arc_sim::Seed;
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 use rand::Rng;
 
 use super::control::Control;

@@ -4,7 +4,7 @@
 //! finds too) and reports what is new; the end-of-run oracles speak when the run ends.
 
 use arc_controller::Profile;
-use arc_sim::world::{RunRecord, SteppedWorld};
+use arc_world::{RunRecord, SteppedWorld};
 
 use crate::oracles::Oracle;
 use crate::scenario::Scenario;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use arc_sim::world::SteppedWorld;
+use arc_world::SteppedWorld;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 

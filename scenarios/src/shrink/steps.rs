@@ -11,7 +11,7 @@ use arc_sim::faults::{ApiFault, GitHubFault};
 use arc_sim::net::NetFault;
 use arc_sim::perturb::Perturbation;
 use arc_sim::workload::Workload;
-use arc_sim::world::Disruption;
+use arc_world::Disruption;
 
 use crate::capsule::Capsule;
 

@@ -103,7 +103,7 @@ mod tests {
         let lag = Step::WatchLag("pods".into(), LagRange::between(1_000, 3_000));
         assert_eq!(weakenings(&lag), vec![Step::WatchLag("pods".into(), LagRange::between(1_000, 1_500))]);
         assert!(weakenings(&Step::WatchLag("pods".into(), LagRange::between(0, 20))).is_empty());
-        let restart = Step::Disruption(arc_sim::world::Disruption::RestartController { at_ms: 5 });
+        let restart = Step::Disruption(arc_world::Disruption::RestartController { at_ms: 5 });
         assert!(weakenings(&restart).is_empty());
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::record::Event;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::told::state_of;
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use arc_sim::record::{Event, Interest};
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::commits::Commits;
 use super::involves::{Relations, touched};

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::commits::Commits;
 use super::evidence::{Evidence, LAST_EVENTS};

@@ -10,7 +10,7 @@ use arc_sim::apiserver::{AuditEntry, Collected, Committed, WatchItem, WatchSent}
 use arc_sim::github::{EventKind, GitHubEvent};
 use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
 use arc_sim::record::Event;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::subject::Subject;

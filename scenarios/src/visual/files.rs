@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use super::{build, mermaid, page};
 use crate::verdict::Verdict;

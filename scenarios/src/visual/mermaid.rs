@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use arc_sim::apiserver::{AuditEntry, WatchItem, WatchSent};
 use arc_sim::github::GitHubEvent;
 use arc_sim::record::Event;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 
 use crate::story::commits::Commits;
 use crate::story::told::{called_github, seconds, target};

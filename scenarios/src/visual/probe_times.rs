@@ -2,7 +2,7 @@
 //! opened is the end of the shortest prefix of the record on which it counts `j` (found by bisection;
 //! a probe that reads the end state, such as the runners' final list, sees it on every prefix).
 
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde::Serialize;
 
 use crate::probes;

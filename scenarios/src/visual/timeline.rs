@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::Committed;
-use arc_sim::world::RunRecord;
+use arc_world::RunRecord;
 use serde::Serialize;
 
 use super::bands::{Bands, Segment, band_lane};

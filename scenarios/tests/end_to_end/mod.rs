@@ -7,8 +7,8 @@ use arc_scenarios::runner::run_one;
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
 use arc_sim::github::EndReason;
-use arc_sim::world::RunRecord;
 use arc_sim::{Seed, TraceMode};
+use arc_world::RunRecord;
 
 fn run(seed: u64) -> (arc_scenarios::verdict::Verdict, RunRecord) {
     let standard = scenarios::find("standard").expect("the standard scenario");
@@ -80,7 +80,7 @@ fn the_same_seed_twice_gives_the_same_trace() {
 fn a_listener_pod_runs_the_binarys_entry_point_with_its_hostname() {
     use arc_scenarios::scenarios::objects::{CONTROLLER_NAMESPACE, RUNNER_SET};
     use arc_scenarios::scenarios::standard::scale_set_world;
-    use arc_sim::world::World;
+    use arc_world::World;
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
     runtime.block_on(async {

@@ -15,8 +15,8 @@ use arc_scenarios::runner::{
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::variant::Build;
 use arc_scenarios::verdict::Violation;
-use arc_sim::world::EarlyAnswer;
 use arc_sim::{Seed, TraceMode};
+use arc_world::EarlyAnswer;
 
 /// How often the first check cuts a run: every few simulated seconds.
 const CUT_EVERY_MS: u64 = 10_000;

@@ -14,7 +14,7 @@ fn the_fixed_controller_passes_with_two_replicas_and_a_killed_leader() {
 }
 
 /// The holders the Lease named, in commit order, each once per term.
-fn lease_terms(record: &arc_sim::world::RunRecord) -> Vec<String> {
+fn lease_terms(record: &arc_world::RunRecord) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for (_, change) in record.changes_of("leases") {
         let holder = change.object.pointer("/spec/holderIdentity").and_then(Value::as_str).unwrap_or("");

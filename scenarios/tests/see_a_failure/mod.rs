@@ -23,8 +23,8 @@ use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
 use arc_scenarios::verdict::Verdict;
 use arc_sim::record::Interest;
-use arc_sim::world::RunRecord;
 use arc_sim::{Seed, TraceMode};
+use arc_world::RunRecord;
 
 /// The scenario and variant the issue names.
 pub const SCENARIO: &str = "assign-during-delete";

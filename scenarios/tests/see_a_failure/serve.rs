@@ -11,8 +11,8 @@ use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
 use arc_sim::github::GitHubEvent;
 use arc_sim::record::Interest;
-use arc_sim::world::{Progress, SteppedWorld};
 use arc_sim::{Seed, TraceMode};
+use arc_world::{Progress, SteppedWorld};
 use serde_json::Value;
 
 const QUICK: &str = "watch-lag-duplicate-create";

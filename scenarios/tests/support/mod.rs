@@ -17,9 +17,9 @@ use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, WatchLag};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
 use arc_sim::record::Recorder;
-use arc_sim::world::arc_crds;
-use arc_sim::world::seam::controller_clock;
 use arc_sim::{Seed, SimClock, TraceMode};
+use arc_world::arc_crds;
+use arc_world::seam::controller_clock;
 use kube::Api;
 
 /// Namespace of the runner sets and runners.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use arc_controller::ops::{LeaderElection, LeaderElector};
 use arc_controller::runtime::metrics::Metrics;
-use arc_sim::world::seam::controller_clock;
+use arc_world::seam::controller_clock;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use tokio_util::sync::CancellationToken;

@@ -3,8 +3,8 @@
 use arc_sim::apiserver::{ApiServerConfig, CrdSet, FakeApiServer};
 use arc_sim::faults::FaultPlan;
 use arc_sim::record::Recorder;
-use arc_sim::world::arc_crds;
 use arc_sim::{Seed, SimClock, TraceMode};
+use arc_world::arc_crds;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::core::Status;

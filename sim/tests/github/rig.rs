@@ -1,6 +1,6 @@
 //! A fake GitHub with an `ActionsClient` pointed at it, and shortcuts for the usual setup.
 
-use arc_sim::world::seam::controller_clock;
+use arc_world::seam::controller_clock;
 
 use arc_controller::github::job_messages::JobMessage;
 use arc_controller::github::wire::{

@@ -9,8 +9,8 @@ use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, GitHubEvent};
 use arc_sim::kubelet::{Kubelet, KubeletConfig, KubeletEventKind};
 use arc_sim::record::Recorder;
-use arc_sim::world::arc_crds;
 use arc_sim::{Seed, SimClock, TraceMode};
+use arc_world::arc_crds;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::Api;
 use kube::api::PostParams;
@@ -77,7 +77,7 @@ pub fn node_with(setup: Setup) -> Node {
         github.service(),
         "https://github.com/arcsim/app",
         Credentials::Token("ghp_test".into()),
-        arc_sim::world::seam::controller_clock(clock),
+        arc_world::seam::controller_clock(clock),
         Metrics::new(),
     )
     .unwrap();

@@ -14,12 +14,12 @@ use futures::FutureExt;
 use jiff::Timestamp;
 
 use super::WorldConfig;
-use crate::actor::ActorService;
-use crate::clock::SimClock;
-use crate::github::ScriptedGitHub;
-use crate::kubelet::ListenerLauncher;
-use crate::net::sim::Hosting;
-use crate::net::{Links, Network};
+use arc_sim::actor::ActorService;
+use arc_sim::clock::SimClock;
+use arc_sim::github::ScriptedGitHub;
+use arc_sim::kubelet::ListenerLauncher;
+use arc_sim::net::sim::Hosting;
+use arc_sim::net::{Links, Network};
 
 /// The simulated clock as the controller's clock seam.
 #[derive(Debug, Clone, Copy)]

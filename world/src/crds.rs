@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use crate::apiserver::CrdSet;
+use arc_sim::apiserver::CrdSet;
 
 /// The label ARC's CRDs carry in parse errors.
 const SOURCE: &str = "controller/crds/arc.yaml";

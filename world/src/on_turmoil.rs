@@ -1,4 +1,4 @@
-//! Running a whole world on the turmoil network (see [`crate::net`]): the world is built and run as
+//! Running a whole world on the turmoil network (see [`arc_sim::net`]): the world is built and run as
 //! the simulation's node host, its hosts fed through a fresh [`Hosting`].
 
 use std::sync::Arc;
@@ -6,9 +6,9 @@ use std::sync::Arc;
 use arc_controller::Families;
 
 use super::{EarlyAnswer, RunRecord, Settled, World, WorldConfig, WorldError};
-use crate::net::sim::{Hosting, run_on_turmoil};
-use crate::record::Interest;
-use crate::trace::TraceMode;
+use arc_sim::net::sim::{Hosting, run_on_turmoil};
+use arc_sim::record::Interest;
+use arc_sim::trace::TraceMode;
 
 /// Simulated time a turmoil run may take past its horizon (shutting down) before it is an error.
 const SHUTDOWN_MS: u64 = 3_600_000;

@@ -3,20 +3,20 @@
 //! running a world: the record holds exactly the events the test writes, stamped at the times it
 //! gives, in the order it gives them.
 
-use crate::json_at::At;
+use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::RunRecord;
-use crate::apiserver::store::StoreKey;
-use crate::apiserver::{Change, Committed, EventType};
-use crate::clock::SimClock;
-use crate::github::{Job, Runner, Session};
-use crate::record::{Event, Observed};
-use crate::seed::Seed;
-use crate::trace::{Trace, TraceMode};
+use arc_sim::apiserver::store::StoreKey;
+use arc_sim::apiserver::{Change, Committed, EventType};
+use arc_sim::clock::SimClock;
+use arc_sim::github::{Job, Runner, Session};
+use arc_sim::record::{Event, Observed};
+use arc_sim::seed::Seed;
+use arc_sim::trace::{Trace, TraceMode};
 
 /// A hand-written run record under construction.
 #[derive(Debug)]

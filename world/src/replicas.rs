@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::WorldConfig;
 use super::seam;
-use crate::clock::SimClock;
-use crate::github::ScriptedGitHub;
-use crate::net::Links;
+use arc_sim::clock::SimClock;
+use arc_sim::github::ScriptedGitHub;
+use arc_sim::net::Links;
 
 /// Controller replicas and their election.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

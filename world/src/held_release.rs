@@ -1,13 +1,13 @@
-//! The world's wiring of a delayed-assignment perturbation (`crate::perturb`): the fake API server
+//! The world's wiring of a delayed-assignment perturbation (`arc_sim::perturb`): the fake API server
 //! tells the fake GitHub of each delete by a named actor just before it is served, so a held job can
 //! go to the runner that delete is about to take away.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::apiserver::FakeApiServer;
-use crate::github::FakeGitHub;
-use crate::perturb::Perturbation;
+use arc_sim::apiserver::FakeApiServer;
+use arc_sim::github::FakeGitHub;
+use arc_sim::perturb::Perturbation;
 
 /// Hooks `github` to `apiserver`'s deletes by the actors the plan's delayed assignments name (nothing
 /// when it has none).

@@ -60,7 +60,7 @@ impl EarlyAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::synthetic::SyntheticRun;
+    use crate::synthetic::SyntheticRun;
 
     #[test]
     fn checks_are_spaced_by_a_quarter_of_the_run_so_far_and_at_least_five_seconds() {

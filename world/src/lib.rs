@@ -1,4 +1,4 @@
-//! # The world
+//! # arc-world: one run
 //!
 //! One run of arcsim: the fake API server, the fake GitHub, the kubelet, the workload, and the
 //! controller under test, all on one paused current-thread runtime, driven by one seed. [`World::run`]
@@ -13,6 +13,8 @@
 //! listener pod through `arc_controller::scaleset::listener::run`.
 //!
 //! [`stepping`] runs a world in steps, paused in between, for tools that look at it mid-run.
+
+#![deny(missing_docs)]
 
 pub mod answer;
 pub mod crds;
@@ -36,20 +38,20 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::apiserver::{ApiServerConfig, FakeApiServer};
-use crate::clock::SimClock;
-use crate::faults::FaultPlan;
-use crate::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
-use crate::kubelet::{Kubelet, KubeletConfig};
-use crate::net::faults::NetCommand;
-use crate::net::sim::{Hosting, Servers};
-use crate::net::{self, HOST_CONTROLLER, Links, NetEvent, Network};
-use crate::record::{Interest, Recorder, WorldEvent};
-use crate::schedule::{Schedule, Scheduler};
-use crate::seed::Seed;
-use crate::trace::TraceMode;
-use crate::workload::{Workload, WorkloadConfig};
 pub use answer::EarlyAnswer;
+use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
+use arc_sim::clock::SimClock;
+use arc_sim::faults::FaultPlan;
+use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
+use arc_sim::kubelet::{Kubelet, KubeletConfig};
+use arc_sim::net::faults::NetCommand;
+use arc_sim::net::sim::{Hosting, Servers};
+use arc_sim::net::{self, HOST_CONTROLLER, Links, NetEvent, Network};
+use arc_sim::record::{Interest, Recorder, WorldEvent};
+use arc_sim::schedule::{Schedule, Scheduler};
+use arc_sim::seed::Seed;
+use arc_sim::trace::TraceMode;
+use arc_sim::workload::{Workload, WorkloadConfig};
 pub use crds::arc_crds;
 use held_release::release_held_assignments_on_delete;
 pub use record::RunRecord;

@@ -1,14 +1,14 @@
 //! When a world counts as settled, for each controller family: read from the fake API server's
 //! objects (what a user would see with kubectl), never from the controller.
 
-use crate::json_at::At;
+use arc_sim::json_at::At;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::Settled;
-use crate::apiserver::FakeApiServer;
-use crate::github::FakeGitHub;
+use arc_sim::apiserver::FakeApiServer;
+use arc_sim::github::FakeGitHub;
 
 /// Settled, for the scale-set family: in `namespace`, no EphemeralRunner is deleting and exactly
 /// `min_runners` are live; every pod left there belongs to one of them.

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use arc_controller::runtime::metrics::MetricKey;
 use serde_json::Value;
 
-use crate::apiserver::reads::ReadEntry;
-use crate::apiserver::{AuditEntry, Change, Committed, RequestCounts};
-use crate::github::{GitHubEvent, Job, Runner, Session};
-use crate::kubelet::KubeletEvent;
-use crate::record::{Event, Interest, Observed};
-use crate::seed::Seed;
-use crate::trace::Trace;
+use arc_sim::apiserver::reads::ReadEntry;
+use arc_sim::apiserver::{AuditEntry, Change, Committed, RequestCounts};
+use arc_sim::github::{GitHubEvent, Job, Runner, Session};
+use arc_sim::kubelet::KubeletEvent;
+use arc_sim::record::{Event, Interest, Observed};
+use arc_sim::seed::Seed;
+use arc_sim::trace::Trace;
 
 /// Everything observable about one run.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ pub struct RunRecord {
     /// Sim ms when the world was found settled, if it was.
     pub settled_at_ms: Option<u64>,
     /// Sim ms when the run stopped early because it had answered what it was run for
-    /// ([`crate::world::EarlyAnswer`]); its record then ends where that answer was read (see
+    /// ([`crate::EarlyAnswer`]); its record then ends where that answer was read (see
     /// [`RunRecord::before`]).
     pub answered_at_ms: Option<u64>,
     /// Sim ms when the run stopped.
@@ -137,11 +137,11 @@ impl RunRecord {
 
 /// Where a record made mid-run comes from: the recorder, the fakes and the metrics as they are now.
 pub(crate) struct Sources<'a> {
-    pub seed: crate::Seed,
+    pub seed: arc_sim::Seed,
     pub plug: &'static str,
-    pub recorder: &'a crate::record::Recorder,
-    pub apiserver: &'a crate::apiserver::FakeApiServer,
-    pub github: &'a crate::github::FakeGitHub,
+    pub recorder: &'a arc_sim::record::Recorder,
+    pub apiserver: &'a arc_sim::apiserver::FakeApiServer,
+    pub github: &'a arc_sim::github::FakeGitHub,
     pub metrics: &'a arc_controller::runtime::metrics::Metrics,
     pub listener_metrics: &'a arc_controller::runtime::metrics::Metrics,
 }

@@ -13,12 +13,12 @@ use arc_controller::runtime::metrics::Metrics;
 use tokio::runtime::Runtime;
 
 use super::{RunRecord, Settled, World, WorldConfig, WorldError};
-use crate::apiserver::FakeApiServer;
-use crate::clock::SimClock;
-use crate::github::FakeGitHub;
-use crate::record::{Event, Interest, Recorder};
-use crate::seed::Seed;
-use crate::trace::TraceMode;
+use arc_sim::apiserver::FakeApiServer;
+use arc_sim::clock::SimClock;
+use arc_sim::github::FakeGitHub;
+use arc_sim::record::{Event, Interest, Recorder};
+use arc_sim::seed::Seed;
+use arc_sim::trace::TraceMode;
 
 /// Why a stepped world could not start.
 #[derive(Debug, thiserror::Error)]

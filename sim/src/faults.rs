@@ -10,6 +10,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::net::{NetFault, NetFaultError};
+pub use crate::window::Window;
 
 /// Every fault the world injects in one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -78,23 +79,6 @@ impl ApiVerb {
 impl fmt::Display for ApiVerb {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// A span of simulated time, in milliseconds since the run began: `[start_ms, end_ms)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Window {
-    /// First millisecond the fault is active.
-    pub start_ms: u64,
-    /// First millisecond it is no longer active.
-    pub end_ms: u64,
-}
-
-impl Window {
-    /// Whether `ms` falls inside the window.
-    pub fn contains(&self, ms: u64) -> bool {
-        self.start_ms <= ms && ms < self.end_ms
     }
 }
 

@@ -13,6 +13,7 @@
 //!   the controller as its clock seam).
 //! - [`trace`]: the append-only, sim-time-stamped [`Trace`] and its stable hash.
 //! - [`faults`]: the serde [`faults::FaultPlan`] both fakes inject from.
+//! - [`window`]: the span of simulated time a fault holds over.
 //! - [`fnv`]: FNV-1a, the fixed hash behind trace fingerprints and stream names.
 //! - [`github`]: [`github::FakeGitHub`], the stateful fake of GitHub's Actions service and runner REST
 //!   API, served over the real wire format in its own types (golden cases: `fixtures/github/`).
@@ -37,6 +38,7 @@ pub mod record;
 pub mod schedule;
 pub mod seed;
 pub mod trace;
+pub mod window;
 pub mod workload;
 
 pub use clock::SimClock;

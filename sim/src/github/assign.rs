@@ -20,19 +20,8 @@ use rand::Rng as _;
 
 use super::config::UnknownRunnerAnswer;
 use super::events::{EventKind, RemoveOutcome};
-use super::model::{EndReason, Job, JobResult, JobState, RemovalReason, Runner, RunnerState};
+use super::model::{Assignment, EndReason, Job, JobResult, JobState, RemovalReason, Runner, RunnerState};
 use super::state::World;
-
-/// A job the assigner just gave a runner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Assignment {
-    /// Runner request id.
-    pub request_id: i64,
-    /// The runner.
-    pub runner_id: i64,
-    /// When JobStarted is due, if not queued at once.
-    pub job_started_in: Option<Duration>,
-}
 
 /// Which API a removal came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

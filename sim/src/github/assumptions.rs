@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::seed::Seed;
 
+use super::config::RestRateLimit;
 use super::config::{GitHubConfig, UnknownRunnerAnswer};
-use super::rate_limits::RestRateLimit;
 
 /// One behaviour of the service that no public document fixes.
 #[derive(Debug)]

@@ -11,7 +11,7 @@
 use http::HeaderMap;
 
 use super::reply::Reply;
-use super::route::Auth;
+use super::route::{Auth, credential};
 use super::state::{RegistrationTokenRec, World};
 use super::tokens;
 use super::wire::{AdminConnection, RegistrationToken, RunnerRegistrationRequest};
@@ -27,12 +27,6 @@ pub(crate) enum Authorized {
     Registration { scope: String },
     /// A queue call, with the session.
     Session { session_id: String },
-}
-
-pub(crate) fn credential<'h>(headers: &'h HeaderMap, scheme: &str) -> Option<&'h str> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-    let (given, token) = value.split_once(' ')?;
-    (given.eq_ignore_ascii_case(scheme) && !token.trim().is_empty()).then_some(token.trim())
 }
 
 impl World {

@@ -120,7 +120,7 @@ pub struct GitHubConfig {
     /// The REST budgets of each credential. None, the default: REST calls are never refused for
     /// volume (assumption `rest-rate-limits`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rest_rate_limit: Option<super::rate_limits::RestRateLimit>,
+    pub rest_rate_limit: Option<RestRateLimit>,
 }
 
 fn is_zero(ms: &u64) -> bool {
@@ -299,7 +299,7 @@ impl GitHubConfig {
             return Err(GitHubConfigError::Range { field, min: range.min_ms, max: range.max_ms });
         }
         for app in &self.apps {
-            super::app_auth::rsa_public_key(&app.public_key_pem)
+            super::rsa_key::rsa_public_key(&app.public_key_pem)
                 .map_err(|message| GitHubConfigError::AppKey { app_id: app.app_id.clone(), message })?;
         }
         for (field, value) in [("service_url", &self.service_url), ("broker_url", &self.broker_url)] {
@@ -309,6 +309,16 @@ impl GitHubConfig {
         }
         Ok(())
     }
+}
+
+/// The budgets of one credential (assumption `rest-rate-limits`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestRateLimit {
+    /// Requests per hour (GitHub: 5,000 for an installation or a personal token).
+    pub requests_per_hour: u32,
+    /// Secondary-limit points per minute, a read costing 1 and a write 5 (GitHub: 900).
+    pub points_per_minute: u32,
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! a job nobody acquired ends without a message.
 
 use super::events::EventKind;
-use super::later::Later;
 use super::messages::{JobFields, JobMessage};
 use super::model::{EndReason, Job, JobResult, JobSpec, JobState};
 use super::reply::Reply;
 use super::state::World;
+use super::state::later::Later;
 use super::tokens;
 
 /// Why a job cannot be canceled.

@@ -38,27 +38,22 @@ mod capacity;
 mod config;
 mod events;
 mod faults;
-mod held;
-mod index;
 mod jobs;
-mod later;
 mod legacy;
 mod messages;
 mod model;
 mod operation;
 mod process;
-mod rate_limits;
 mod reply;
 mod route;
+mod rsa_key;
 mod runners;
 mod scale_sets;
 mod scripted;
 mod service;
 mod sessions;
-mod stale_reads;
 mod start;
 mod state;
-mod statistics_ledger;
 pub mod tcp;
 mod timing;
 mod tokens;
@@ -87,8 +82,8 @@ pub use operation::Operation;
 pub fn operation_of(method: &http::Method, path: &str) -> Option<Operation> {
     route::Route::parse(method, path).map(|r| r.operation())
 }
+pub use config::RestRateLimit;
 pub use process::{AssignedJob, RunnerSession};
-pub use rate_limits::RestRateLimit;
 pub use scripted::{CannedAnswer, ScriptedGitHub};
 pub use service::{ConnectionDropped, GitHubService};
 pub use timing::{CallLatency, DelayRange, LatencyClass, ServiceLatency};
@@ -98,11 +93,11 @@ use crate::clock::SimClock;
 use crate::faults::{FaultPlan, FaultPlanError};
 use crate::record::Recorder;
 use crate::seed::Seed;
-use assign::Assignment;
 use faults::FaultLayer;
-use index::Topic;
+use model::Assignment;
 use runners::LostJob;
 use state::World;
+use state::index::Topic;
 
 /// Why a fake could not be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -147,7 +142,7 @@ impl Shared {
             (result, world.take_touched(), world.take_later())
         };
         if let (false, Some(this)) = (later.is_empty(), self.this.upgrade()) {
-            later::spawn(&this, later);
+            state::later::spawn(&this, later);
         }
         self.wake(&touched);
         self.changed.notify_waiters();
@@ -226,7 +221,7 @@ async fn run_assigner(shared: Arc<Shared>) {
         tokio::time::sleep(latency).await;
         shared.schedule.get().point(|| "github/assigner".into()).await;
         let assigned = shared.mutate(World::assign_next);
-        held::time_release(&shared);
+        state::held::time_release(&shared);
         if let Some(Assignment { request_id, job_started_in: Some(delay), .. }) = assigned {
             spawn_job_started_timer(&shared, request_id, delay);
         }
@@ -281,7 +276,7 @@ impl FakeGitHub {
         faults.validate()?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| GitHubSetupError::NoRuntime)?;
         let mut world = World::new(seed, clock, record, config);
-        world.held = held::Held::new(&faults.perturbations);
+        world.held = state::held::Held::new(&faults.perturbations);
         let shared = Arc::new_cyclic(|this| Shared {
             world: Mutex::new(world),
             faults: Mutex::new(FaultLayer::new(seed, faults)),

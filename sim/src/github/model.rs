@@ -322,3 +322,14 @@ pub struct Session {
     /// Long polls in progress.
     pub polls_in_flight: u32,
 }
+
+/// A job the assigner just gave a runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Assignment {
+    /// Runner request id.
+    pub request_id: i64,
+    /// The runner.
+    pub runner_id: i64,
+    /// When JobStarted is due, if not queued at once.
+    pub job_started_in: Option<std::time::Duration>,
+}

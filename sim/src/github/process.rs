@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use super::Shared;
 use super::assign::SessionEnded;
-use super::index::Topic;
 use super::model::{JobResult, RunnerState};
 use super::state::World;
+use super::state::index::Topic;
 
 /// A job the service assigned to this runner.
 #[derive(Debug, Clone, PartialEq, Eq)]

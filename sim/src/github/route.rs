@@ -197,6 +197,13 @@ fn segments(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
 }
 
+/// The token of a request's `Authorization` header under `scheme` (`Bearer`, `RemoteAuth`), if it has one.
+pub(crate) fn credential<'h>(headers: &'h http::HeaderMap, scheme: &str) -> Option<&'h str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (given, token) = value.split_once(' ')?;
+    (given.eq_ignore_ascii_case(scheme) && !token.trim().is_empty()).then_some(token.trim())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,10 +8,10 @@
 //! refused.
 
 use super::events::{ConnectRefused, EventKind};
-use super::later::Later;
 use super::model::{RemovalReason, Runner, RunnerState};
 use super::reply::Reply;
 use super::state::World;
+use super::state::later::Later;
 use super::tokens::{self, RunnerCredential};
 use super::wire::{ItemList, JitConfig, JitRequest, RunnerReference};
 
@@ -144,7 +144,7 @@ impl World {
                 // A new process replaces one that died unnoticed (`dead-runner-detection`).
                 runner.connections += 1;
                 let connection = runner.connections;
-                self.index.touched.insert(super::index::Topic::Runner(runner_id));
+                self.index.touched.insert(super::state::index::Topic::Runner(runner_id));
                 Ok(connection)
             }
             RunnerState::Busy { .. } if self.dead_processes.contains_key(&runner_id) => {

@@ -6,7 +6,7 @@
 //! ([`scheduler`]) binds each pod it sees unscheduled; once the kubelet sees a pod bound to its node it
 //! gives it a pod worker ([`pod`]): status writes through `pods/status` in a real kubelet's sequence
 //! ([`status`]), the sandbox, the main container's process ([`container`]: a runner against the fake
-//! GitHub ([`runner`]), the controller's real listener code, or an idle process), restarts per
+//! GitHub ([`container::runner`]), the controller's real listener code, or an idle process), restarts per
 //! `restartPolicy` with CrashLoopBackOff, and, when it sees the pod's deletion, graceful termination
 //! ([`termination`]): SIGTERM after a seeded delay, SIGKILL when the grace period runs out, the
 //! terminal status, and the kubelet's grace-0 delete. Its writes are in [`writes`]. Scenarios can
@@ -19,7 +19,6 @@ pub mod contract;
 pub mod events;
 pub mod informer;
 pub mod pod;
-pub mod runner;
 pub mod scheduler;
 pub mod status;
 pub mod termination;

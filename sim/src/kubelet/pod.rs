@@ -27,9 +27,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
+use super::container::runner::Shutdown;
 use super::container::{self, EXIT_SIGKILL, Process, ProcessContext, ProcessState};
 use super::events::{KubeletEventKind, StopCause};
-use super::runner::Shutdown;
 use super::status::{ContainerState, ContainerView, Eviction, PodView};
 use super::writes::PodWrites;
 use crate::apiserver::LagRange;

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{HOST_CONTROLLER, HOST_LISTENERS, HOSTS};
-use crate::faults::Window;
+use crate::window::Window;
 
 /// One network fault.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

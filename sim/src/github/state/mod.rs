@@ -2,7 +2,18 @@
 //! each operation atomic, and in particular what serialises RemoveRunner against job assignment.
 //!
 //! The operations live in sibling files by concern (`scale_sets`, `jobs`, `runners`, `assign`,
-//! `sessions`, `legacy`); this file holds the data, the clocks and counters, and the event log.
+//! `sessions`, `legacy`); this file holds the data, the clocks and counters, and the event log. The
+//! parts of the data with their own upkeep are children of this module, since the world holds them:
+//! the topic index ([`index`]), the statistics ledger ([`statistics_ledger`]), timed follow-ups
+//! ([`later`]), held assignments ([`held`]), REST rate-limit budgets ([`rate_limits`]) and stale read
+//! views ([`stale_reads`]).
+
+pub(super) mod held;
+pub(super) mod index;
+pub(super) mod later;
+pub(super) mod rate_limits;
+pub(super) mod stale_reads;
+mod statistics_ledger;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,14 +22,14 @@ use rand_chacha::ChaCha8Rng;
 
 use super::config::GitHubConfig;
 use super::events::{EventKind, GitHubEvent};
-use super::index::StateIndex;
 use super::messages::JobMessage;
 use super::model::{Job, Runner, ScaleSet, Session};
-use super::statistics_ledger::StatisticsLedger;
 use super::wire::{Message, RestRunner};
 use crate::clock::SimClock;
 use crate::record::Recorder;
 use crate::seed::{Component, Seed};
+use index::StateIndex;
+use statistics_ledger::StatisticsLedger;
 
 /// One scale set's message queue.
 #[derive(Debug, Default)]
@@ -47,6 +58,15 @@ pub(crate) struct CachedRunnerList {
     pub runners: Vec<RestRunner>,
 }
 
+/// An issued installation token.
+#[derive(Debug, Clone)]
+pub(crate) struct InstallationTokenRec {
+    /// Sim ms it expires.
+    pub expires_ms: u64,
+    /// The installation it acts for (whose REST budget it spends).
+    pub installation_id: i64,
+}
+
 /// The fake service's whole state.
 pub(crate) struct World {
     pub cfg: GitHubConfig,
@@ -70,10 +90,10 @@ pub(crate) struct World {
     pub queues: BTreeMap<i64, Queue>,
     pub registration_tokens: BTreeMap<String, RegistrationTokenRec>,
     pub admin_tokens: BTreeMap<String, u64>,
-    pub installation_tokens: BTreeMap<String, super::app_auth::InstallationTokenRec>,
+    pub installation_tokens: BTreeMap<String, InstallationTokenRec>,
     pub legacy_lists: BTreeMap<String, CachedRunnerList>,
     /// REST budgets spent (assumption `rest-rate-limits`).
-    pub rate_ledger: super::rate_limits::RateLedger,
+    pub rate_ledger: rate_limits::RateLedger,
     pub requests: BTreeMap<(String, u16), u64>,
     /// Assigned scale-set jobs whose JobStarted has not been queued yet: request id → runner id.
     pub pending_started: BTreeMap<i64, i64>,
@@ -86,14 +106,14 @@ pub(crate) struct World {
     /// Every scale set's statistics, kept as jobs and runners change.
     pub(crate) ledger: StatisticsLedger,
     /// The plan's GitHub-side perturbations (`held`): a held job, held requests.
-    pub(crate) held: super::held::Held,
+    pub(crate) held: held::Held,
     /// Timers asked for by the last change, for `Shared::mutate` to start (`later`).
-    pub(crate) later: Vec<(std::time::Duration, super::later::Later)>,
+    pub(crate) later: Vec<(std::time::Duration, later::Later)>,
     /// Runners whose process died while idle and that the service has not noticed yet: runner id →
     /// the dead process's connection (assumption `dead-runner-detection`).
     pub dead_processes: BTreeMap<i64, u64>,
     /// The views reads are served from (assumption `service-reads`).
-    pub(crate) views: super::stale_reads::ReadViews,
+    pub(crate) views: stale_reads::ReadViews,
     /// Who the call being served named as its caller, while it is served (the `by` of its events).
     pub(crate) caller: Option<String>,
 }
@@ -123,7 +143,7 @@ impl World {
             admin_tokens: BTreeMap::new(),
             installation_tokens: BTreeMap::new(),
             legacy_lists: BTreeMap::new(),
-            rate_ledger: super::rate_limits::RateLedger::default(),
+            rate_ledger: rate_limits::RateLedger::default(),
             requests: BTreeMap::new(),
             pending_started: BTreeMap::new(),
             pickup_due_ms: BTreeMap::new(),

@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Job, JobState, Runner, RunnerState};
-use super::state::World;
-use super::wire::Statistics;
+use super::super::model::{Job, JobState, Runner, RunnerState};
+use super::super::wire::Statistics;
+use super::World;
 
 /// Every scale set's statistics, as running counts.
 #[derive(Debug, Default)]

@@ -1,7 +1,9 @@
 //! What runs inside a container: a simulated runner process (scale-set JIT or legacy `config.sh`,
-//! [`super::runner`]), the controller's real listener code, or an idle process. Each is a future that
+//! [`runner`]), the controller's real listener code, or an idle process. Each is a future that
 //! ends with an exit code; SIGTERM is a cancellation token the process handles as its image does, and
 //! SIGKILL is the kubelet dropping the future (and the connection the process held, [`ProcessState`]).
+
+pub mod runner;
 
 use std::sync::{Arc, Mutex};
 
@@ -15,8 +17,8 @@ use super::contract::{
     RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV, RUNNER_NAME_ENV, RUNNER_TOKEN_ENV,
 };
 use super::events::KubeletEventKind;
-use super::runner::{self, Shutdown};
 use crate::github::{FakeGitHub, RunnerSession};
+use runner::Shutdown;
 
 /// Exit code of a process that dies of SIGTERM (128 + 15).
 pub const EXIT_SIGTERM: i32 = 143;

@@ -11,21 +11,11 @@
 use std::collections::BTreeMap;
 
 use http::HeaderMap;
-use serde::{Deserialize, Serialize};
 
-use super::auth::credential;
-use super::reply::Reply;
-use super::state::World;
-
-/// The budgets of one credential (assumption `rest-rate-limits`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RestRateLimit {
-    /// Requests per hour (GitHub: 5,000 for an installation or a personal token).
-    pub requests_per_hour: u32,
-    /// Secondary-limit points per minute, a read costing 1 and a write 5 (GitHub: 900).
-    pub points_per_minute: u32,
-}
+use super::super::config::RestRateLimit;
+use super::super::reply::Reply;
+use super::super::route::credential;
+use super::World;
 
 /// What one budget has spent in its current windows.
 #[derive(Debug, Clone, Default)]

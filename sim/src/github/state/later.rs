@@ -11,10 +11,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Shared;
-use super::events::EventKind;
-use super::model::{RemovalReason, RunnerState};
-use super::state::World;
+use super::super::Shared;
+use super::super::events::EventKind;
+use super::super::model::{RemovalReason, RunnerState};
+use super::World;
 
 /// Something the service does later on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

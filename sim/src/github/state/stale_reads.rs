@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use super::model::Runner;
-use super::state::World;
-use super::wire::{RunnerReference, Statistics};
+use super::super::model::Runner;
+use super::super::wire::{RunnerReference, Statistics};
+use super::World;
 
 /// The views reads are served from.
 #[derive(Debug, Default)]

@@ -13,8 +13,8 @@
 
 use std::collections::BTreeSet;
 
-use super::model::{JobState, RunnerState};
-use super::state::World;
+use super::super::model::{JobState, RunnerState};
+use super::World;
 
 /// What a waiter waits on: one runner's state and connection, or one job's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::assign::Assignment;
-use super::state::World;
-use super::{FakeGitHub, Shared};
+use super::super::model::Assignment;
+use super::super::{FakeGitHub, Shared};
+use super::World;
 use crate::perturb::Perturbation;
 
 /// The plan's GitHub-side perturbations and their counters.
@@ -115,14 +115,14 @@ impl FakeGitHub {
     pub fn assign_held_to(&self, name: &str) {
         let assigned = self.shared.mutate(|w| w.assign_held_to(name));
         if let Some(Assignment { request_id, job_started_in: Some(delay), .. }) = assigned {
-            super::spawn_job_started_timer(&self.shared, request_id, delay);
+            super::super::spawn_job_started_timer(&self.shared, request_id, delay);
         }
     }
 }
 
 /// Times the release of a hold the assigner just began: after its longest hold the job goes back to
 /// the assigner.
-pub(super) fn time_release(shared: &Arc<Shared>) {
+pub(in crate::github) fn time_release(shared: &Arc<Shared>) {
     let Some((request_id, max_hold_ms)) = shared.lock().held.begun.take() else { return };
     let shared = Arc::clone(shared);
     tokio::spawn(async move {

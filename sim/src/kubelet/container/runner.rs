@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::container::ProcessContext;
-use super::events::KubeletEventKind;
+use super::super::events::KubeletEventKind;
+use super::ProcessContext;
 use crate::github::{ConnectRefused, JobResult, RunnerSession, SessionEnded};
 
 /// Exit code of a runner whose version is deprecated (ARC-MODEL §2.4).

@@ -8,6 +8,7 @@
 //! Rows name their scenario and oracle by value (the scenario and oracle types themselves), so a row
 //! cannot name a scenario or oracle that does not exist.
 
+use arc_controller::Profile;
 use arc_sim::github::Assumed;
 use arc_sim::github::assumptions;
 use serde::ser::SerializeStruct;
@@ -396,6 +397,33 @@ pub fn expectations(variant: Variant, scenario: &str) -> Vec<&'static KillExpect
 /// How many seeds a sweep must run of `variant` in `scenario` to judge every row: the largest bound.
 pub fn cell_bound(variant: Variant, scenario: &str) -> Option<u32> {
     expectations(variant, scenario).iter().map(|k| k.within_seeds()).max()
+}
+
+/// The kill-table rows for `variant` in `scenario` under `profile`: the table is `arcsim`'s, so under
+/// any other profile there are none.
+pub fn expectations_in(profile: Profile, variant: Variant, scenario: &str) -> Vec<&'static KillExpectation> {
+    if profile == Profile::Arcsim { expectations(variant, scenario) } else { Vec::new() }
+}
+
+/// The rows of [`expectations_in`] that hold under `assumed` ([`KillExpectation::holds_under`]).
+pub fn expectations_under(
+    profile: Profile,
+    variant: Variant,
+    scenario: &str,
+    assumed: Option<&Assumed>,
+) -> Vec<&'static KillExpectation> {
+    expectations_in(profile, variant, scenario).into_iter().filter(|k| k.holds_under(assumed)).collect()
+}
+
+/// How many seeds a sweep must run of `variant` in `scenario` under `profile` and `assumed`: the
+/// largest bound of its rows that hold there (`None` without rows).
+pub fn cell_bound_in(
+    profile: Profile,
+    variant: Variant,
+    scenario: &str,
+    assumed: Option<&Assumed>,
+) -> Option<u32> {
+    expectations_under(profile, variant, scenario, assumed).iter().map(|k| k.within_seeds()).max()
 }
 
 #[cfg(test)]

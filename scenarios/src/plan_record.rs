@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::scenarios;
 use crate::shard::Shard;
-use crate::sweep::SweepPlan;
+use crate::sweep_plan::SweepPlan;
 use crate::variant::Variant;
 
 /// A sweep's plan, as its JSON records it.

@@ -20,6 +20,7 @@ pub mod github;
 pub mod history;
 pub mod network;
 pub mod removal;
+pub mod scale_downs;
 pub mod slow_watchers;
 pub mod tokens;
 pub mod user_delete;
@@ -35,7 +36,6 @@ use arc_sim::net::NetEvent;
 use arc_sim::record::{Interest, WorldEvent};
 use arc_world::RunRecord;
 
-use crate::oracles::Oracle as _;
 use crate::rates::Rate;
 
 /// What a scenario asks of one probe over a sweep's seeds, from a rate measured on other seeds.
@@ -195,8 +195,8 @@ pub const TOKEN_REFRESHED_WHILE_BUSY: Probe = Probe {
 pub const IDLE_RUNNER_SCALED_DOWN: Probe = Probe {
     name: "idle-runner-scaled-down",
     describe: "an idle runner was scaled down while the controller's cache could also hold its set at a non-zero patch ID",
-    count: crate::oracles::gate::scale_downs_with_nonzero_patch_held,
-    needs: || crate::oracles::gate::ScaleDownOnlyOnPatchZero.needs(),
+    count: scale_downs::with_nonzero_patch_held,
+    needs: scale_downs::needs,
 };
 
 /// `unprojected-runner-update`.

@@ -6,7 +6,8 @@ use arc_controller::Profile;
 
 use arc_sim::github::Assumed;
 
-use crate::sweep::{Cell, SweepReport, expectations_under};
+use crate::kill_table::expectations_under;
+use crate::sweep::{Cell, SweepReport};
 use crate::verdict::Verdict;
 
 /// A one-run summary: verdict, headline counters, time, trace hash, and the replay line.

@@ -12,10 +12,10 @@ use arc_world::on_turmoil::run_world_on_turmoil;
 use arc_world::{EarlyAnswer, RunRecord, World};
 
 use crate::kill_table::Judge;
+use crate::kill_table::expectations_in;
 use crate::oracles::Oracle;
 use crate::probes;
 use crate::scenario::{Scenario, Twin, WorldPlan};
-use crate::sweep::expectations_in;
 use crate::variant::{Build, Variant};
 use crate::verdict::{Verdict, Violation};
 

@@ -27,7 +27,7 @@ use crate::scenario::Scenario;
 use crate::scenarios;
 use crate::variant::Variant;
 use crate::verdict::{Verdict, replay_program};
-use crate::{story, visual};
+use crate::{failure_story, visual};
 
 /// Options of `arcsim run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -100,7 +100,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // One seed: keep the whole record, for the story of a failure and the pictures.
     let keep = Some(Interest::everything());
     let (verdict, record) = run_build_keeping(scenario, build, seed, mode, keep)?;
-    print!("{}", story::stories(&record, &verdict.violations));
+    print!("{}", failure_story::stories(&record, &verdict.violations));
     let flagged =
         |text| with_assumed(with_schedule(with_network(text, args.network), args.schedule), &assumed);
     print!("{}", flagged(with_runners(verdict_text(&verdict), &verdict, args.runners)));
@@ -131,7 +131,7 @@ fn run_capsule(path: &Path, args: &RunArgs) -> anyhow::Result<()> {
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
     let (verdict, record) = capsule.run(mode, Some(Interest::everything()))?;
     let replay = Capsule::replay_line(path);
-    print!("{}", story::stories(&record, &verdict.violations));
+    print!("{}", failure_story::stories(&record, &verdict.violations));
     print!("{}", verdict_text(&verdict).replace(&verdict.replay_line(), &replay));
     write_outputs(args, &record, &verdict, &replay)?;
     if args.check_determinism {

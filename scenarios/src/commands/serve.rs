@@ -16,13 +16,13 @@ use arc_world::stepping::trace_line;
 use arc_world::{Progress, SteppedWorld, arc_crds};
 
 use crate::assuming::Assuming;
+use crate::failure_story;
 use crate::scenario::Scenario;
 use crate::scenarios;
 use crate::serve::command::HELP;
 use crate::serve::table::Columns;
 use crate::serve::view::GITHUB_STATE_PATH;
 use crate::serve::{Command, Sightings, Snapshot, View, ViewServer};
-use crate::story;
 use crate::story::told::seconds;
 use crate::variant::Variant;
 
@@ -230,7 +230,7 @@ fn report(world: &SteppedWorld, progress: Progress, scenario: &dyn Scenario, sig
     match progress {
         Progress::Paused(_) => {
             let (found, record) = sightings.look(world);
-            print!("{}", story::stories(&record, &found));
+            print!("{}", failure_story::stories(&record, &found));
         }
         Progress::Ended(_) => judge(world, scenario),
     }
@@ -253,7 +253,7 @@ fn judge(world: &SteppedWorld, scenario: &dyn Scenario) {
     match world.outcome() {
         Some(Ok(record)) => {
             let violations: Vec<_> = scenario.oracles().iter().flat_map(|o| o.check(record)).collect();
-            print!("{}", story::stories(record, &violations));
+            print!("{}", failure_story::stories(record, &violations));
             match violations.len() {
                 0 => println!("PASS: no oracle found a violation"),
                 n => println!("FAIL: {n} violation(s)"),

@@ -6,8 +6,8 @@ use arc_world::RunRecord;
 
 use super::Oracle;
 use super::registrations::orphan_registrations;
-use super::view::{is_deleting, str_at};
 use crate::verdict::Violation;
+use crate::view::{is_deleting, str_at};
 
 /// The world settles before the horizon (every job ended, runners back to the minimum, nothing left
 /// deleting), and what it settles into is healthy: no registration leaked at GitHub, and every

@@ -14,9 +14,9 @@ use arc_sim::record::{Event, Interest};
 use arc_world::RunRecord;
 
 use super::Oracle;
-use super::view::{is_deleting, key_of, runner_id, runner_phase};
 use crate::story::{Evidence, Subject};
 use crate::verdict::Violation;
+use crate::view::{is_deleting, key_of, runner_id, runner_phase};
 
 /// When the controller deletes an EphemeralRunner whose pod is still running, its runner holds no job
 /// at GitHub (RemoveRunner first: removed, or kept on JobStillRunning).
@@ -48,7 +48,7 @@ impl Oracle for NoBusyRunnerDeleted {
         let running = running_pods(run);
         let mut out = Vec::new();
         for a in run.audit().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
-            if !super::view::is_controller(&a.actor) || !a.took_effect() || a.status_subresource {
+            if !crate::view::is_controller(&a.actor) || !a.took_effect() || a.status_subresource {
                 continue;
             }
             let key = format!("{}/{}", a.namespace, a.name);
@@ -121,7 +121,7 @@ fn read_by_busy_runner_deleted(event: &Event, named: &[Subject], at_ms: u64) -> 
 fn is_removal_call(event: &Event) -> bool {
     event.get::<GitHubEvent>().is_some_and(|g| {
         matches!(g.kind, EventKind::RemoveRunner { .. })
-            && g.by.as_deref().is_some_and(super::view::is_controller)
+            && g.by.as_deref().is_some_and(crate::view::is_controller)
     })
 }
 
@@ -206,7 +206,7 @@ impl Oracle for NoRunningWhileDeleting {
         let mut out = Vec::new();
         let mut phase: BTreeMap<String, String> = BTreeMap::new();
         for (ms, c) in run.changes_of("ephemeralrunners") {
-            let uid = super::view::uid_of(&c.object).to_string();
+            let uid = crate::view::uid_of(&c.object).to_string();
             let now = runner_phase(&c.object).to_string();
             let became_running = now == "Running" && phase.get(&uid).is_some_and(|was| was != "Running");
             if became_running && is_deleting(&c.object) {
@@ -247,7 +247,7 @@ impl Oracle for FinalizersInOneWrite {
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let mut grew: BTreeMap<String, (usize, usize, u64, String)> = BTreeMap::new();
         for (ms, c) in run.changes_of("ephemeralrunners") {
-            let uid = super::view::uid_of(&c.object).to_string();
+            let uid = crate::view::uid_of(&c.object).to_string();
             let count = c.object.at("/metadata/finalizers").and_then(|f| f.as_array()).map_or(0, Vec::len);
             let entry = grew.entry(uid).or_insert((count, 0, ms, key_of(&c.object)));
             if count > entry.0 {

@@ -30,7 +30,7 @@ type CallsByObject = BTreeMap<(String, String), Vec<(Call, String, u64)>>;
 
 fn calls(run: &RunRecord) -> CallsByObject {
     let mut out: CallsByObject = BTreeMap::new();
-    let judged = |actor: &str| actor == "listener" || super::view::is_controller(actor);
+    let judged = |actor: &str| actor == "listener" || crate::view::is_controller(actor);
     for a in run.audit().filter(|a| a.code < 300 && judged(&a.actor)) {
         let stream = if a.status_subresource { "/status" } else { "" };
         let key = (a.resource.clone(), format!("{}/{}{stream}", a.namespace, a.name));
@@ -71,7 +71,7 @@ fn final_state(run: &RunRecord) -> BTreeMap<(String, String), Value> {
             if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("resourceVersion");
             }
-            out.insert((plural.to_string(), super::view::key_of(&object)), object);
+            out.insert((plural.to_string(), crate::view::key_of(&object)), object);
         }
     }
     out

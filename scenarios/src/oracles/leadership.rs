@@ -5,8 +5,8 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use super::view::str_at;
 use crate::verdict::Violation;
+use crate::view::str_at;
 
 /// Every successful write a controller replica makes (other than to the Lease) comes while the
 /// Lease's committed holder is that replica (identity `controller#<i>.<incarnation>`, actor

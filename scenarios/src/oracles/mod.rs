@@ -15,7 +15,6 @@ pub mod pods;
 pub mod registrations;
 pub mod symptoms;
 pub mod tokens;
-pub mod view;
 
 use arc_sim::record::Interest;
 use arc_world::RunRecord;

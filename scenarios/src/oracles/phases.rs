@@ -8,8 +8,8 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use super::view::{is_terminal, key_of, runner_id, runner_phase, str_at, uid_of};
 use crate::verdict::Violation;
+use crate::view::{is_terminal, key_of, runner_id, runner_phase, str_at, uid_of};
 
 /// An EphemeralRunner never leaves Succeeded, Failed or Outdated for Pending or Running.
 pub struct TerminalPhaseIsFinal;

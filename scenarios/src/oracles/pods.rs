@@ -13,9 +13,9 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use super::view::{controller_uid, is_controller, key_of, uid_of};
 use crate::probes::history::{Commits, Handed};
 use crate::verdict::Violation;
+use crate::view::{controller_uid, is_controller, key_of, uid_of};
 
 /// Every runner pod is controlled by the live EphemeralRunner (or Runner) of the same name, and no
 /// runner pod is created while no runner of its name exists. A runner pod is a pod that names an
@@ -292,7 +292,7 @@ struct ControllerBusy(Vec<u64>);
 
 impl ControllerBusy {
     fn of(run: &RunRecord) -> Self {
-        let requests = run.events_of::<AuditEntry>().filter(|a| super::view::is_controller(&a.actor));
+        let requests = run.events_of::<AuditEntry>().filter(|a| crate::view::is_controller(&a.actor));
         let mut times: Vec<u64> = requests.filter(|a| a.verb != ApiVerb::Watch).map(|a| a.ms).collect();
         times.sort_unstable();
         ControllerBusy(times)

@@ -13,8 +13,8 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use super::view::{key_of, runner_id, str_at, uid_of};
 use crate::verdict::Violation;
+use crate::view::{key_of, runner_id, str_at, uid_of};
 
 /// At the end of the run, settled or not, every runner still registered at GitHub belongs to an
 /// EphemeralRunner (by `status.runnerId`, or by name while its id is being recorded) or a legacy Runner

@@ -12,8 +12,8 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use super::view::{key_of, str_at};
 use crate::verdict::Violation;
+use crate::view::{key_of, str_at};
 
 /// How long a deleting EphemeralRunner may stay: #4585 proposes forcing its finalizer off after
 /// 10 minutes of JobStillRunning answers.

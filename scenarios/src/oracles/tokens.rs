@@ -19,8 +19,8 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use super::view::str_at;
 use crate::verdict::Violation;
+use crate::view::str_at;
 
 /// How long an idle runner may keep an expired token: a registration-check interval (1 min), its
 /// jitter, a reconcile, the unregister-delete-recreate round trip and a pod start (3 min in all).

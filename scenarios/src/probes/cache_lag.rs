@@ -14,7 +14,7 @@ use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::history::{Commits, Handed};
-use crate::oracles::view::is_controller;
+use crate::view::is_controller;
 
 /// Whether a pod is a runner pod (controlled by an EphemeralRunner).
 fn is_runner_pod(pod: &Value) -> bool {

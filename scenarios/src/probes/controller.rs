@@ -22,7 +22,7 @@ pub const MID_RECONCILE_MS: u64 = 1_000;
 pub fn restart_mid_reconcile(run: &RunRecord) -> u32 {
     let requests: Vec<u64> = run
         .events_of::<AuditEntry>()
-        .filter(|a| crate::oracles::view::is_controller(&a.actor) && a.verb != ApiVerb::Watch)
+        .filter(|a| crate::view::is_controller(&a.actor) && a.verb != ApiVerb::Watch)
         .map(|a| a.ms)
         .collect();
     let restarts = run
@@ -56,8 +56,7 @@ fn runner_set_view(er: &Value) -> [Option<&Value>; 10] {
 pub fn unprojected_runner_update(run: &RunRecord) -> u32 {
     let commits = Commits::of(run, "ephemeralrunners");
     let delivered = run.events_of::<WatchSent>().filter(|w| {
-        w.resource == "ephemeralrunners"
-            && w.actor.as_deref().is_some_and(crate::oracles::view::is_controller)
+        w.resource == "ephemeralrunners" && w.actor.as_deref().is_some_and(crate::view::is_controller)
     });
     let mut hits = 0;
     for sent in delivered {

@@ -21,7 +21,7 @@ impl<'a> Commits<'a> {
         let mut by_key: BTreeMap<String, Vec<(u64, &'a Arc<Change>)>> = BTreeMap::new();
         for event in &run.events {
             let Some(committed) = event.get::<Committed>().filter(|c| c.resource == plural) else { continue };
-            let key = crate::oracles::view::key_of(&committed.change.object);
+            let key = crate::view::key_of(&committed.change.object);
             by_key.entry(key).or_default().push((event.at_ms, &committed.change));
         }
         Commits { by_key }

@@ -58,7 +58,7 @@ pub fn relisted_after(run: &RunRecord, at: &Event, sent: &WatchSent) -> bool {
 pub fn controller_bounced_mid_reconcile(run: &RunRecord) -> u32 {
     let requests: Vec<u64> = run
         .events_of::<AuditEntry>()
-        .filter(|a| crate::oracles::view::is_controller(&a.actor) && a.verb != ApiVerb::Watch)
+        .filter(|a| crate::view::is_controller(&a.actor) && a.verb != ApiVerb::Watch)
         .map(|a| a.ms)
         .collect();
     net_events(run)

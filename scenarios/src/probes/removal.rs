@@ -11,7 +11,7 @@ use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
 use arc_world::RunRecord;
 
 use super::history::{Commits, Handed};
-use crate::oracles::view::{runner_id, str_at};
+use crate::view::{runner_id, str_at};
 
 /// How long before a busy answer the assignment must have come for the removal to have lost the race
 /// to it: the listener's slowest message delivery in the race scenarios (6 s) plus GitHub's widest
@@ -104,9 +104,7 @@ fn removals(run: &RunRecord) -> Vec<(u64, i64)> {
     let mut removals: Vec<(u64, i64)> = run
         .audit()
         .filter(|a| matches!(a.resource.as_str(), "pods" | "ephemeralrunners" | "runners"))
-        .filter(|a| {
-            a.verb == ApiVerb::Delete && crate::oracles::view::is_controller(&a.actor) && a.took_effect()
-        })
+        .filter(|a| a.verb == ApiVerb::Delete && crate::view::is_controller(&a.actor) && a.took_effect())
         .filter_map(|a| Some((a.served_ms, *runner_of_pod.get(&format!("{}/{}", a.namespace, a.name))?)))
         .collect();
     removals.extend(run.github_events().filter_map(|e| match e.kind {

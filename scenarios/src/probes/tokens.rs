@@ -11,7 +11,7 @@ use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::history::Commits;
-use crate::oracles::view::{key_of, str_at};
+use crate::view::{key_of, str_at};
 
 /// One registration token of a legacy Runner, as its status carried it.
 struct Token {

@@ -9,8 +9,7 @@ use arc_world::RunRecord;
 pub fn watch_stalled_over_changes(run: &RunRecord) -> u32 {
     let sent = || run.events.iter().filter_map(|e| e.get::<WatchSent>().map(|w| (e, w)));
     let stalls = sent().filter(|(_, w)| {
-        matches!(w.item, WatchItem::Stalled)
-            && w.actor.as_deref().is_some_and(crate::oracles::view::is_controller)
+        matches!(w.item, WatchItem::Stalled) && w.actor.as_deref().is_some_and(crate::view::is_controller)
     });
     let missed_a_change = |(at, stalled): (&arc_sim::record::Event, &WatchSent)| {
         let ended =

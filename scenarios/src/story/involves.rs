@@ -14,7 +14,7 @@ use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::subject::Subject;
-use crate::oracles::view::runner_id;
+use crate::view::runner_id;
 
 /// The subjects `event` is about (none for events about no one object, runner or job).
 pub fn touched(event: &Event) -> Vec<Subject> {

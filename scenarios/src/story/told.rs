@@ -9,7 +9,7 @@ use arc_sim::record::Event;
 use serde_json::Value;
 
 use super::subject::singular_of;
-use crate::oracles::view::{is_deleting, runner_id, str_at};
+use crate::view::{is_deleting, runner_id, str_at};
 
 /// One event, told.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::lanes::Section;
 use super::placement::LaneRef;
-use crate::oracles::view::{is_deleting, str_at};
 use crate::story::subject::singular_of;
+use crate::view::{is_deleting, str_at};
 
 /// The kinds that get a band.
 pub const BANDED: [&str; 3] = ["ephemeralrunners", "pods", "runners"];

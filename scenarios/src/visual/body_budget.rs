@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::timeline::{Events, ViolationView};
+use super::page_data::{Events, ViolationView};
 
 /// The bodies' share of a page, in bytes.
 pub const BODY_BUDGET_BYTES: usize = 3 << 20;

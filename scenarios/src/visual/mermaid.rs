@@ -11,9 +11,10 @@ use arc_sim::github::GitHubEvent;
 use arc_sim::record::Event;
 use arc_world::RunRecord;
 
+use crate::failure_story::evidence_of;
 use crate::story::commits::Commits;
 use crate::story::told::{called_github, seconds, target};
-use crate::story::{Evidence, evidence_of, tell};
+use crate::story::{Evidence, tell};
 use crate::verdict::{Verdict, Violation};
 
 /// At most this many events go into a diagram.

@@ -14,6 +14,7 @@ pub mod html;
 pub mod lanes;
 pub mod mermaid;
 pub mod packed;
+pub mod page_data;
 pub mod placement;
 pub mod probe_times;
 pub mod timeline;

@@ -1,6 +1,6 @@
 //! The story `arcsim run` prints before its counters.
 
-use arc_scenarios::story::{evidence_of, stories};
+use arc_scenarios::failure_story::{evidence_of, stories};
 
 use super::failing_run;
 

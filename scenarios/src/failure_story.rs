@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 
 use arc_world::RunRecord;
 
-use super::commits::Commits;
-use super::evidence::{Evidence, LAST_EVENTS};
-use super::told::seconds;
 use crate::oracles;
+use crate::story::commits::Commits;
+use crate::story::evidence::{Evidence, LAST_EVENTS};
+use crate::story::told::seconds;
 use crate::verdict::Violation;
 
 /// How many violations get a story (the rest are listed by the verdict only).

@@ -15,7 +15,7 @@
 #   cargo build --release -p arc-scenarios --bin arcsim
 #   PYTHON=/tmp/pyk/bin/python scripts/python-e2e.sh /tmp/k8s-python [pytest args...]
 # Without pytest args it runs the tests that use kinds the fake serves (namespaces, pods, RBAC,
-# ConfigMaps, watches, informers); see README "Using it with kubectl and the Python client".
+# ConfigMaps, watches, informers); see docs/fakes/apiserver.md, "Using it with kubectl and the Python client".
 set -euo pipefail
 
 checkout=${1:?usage: scripts/python-e2e.sh CLIENT_CHECKOUT [pytest args...]}

@@ -3,7 +3,9 @@
 //! as `arcsim` reads it: a concrete command parses with the real command line ([`Cli`]); a synopsis
 //! (with placeholders such as `--seed N` or `[--json FILE]`) names only flags its subcommand takes.
 //! What a command promises (`# fails ORACLE`, `# passes`) is checked where the docs say it: the first
-//! screen's runs by `races::readme_table`, the findings' runs by `findings`.
+//! screen's runs by `races::readme_table`, the findings' runs by `findings`. README stays a front door
+//! (at most 250 lines; the rest is in `docs/`), and every relative link of these documents leads to a
+//! file or directory that exists.
 
 use std::path::{Path, PathBuf};
 
@@ -177,6 +179,84 @@ fn the_catalog_is_what_arcsim_list_markdown_prints() {
         file == generated,
         "docs/catalog.md is stale: regenerate it with `cargo run --release -p arc-scenarios --bin arcsim -- list --markdown > docs/catalog.md`"
     );
+}
+
+/// README is the front door: what arcsim is, the first runs, the layout and the seams, the test
+/// tiers and where to read on. Everything else lives in `docs/`, one subject a page.
+#[test]
+fn readme_is_a_front_door_of_at_most_250_lines() {
+    let lines = std::fs::read_to_string(root().join("README.md")).unwrap().lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines (at most 250): move the detail into docs/ and link it"
+    );
+}
+
+/// The relative link targets in `text`, each with its line: `](path)` or `](path#anchor)` outside code
+/// blocks and code spans, not a web or mail address and not an anchor in the same page.
+fn relative_links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let (mut in_block, mut in_span) = (false, false);
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            (in_block, in_span) = (!in_block, false);
+            continue;
+        }
+        if in_block {
+            continue;
+        }
+        if line.trim().is_empty() {
+            in_span = false; // a code span never crosses a paragraph
+        }
+        let mut prose = String::new();
+        for (i, piece) in line.split('`').enumerate() {
+            if i > 0 {
+                in_span = !in_span;
+            }
+            if !in_span {
+                prose.push_str(piece);
+            }
+        }
+        for rest in prose.split("](").skip(1) {
+            let target = rest.split(')').next().unwrap_or_default();
+            let target = target.split_whitespace().next().unwrap_or_default();
+            let external = ["http://", "https://", "mailto:", "#"].iter().any(|p| target.starts_with(p));
+            if !target.is_empty() && !external {
+                out.push((n + 1, target.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Every relative link in README, `docs/` (not the logs) and the findings resolves, from the linking
+/// file's directory, to a file or directory of the repository (the anchor is not checked).
+#[test]
+fn every_relative_link_in_the_docs_leads_to_a_file() {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for path in documents() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.strip_prefix(root()).unwrap_or(&path).display().to_string();
+        let dir = path.parent().expect("a document's directory");
+        for (line, target) in relative_links(&text) {
+            checked += 1;
+            let without_anchor = target.split('#').next().unwrap_or_default();
+            if !dir.join(without_anchor).exists() {
+                problems.push(format!("{file}:{line}: ({target})"));
+            }
+        }
+    }
+    assert!(checked >= 50, "the docs link each other: {checked} relative links");
+    assert!(problems.is_empty(), "{} link(s) lead nowhere:\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn the_link_reader_sees_relative_links_outside_code() {
+    let text = "See [a](guide/a.md#x), [`b/`](../b/README.md) and [web](https://x.org), [here](#top).\n\
+                `[not](a-link.md)` and [c](c.md \"title\")\n```\n[d](in-a-block.md)\n```\n";
+    let links: Vec<String> = relative_links(text).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(links, ["guide/a.md#x", "../b/README.md", "c.md"]);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The field-report worlds (`scenarios::field_reports`): each shows its symptom under the upstream
-//! profile README's table names, and the profile that lacks the trigger's code path stays quiet.
+//! profile the table of `docs/field-reports.md` names, and the profile that lacks the trigger's code
+//! path stays quiet.
 
 use arc_controller::Profile;
 use arc_scenarios::runner::run_build;

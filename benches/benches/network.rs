@@ -1,5 +1,5 @@
 //! The cost of the turmoil network backend (issue 17): the same standard run (seed 1, the fixed
-//! controller) on the in-process backend and on turmoil, one run per iteration. The README quotes the
+//! controller) on the in-process backend and on turmoil, one run per iteration. docs/fakes/network.md quotes the
 //! ratio of the two.
 
 use std::hint::black_box;

@@ -359,7 +359,7 @@ pub struct ShownByReport {
     pub oracle: &'static dyn Oracle,
     /// The report's world, which the fixed controller fails.
     pub report: &'static dyn Scenario,
-    /// (failed, n): how many of seeds 1..=n of `report` the fixed controller failed, as README's
+    /// (failed, n): how many of seeds 1..=n of `report` the fixed controller failed, as docs/field-reports.md's
     /// field-report table measured them (`arcsim sweep --scenario R --variant fixed --seeds 20`).
     pub shows: (u32, u32),
 }

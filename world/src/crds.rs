@@ -1,6 +1,6 @@
 //! ARC's CustomResourceDefinitions as the fake API server reads them: the manifests the controller
 //! ships (`controller/crds/arc.yaml`, what `arc-controller crds` prints), turned into a JSON stream at
-//! build time (`sim/build.rs`; the same documents, tested) and parsed once per process. The
+//! build time (`world/build.rs`; the same documents, tested) and parsed once per process. The
 //! world is where the controller and the fakes meet, so this is the one place that turns the
 //! controller's CRDs into data for the API server; every world, test, bench and `arcsim apiserver`
 //! takes them from here.
@@ -12,7 +12,7 @@ use arc_sim::apiserver::CrdSet;
 /// The label ARC's CRDs carry in parse errors.
 const SOURCE: &str = "controller/crds/arc.yaml";
 
-/// [`arc_controller::crd::MANIFESTS`] as a JSON stream, one document a line (`sim/build.rs`).
+/// [`arc_controller::crd::MANIFESTS`] as a JSON stream, one document a line (`world/build.rs`).
 const MANIFESTS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/arc-crds.json"));
 
 /// ARC's five CRDs (the scale-set family and the legacy Runner), parsed.

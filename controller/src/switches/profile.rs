@@ -7,7 +7,7 @@
 //! | `change-set` | exactly ARC-MODEL §5 on ARC HEAD `2ee6b3b8` | ARC-MODEL §5.1–§5.4 |
 //! | `arcsim` | this project's controller (every fix on); the default | this repository |
 //!
-//! What a profile cannot express stays as the controller has it; README's "Profiles" section lists
+//! What a profile cannot express stays as the controller has it; docs/profiles.md lists
 //! those remaining differences per profile (for `arc-0.13.1`: the ARS keeps HEAD's single runner
 //! set updated in place instead of 0.13.1's new runner set per spec hash, the ARS and listener
 //! controllers are HEAD's, 0.13.1's runner-set cleanup also removes busy runners through

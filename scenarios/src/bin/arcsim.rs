@@ -7,7 +7,7 @@ use arc_scenarios::commands::exit;
 use clap::Parser;
 
 /// A simulated run allocates and frees JSON trees all the time; mimalloc does that in about half the
-/// CPU glibc's allocator takes (README, Performance).
+/// CPU glibc's allocator takes (docs/performance.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,4 +1,4 @@
-//! Symptoms users reported against ARC releases (README "Field reports"): each oracle states what a
+//! Symptoms users reported against ARC releases (docs/field-reports.md): each oracle states what a
 //! user sees, not how the controller gets there, so it judges every profile alike. They run only in
 //! the field-report worlds (`scenarios::field_reports`), where upstream is expected to show them.
 

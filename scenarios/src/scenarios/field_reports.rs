@@ -1,7 +1,7 @@
 //! Field reports as worlds: each is a world in which the trigger of an ARC issue users filed occurs,
 //! judged only by the oracle that sees its symptom (`oracles::symptoms`). They are run on request
 //! (`arcsim sweep --scenario report-NNNN --profile P`), not by a default sweep: upstream is expected to
-//! fail them, and so may `arcsim` where it has no fix. README's "Field reports" table holds the verdict
+//! fail them, and so may `arcsim` where it has no fix. The table in docs/field-reports.md holds the verdict
 //! per profile.
 
 use arc_sim::Seed;

@@ -20,7 +20,7 @@
 //! tokio's. Turmoil's RNG (segment latency, each host runtime's scheduler seed) is seeded from the run's
 //! seed and hosts step in registration order, so the same seed gives the same trace. The cost is the
 //! tick: time advances 1 ms per step on every host even when nothing is due, where the in-process
-//! backend jumps to the next timer (the README gives the measured ratio). Crashing a host (turmoil's
+//! backend jumps to the next timer (docs/fakes/network.md gives the measured ratio). Crashing a host (turmoil's
 //! `crash`/`bounce`) drops its runtime with every task and in-memory state, and restarts its software
 //! from scratch.
 //!

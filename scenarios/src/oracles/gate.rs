@@ -181,4 +181,47 @@ mod tests {
         assert_eq!(scale_downs::judged_count(&run), 0, "a set being deleted removes its runners");
         assert!(ScaleDownOnlyOnPatchZero.check(&run).is_empty());
     }
+
+    /// The set at patch ID 3 stamped with `hash` over runner spec `image`.
+    fn stamped(hash: &str, image: &str) -> Value {
+        let mut set = set(3);
+        set["metadata"]["annotations"] = json!({"actions.github.com/integrity-hash": hash});
+        set["spec"]["ephemeralRunnerSpec"] =
+            json!({"spec": {"containers": [{"name": "runner", "image": image}]}});
+        set
+    }
+
+    /// The set as first stamped (rv 1, read at 1 ms), then as `then` written by `writer` (rv 2, read at
+    /// 2 ms); runner `r` (rv 3) committed at 3 ms and first read at 4 ms, removed at 6 ms and deleted at
+    /// 7 ms.
+    fn restamped(writer: &str, then: Value) -> RunRecord {
+        let mut write = request(2, writer, ApiVerb::Patch, "ephemeralrunnersets", "set", 200);
+        write.resource_version = "2".into();
+        let run = SyntheticRun::new()
+            .committed(1, "ephemeralrunnersets", EventType::Added, stamped("h1", "runner:1"))
+            .event(1, read(1, "ephemeralrunnersets", "set", 1))
+            .event(2, write)
+            .committed(2, "ephemeralrunnersets", EventType::Modified, then)
+            .event(2, read(2, "ephemeralrunnersets", "set", 2))
+            .committed(3, "ephemeralrunners", EventType::Added, idle_runner(None))
+            .event(4, read(4, "ephemeralrunners", "r", 3));
+        removed_and_deleted(run, RemoveOutcome::Removed).build()
+    }
+
+    #[test]
+    fn a_runner_spec_changed_under_an_unchanged_integrity_hash_is_one_to_apply_not_a_scale_down() {
+        let stale = restamped("controller", stamped("h1", "runner:2"));
+        assert_eq!(scale_downs::judged_count(&stale), 0, "the hash no longer stands for the spec");
+        let restamped_with_its_spec = restamped("controller", stamped("h2", "runner:2"));
+        assert_eq!(scale_downs::judged_count(&restamped_with_its_spec), 1, "a fresh hash: a scale-down");
+        assert_eq!(ScaleDownOnlyOnPatchZero.check(&restamped_with_its_spec).len(), 1);
+    }
+
+    #[test]
+    fn an_integrity_hash_a_user_wrote_is_a_refresh_to_apply_not_a_scale_down() {
+        let refreshed = restamped("user", stamped("refresh-2", "runner:1"));
+        assert_eq!(scale_downs::judged_count(&refreshed), 0, "the user forced a refresh");
+        let written_back = restamped("controller", stamped("h3", "runner:1"));
+        assert_eq!(scale_downs::judged_count(&written_back), 1, "the controller's own hash stands");
+    }
 }

@@ -8,8 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use arc_controller::crd::EphemeralRunnerSpec;
-use arc_controller::crd::ephemeral_runner_set::integrity_hash_of;
 use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
 use arc_sim::apiserver::{AuditEntry, Committed};
 use arc_sim::faults::ApiVerb;
@@ -26,7 +24,7 @@ use crate::view::{
 
 /// What [`judged`] reads.
 pub fn needs() -> Interest {
-    Interest::of_resources::<AuditEntry>(&["ephemeralrunners"])
+    Interest::of_resources::<AuditEntry>(&["ephemeralrunners", "ephemeralrunnersets"])
         .and_resources::<Committed>(&["ephemeralrunners", "ephemeralrunnersets"])
         .and_resources::<ReadEntry>(&["ephemeralrunners", "ephemeralrunnersets"])
         .and::<GitHubEvent>()
@@ -83,7 +81,7 @@ pub fn judged(run: &RunRecord) -> Vec<ScaleDown> {
             .iter()
             .filter_map(|rv| sets.version(set, *rv))
             .collect();
-        if held.is_empty() || held.iter().any(|v| other_path_allowed(v)) {
+        if held.is_empty() || held.iter().any(|v| other_path_allowed(&sets, v)) {
             continue;
         }
         let patch_ids = held.iter().map(|v| patch_id(v)).collect();
@@ -100,26 +98,32 @@ pub fn judged(run: &RunRecord) -> Vec<ScaleDown> {
 
 /// Whether a set in this state removes idle runners by a path other than scaling: it is being
 /// deleted, it is Outdated, or it has a runner spec to apply (a revision above the applied one, or,
-/// for a controller without the revision step, an `integrity-hash` annotation that is not its
-/// runner spec's hash).
-fn other_path_allowed(set: &Value) -> bool {
+/// for a controller without the revision step, an `integrity-hash` annotation that no longer stands
+/// for its runner spec).
+fn other_path_allowed(sets: &SetHistory<'_>, set: &Value) -> bool {
     let number = |ptr: &str| set.at(ptr).and_then(Value::as_i64).unwrap_or(0);
     is_deleting(set)
         || str_at(set, "/status/phase") == Some("Outdated")
         || number("/spec/actionableRevision") > number("/status/appliedActionableRevision")
-        || integrity_hash_stale(set)
+        || integrity_hash_stale(sets, set)
 }
 
-/// Whether the set's `integrity-hash` annotation differs from the hash of its runner spec (ARC's
-/// `ephemeralRunnerSetIntegrityHash`, the function the controller stamps it with).
-fn integrity_hash_stale(set: &Value) -> bool {
-    let Some(recorded) = str_at(set, "/metadata/annotations/actions.github.com~1integrity-hash") else {
-        return false;
-    };
-    let spec = set.at("/spec/ephemeralRunnerSpec").cloned().unwrap_or(Value::Null);
-    let Ok(spec) = serde_json::from_value::<EphemeralRunnerSpec>(spec) else { return false };
-    integrity_hash_of(&spec).is_ok_and(|hash| hash != recorded)
+/// Whether the set's `integrity-hash` annotation no longer stands for its runner spec, as a controller
+/// without the revision step tells (it compares the annotation with its own hash of the spec): the
+/// value was first written by someone other than the controller (a user forcing a refresh), or the
+/// spec has changed since the controller first wrote it. The controller stamps the hash of the spec it
+/// writes, so both are what a hash comparison would find. Read from the set's history and its writers,
+/// not recomputed: the judge shares no code with the controller.
+fn integrity_hash_stale(sets: &SetHistory<'_>, set: &Value) -> bool {
+    let Some(hash) = str_at(set, INTEGRITY_HASH) else { return false };
+    let Some((rv, first)) = sets.first_with_hash(&key_of(set), uid_of(set), hash) else { return false };
+    sets.written_by_someone_else(&key_of(set), rv) || first.at(RUNNER_SPEC) != set.at(RUNNER_SPEC)
 }
+
+/// The annotation the controller stamps a set's runner-spec hash into.
+const INTEGRITY_HASH: &str = "/metadata/annotations/actions.github.com~1integrity-hash";
+/// The set's runner spec.
+const RUNNER_SPEC: &str = "/spec/ephemeralRunnerSpec";
 
 fn patch_id(set: &Value) -> i64 {
     set.at("/spec/patchID").and_then(Value::as_i64).unwrap_or(0)
@@ -180,15 +184,27 @@ struct SetHistory<'a> {
     key_by_uid: BTreeMap<String, String>,
     /// Per `namespace/name`: resourceVersion → object.
     versions: BTreeMap<String, BTreeMap<u64, &'a Value>>,
+    /// Per (`namespace/name`, resourceVersion) written with a known answer: whether the controller
+    /// wrote it.
+    by_controller: BTreeMap<(String, u64), bool>,
 }
 
 impl<'a> SetHistory<'a> {
     fn of(run: &'a RunRecord) -> Self {
-        let mut history = SetHistory { key_by_uid: BTreeMap::new(), versions: BTreeMap::new() };
+        let mut history = SetHistory {
+            key_by_uid: BTreeMap::new(),
+            versions: BTreeMap::new(),
+            by_controller: BTreeMap::new(),
+        };
         for (_, change) in run.changes_of("ephemeralrunnersets") {
             let key = key_of(&change.object);
             history.key_by_uid.insert(uid_of(&change.object).to_string(), key.clone());
             history.versions.entry(key).or_default().insert(change.rv, &change.object);
+        }
+        for a in run.audit().filter(|a| a.resource == "ephemeralrunnersets" && a.took_effect()) {
+            let Ok(rv) = a.resource_version.parse::<u64>() else { continue };
+            let key = (format!("{}/{}", a.namespace, a.name), rv);
+            history.by_controller.insert(key, crate::view::is_controller(&a.actor));
         }
         history
     }
@@ -196,6 +212,19 @@ impl<'a> SetHistory<'a> {
     /// `set` at resourceVersion `rv`.
     fn version(&self, set: &str, rv: u64) -> Option<&'a Value> {
         self.versions.get(set)?.get(&rv).copied()
+    }
+
+    /// The first version of `set` (the object `uid`) whose integrity-hash annotation is `hash`, with
+    /// its resourceVersion.
+    fn first_with_hash(&self, set: &str, uid: &str, hash: &str) -> Option<(u64, &'a Value)> {
+        let mut versions = self.versions.get(set)?.iter().map(|(rv, v)| (*rv, *v));
+        versions.find(|(_, v)| uid_of(v) == uid && str_at(v, INTEGRITY_HASH) == Some(hash))
+    }
+
+    /// Whether version `rv` of `set` is known to have been written by someone other than the
+    /// controller (a write whose answer was lost is not known).
+    fn written_by_someone_else(&self, set: &str, rv: u64) -> bool {
+        self.by_controller.get(&(set.to_string(), rv)) == Some(&false)
     }
 }
 

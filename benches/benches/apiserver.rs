@@ -5,9 +5,8 @@
 use std::hint::black_box;
 
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, LagRange, WatchLag};
-use arc_sim::faults::FaultPlan;
-use arc_sim::record::Recorder;
-use arc_sim::{Seed, SimClock, TraceMode};
+use arc_sim::{Seed, TraceMode};
+use arc_world::ClusterBuilder;
 use arc_world::arc_crds;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt;
@@ -28,9 +27,12 @@ fn pods(rt: &Runtime) -> (FakeApiServer, Api<Pod>) {
             watch_cache_lag: WatchLag::default(),
             ..Default::default()
         };
-        let trace = Recorder::new(SimClock::start(), TraceMode::HashOnly);
-        let server =
-            FakeApiServer::new(Seed(1), trace.clock(), trace, config, &FaultPlan::none(), arc_crds());
+        let cluster = ClusterBuilder::new(Seed(1))
+            .trace(TraceMode::HashOnly)
+            .apiserver(config)
+            .crds(arc_crds())
+            .build();
+        let server = cluster.apiserver().clone();
         let api = Api::namespaced(server.client(), "default");
         (server, api)
     })

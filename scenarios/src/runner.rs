@@ -186,32 +186,13 @@ pub fn run_world_answering(
             run_world_on_turmoil(plan.config, plan.families, trace_mode, keep, plan.settled, answer)?;
         return Ok(record);
     }
-    // Time only: an in-process world does no I/O, and an I/O driver would poll epoll at every park.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .rng_seed(scheduler_seed(plan.config.seed.0))
-        .build()?;
-    let record = runtime.block_on(async move {
+    let seed = plan.config.seed;
+    let record = arc_world::runtime::run_seeded(seed, async move {
         let world = World::build(plan.config, plan.families, trace_mode, keep)?.answering(answer);
         world.run(plan.settled).await
-    })?;
+    })??;
     Ok(record)
 }
-
-/// tokio's own RNG (which `tokio::sync::watch` uses to spread receivers over its notifiers, deciding
-/// the order they wake in) drawn from the run's seed: otherwise tokio seeds it per process.
-fn scheduler_seed(seed: u64) -> tokio::runtime::RngSeed {
-    let mut bytes = b"tokio-scheduler:".to_vec();
-    bytes.extend_from_slice(&seed.to_le_bytes());
-    tokio::runtime::RngSeed::from_bytes(&bytes)
-}
-
-#[cfg(not(tokio_unstable))]
-compile_error!(
-    "arcsim seeds tokio's RNG from the run seed, which needs `--cfg tokio_unstable` (set in .cargo/config.toml); \
-     a RUSTFLAGS environment variable replaces that file's flags, so add `--cfg tokio_unstable` to it"
-);
 
 /// The figures a summary line shows.
 pub fn headline_counters(record: &RunRecord) -> BTreeMap<String, i64> {

@@ -17,11 +17,13 @@
 #![deny(missing_docs)]
 
 pub mod answer;
+pub mod cluster;
 pub mod crds;
 mod held_release;
 pub mod on_turmoil;
 pub mod record;
 pub mod replicas;
+pub mod runtime;
 pub mod seam;
 pub mod settled;
 pub mod stepping;
@@ -52,6 +54,7 @@ use arc_sim::schedule::{Schedule, Scheduler};
 use arc_sim::seed::Seed;
 use arc_sim::trace::TraceMode;
 use arc_sim::workload::{Workload, WorkloadConfig};
+pub use cluster::{Cluster, ClusterBuilder};
 pub use crds::arc_crds;
 use held_release::release_held_assignments_on_delete;
 pub use record::RunRecord;
@@ -286,14 +289,13 @@ impl World {
         record.keep_only(keep);
         record.emit(WorldEvent::Config(serde_json::to_string(&config).unwrap_or_default()));
         let seed = config.seed;
-        let apiserver = FakeApiServer::new(
-            seed,
-            clock,
-            record.clone(),
-            config.apiserver.clone(),
-            &config.faults,
-            arc_crds(),
-        );
+        let cluster = ClusterBuilder::new(seed)
+            .record(record.clone())
+            .apiserver(config.apiserver.clone())
+            .faults(&config.faults)
+            .crds(arc_crds())
+            .build();
+        let apiserver = cluster.apiserver().clone();
         let github = FakeGitHub::new(seed, clock, record.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
         release_held_assignments_on_delete(&apiserver, &github, &config.faults.perturbations);

@@ -83,8 +83,7 @@ impl SteppedWorld {
         trace_mode: TraceMode,
         keep: Interest,
     ) -> Result<SteppedWorld, SteppingError> {
-        let runtime =
-            tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()?;
+        let runtime = crate::runtime::seeded_runtime(config.seed)?;
         let world = runtime.block_on(async { World::build(config, families, trace_mode, keep) })?;
         let clock = runtime.block_on(async { world.record().clock() });
         let (apiserver, github, record) =

@@ -9,10 +9,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use arc_controller::{Clock, SystemClock};
-use arc_sim::apiserver::{ApiServerConfig, CrdError, CrdSet, FakeApiServer, tcp};
+use arc_sim::apiserver::{CrdError, CrdSet, tcp};
 use arc_sim::faults::FaultPlan;
 use arc_sim::record::{Interest, Recorder};
 use arc_sim::{Seed, SimClock, TraceMode};
+use arc_world::ClusterBuilder;
 use arc_world::arc_crds;
 
 /// Options of `arcsim apiserver`.
@@ -84,7 +85,8 @@ async fn serve(args: ApiServerArgs) -> anyhow::Result<()> {
     let record = Recorder::new(clock, TraceMode::Stderr);
     record.keep_only(Interest::none()); // a long-running server: lines to stderr, nothing kept
     let faults = args.faults.unwrap_or_default();
-    let server = FakeApiServer::new(args.seed, clock, record, ApiServerConfig::default(), &faults, &crds);
+    let cluster = ClusterBuilder::new(args.seed).record(record).faults(&faults).crds(&crds).build();
+    let server = cluster.apiserver().clone();
     let (listener, addr) =
         tcp::bind(args.listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
     println!("arcsim fake API server listening on http://{addr} (seed {})", args.seed);

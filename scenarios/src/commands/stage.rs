@@ -28,6 +28,7 @@ use arc_sim::kubelet::{Kubelet, KubeletConfig};
 use arc_sim::record::{Interest, Recorder};
 use arc_sim::workload::{Workload, WorkloadConfig};
 use arc_sim::{Seed, SimClock, TraceMode};
+use arc_world::ClusterBuilder;
 use arc_world::{arc_crds, seam};
 use serde_json::{Value, json};
 
@@ -144,14 +145,12 @@ async fn serve_fakes(args: &StageArgs, clock: SimClock, record: &Recorder) -> an
     let github_url = format!("http://{github_addr}");
     let mut apiserver_config = ApiServerConfig::default();
     apiserver_config.namespaces.extend([RUNNER_NAMESPACE.to_string(), CONTROLLER_NAMESPACE.to_string()]);
-    let apiserver = FakeApiServer::new(
-        args.seed,
-        clock,
-        record.clone(),
-        apiserver_config,
-        &FaultPlan::none(),
-        arc_crds(),
-    );
+    let cluster = ClusterBuilder::new(args.seed)
+        .record(record.clone())
+        .apiserver(apiserver_config)
+        .crds(arc_crds())
+        .build();
+    let apiserver = cluster.apiserver().clone();
     let mut github_config = GitHubConfig {
         service_url: format!("{github_url}/_services/arcsim/"),
         broker_url: format!("{github_url}/_broker/arcsim/"),

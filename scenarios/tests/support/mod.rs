@@ -17,7 +17,8 @@ use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, WatchLag};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
 use arc_sim::record::Recorder;
-use arc_sim::{Seed, SimClock, TraceMode};
+use arc_sim::{Seed, SimClock};
+use arc_world::ClusterBuilder;
 use arc_world::arc_crds;
 use arc_world::seam::controller_clock;
 use kube::Api;
@@ -80,10 +81,13 @@ impl Default for HarnessBuilder {
 
 impl HarnessBuilder {
     pub fn build(self) -> Harness {
-        let clock = SimClock::start();
-        let trace = Recorder::new(clock, TraceMode::Full);
-        let apiserver =
-            FakeApiServer::new(self.seed, clock, trace.clone(), self.apiserver, &self.faults, arc_crds());
+        let cluster = ClusterBuilder::new(self.seed)
+            .apiserver(self.apiserver)
+            .faults(&self.faults)
+            .crds(arc_crds())
+            .build();
+        let (clock, trace, apiserver) =
+            (cluster.clock(), cluster.record().clone(), cluster.apiserver().clone());
         let github = FakeGitHub::new(self.seed, clock, trace.clone(), self.github, &self.faults)
             .expect("a valid GitHub config inside a runtime");
         let script = ScriptedGitHub::new(github.service());

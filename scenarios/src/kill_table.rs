@@ -13,6 +13,7 @@ use arc_sim::github::Assumed;
 use arc_sim::github::assumptions;
 use serde::ser::SerializeStruct;
 
+use crate::kill_rates::{RATES_FILE, RateKey, measured_rates};
 use crate::oracles::{
     Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, leadership, phases, pods,
     registrations, symptoms, tokens,
@@ -69,8 +70,6 @@ pub struct KillExpectation {
     pub scenario: &'static dyn Scenario,
     /// The oracle that must report it.
     pub oracle: Judge,
-    /// Seeds in which `oracle` reported it, measured.
-    pub rate: Rate,
     /// The alternatives about GitHub it kills under only, `(assumption, alternative)`: measured to
     /// survive where one of them is moved (`arcsim sweep --assumptions each`). Empty: it kills under
     /// every alternative measured.
@@ -78,9 +77,25 @@ pub struct KillExpectation {
 }
 
 impl KillExpectation {
+    /// Seeds in which `oracle` reported it, as measured ([`RATES_FILE`]; every row has a line there,
+    /// tested).
+    pub fn rate(&self) -> Rate {
+        measured_rates().get(&self.key()).copied().unwrap_or_else(|| {
+            panic!(
+                "{RATES_FILE} has no line for {}: measure it with `arcsim measure kills --write`",
+                self.key()
+            )
+        })
+    }
+
+    /// The row's key in [`RATES_FILE`].
+    pub fn key(&self) -> RateKey {
+        RateKey::of(self.scenario.name(), self.variant.name(), self.oracle.name())
+    }
+
     /// The bound, in seeds of a sweep: derived from the measured rate.
     pub fn within_seeds(&self) -> u32 {
-        self.rate.kill_bound().unwrap_or(u32::MAX)
+        self.rate().kill_bound().unwrap_or(u32::MAX)
     }
 
     /// This row, killing only under `needs`.
@@ -111,7 +126,7 @@ impl std::fmt::Debug for KillExpectation {
             .field("variant", &self.variant)
             .field("scenario", &self.scenario.name())
             .field("oracle", &self.oracle)
-            .field("rate", &self.rate)
+            .field("rate", &self.rate())
             .field("needs", &self.needs)
             .finish()
     }
@@ -123,40 +138,21 @@ impl serde::Serialize for KillExpectation {
         row.serialize_field("variant", &self.variant)?;
         row.serialize_field("scenario", self.scenario.name())?;
         row.serialize_field("oracle", self.oracle.name())?;
-        row.serialize_field("rate", &self.rate)?;
+        row.serialize_field("rate", &self.rate())?;
         row.serialize_field("within_seeds", &self.within_seeds())?;
-        row.serialize_field("median_seeds_to_kill", &self.rate.median_seeds_to_kill())?;
+        row.serialize_field("median_seeds_to_kill", &self.rate().median_seeds_to_kill())?;
         row.serialize_field("needs", &self.needs_text())?;
         row.end()
     }
 }
 
-const fn row(
+/// A row judged by `oracle`; its rate is in [`RATES_FILE`].
+const fn expect(
     variant: Variant,
     scenario: &'static dyn Scenario,
     oracle: &'static dyn Oracle,
-    (hits, seeds, from): (u32, u32, u64),
 ) -> KillExpectation {
-    let rate = Rate::measured(hits, seeds, from);
-    KillExpectation { variant, scenario, oracle: Judge::Run(oracle), rate, needs: &[] }
-}
-
-/// The first seed of the measurements (`arcsim measure kills --from 2000000`): no test uses it.
-const MEASURED_FROM: u64 = 2_000_000;
-
-/// Where the steady-state swarm's rows were measured again once it drew full watch buffers and a
-/// watch-cache window (issue 42).
-const SWARM_FROM: u64 = 16_000_000;
-
-/// A row measured at `hits` of `seeds` from [`MEASURED_FROM`].
-const fn measured(
-    variant: Variant,
-    scenario: &'static dyn Scenario,
-    oracle: &'static dyn Oracle,
-    hits: u32,
-    seeds: u32,
-) -> KillExpectation {
-    row(variant, scenario, oracle, (hits, seeds, MEASURED_FROM))
+    KillExpectation { variant, scenario, oracle: Judge::Run(oracle), needs: &[] }
 }
 
 /// Every row, with its measured rate. `bug-4647-jobid` has none: in this model a JobID-only runner
@@ -169,183 +165,95 @@ const fn measured(
 /// `bug-4580-short-circuit`, which needs a runner deleted without RemoveRunner in the pass that
 /// registers it: in every other world each deleter calls RemoveRunner first.
 pub const KILL_TABLE: &[KillExpectation] = &[
-    measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::NoAlreadyExistsErrors, 1000, 1000),
-    measured(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::BoundedPodCreates, 1000, 1000),
-    measured(
-        Variant::BugSecretsCached,
-        &WatchLagDuplicateCreate,
-        &registrations::JitConfigOncePerRunner,
-        1000,
-        1000,
-    ),
-    measured(
-        Variant::BugSecretsCached,
-        &WatchLagDuplicateCreate,
-        &registrations::NoOrphanRegistration,
-        1000,
-        1000,
-    ),
-    measured(
-        Variant::BugSecretsCached,
-        &WatchLagDuplicateCreate,
-        &convergence::ConvergesAfterHeal,
-        1000,
-        1000,
-    ),
-    measured(
-        Variant::Bug4580Finalizer,
-        &WatchLagDuplicateCreate,
-        &deletion::FinalizersInOneWrite,
-        1000,
-        1000,
-    ),
-    measured(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration, 986, 1000),
+    expect(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::NoAlreadyExistsErrors),
+    expect(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::BoundedPodCreates),
+    expect(Variant::BugSecretsCached, &WatchLagDuplicateCreate, &registrations::JitConfigOncePerRunner),
+    expect(Variant::BugSecretsCached, &WatchLagDuplicateCreate, &registrations::NoOrphanRegistration),
+    expect(Variant::BugSecretsCached, &WatchLagDuplicateCreate, &convergence::ConvergesAfterHeal),
+    expect(Variant::Bug4580Finalizer, &WatchLagDuplicateCreate, &deletion::FinalizersInOneWrite),
+    expect(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration),
     // #1125's window is the stale runner list: an uncached one closes it (`--assumptions each`).
-    measured(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill, 368, 1000)
+    expect(Variant::Bug1125, &TokenRefreshRecreation, &jobs::NoJobLostToControllerKill)
         .needing(&[("legacy-runner-list", "cached-60s")]),
-    measured(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted, 999, 1000),
-    measured(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero, 1000, 1000),
-    measured(
-        Variant::BugRunningOverwritesTerminal,
-        &AssignDuringDelete,
-        &deletion::NoRunningWhileDeleting,
-        1000,
-        1000,
-    ),
+    expect(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted),
+    expect(Variant::Bug3371, &AssignDuringDelete, &gate::ScaleDownOnlyOnPatchZero),
+    expect(Variant::BugRunningOverwritesTerminal, &AssignDuringDelete, &deletion::NoRunningWhileDeleting),
     // The stale removal deletes a busy runner only where RemoveRunner(0) answers 204 (finding 01).
-    measured(
-        Variant::BugStaleRemovalSnapshot,
-        &AssignDuringDelete,
-        &deletion::NoBusyRunnerDeleted,
-        220,
-        1000,
-    )
-    .needing(&[("unregistered-runner-removal", "no-content")]),
-    measured(
-        Variant::BugRunningFromPod,
-        &AssignDuringDelete,
-        &phases::RunningOnlyAfterJobStarted,
-        1000,
-        1000,
-    ),
+    expect(Variant::BugStaleRemovalSnapshot, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted)
+        .needing(&[("unregistered-runner-removal", "no-content")]),
+    expect(Variant::BugRunningFromPod, &AssignDuringDelete, &phases::RunningOnlyAfterJobStarted),
     // A user deleting runners by hand while the runner set re-creates them.
-    measured(
+    expect(
         Variant::Bug4580ShortCircuit,
         &KubectlDeleteRunners,
         &registrations::RegistrationRemovedBeforeRunnerGone,
-        670,
-        1000,
     ),
-    measured(
-        Variant::Bug4580ShortCircuit,
-        &KubectlDeleteRunners,
-        &registrations::NoOrphanRegistration,
-        670,
-        1000,
-    ),
-    measured(
-        Variant::Bug4580ShortCircuit,
-        &KubectlDeleteRunners,
-        &convergence::ConvergesAfterHeal,
-        670,
-        1000,
-    ),
-    measured(
+    expect(Variant::Bug4580ShortCircuit, &KubectlDeleteRunners, &registrations::NoOrphanRegistration),
+    expect(Variant::Bug4580ShortCircuit, &KubectlDeleteRunners, &convergence::ConvergesAfterHeal),
+    expect(
         Variant::BugStaleDeregistration,
         &KubectlDeleteRunners,
         &registrations::RegistrationRemovedBeforeRunnerGone,
-        516,
-        1000,
     ),
-    measured(
-        Variant::BugStaleDeregistration,
-        &KubectlDeleteRunners,
-        &registrations::NoOrphanRegistration,
-        220,
-        1000,
-    ),
-    measured(Variant::Bug2255NoRemoveOnDelete, &KubectlDeleteRunners, &convergence::NoJobLost, 1000, 1000),
-    measured(
+    expect(Variant::BugStaleDeregistration, &KubectlDeleteRunners, &registrations::NoOrphanRegistration),
+    expect(Variant::Bug2255NoRemoveOnDelete, &KubectlDeleteRunners, &convergence::NoJobLost),
+    expect(
         Variant::Bug2255NoRemoveOnDelete,
         &KubectlDeleteRunners,
         &registrations::RegistrationRemovedBeforeRunnerGone,
-        1000,
-        1000,
     ),
     // The natural world: the steady-state swarm (watch lags drawn from ranges that include 0, nothing
     // tuned to a race), each row measured on 400 seeds from 16,000,000 since the swarm draws full watch
     // buffers, a watch-cache window and stalled watches (issue 42; 2026-12-05).
-    row(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors, (290, 400, SWARM_FROM)),
-    row(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates, (253, 400, SWARM_FROM)),
-    row(
-        Variant::BugSecretsCached,
-        &SteadyState,
-        &registrations::NoOrphanRegistration,
-        (208, 400, SWARM_FROM),
-    ),
-    row(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal, (209, 400, SWARM_FROM)),
-    row(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite, (400, 400, SWARM_FROM)),
-    row(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted, (277, 400, SWARM_FROM)),
-    row(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero, (400, 400, SWARM_FROM)),
+    expect(Variant::Bug4201, &SteadyState, &pods::NoAlreadyExistsErrors),
+    expect(Variant::Bug4201, &SteadyState, &pods::BoundedPodCreates),
+    expect(Variant::BugSecretsCached, &SteadyState, &registrations::NoOrphanRegistration),
+    expect(Variant::BugSecretsCached, &SteadyState, &convergence::ConvergesAfterHeal),
+    expect(Variant::Bug4580Finalizer, &SteadyState, &deletion::FinalizersInOneWrite),
+    expect(Variant::BugScaleDownNoRemove, &SteadyState, &deletion::NoBusyRunnerDeleted),
+    expect(Variant::Bug3371, &SteadyState, &gate::ScaleDownOnlyOnPatchZero),
     // Rare there (the listener's Running write must meet a runner whose deletion began):
     // swept by `scripts/kill-rows.sh`, not `cargo test`.
-    row(
-        Variant::BugRunningOverwritesTerminal,
-        &SteadyState,
-        &deletion::NoRunningWhileDeleting,
-        (10, 400, SWARM_FROM),
-    ),
+    expect(Variant::BugRunningOverwritesTerminal, &SteadyState, &deletion::NoRunningWhileDeleting),
     // The legacy bugs' natural world: the standard workload on legacy runners, tokens expiring hourly
     // as GitHub's do, no faults or crashes (1,000 seeds). `bug-1087` needs a container that restarts
     // after its token expired, and nothing restarts one there (0 of 300).
-    measured(Variant::Bug1125, &LegacyStandard, &jobs::NoJobLostToControllerKill, 339, 1000),
+    expect(Variant::Bug1125, &LegacyStandard, &jobs::NoJobLostToControllerKill),
     // The same with production's disruptions at the swarm's counts (controller restarts, runner
     // containers OOM-killed), 1,000 seeds each. `bug-1087` is rare there: a runner must sit idle past
     // its token's expiry (when the fixed controller recreates its pod), take a job and crash while busy,
     // so its container restarts in place with the old token; swept by `scripts/kill-rows.sh`.
-    measured(Variant::Bug1125, &LegacySteadyState, &jobs::NoJobLostToControllerKill, 387, 1000),
-    measured(Variant::Bug1087, &LegacySteadyState, &tokens::NoExpiredTokenRegistration, 16, 1000),
+    expect(Variant::Bug1125, &LegacySteadyState, &jobs::NoJobLostToControllerKill),
+    expect(Variant::Bug1087, &LegacySteadyState, &tokens::NoExpiredTokenRegistration),
     // The zombie listener needs a long poll that gets no answer: only the turmoil network's faults
     // make one (about 20 CPU-seconds a seed in release).
-    measured(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal, 664, 1000),
+    expect(Variant::BugZombieListener, &NetworkPartition, &convergence::ConvergesAfterHeal),
     // The plausible bugs (not in ARC) that kill two of the oracles no historic bug fails, each in the least
     // amplified world that shows it: a pod its runner does not control needs no race (standard, 1,000
     // seeds); a create whose answer is lost after it committed needs the swarm's commit-then-fail faults.
-    measured(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner, 1000, 1000),
-    measured(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal, 1000, 1000),
-    row(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal, (25, 400, SWARM_FROM)),
-    row(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal, (262, 400, SWARM_FROM)),
+    expect(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner),
+    expect(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal),
+    expect(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal),
+    expect(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal),
     // A standby that acts: the controllers started before the Lease is held (leader-election world).
-    measured(
-        Variant::BugControllersBeforeLease,
-        &LeaderElectionFailover,
-        &leadership::OneLeaderAtATime,
-        1000,
-        1000,
-    ),
+    expect(Variant::BugControllersBeforeLease, &LeaderElectionFailover, &leadership::OneLeaderAtATime),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
     // Only where the service requires AcquireJobs (GHES, scaleset #90): where a delivered offer is
     // already the scale set's, nothing is lost between the acknowledgement and the acquisition.
-    measured(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin, 987, 1000)
+    expect(Variant::BugAckBeforeAcquire, &REPORT_4027, &symptoms::JobStartedWithin)
         .needing(&[("job-acquisition", "required")]),
     // #4653 under `unregistered-runner-removal=refuse-id-zero`: a runner deleted before it registers,
     // RemoveRunner(0) refused on every try (`arcsim measure kills --from 12200000 --count 200
     // --scenario report-4653 --variant bug-4653-remove-zero --matrix`).
-    row(Variant::Bug4653RemoveZero, &REPORT_4653, &symptoms::DeletingRunnerGoneWithin, (71, 200, 12_200_000)),
+    expect(Variant::Bug4653RemoveZero, &REPORT_4653, &symptoms::DeletingRunnerGoneWithin),
     // #4307 under `registration-lifetime=unconnected-5-min` with slow starts: a runner refused for a
     // registration that expired is retried with the same JIT config (`arcsim measure kills --from
     // 12300000 --count 200 --scenario report-4307 --variant bug-4307-registration-gone --matrix`).
-    row(
-        Variant::Bug4307RegistrationGone,
-        &REPORT_4307,
-        &convergence::ConvergesAfterHeal,
-        (59, 200, 12_300_000),
-    ),
+    expect(Variant::Bug4307RegistrationGone, &REPORT_4307, &convergence::ConvergesAfterHeal),
     KillExpectation {
         variant: Variant::BugArsPredicateCounts,
         scenario: &OptimisationEquivalence,
         oracle: Judge::Twin(&equivalence::SameCallsAndFinalState),
-        rate: Rate::measured(1000, 1000, MEASURED_FROM),
         needs: &[],
     },
 ];
@@ -432,6 +340,17 @@ mod tests {
     use crate::oracles;
 
     #[test]
+    fn every_row_has_its_measured_rate_and_every_rate_its_row() {
+        let rows: Vec<RateKey> = KILL_TABLE.iter().map(KillExpectation::key).collect();
+        for key in &rows {
+            assert!(measured_rates().contains_key(key), "{RATES_FILE} lacks {key}");
+        }
+        for key in measured_rates().keys() {
+            assert!(rows.contains(key), "{RATES_FILE} has {key}, which is no kill-table row");
+        }
+    }
+
+    #[test]
     fn every_oracle_has_a_kill_row_or_a_report_world_that_shows_it() {
         let killed = |name: &str| KILL_TABLE.iter().any(|row| row.oracle.name() == name);
         let shown = |name: &str| SHOWN_BY_REPORTS.iter().any(|s| s.oracle.name() == name);
@@ -456,7 +375,7 @@ mod tests {
                     .any(|t| t.oracles.iter().any(|o| o.name() == oracle.name())),
             };
             assert!(judged, "{row:?}: the scenario does not run that oracle");
-            assert!(!row.variant.is_fixed() && row.rate.kill_bound().is_some(), "{row:?}");
+            assert!(!row.variant.is_fixed() && row.rate().kill_bound().is_some(), "{row:?}");
             let same_row = KILL_TABLE.iter().filter(|k| {
                 k.variant == row.variant
                     && k.scenario.name() == row.scenario.name()

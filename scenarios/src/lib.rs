@@ -30,6 +30,7 @@ pub mod commands;
 pub mod coverage;
 pub mod explore;
 pub mod failure_story;
+pub mod kill_rates;
 pub mod kill_table;
 pub mod merge;
 pub mod names;

@@ -195,7 +195,7 @@ fn oracles_table() -> Table {
 fn shown_failing(oracle: &str) -> String {
     let rows = KILL_TABLE.iter().filter(|row| row.oracle.name() == oracle);
     if let Some(row) = rows.min_by_key(|row| row.within_seeds()) {
-        let (rate, bound) = (row.rate, row.within_seeds());
+        let (rate, bound) = (row.rate(), row.within_seeds());
         return format!(
             " [{} in {}: {}/{}, bound {bound}]",
             row.variant,
@@ -255,9 +255,9 @@ fn kill_table() -> Table {
         let cells = vec![
             row.scenario.name().to_string(),
             row.oracle.name().to_string(),
-            format!("{}/{}", row.rate.hits, row.rate.seeds),
+            format!("{}/{}", row.rate().hits, row.rate().seeds),
             row.within_seeds().to_string(),
-            row.rate.median_seeds_to_kill().map_or("-".to_string(), |m| m.to_string()),
+            row.rate().median_seeds_to_kill().map_or("-".to_string(), |m| m.to_string()),
             row.needs_text(),
         ];
         let variant = row.variant.to_string();

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use arc_sim::Seed;
 
 use crate::commands::progress::Progress;
+use crate::kill_rates;
 use crate::kill_table::expectations;
 use crate::rates::Rate;
 use crate::scenario::Scenario;
@@ -52,6 +53,11 @@ pub struct MeasureArgs {
     /// Write the sweep report as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    /// Kills: write the rate measured for each kill-table row into this rates file
+    /// (`scenarios/kill-rates.tsv`), keeping its other lines; rebuild to take them up. Rows that kill
+    /// only under other alternatives about GitHub than the defaults measured here are left alone.
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<std::path::PathBuf>,
 }
 
 /// Runs the measurement and prints one line per (cell, oracle or probe).
@@ -59,6 +65,10 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
     if args.count == 0 {
         return Err(exit::usage("--count must be at least 1"));
     }
+    if args.write.is_some() && matches!(args.what, Measured::Probes) {
+        return Err(exit::usage("--write takes kill rates only (`arcsim measure kills`)"));
+    }
+    let rates_file = args.write.as_deref().map(RatesFile::read).transpose()?;
     let chosen: Vec<&'static dyn Scenario> = match &args.scenario {
         Some(name) => vec![scenarios::find(name).map_err(exit::usage)?],
         None => scenarios::all(),
@@ -111,7 +121,47 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         Measured::Probes => report.cells.iter().map(|c| probe_lines(c, from)).collect::<String>(),
     };
     print!("{text}");
+    if let Some(file) = rates_file {
+        let path = file.path.clone();
+        let written = file.write(&report.cells, from)?;
+        println!("wrote {written} measured rows into {}", path.display());
+    }
     Ok(())
+}
+
+/// The rates file `--write` updates, read before anything runs (an unusable file is a usage error).
+struct RatesFile {
+    path: std::path::PathBuf,
+    text: String,
+    rates: kill_rates::Rates,
+}
+
+impl RatesFile {
+    fn read(path: &std::path::Path) -> anyhow::Result<Self> {
+        let unusable = |e: &dyn std::fmt::Display| exit::usage(format!("{}: {e}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| unusable(&e))?;
+        let rates = kill_rates::parse(&text).map_err(|e| unusable(&e))?;
+        Ok(RatesFile { path: path.to_path_buf(), text, rates })
+    }
+
+    /// Puts the rate of every kill-table row measured in `cells` into the file; returns how many.
+    fn write(mut self, cells: &[Cell], from: u64) -> anyhow::Result<usize> {
+        let defaults = arc_sim::github::Assumed::defaults();
+        let mut written = 0;
+        for cell in cells {
+            let rows = expectations(cell.variant, cell.scenario)
+                .into_iter()
+                .filter(|r| r.holds_under(Some(&defaults)));
+            for row in rows {
+                let hits = cell.oracle_seeds.get(row.oracle.name()).copied().unwrap_or(0);
+                self.rates.insert(row.key(), Rate::measured(hits, cell.runs, from));
+                written += 1;
+            }
+        }
+        std::fs::write(&self.path, kill_rates::format(&self.rates, &self.text))
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", self.path.display())))?;
+        Ok(written)
+    }
 }
 
 fn kill_lines(cell: &Cell, from: u64) -> String {

@@ -11,6 +11,7 @@ mod browser;
 mod closed_stdout;
 mod exit_status;
 mod html;
+mod measured_rates;
 mod mermaid;
 mod refusals;
 mod serve;

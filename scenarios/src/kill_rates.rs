@@ -1,0 +1,130 @@
+//! The kill table's measured rates, as data: `scenarios/kill-rates.tsv` holds one line per row —
+//! scenario, variant, oracle, and the `hits` of `seeds` consecutive seeds from `from` in which the
+//! oracle reported the variant. `arcsim measure kills --write` rewrites the lines it measured; the
+//! kill table ([`crate::kill_table`]) derives every bound from them, and `arcsim list` and the
+//! generated catalog print them. Rates are measurements, so they live beside the code, not in it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::rates::Rate;
+
+/// The file, from the repository's root.
+pub const RATES_FILE: &str = "scenarios/kill-rates.tsv";
+
+/// The file as built into this binary.
+const RATES: &str = include_str!("../kill-rates.tsv");
+
+/// The column names, in order.
+const HEADER: &str = "scenario\tvariant\toracle\thits\tseeds\tfrom";
+
+/// A row's key: its scenario, variant and oracle names.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RateKey {
+    /// The scenario.
+    pub scenario: String,
+    /// The bug variant.
+    pub variant: String,
+    /// The oracle (or twin oracle).
+    pub oracle: String,
+}
+
+impl RateKey {
+    /// The key of (`scenario`, `variant`, `oracle`).
+    pub fn of(scenario: &str, variant: &str, oracle: &str) -> Self {
+        RateKey { scenario: scenario.into(), variant: variant.into(), oracle: oracle.into() }
+    }
+}
+
+impl fmt::Display for RateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} / {} / {}", self.scenario, self.variant, self.oracle)
+    }
+}
+
+/// The rates, by row; ordered as the file is.
+pub type Rates = BTreeMap<RateKey, Rate>;
+
+/// A line of the file that does not read.
+#[derive(Debug, thiserror::Error)]
+#[error("{RATES_FILE} line {line}: {message}")]
+pub struct RatesError {
+    /// The 1-based line.
+    pub line: usize,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// The rates built into this binary.
+pub fn measured_rates() -> &'static Rates {
+    static PARSED: OnceLock<Rates> = OnceLock::new();
+    PARSED.get_or_init(|| parse(RATES).unwrap_or_else(|e| panic!("the built-in kill rates must read: {e}")))
+}
+
+/// Reads the file's text: `#` comment lines, the header, then one line per row.
+pub fn parse(text: &str) -> Result<Rates, RatesError> {
+    let mut rates = Rates::new();
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty());
+    let error = |line: usize, message: String| RatesError { line: line + 1, message };
+    match lines.next() {
+        Some((_, header)) if header == HEADER => {}
+        Some((n, other)) => return Err(error(n, format!("expected the header {HEADER:?}, found {other:?}"))),
+        None => return Err(error(0, "no header".into())),
+    }
+    for (n, line) in lines {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [scenario, variant, oracle, hits, seeds, from] = fields[..] else {
+            return Err(error(n, format!("expected 6 tab-separated fields, found {}", fields.len())));
+        };
+        let number = |field: &str, what: &str| {
+            field.parse::<u64>().map_err(|_| error(n, format!("{what} {field:?} is not a number")))
+        };
+        let (hits, seeds) = (number(hits, "hits")?, number(seeds, "seeds")?);
+        if hits > seeds {
+            return Err(error(n, format!("{hits} hits of {seeds} seeds")));
+        }
+        let to_u32 = |v: u64| u32::try_from(v).map_err(|_| error(n, format!("{v} is too large")));
+        let rate = Rate::measured(to_u32(hits)?, to_u32(seeds)?, number(from, "from")?);
+        if rates.insert(RateKey::of(scenario, variant, oracle), rate).is_some() {
+            return Err(error(n, format!("a second line for {scenario} / {variant} / {oracle}")));
+        }
+    }
+    Ok(rates)
+}
+
+/// The file's text for `rates`, with the comment lines of `previous` kept at its head.
+pub fn format(rates: &Rates, previous: &str) -> String {
+    let mut out: String =
+        previous.lines().take_while(|l| l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+    out.push_str(HEADER);
+    out.push('\n');
+    for (key, rate) in rates {
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\n",
+            key.scenario, key.variant, key.oracle, rate.hits, rate.seeds, rate.from
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_file_reads_and_writes_back_as_it_was_sorted() {
+        let rates = measured_rates();
+        assert!(!rates.is_empty());
+        assert_eq!(parse(&format(rates, RATES)).unwrap(), *rates);
+    }
+
+    #[test]
+    fn a_bad_line_is_named() {
+        let text = format!("{HEADER}\ns\tv\to\t5\t4\t1\n");
+        assert!(parse(&text).unwrap_err().to_string().contains("line 2: 5 hits of 4 seeds"));
+        let text = format!("{HEADER}\ns\tv\to\tx\t4\t1\n");
+        assert!(parse(&text).unwrap_err().to_string().contains("hits \"x\" is not a number"));
+        assert!(parse("scenario\n").unwrap_err().to_string().contains("expected the header"));
+    }
+}

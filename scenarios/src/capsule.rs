@@ -259,11 +259,11 @@ mod variant_name {
 
     use crate::variant::Variant;
 
-    pub fn serialize<S: Serializer>(variant: &Variant, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(variant: &Variant, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(variant)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
         let name = String::deserialize(d)?;
         name.parse().map_err(|e: crate::variant::UnknownVariant| serde::de::Error::custom(e.to_string()))
     }

@@ -149,7 +149,7 @@ pub(crate) struct Sources<'a> {
 impl Sources<'_> {
     /// The record as it stands at `end_ms`: every kept event and the fakes' state now, no objects (no
     /// end state), no restarts (the caller that counts them sets them).
-    pub fn record(&self, end_ms: u64, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
+    pub(crate) fn record(&self, end_ms: u64, workload_end_ms: u64, submitted_jobs: Vec<i64>) -> RunRecord {
         RunRecord {
             seed: self.seed,
             plug: self.plug,

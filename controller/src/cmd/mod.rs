@@ -1,4 +1,4 @@
 //! The subcommands of the `arc-controller` binary that need more than a few lines.
 
-pub mod run;
-pub mod switch_args;
+pub(crate) mod run;
+pub(crate) mod switch_args;

@@ -19,7 +19,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Which controllers to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// AutoscalingRunnerSet, EphemeralRunnerSet, EphemeralRunner, AutoscalingListener.
     ScaleSet,
     /// The legacy Runner controller.
@@ -30,7 +30,7 @@ pub enum Mode {
 
 /// Options of `arc-controller run`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Which controllers to run.
     #[arg(long, value_enum, default_value = "scale-set")]
     pub mode: Mode,
@@ -127,7 +127,7 @@ pub struct RunArgs {
 }
 
 /// Runs the controllers until a stop signal (or, with leader election, until the Lease is lost).
-pub async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> Result<(), BoxError> {
+pub(crate) async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> Result<(), BoxError> {
     let families = families(&args)?;
     let config = kube::Config::infer().await?;
     let client = kube::client::ClientBuilder::try_from(config)?

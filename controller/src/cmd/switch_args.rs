@@ -6,7 +6,7 @@ use arc_controller::{Profile, Switches};
 
 /// `--profile`, `--disable-fix`, `--disable-optimisation`, `--enable`, `--disable`.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct SwitchArgs {
+pub(crate) struct SwitchArgs {
     /// The controller build to run (`arc-0.13.1`, `arc-0.15.0`, `change-set`, `arcsim`).
     #[arg(long, default_value = "arcsim", value_parser = parse_profile)]
     pub profile: Profile,
@@ -25,14 +25,14 @@ pub struct SwitchArgs {
 }
 
 /// Parses a profile name, with an error listing the valid ones.
-pub fn parse_profile(text: &str) -> Result<Profile, String> {
+pub(crate) fn parse_profile(text: &str) -> Result<Profile, String> {
     text.parse().map_err(|e: arc_controller::switches::UnknownProfile| e.to_string())
 }
 
 impl SwitchArgs {
     /// The profile's switches with the named ones changed, in the order: fixes off, optimisations
     /// off, switches on, switches off.
-    pub fn switches(&self) -> Result<Switches, String> {
+    pub(crate) fn switches(&self) -> Result<Switches, String> {
         let mut switches = self.profile.switches();
         let changes = [
             (Some("fixes"), &self.disable_fixes, false),

@@ -20,7 +20,7 @@ pub(crate) struct AdminSession {
 
 impl AdminSession {
     /// Whether the token is still good for longer than the refresh margin at `now`.
-    pub fn is_fresh_at(&self, now: Timestamp) -> bool {
+    pub(crate) fn is_fresh_at(&self, now: Timestamp) -> bool {
         let margin = SignedDuration::try_from(ADMIN_TOKEN_REFRESH_MARGIN).unwrap_or(SignedDuration::ZERO);
         now.saturating_add(margin).is_ok_and(|deadline| deadline <= self.expires_at)
     }

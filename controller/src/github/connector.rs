@@ -30,7 +30,7 @@ pub(crate) struct Proxies {
 
 impl Proxies {
     /// The rules of `urls`, or of the environment when `None`.
-    pub fn new(urls: Option<&ProxyUrls>) -> Proxies {
+    pub(super) fn new(urls: Option<&ProxyUrls>) -> Proxies {
         let matcher = match urls {
             None => Matcher::from_env(),
             Some(urls) => Matcher::builder()
@@ -43,7 +43,7 @@ impl Proxies {
     }
 
     /// The proxy for `dst`; loopback hosts never go through one.
-    pub fn route(&self, dst: &Uri) -> Option<Intercept> {
+    pub(super) fn route(&self, dst: &Uri) -> Option<Intercept> {
         let host = dst.host()?.trim_start_matches('[').trim_end_matches(']');
         let loopback = host.eq_ignore_ascii_case("localhost")
             || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
@@ -51,7 +51,7 @@ impl Proxies {
     }
 
     /// Adds `Proxy-Authorization` to a plain-HTTP request that goes through a proxy with credentials.
-    pub fn authorize<B>(&self, mut request: Request<B>) -> Request<B> {
+    pub(super) fn authorize<B>(&self, mut request: Request<B>) -> Request<B> {
         if request.uri().scheme_str() == Some("http")
             && let Some(auth) = self.route(request.uri()).and_then(|p| p.basic_auth().cloned())
         {
@@ -69,7 +69,7 @@ pub(crate) struct GitHubConnector {
 }
 
 impl GitHubConnector {
-    pub fn new(tls: rustls::ClientConfig, proxies: Arc<Proxies>) -> Self {
+    pub(super) fn new(tls: rustls::ClientConfig, proxies: Arc<Proxies>) -> Self {
         GitHubConnector { tls, proxies }
     }
 }

@@ -232,7 +232,7 @@ pub(crate) struct ErrorBody {
 impl ErrorBody {
     /// Reads an error body as ARC's client does: empty → "unknown exception"; `text/plain` → the text;
     /// JSON → `typeName` + `message` (Actions) or `message` (REST); anything else → the raw text.
-    pub fn parse(content_type: Option<&str>, body: &[u8]) -> ErrorBody {
+    pub(crate) fn parse(content_type: Option<&str>, body: &[u8]) -> ErrorBody {
         let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
         if body.is_empty() {
             return ErrorBody { exception: None, message: "unknown exception".into() };

@@ -84,7 +84,7 @@ impl RetryPolicy {
 }
 
 /// The `Retry-After` header as whole seconds, when it is a number.
-pub fn retry_after_seconds(headers: &HeaderMap) -> Option<u64> {
+pub(super) fn retry_after_seconds(headers: &HeaderMap) -> Option<u64> {
     headers.get(http::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
 }
 

@@ -17,10 +17,10 @@ use super::retry::{AttemptOutcome, RetryPolicy, retry_after_seconds};
 use crate::runtime::metrics::{GITHUB_HTTP_REQUESTS_TOTAL, Metrics};
 
 /// The request type every transport must accept.
-pub type HttpRequest = Request<Full<Bytes>>;
+pub(super) type HttpRequest = Request<Full<Bytes>>;
 
 /// The erased transport: requests in, collected responses out.
-pub type BoxedService = BoxCloneSyncService<HttpRequest, Response<Bytes>, BoxError>;
+pub(super) type BoxedService = BoxCloneSyncService<HttpRequest, Response<Bytes>, BoxError>;
 
 /// Erases a service's type, collecting its response bodies.
 pub(crate) fn boxed<S, B>(service: S) -> BoxedService
@@ -52,12 +52,16 @@ pub(crate) struct Call {
 
 impl Call {
     /// A call without headers or body.
-    pub fn new(operation: Operation, method: Method, url: String) -> Self {
+    pub(crate) fn new(operation: Operation, method: Method, url: String) -> Self {
         Call { operation, method, url, headers: Vec::new(), body: Bytes::new() }
     }
 
     /// Adds a header; a value that is not a valid header value is a configuration error.
-    pub fn header(mut self, name: impl TryInto<HeaderName>, value: &str) -> Result<Self, ActionsError> {
+    pub(crate) fn header(
+        mut self,
+        name: impl TryInto<HeaderName>,
+        value: &str,
+    ) -> Result<Self, ActionsError> {
         let invalid = |what: &str| ActionsError::Config {
             message: format!("{}: invalid header {what}", self.operation),
         };
@@ -68,7 +72,7 @@ impl Call {
     }
 
     /// Sets a JSON body (and its content type).
-    pub fn json(mut self, body: &impl serde::Serialize) -> Result<Self, ActionsError> {
+    pub(crate) fn json(mut self, body: &impl serde::Serialize) -> Result<Self, ActionsError> {
         let bytes = serde_json::to_vec(body).map_err(|e| ActionsError::Config {
             message: format!("{}: cannot encode the request body: {e}", self.operation),
         })?;
@@ -97,7 +101,7 @@ pub(crate) struct Answer {
 
 impl Answer {
     /// The `Content-Type` header, if readable.
-    pub fn content_type(&self) -> Option<&str> {
+    pub(crate) fn content_type(&self) -> Option<&str> {
         self.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok())
     }
 }
@@ -119,7 +123,7 @@ enum Attempt {
 impl Transport {
     /// Sends `call`, retrying per the policy. Returns the last answer, whatever its status, or the
     /// last transport failure once the retries are used up.
-    pub async fn send(&self, call: &Call) -> Result<Answer, ActionsError> {
+    pub(crate) async fn send(&self, call: &Call) -> Result<Answer, ActionsError> {
         let mut retry = 0;
         loop {
             let attempt = self.attempt(call).await?;

@@ -89,7 +89,7 @@ impl ReconcileError for Error {
 }
 
 /// The result of a reconcile step.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {

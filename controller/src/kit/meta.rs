@@ -14,12 +14,12 @@ use crate::runtime::api::ApiResource;
 use crate::runtime::lazy_copy::LazyCopy;
 
 /// Whether `object` carries `finalizer`.
-pub fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
+pub(crate) fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
     object.meta().finalizers.as_ref().is_some_and(|all| all.iter().any(|f| f == finalizer))
 }
 
 /// Removes `finalizer` from the live copy of `object`; true when it was there.
-pub fn remove_finalizer<K: ApiResource>(object: &mut LazyCopy<K>, finalizer: &str) -> bool {
+pub(crate) fn remove_finalizer<K: ApiResource>(object: &mut LazyCopy<K>, finalizer: &str) -> bool {
     if !has_finalizer(object.get(), finalizer) {
         return false;
     }
@@ -30,33 +30,33 @@ pub fn remove_finalizer<K: ApiResource>(object: &mut LazyCopy<K>, finalizer: &st
 }
 
 /// `object`'s namespace and name (empty when unset).
-pub fn namespace_and_name<K: Resource>(object: &K) -> (&str, &str) {
+pub(crate) fn namespace_and_name<K: Resource>(object: &K) -> (&str, &str) {
     let meta = object.meta();
     (meta.namespace.as_deref().unwrap_or_default(), meta.name.as_deref().unwrap_or_default())
 }
 
 /// The name of `object`, or [`BuildError::MissingName`].
-pub fn name_of<K: Resource<DynamicType = ()>>(object: &K) -> BuildResult<&str> {
+pub(crate) fn name_of<K: Resource<DynamicType = ()>>(object: &K) -> BuildResult<&str> {
     object.meta().name.as_deref().ok_or(BuildError::MissingName { kind: kind_of::<K>() })
 }
 
 /// The namespace of `object`, or `""` for a cluster-scoped or not-yet-defaulted object.
-pub fn namespace_of<K: Resource<DynamicType = ()>>(object: &K) -> &str {
+pub(crate) fn namespace_of<K: Resource<DynamicType = ()>>(object: &K) -> &str {
     object.meta().namespace.as_deref().unwrap_or_default()
 }
 
 /// `object`'s labels, or an empty map.
-pub fn labels_of<K: Resource<DynamicType = ()>>(object: &K) -> BTreeMap<String, String> {
+pub(crate) fn labels_of<K: Resource<DynamicType = ()>>(object: &K) -> BTreeMap<String, String> {
     object.meta().labels.clone().unwrap_or_default()
 }
 
 /// `object`'s annotations, or an empty map.
-pub fn annotations_of<K: Resource<DynamicType = ()>>(object: &K) -> BTreeMap<String, String> {
+pub(crate) fn annotations_of<K: Resource<DynamicType = ()>>(object: &K) -> BTreeMap<String, String> {
     object.meta().annotations.clone().unwrap_or_default()
 }
 
 /// The kind of `K` as a static string (`object` for a kind known only at run time).
-pub fn kind_of<K: Resource<DynamicType = ()>>() -> &'static str {
+pub(crate) fn kind_of<K: Resource<DynamicType = ()>>() -> &'static str {
     match K::kind(&()) {
         std::borrow::Cow::Borrowed(kind) => kind,
         std::borrow::Cow::Owned(_) => "object",
@@ -65,7 +65,7 @@ pub fn kind_of<K: Resource<DynamicType = ()>>() -> &'static str {
 
 /// controller-runtime's `SetControllerReference`: a controller ownerReference with
 /// `blockOwnerDeletion`, so garbage collection removes the child with its owner.
-pub fn controller_reference<K: Resource<DynamicType = ()>>(owner: &K) -> BuildResult<OwnerReference> {
+pub(crate) fn controller_reference<K: Resource<DynamicType = ()>>(owner: &K) -> BuildResult<OwnerReference> {
     let name = name_of(owner)?.to_string();
     let Some(uid) = owner.meta().uid.clone() else {
         return Err(BuildError::OwnerWithoutUid { kind: kind_of::<K>(), name });
@@ -81,12 +81,12 @@ pub fn controller_reference<K: Resource<DynamicType = ()>>(owner: &K) -> BuildRe
 }
 
 /// Builds a string map from literal pairs.
-pub fn string_map<const N: usize>(pairs: [(&str, &str); N]) -> BTreeMap<String, String> {
+pub(crate) fn string_map<const N: usize>(pairs: [(&str, &str); N]) -> BTreeMap<String, String> {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 /// An env var with a literal value.
-pub fn plain_env(name: &str, value: &str) -> EnvVar {
+pub(crate) fn plain_env(name: &str, value: &str) -> EnvVar {
     EnvVar { name: name.to_string(), value: Some(value.to_string()), value_from: None }
 }
 

@@ -10,7 +10,7 @@ use crate::runtime::api::{ApiResource, KubeApi};
 use crate::runtime::lazy_copy::LazyCopy;
 
 /// Sends the main-resource merge patch of `object`, unless its mutations changed nothing.
-pub async fn patch_object<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
+pub(crate) async fn patch_object<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
     let patch = object.merge_patch()?;
     if patch.as_object().is_some_and(serde_json::Map::is_empty) {
         return Ok(());
@@ -22,7 +22,7 @@ pub async fn patch_object<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -
 
 /// Sends the status part of `object`'s merge patch to the status subresource, unless the status did
 /// not change.
-pub async fn patch_object_status<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
+pub(crate) async fn patch_object_status<K: ApiResource>(api: &KubeApi, object: &LazyCopy<K>) -> Result<()> {
     let patch = object.merge_patch()?;
     let Some(status) = patch.get("status") else { return Ok(()) };
     let (namespace, name) = namespace_and_name(object.get());

@@ -8,7 +8,7 @@ use super::error::Error;
 use crate::runtime::outcome::Outcome;
 
 /// A step of a reconcile: `Break` ends the reconcile with that outcome, `Continue` hands on a value.
-pub type Step<T = (), E = Error> = Result<ControlFlow<Outcome, T>, E>;
+pub(crate) type Step<T = (), E = Error> = Result<ControlFlow<Outcome, T>, E>;
 
 /// Unwraps a [`Step`]: returns its outcome (or error) from the enclosing reconcile, or evaluates to
 /// its value.

@@ -44,7 +44,7 @@ pub struct LegacyPodSettings {
 /// The pod-template hash of `runner`: labels without `runner-template-hash`, annotations, spec,
 /// GitHub base URL, and the registration token when `fixes.token_in_pod_hash` (#1087). With
 /// `departures.pod_hash_covers_every_part` off, ARC's sum: the last of those parts alone.
-pub fn runner_pod_template_hash(
+pub(crate) fn runner_pod_template_hash(
     runner: &Runner,
     settings: &LegacyPodSettings,
     switches: &Switches,
@@ -70,7 +70,11 @@ pub fn runner_pod_template_hash(
 }
 
 /// The desired pod of `runner`.
-pub fn runner_pod(runner: &Runner, settings: &LegacyPodSettings, switches: &Switches) -> BuildResult<Pod> {
+pub(crate) fn runner_pod(
+    runner: &Runner,
+    settings: &LegacyPodSettings,
+    switches: &Switches,
+) -> BuildResult<Pod> {
     let name = name_of(runner)?;
     let mut labels = labels_of(runner);
     labels.insert(LABEL_POD_TEMPLATE_HASH.to_string(), runner_pod_template_hash(runner, settings, switches)?);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 /// How long after a refusal the controller counts itself rationed: GitHub's hourly window.
-pub const RATIONED_FOR: Duration = Duration::from_secs(3_600);
+pub(super) const RATIONED_FOR: Duration = Duration::from_secs(3_600);
 
 /// The last rate-limit refusal, shared by every reconcile of the process.
 #[derive(Debug, Default)]

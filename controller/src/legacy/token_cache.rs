@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use crate::github::wire::RegistrationToken;
 
 /// ARC's reuse margin since #1296.
-pub const DEFAULT_TOKEN_MARGIN: Duration = Duration::from_secs(30 * 60);
+pub(crate) const DEFAULT_TOKEN_MARGIN: Duration = Duration::from_secs(30 * 60);
 
 /// Registration tokens by scope (the GitHub config URL they were issued for).
 #[derive(Debug)]
@@ -74,7 +74,7 @@ impl Default for RegistrationTokenCache {
 }
 
 /// Whether `token` expires strictly more than `margin` after `now` (ARC: `expiresAt.After(now+margin)`).
-pub fn is_reusable(token: &RegistrationToken, now: Timestamp, margin: Duration) -> bool {
+pub(crate) fn is_reusable(token: &RegistrationToken, now: Timestamp, margin: Duration) -> bool {
     let margin = SignedDuration::try_from(margin).unwrap_or(SignedDuration::MAX);
     now.checked_add(margin).is_ok_and(|deadline| token.expires_at > deadline)
 }

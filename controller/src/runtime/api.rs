@@ -182,33 +182,33 @@ fn api_status(error: &kube::Error) -> Option<&Status> {
 }
 
 /// Whether the API server answered NotFound (404).
-pub fn is_not_found(error: &kube::Error) -> bool {
+pub(crate) fn is_not_found(error: &kube::Error) -> bool {
     api_status(error).is_some_and(Status::is_not_found)
 }
 
 /// Whether the API server answered AlreadyExists (a create of a taken name).
-pub fn is_already_exists(error: &kube::Error) -> bool {
+pub(crate) fn is_already_exists(error: &kube::Error) -> bool {
     api_status(error).is_some_and(Status::is_already_exists)
 }
 
 /// Whether the API server answered Conflict (409: stale resourceVersion or failed precondition).
-pub fn is_conflict(error: &kube::Error) -> bool {
+pub(crate) fn is_conflict(error: &kube::Error) -> bool {
     api_status(error).is_some_and(Status::is_conflict)
 }
 
 /// Whether the API server answered Invalid (422: the object failed validation).
-pub fn is_invalid(error: &kube::Error) -> bool {
+pub(crate) fn is_invalid(error: &kube::Error) -> bool {
     api_status(error).is_some_and(Status::is_invalid)
 }
 
 /// Whether the API server answered Forbidden (403: RBAC, or admission such as `exceeded quota`).
-pub fn is_forbidden(error: &kube::Error) -> bool {
+pub(crate) fn is_forbidden(error: &kube::Error) -> bool {
     api_status(error).is_some_and(Status::is_forbidden)
 }
 
 /// The API server's message for a failed call (`pods "p1" already exists`), or the error's own text
 /// when no `Status` came back.
-pub fn status_message(error: &kube::Error) -> String {
+pub(crate) fn status_message(error: &kube::Error) -> String {
     match api_status(error) {
         Some(status) => status.message.clone(),
         None => error.to_string(),
@@ -219,7 +219,7 @@ pub fn status_message(error: &kube::Error) -> String {
 /// `Status` reason kube-apiserver gave (`NotFound`, `AlreadyExists`, `Conflict`, `Invalid`,
 /// `Forbidden`, `TooManyRequests`, `InternalError`, `ServiceUnavailable`, `Timeout`, `Expired`,
 /// `BadRequest`, `UnsupportedMediaType`), `Unknown` for any other, `Transport` without a `Status`.
-pub fn error_reason(error: &kube::Error) -> &'static str {
+pub(crate) fn error_reason(error: &kube::Error) -> &'static str {
     let Some(status) = api_status(error) else { return "Transport" };
     match status.reason.as_str() {
         "AlreadyExists" => "AlreadyExists",

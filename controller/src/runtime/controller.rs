@@ -42,7 +42,7 @@ pub trait Reconciler: Send + Sync + 'static {
 /// A reconcile that panicked, as an error.
 #[derive(Debug, thiserror::Error)]
 #[error("reconcile panicked: {message}")]
-pub struct ReconcilePanic {
+pub(crate) struct ReconcilePanic {
     /// The panic's message, when it was a string.
     pub message: String,
 }

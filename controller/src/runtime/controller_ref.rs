@@ -8,12 +8,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 
 /// The ownerReference of `object` marked `controller: true`, if any.
-pub fn controller_of<K: Resource>(object: &K) -> Option<&OwnerReference> {
+pub(crate) fn controller_of<K: Resource>(object: &K) -> Option<&OwnerReference> {
     object.meta().owner_references.as_deref()?.iter().find(|owner| owner.controller == Some(true))
 }
 
 /// Whether `owner` names an object of this apiVersion and kind.
-pub fn refers_to(owner: &OwnerReference, api_version: &str, kind: &str) -> bool {
+pub(crate) fn refers_to(owner: &OwnerReference, api_version: &str, kind: &str) -> bool {
     owner.api_version == api_version && owner.kind == kind
 }
 

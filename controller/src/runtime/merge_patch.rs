@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 ///
 /// When either side is not an object the patch is `modified` itself (RFC 7386 replaces the target
 /// wholesale then).
-pub fn diff(original: &Value, modified: &Value) -> Value {
+pub(crate) fn diff(original: &Value, modified: &Value) -> Value {
     match (original, modified) {
         (Value::Object(original), Value::Object(modified)) => Value::Object(diff_objects(original, modified)),
         _ => modified.clone(),

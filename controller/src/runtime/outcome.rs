@@ -36,15 +36,15 @@ pub trait ReconcileError: std::error::Error + Send + Sync + 'static {
 }
 
 /// The `result` label of `controller_runtime_reconcile_total`.
-pub mod result_label {
+pub(crate) mod result_label {
     /// The reconcile succeeded and asked for nothing.
-    pub const SUCCESS: &str = "success";
+    pub(crate) const SUCCESS: &str = "success";
     /// The reconcile asked for a rate-limited requeue.
-    pub const REQUEUE: &str = "requeue";
+    pub(crate) const REQUEUE: &str = "requeue";
     /// The reconcile asked for a requeue after a delay.
-    pub const REQUEUE_AFTER: &str = "requeue_after";
+    pub(crate) const REQUEUE_AFTER: &str = "requeue_after";
     /// The reconcile failed.
-    pub const ERROR: &str = "error";
+    pub(crate) const ERROR: &str = "error";
 }
 
 /// Applies a reconcile's result to `queue` and the metrics, as controller-runtime's `reconcileHandler`.

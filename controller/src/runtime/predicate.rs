@@ -13,7 +13,7 @@ use kube::Resource;
 use super::metrics::{Metrics, PREDICATE_DROPPED_TOTAL};
 
 /// The name [`resource_version_changed`] counts its drops under.
-pub const RESOURCE_VERSION_CHANGED: &str = "resource_version_changed";
+pub(crate) const RESOURCE_VERSION_CHANGED: &str = "resource_version_changed";
 
 /// The test itself: `(old, new) -> passes`.
 type UpdateTest<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
@@ -63,7 +63,7 @@ impl<K> UpdatePredicate<K> {
 }
 
 /// Passes an update only when `metadata.resourceVersion` changed; drops resyncs and repeats.
-pub fn resource_version_changed<K: Resource>() -> UpdatePredicate<K> {
+pub(crate) fn resource_version_changed<K: Resource>() -> UpdatePredicate<K> {
     UpdatePredicate::new(RESOURCE_VERSION_CHANGED, |old: &K, new: &K| {
         old.meta().resource_version != new.meta().resource_version
     })

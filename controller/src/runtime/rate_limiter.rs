@@ -28,7 +28,7 @@ pub trait RateLimiter<T>: Send + Sync {
 
 /// Per-item exponential backoff: the n-th failure in a row (from 0) waits `base * 2^n`, at most `max`.
 #[derive(Debug)]
-pub struct ItemExponentialFailureRateLimiter<T> {
+pub(crate) struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
     failures: Mutex<BTreeMap<T, u32>>,
@@ -36,7 +36,7 @@ pub struct ItemExponentialFailureRateLimiter<T> {
 
 impl<T: Ord> ItemExponentialFailureRateLimiter<T> {
     /// A limiter starting at `base` and capped at `max`.
-    pub fn new(base: Duration, max: Duration) -> Self {
+    pub(crate) fn new(base: Duration, max: Duration) -> Self {
         ItemExponentialFailureRateLimiter { base, max, failures: Mutex::new(BTreeMap::new()) }
     }
 
@@ -81,7 +81,7 @@ struct Bucket {
 
 /// A token bucket shared by all items: `qps` tokens a second, at most `burst` saved up.
 #[derive(Debug)]
-pub struct BucketRateLimiter {
+pub(crate) struct BucketRateLimiter {
     qps: f64,
     burst: f64,
     bucket: Mutex<Bucket>,
@@ -89,7 +89,7 @@ pub struct BucketRateLimiter {
 
 impl BucketRateLimiter {
     /// A full bucket refilling at `qps` tokens a second and holding at most `burst`.
-    pub fn new(qps: f64, burst: u32) -> Self {
+    pub(crate) fn new(qps: f64, burst: u32) -> Self {
         BucketRateLimiter {
             qps,
             burst: f64::from(burst),
@@ -130,13 +130,13 @@ impl<T> RateLimiter<T> for BucketRateLimiter {
 }
 
 /// The longest wait of several limiters; failures are counted and forgotten in all of them.
-pub struct MaxOfRateLimiter<T> {
+pub(crate) struct MaxOfRateLimiter<T> {
     limiters: Vec<Box<dyn RateLimiter<T>>>,
 }
 
 impl<T> MaxOfRateLimiter<T> {
     /// Combines `limiters`.
-    pub fn new(limiters: Vec<Box<dyn RateLimiter<T>>>) -> Self {
+    pub(crate) fn new(limiters: Vec<Box<dyn RateLimiter<T>>>) -> Self {
         MaxOfRateLimiter { limiters }
     }
 }
@@ -165,17 +165,17 @@ impl<T> RateLimiter<T> for MaxOfRateLimiter<T> {
 }
 
 /// Per-item backoff start in controller-runtime's default limiter.
-pub const DEFAULT_ITEM_BASE_DELAY: Duration = Duration::from_millis(5);
+pub(crate) const DEFAULT_ITEM_BASE_DELAY: Duration = Duration::from_millis(5);
 /// Per-item backoff cap in controller-runtime's default limiter.
-pub const DEFAULT_ITEM_MAX_DELAY: Duration = Duration::from_secs(1000);
+pub(crate) const DEFAULT_ITEM_MAX_DELAY: Duration = Duration::from_secs(1000);
 /// Refill rate of the default shared bucket.
-pub const DEFAULT_BUCKET_QPS: f64 = 10.0;
+pub(crate) const DEFAULT_BUCKET_QPS: f64 = 10.0;
 /// Size of the default shared bucket.
-pub const DEFAULT_BUCKET_BURST: u32 = 100;
+pub(crate) const DEFAULT_BUCKET_BURST: u32 = 100;
 
 /// controller-runtime's default: the max of per-item exponential (5 ms doubling to 1000 s) and a shared
 /// bucket of 10 qps with burst 100.
-pub fn default_controller_rate_limiter<T: Ord + Clone + Send + 'static>() -> MaxOfRateLimiter<T> {
+pub(crate) fn default_controller_rate_limiter<T: Ord + Clone + Send + 'static>() -> MaxOfRateLimiter<T> {
     MaxOfRateLimiter::new(vec![
         Box::new(ItemExponentialFailureRateLimiter::new(DEFAULT_ITEM_BASE_DELAY, DEFAULT_ITEM_MAX_DELAY)),
         Box::new(BucketRateLimiter::new(DEFAULT_BUCKET_QPS, DEFAULT_BUCKET_BURST)),
@@ -185,7 +185,7 @@ pub fn default_controller_rate_limiter<T: Ord + Clone + Send + 'static>() -> Max
 /// ARC's `typed_rate_limiter`: the per-item exponential backoff alone (5 ms doubling to 1000 s). The
 /// controller runs the default limiter; the queue tests use this one for its exact delays.
 #[cfg(test)]
-pub fn typed_rate_limiter<T: Ord + Clone + Send>() -> ItemExponentialFailureRateLimiter<T> {
+pub(crate) fn typed_rate_limiter<T: Ord + Clone + Send>() -> ItemExponentialFailureRateLimiter<T> {
     ItemExponentialFailureRateLimiter::new(DEFAULT_ITEM_BASE_DELAY, DEFAULT_ITEM_MAX_DELAY)
 }
 

@@ -34,7 +34,7 @@ pub struct Departures {
 }
 
 /// Every departure, with what it departs from, in declaration order.
-pub const DOCS: &[SwitchDoc] = &[
+pub(super) const DOCS: &[SwitchDoc] = &[
     SwitchDoc::new(
         "failure_time_kept",
         "ARC deletePodAsFailed",

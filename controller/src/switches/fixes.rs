@@ -178,7 +178,7 @@ pub struct Fixes {
 }
 
 /// Every fix, with its origin, in declaration order.
-pub const DOCS: &[SwitchDoc] = &[
+pub(super) const DOCS: &[SwitchDoc] = &[
     SwitchDoc::new(
         "already_exists_requeue",
         "#4201 (0.13.0)",

@@ -22,7 +22,7 @@ pub struct Optimisations {
 }
 
 /// Every optimisation, with its origin, in declaration order.
-pub const DOCS: &[SwitchDoc] = &[
+pub(super) const DOCS: &[SwitchDoc] = &[
     SwitchDoc::new("predicates", "§5.1, #4647 (0.15.0)", "update predicates on the owned watches"),
     SwitchDoc::new("lazy_copy", "§5.3", "copy on first mutation, no write when nothing changed"),
     SwitchDoc::new(

@@ -44,7 +44,7 @@ pub struct Releases {
 }
 
 /// Every release switch, with its origin, in declaration order.
-pub const DOCS: &[SwitchDoc] = &[
+pub(super) const DOCS: &[SwitchDoc] = &[
     SwitchDoc::new(
         "scaleset_listener",
         "#4383/#4390/#4405 (0.14.0)",

@@ -38,7 +38,7 @@ pub struct ScalingCore {
 }
 
 /// Every part of the scaling core, with its origin, in declaration order.
-pub const DOCS: &[SwitchDoc] = &[
+pub(super) const DOCS: &[SwitchDoc] = &[
     SwitchDoc::new(
         "actionable_revision",
         "§5.4, #4638/#4644 (0.15.0)",

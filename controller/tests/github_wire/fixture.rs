@@ -18,38 +18,38 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 /// The `githubConfigUrl` every case is recorded for.
-pub const CONFIG_URL: &str = "https://github.com/octo-org";
+pub(super) const CONFIG_URL: &str = "https://github.com/octo-org";
 /// The GitHub App of the app cases: its id, installation and (test-only) private key.
-pub const APP_ID: &str = "123456";
-pub const APP_INSTALLATION_ID: i64 = 987654;
-pub const APP_PRIVATE_KEY: &str = include_str!("../../../fixtures/github/app-private-key.pem");
+pub(super) const APP_ID: &str = "123456";
+pub(super) const APP_INSTALLATION_ID: i64 = 987654;
+pub(super) const APP_PRIVATE_KEY: &str = include_str!("../../../fixtures/github/app-private-key.pem");
 
 /// One golden case: `{"operation", "source", "request", "response"}`.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(super) struct Case {
     pub name: String,
     pub json: Value,
 }
 
 impl Case {
     /// Loads `fixtures/github/<name>.json`.
-    pub fn load(name: &str) -> Case {
+    pub(super) fn load(name: &str) -> Case {
         let path = format!("{}/../fixtures/github/{name}.json", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let json: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         Case { name: name.to_string(), json }
     }
 
-    pub fn request(&self) -> &Value {
+    pub(super) fn request(&self) -> &Value {
         &self.json["request"]
     }
 
-    pub fn response_body(&self) -> &Value {
+    pub(super) fn response_body(&self) -> &Value {
         &self.json["response"]["body"]
     }
 
     /// A string at `pointer` in the case (`/response/body/sessionId`).
-    pub fn text(&self, pointer: &str) -> String {
+    pub(super) fn text(&self, pointer: &str) -> String {
         let value = self.json.pointer(pointer).unwrap_or_else(|| panic!("{}: no {pointer}", self.name));
         value.as_str().unwrap_or_else(|| panic!("{}: {pointer} is not a string", self.name)).to_string()
     }
@@ -57,38 +57,38 @@ impl Case {
 
 /// A stub GitHub answering from `cases`, in order.
 #[derive(Clone)]
-pub struct Stub {
+pub(super) struct Stub {
     pending: Arc<Mutex<VecDeque<Case>>>,
 }
 
 impl Stub {
-    pub fn new(names: &[&str]) -> Stub {
+    pub(super) fn new(names: &[&str]) -> Stub {
         Stub { pending: Arc::new(Mutex::new(names.iter().map(|n| Case::load(n)).collect())) }
     }
 
     /// The cases a call must go through to reach the Actions service: the registration token, its
     /// exchange for the admin token, then `names`.
-    pub fn via_admin(names: &[&str]) -> Stub {
+    pub(super) fn via_admin(names: &[&str]) -> Stub {
         let mut all = vec!["registration-token", "admin-token"];
         all.extend_from_slice(names);
         Stub::new(&all)
     }
 
     /// Panics unless every case has been requested.
-    pub fn assert_done(&self) {
+    pub(super) fn assert_done(&self) {
         let left: Vec<String> = self.pending.lock().unwrap().iter().map(|c| c.name.clone()).collect();
         assert!(left.is_empty(), "cases never requested: {left:?}");
     }
 
     /// A production client over this stub, without retries, at a fixed time before every token expires.
-    pub fn client(&self) -> ActionsClient {
+    pub(super) fn client(&self) -> ActionsClient {
         let pat = Case::load("registration-token").text("/request/headers/Authorization");
         let token = pat.strip_prefix("Bearer ").expect("a bearer token").to_string();
         self.client_with(Credentials::Token(token))
     }
 
     /// [`Stub::client`] authenticating as the cases' GitHub App installation.
-    pub fn app_client(&self) -> ActionsClient {
+    pub(super) fn app_client(&self) -> ActionsClient {
         let app = AppCredentials::new(APP_ID, APP_INSTALLATION_ID, APP_PRIVATE_KEY).expect("the fixture key");
         self.client_with(Credentials::App(app))
     }

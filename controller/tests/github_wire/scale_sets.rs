@@ -5,7 +5,7 @@ use arc_controller::github::wire::{Label, RunnerScaleSet, RunnerScaleSetStatisti
 use crate::github_wire::fixture::Stub;
 
 /// The scale set the cases describe, as the client must decode it.
-pub fn arc_runner_set(group_id: i64, group_name: &str, setting: RunnerSetting) -> RunnerScaleSet {
+pub(super) fn arc_runner_set(group_id: i64, group_name: &str, setting: RunnerSetting) -> RunnerScaleSet {
     RunnerScaleSet {
         id: 5,
         name: "arc-runner-set".into(),

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// The documents of a multi-document YAML file, as JSON values (empty documents dropped).
-pub fn documents(path: &Path) -> Vec<Value> {
+pub(super) fn documents(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_yaml::Deserializer::from_str(&text)
         .map(|document| {
@@ -23,13 +23,13 @@ pub fn documents(path: &Path) -> Vec<Value> {
 }
 
 /// `document` decoded as `K` and encoded again.
-pub fn round_trip<K: DeserializeOwned + Serialize>(document: &Value) -> Result<Value, String> {
+pub(super) fn round_trip<K: DeserializeOwned + Serialize>(document: &Value) -> Result<Value, String> {
     let typed: K = serde_json::from_value(document.clone()).map_err(|e| e.to_string())?;
     serde_json::to_value(typed).map_err(|e| e.to_string())
 }
 
 /// Paths where `want` and `got` differ (a field only in `want` is one k8s-openapi did not keep).
-pub fn differences(at: &str, want: &Value, got: &Value, out: &mut Vec<String>) {
+pub(super) fn differences(at: &str, want: &Value, got: &Value, out: &mut Vec<String>) {
     match (want, got) {
         (Value::Object(w), Value::Object(g)) => {
             for (key, value) in w {

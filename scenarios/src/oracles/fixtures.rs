@@ -12,10 +12,10 @@ use arc_sim::github::{
 use serde_json::{Value, json};
 
 /// The namespace of every fixture.
-pub const NS: &str = "runners";
+pub(crate) const NS: &str = "runners";
 
 /// An EphemeralRunner `name` with `uid`, phase, runner id and job id (`None`: unset).
-pub fn er(name: &str, uid: &str, phase: Option<&str>, runner_id: i64, job_id: Option<&str>) -> Value {
+pub(crate) fn er(name: &str, uid: &str, phase: Option<&str>, runner_id: i64, job_id: Option<&str>) -> Value {
     let mut status = json!({});
     if let Some(phase) = phase {
         status["phase"] = json!(phase);
@@ -32,7 +32,7 @@ pub fn er(name: &str, uid: &str, phase: Option<&str>, runner_id: i64, job_id: Op
 }
 
 /// A runner pod `name` controlled by the EphemeralRunner with `owner_uid`.
-pub fn pod(name: &str, owner_uid: &str) -> Value {
+pub(crate) fn pod(name: &str, owner_uid: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": NS, "uid": format!("pod-{name}"),
             "labels": {"actions-ephemeral-runner": "True"},
@@ -42,7 +42,14 @@ pub fn pod(name: &str, owner_uid: &str) -> Value {
 }
 
 /// An answered request of `actor`.
-pub fn request(ms: u64, actor: &str, verb: ApiVerb, resource: &str, name: &str, code: u16) -> AuditEntry {
+pub(crate) fn request(
+    ms: u64,
+    actor: &str,
+    verb: ApiVerb,
+    resource: &str,
+    name: &str,
+    code: u16,
+) -> AuditEntry {
     AuditEntry {
         ms,
         served_ms: ms,
@@ -64,12 +71,12 @@ pub fn request(ms: u64, actor: &str, verb: ApiVerb, resource: &str, name: &str, 
 }
 
 /// A GitHub state change at `at_ms`.
-pub fn github(at_ms: u64, kind: EventKind) -> GitHubEvent {
+pub(crate) fn github(at_ms: u64, kind: EventKind) -> GitHubEvent {
     GitHubEvent { at_ms, kind, by: None }
 }
 
 /// A job `request_id` (job id `job-{request_id}`) in `state`, on `runner`.
-pub fn job(request_id: i64, state: JobState, runner: Option<i64>) -> Job {
+pub(crate) fn job(request_id: i64, state: JobState, runner: Option<i64>) -> Job {
     Job {
         request_id,
         job_id: format!("job-{request_id}"),
@@ -87,14 +94,14 @@ pub fn job(request_id: i64, state: JobState, runner: Option<i64>) -> Job {
 }
 
 /// A job that ended for `reason`.
-pub fn ended_job(request_id: i64, reason: EndReason, runner: Option<i64>) -> Job {
+pub(crate) fn ended_job(request_id: i64, reason: EndReason, runner: Option<i64>) -> Job {
     let mut j = job(request_id, JobState::Completed { result: JobResult::Succeeded, reason }, runner);
     j.finished_ms = Some(100);
     j
 }
 
 /// A scale-set runner `id` named `name` in `state`.
-pub fn runner(id: i64, name: &str, state: RunnerState) -> Runner {
+pub(crate) fn runner(id: i64, name: &str, state: RunnerState) -> Runner {
     Runner {
         id,
         name: name.into(),
@@ -109,12 +116,12 @@ pub fn runner(id: i64, name: &str, state: RunnerState) -> Runner {
 }
 
 /// A removed runner.
-pub fn removed_runner(id: i64, name: &str) -> Runner {
+pub(crate) fn removed_runner(id: i64, name: &str) -> Runner {
     runner(id, name, RunnerState::Removed { reason: RemovalReason::Removed, at_ms: 0 })
 }
 
 /// An open message session of scale set `scale_set_id`.
-pub fn session(scale_set_id: i64) -> Session {
+pub(crate) fn session(scale_set_id: i64) -> Session {
     Session {
         id: format!("session-{scale_set_id}"),
         scale_set_id,
@@ -128,7 +135,7 @@ pub fn session(scale_set_id: i64) -> Session {
 }
 
 /// An AutoscalingRunnerSet registered as scale set `scale_set_id`.
-pub fn ars(name: &str, scale_set_id: i64) -> Value {
+pub(crate) fn ars(name: &str, scale_set_id: i64) -> Value {
     json!({"apiVersion": "actions.github.com/v1alpha1", "kind": "AutoscalingRunnerSet",
         "metadata": {"name": name, "namespace": NS, "uid": format!("ars-{name}"),
             "annotations": {"runner-scale-set-id": scale_set_id.to_string()}},

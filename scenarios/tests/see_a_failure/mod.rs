@@ -28,15 +28,15 @@ use arc_sim::{Seed, TraceMode};
 use arc_world::RunRecord;
 
 /// The scenario and variant the issue names.
-pub const SCENARIO: &str = "assign-during-delete";
+pub(crate) const SCENARIO: &str = "assign-during-delete";
 /// The variant.
-pub const VARIANT: Variant = Variant::BugStaleRemovalSnapshot;
+pub(crate) const VARIANT: Variant = Variant::BugStaleRemovalSnapshot;
 /// A seed the bug fails (the issue named 3, and 12 stood in until it passed too); if the world changes
 /// so that it passes, the first failing seed of 1-40 stands in (at the cost of a run per seed tried).
-pub const SEED: u64 = 3;
+pub(crate) const SEED: u64 = 3;
 
 /// The failing run, its verdict and its whole record, computed once.
-pub fn failing_run() -> &'static (Verdict, RunRecord) {
+pub(crate) fn failing_run() -> &'static (Verdict, RunRecord) {
     static RUN: OnceLock<(Verdict, RunRecord)> = OnceLock::new();
     RUN.get_or_init(|| {
         let scenario = scenarios::find(SCENARIO).expect("a known scenario");

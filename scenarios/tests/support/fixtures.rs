@@ -6,12 +6,12 @@ use serde_json::json;
 use super::{Harness, RUNNER_NS};
 
 /// GitHub config URL every fixture uses.
-pub const CONFIG_URL: &str = "https://github.com/arcsim/app";
+pub(crate) const CONFIG_URL: &str = "https://github.com/arcsim/app";
 /// Name of the GitHub config secret every fixture uses.
-pub const CONFIG_SECRET: &str = "github-config";
+pub(crate) const CONFIG_SECRET: &str = "github-config";
 
 /// A runner pod template with the `runner` container ARC requires.
-pub fn runner_template() -> PodTemplateSpec {
+pub(crate) fn runner_template() -> PodTemplateSpec {
     serde_json::from_value(json!({
         "metadata": {"labels": {"app": "runner"}},
         "spec": {
@@ -28,7 +28,7 @@ pub fn runner_template() -> PodTemplateSpec {
 
 impl Harness {
     /// Creates the GitHub config secret (a personal access token) in `namespace`.
-    pub async fn github_secret(&self, namespace: &str) {
+    pub(crate) async fn github_secret(&self, namespace: &str) {
         let secret: Secret = serde_json::from_value(json!({
             "apiVersion": "v1",
             "kind": "Secret",
@@ -43,13 +43,13 @@ impl Harness {
     }
 
     /// Registers a scale set at the fake GitHub, as the ARS controller would, and returns its id.
-    pub fn scale_set(&self, name: &str) -> i64 {
+    pub(crate) fn scale_set(&self, name: &str) -> i64 {
         self.github.create_scale_set(name, 1, &[name])
     }
 
     /// The controller's GitHub client for the fixtures' config (URL and secret in [`RUNNER_NS`]), as
     /// its reconcilers build it.
-    pub async fn fixture_actions_client(&self) -> arc_controller::github::ActionsClient {
+    pub(crate) async fn fixture_actions_client(&self) -> arc_controller::github::ActionsClient {
         let target = arc_controller::scaleset::GitHubTarget {
             url: CONFIG_URL,
             secret: CONFIG_SECRET,
@@ -60,7 +60,7 @@ impl Harness {
     }
 
     /// The secret and the scale set the runner fixtures need, in [`RUNNER_NS`].
-    pub async fn runner_prerequisites(&self, scale_set: &str) -> i64 {
+    pub(crate) async fn runner_prerequisites(&self, scale_set: &str) -> i64 {
         self.github_secret(RUNNER_NS).await;
         self.scale_set(scale_set)
     }

@@ -19,7 +19,7 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 
 /// One captured log line: its level, message and other fields.
 #[derive(Debug, Clone)]
-pub struct LogLine {
+pub(crate) struct LogLine {
     pub level: tracing::Level,
     pub message: String,
     pub fields: BTreeMap<String, String>,
@@ -35,10 +35,10 @@ thread_local! {
 /// The lines logged on the current thread since [`CapturedLogs::install`]; capture ends when the
 /// returned [`CaptureGuard`] drops. The test's paused runtime runs every task on the test's thread.
 #[derive(Clone, Default)]
-pub struct CapturedLogs(Sink);
+pub(crate) struct CapturedLogs(Sink);
 
 /// Stops the current thread's capture when dropped.
-pub struct CaptureGuard(());
+pub(crate) struct CaptureGuard(());
 
 impl Drop for CaptureGuard {
     fn drop(&mut self) {
@@ -48,7 +48,7 @@ impl Drop for CaptureGuard {
 
 impl CapturedLogs {
     /// Starts capturing the current thread's events.
-    pub fn install() -> (CapturedLogs, CaptureGuard) {
+    pub(crate) fn install() -> (CapturedLogs, CaptureGuard) {
         static GLOBAL: Once = Once::new();
         GLOBAL.call_once(|| {
             let subscriber = tracing_subscriber::registry().with(RouteToThreadSink);
@@ -62,7 +62,7 @@ impl CapturedLogs {
     }
 
     /// The captured lines at `level` whose message is `message`.
-    pub fn lines(&self, level: tracing::Level, message: &str) -> Vec<LogLine> {
+    pub(crate) fn lines(&self, level: tracing::Level, message: &str) -> Vec<LogLine> {
         let lines = self.0.lock().expect("logs");
         lines.iter().filter(|line| line.level == level && line.message == message).cloned().collect()
     }

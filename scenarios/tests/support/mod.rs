@@ -2,8 +2,8 @@
 //! `kube::Client`, the controller's inputs, metrics and scale-set context, and fixtures. Controllers
 //! start through the controller's own entry point (`arc_controller::start`), as the binary starts them.
 
-pub mod fixtures;
-pub mod log_capture;
+pub(crate) mod fixtures;
+pub(crate) mod log_capture;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,17 +24,17 @@ use arc_world::seam::controller_clock;
 use kube::Api;
 
 /// Namespace of the runner sets and runners.
-pub const RUNNER_NS: &str = "arc-runners";
+pub(crate) const RUNNER_NS: &str = "arc-runners";
 /// Namespace of the controller and its listeners.
-pub const CONTROLLER_NS: &str = "arc-systems";
+pub(crate) const CONTROLLER_NS: &str = "arc-systems";
 
 /// The test's time: tokio's clock, paused in every harness test, so it moves only with the simulation.
-pub fn sim_now() -> tokio::time::Instant {
+pub(crate) fn sim_now() -> tokio::time::Instant {
     tokio::time::Instant::now() // allow-nondeterminism: tokio clock, paused in the sim
 }
 
 /// Everything a controller test runs against. Build it inside the test's (paused) runtime.
-pub struct Harness {
+pub(crate) struct Harness {
     pub seed: Seed,
     pub clock: SimClock,
     pub record: Recorder,
@@ -52,7 +52,7 @@ pub struct Harness {
 }
 
 /// Settings for a [`Harness`]; every field has the default a test would expect.
-pub struct HarnessBuilder {
+pub(crate) struct HarnessBuilder {
     pub seed: Seed,
     pub apiserver: ApiServerConfig,
     pub github: GitHubConfig,
@@ -80,7 +80,7 @@ impl Default for HarnessBuilder {
 }
 
 impl HarnessBuilder {
-    pub fn build(self) -> Harness {
+    pub(crate) fn build(self) -> Harness {
         let cluster = ClusterBuilder::new(self.seed)
             .apiserver(self.apiserver)
             .faults(&self.faults)
@@ -120,12 +120,12 @@ impl HarnessBuilder {
 
 impl Harness {
     /// A harness with every default.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         HarnessBuilder::default().build()
     }
 
     /// A harness with settings changed by `change`.
-    pub fn with(change: impl FnOnce(&mut HarnessBuilder)) -> Self {
+    pub(crate) fn with(change: impl FnOnce(&mut HarnessBuilder)) -> Self {
         let mut builder = HarnessBuilder::default();
         change(&mut builder);
         builder.build()
@@ -133,7 +133,7 @@ impl Harness {
 
     /// Starts the scale-set controllers `reconcilers` names through the controller's entry point;
     /// keep the manager alive for the test.
-    pub fn start(&self, reconcilers: &[&str]) -> Manager {
+    pub(crate) fn start(&self, reconcilers: &[&str]) -> Manager {
         let reconcilers = ScaleSetReconcilers::only(reconcilers).expect("known controller names");
         let settings = ScaleSetSettings { reconcilers, ..self.settings.clone() };
         arc_controller::start(&self.inputs, &Families::scale_set(settings))
@@ -141,13 +141,13 @@ impl Harness {
 
     /// Starts the legacy Runner controller with `settings` and `fixes` through the controller's entry
     /// point; keep the manager alive for the test.
-    pub fn start_legacy(&self, settings: LegacySettings, fixes: Fixes) -> Manager {
+    pub(crate) fn start_legacy(&self, settings: LegacySettings, fixes: Fixes) -> Manager {
         let inputs = Inputs { switches: Switches { fixes, ..self.inputs.switches }, ..self.inputs.clone() };
         arc_controller::start(&inputs, &Families::legacy(settings))
     }
 
     /// A typed API in `namespace`.
-    pub fn api<K>(&self, namespace: &str) -> Api<K>
+    pub(crate) fn api<K>(&self, namespace: &str) -> Api<K>
     where
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
         K::DynamicType: Default,
@@ -157,7 +157,7 @@ impl Harness {
 
     /// Waits in simulated time, polling every 100 ms, until `check` holds; panics naming `what` after
     /// `timeout`.
-    pub async fn eventually(&self, what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
+    pub(crate) async fn eventually(&self, what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
         let deadline = sim_now() + timeout;
         while !check() {
             assert!(sim_now() < deadline, "timed out after {timeout:?} waiting for: {what}");
@@ -166,7 +166,7 @@ impl Harness {
     }
 
     /// Checks that `check` holds at every 100 ms poll for `duration` (controller-runtime's `Consistently`).
-    pub async fn consistently(&self, what: &str, duration: Duration, mut check: impl FnMut() -> bool) {
+    pub(crate) async fn consistently(&self, what: &str, duration: Duration, mut check: impl FnMut() -> bool) {
         let deadline = sim_now() + duration;
         while sim_now() < deadline {
             assert!(check(), "stopped holding: {what}");
@@ -175,18 +175,18 @@ impl Harness {
     }
 
     /// A stored object, read straight from the fake (no API call, no fault).
-    pub fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<serde_json::Value> {
+    pub(crate) fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<serde_json::Value> {
         self.apiserver.object(plural, namespace, name)
     }
 
     /// A controller metric, summed over labels matching `filter`.
-    pub fn metric(&self, name: &str, filter: &[(&str, &str)]) -> i64 {
+    pub(crate) fn metric(&self, name: &str, filter: &[(&str, &str)]) -> i64 {
         self.metrics.sum(name, filter)
     }
 }
 
 /// `json` with every `wall_ms` set to 0: what two sweeps of the same plan must agree on exactly.
-pub fn without_wall_time(mut json: serde_json::Value) -> serde_json::Value {
+pub(crate) fn without_wall_time(mut json: serde_json::Value) -> serde_json::Value {
     fn zero(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::Object(map) => {

@@ -8,7 +8,7 @@ use super::registry::{Registry, ResourceType};
 
 /// An EphemeralRunner CRD whose spec and status keep any field (unit tests exercise the server's
 /// bookkeeping, not the schema).
-pub const RUNNER_CRD: &str = r#"
+pub(crate) const RUNNER_CRD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -31,22 +31,22 @@ spec:
 "#;
 
 /// The Widget CRD of the integration tests.
-pub const WIDGET_CRD: &str = include_str!("../../tests/apiserver/fixtures/widgets.yaml");
+pub(crate) const WIDGET_CRD: &str = include_str!("../../tests/apiserver/fixtures/widgets.yaml");
 
 /// Both fixture CRDs.
-pub fn crds() -> CrdSet {
+pub(crate) fn crds() -> CrdSet {
     let mut set = CrdSet::from_manifests("runner", RUNNER_CRD).expect("the runner fixture is valid");
     set.add_manifests("widgets.yaml", WIDGET_CRD).expect("the widget fixture is valid");
     set
 }
 
 /// The built-in kinds plus the fixture CRDs.
-pub fn registry() -> Registry {
+pub(crate) fn registry() -> Registry {
     Registry::new(&crds())
 }
 
 /// The fixture type served as `plural`.
-pub fn resource(plural: &str) -> ResourceType {
+pub(crate) fn resource(plural: &str) -> ResourceType {
     let r = registry();
     r.get(r.find_plural(plural).expect("a fixture plural")).clone()
 }

@@ -88,7 +88,7 @@ fn check_times(claims: &Value, now: i64) -> Result<(), Reply> {
 
 impl World {
     /// `POST /app/installations/{installation_id}/access_tokens` authorised by `jwt`.
-    pub fn http_installation_token(&mut self, installation_id: i64, jwt: &str) -> Reply {
+    pub(super) fn http_installation_token(&mut self, installation_id: i64, jwt: &str) -> Reply {
         let now_seconds = self.timestamp(self.now_ms()).as_second();
         let app = match verify_app_jwt(&self.cfg.apps, jwt, now_seconds) {
             Ok(app) => app,
@@ -105,7 +105,7 @@ impl World {
 
     /// Whether `token` is a REST credential now: an unexpired installation token, or (the fake does not
     /// model PATs) anything else that is not one.
-    pub fn rest_credential_valid(&self, token: &str) -> bool {
+    pub(super) fn rest_credential_valid(&self, token: &str) -> bool {
         if !token.starts_with("ghs_") {
             return true;
         }

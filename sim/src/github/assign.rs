@@ -48,7 +48,7 @@ pub enum SessionEnded {
 
 impl World {
     /// The oldest waiting job with an idle runner that may take it, and those runners (by id).
-    pub fn next_assignable(&self) -> Option<(i64, Vec<i64>)> {
+    pub(super) fn next_assignable(&self) -> Option<(i64, Vec<i64>)> {
         if self.index.idle_runners.is_empty() {
             return None;
         }
@@ -75,14 +75,14 @@ impl World {
     }
 
     /// A seeded assignment latency from the configured range.
-    pub fn draw_assignment_latency(&mut self) -> Duration {
+    pub(super) fn draw_assignment_latency(&mut self) -> Duration {
         let (min, max) = (self.cfg.assignment_latency_ms_min, self.cfg.assignment_latency_ms_max);
         Duration::from_millis(self.rng.random_range(min..=max))
     }
 
     /// Assigns the oldest assignable job to a runner drawn from its candidates, or returns `None`
     /// when nothing is assignable any more or a delayed-assignment perturbation holds the job (`held`).
-    pub fn assign_next(&mut self) -> Option<Assignment> {
+    pub(super) fn assign_next(&mut self) -> Option<Assignment> {
         let (request_id, candidates) = self.next_assignable()?;
         let runner_id = candidates[self.rng.random_range(0..candidates.len())];
         if self.held.hold_on_assignment(request_id) {
@@ -105,7 +105,7 @@ impl World {
     }
 
     /// RemoveRunner, linearised against assignment. Records and returns the outcome.
-    pub fn remove_runner(&mut self, runner_id: i64, api: RemovalApi) -> RemoveOutcome {
+    pub(super) fn remove_runner(&mut self, runner_id: i64, api: RemovalApi) -> RemoveOutcome {
         let outcome = match self.runners.get(&runner_id).filter(|r| !r.is_removed()) {
             Some(runner) if runner.job().is_some() => match api {
                 RemovalApi::ScaleSet if self.weakly_removable(runner) => RemoveOutcome::RemovedAssigned,
@@ -147,7 +147,7 @@ impl World {
 
     /// The lost-runner timeout fired: if the runner still holds `request_id` with no process, the job
     /// fails "runner lost" and the runner is removed.
-    pub fn expire_lost_runner(&mut self, runner_id: i64, request_id: i64) {
+    pub(super) fn expire_lost_runner(&mut self, runner_id: i64, request_id: i64) {
         let still_lost = self.runners.get(&runner_id).is_some_and(
             |r| matches!(r.state, RunnerState::Lost { request_id: held, .. } if held == request_id),
         );
@@ -162,7 +162,7 @@ impl World {
 
     /// The runner process on `connection` reports its job done. The job ends with `result` unless it
     /// already ended (canceled); an ephemeral runner then deregisters, a persistent one goes idle.
-    pub fn complete_from_runner(
+    pub(super) fn complete_from_runner(
         &mut self,
         runner_id: i64,
         connection: u64,
@@ -174,7 +174,7 @@ impl World {
 
     /// The runner process on `connection` was told to shut down mid-job: it canceled the job and
     /// reports it canceled (reason `runner-shutdown`); then as [`World::complete_from_runner`].
-    pub fn cancel_from_runner_shutdown(
+    pub(super) fn cancel_from_runner_shutdown(
         &mut self,
         runner_id: i64,
         connection: u64,

@@ -31,7 +31,7 @@ pub(crate) enum Authorized {
 
 impl World {
     /// Checks a request's credential for `auth`; a failure is the 401 to answer.
-    pub fn authorize(&self, auth: Auth, headers: &HeaderMap) -> Result<Authorized, Reply> {
+    pub(super) fn authorize(&self, auth: Auth, headers: &HeaderMap) -> Result<Authorized, Reply> {
         let now = self.now_ms();
         match auth {
             Auth::Pat => match credential(headers, "Bearer") {
@@ -60,7 +60,7 @@ impl World {
     }
 
     /// Issues a registration token for REST scope `scope` (`/orgs/x`).
-    pub fn issue_registration_token(&mut self, scope: &str) -> RegistrationToken {
+    pub(super) fn issue_registration_token(&mut self, scope: &str) -> RegistrationToken {
         let token = tokens::opaque(self.seed, "reg", self.next_number()).to_uppercase();
         let expires_ms = self.now_ms() + self.cfg.registration_token_ttl_ms;
         self.registration_tokens
@@ -69,7 +69,7 @@ impl World {
     }
 
     /// `POST /actions/runner-registration`: the Actions service URL and a fresh admin token.
-    pub fn http_admin_token(&mut self, body: &RunnerRegistrationRequest) -> Reply {
+    pub(super) fn http_admin_token(&mut self, body: &RunnerRegistrationRequest) -> Reply {
         if body.runner_event != "register" || body.url.is_empty() {
             return Reply::rest_error(422, "url and runner_event \"register\" are required");
         }

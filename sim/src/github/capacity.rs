@@ -31,20 +31,20 @@ impl World {
     }
 
     /// How many more jobs AcquireJobs may acquire for the scale set; `None` without a capacity.
-    pub fn acquire_room(&self, scale_set_id: i64) -> Option<usize> {
+    pub(super) fn acquire_room(&self, scale_set_id: i64) -> Option<usize> {
         let cap = self.max_capacity(scale_set_id)?;
         Some(cap.saturating_sub(self.jobs_held(scale_set_id)))
     }
 
     /// Whether one more of the scale set's runners may take a job.
-    pub fn below_capacity(&self, scale_set_id: i64) -> bool {
+    pub(super) fn below_capacity(&self, scale_set_id: i64) -> bool {
         let Some(cap) = self.max_capacity(scale_set_id) else { return true };
         let busy = self.statistics(scale_set_id).total_busy_runners;
         usize::try_from(busy).unwrap_or(0) < cap
     }
 
     /// AcquireJobs leaves job `request_id` queued for lack of room: remember it for a re-offer.
-    pub fn defer_acquisition(&mut self, request_id: i64, scale_set_id: i64) {
+    pub(super) fn defer_acquisition(&mut self, request_id: i64, scale_set_id: i64) {
         let max_capacity = self.scale_sets.get(&scale_set_id).and_then(|s| s.max_capacity).unwrap_or(0);
         self.deferred.entry(scale_set_id).or_default().insert(request_id);
         self.record(EventKind::AcquireDeferred { request_id, scale_set_id, max_capacity });
@@ -53,7 +53,7 @@ impl World {
     /// Offers the scale set's deferred jobs again, oldest first, as many as it has room for. Jobs no
     /// longer queued for it are forgotten when their turn comes; the rest wait, unread, so a job's end
     /// costs the jobs it re-offers, not every deferred one.
-    pub fn reoffer_deferred(&mut self, scale_set_id: i64) {
+    pub(super) fn reoffer_deferred(&mut self, scale_set_id: i64) {
         let Some(mut deferred) = self.deferred.remove(&scale_set_id) else { return };
         let mut room = self.acquire_room(scale_set_id).unwrap_or(usize::MAX);
         while room > 0 {

@@ -54,12 +54,12 @@ pub(crate) struct FaultLayer {
 
 impl FaultLayer {
     /// The layer for `plan.github` under `seed`.
-    pub fn new(seed: Seed, plan: &FaultPlan) -> Self {
+    pub(super) fn new(seed: Seed, plan: &FaultPlan) -> Self {
         FaultLayer { rules: plan.github.clone(), rng: seed.rng(Component::GitHubFaults) }
     }
 
     /// The fault, if any, for `operation` at sim ms `now_ms`.
-    pub fn decide(&mut self, operation: Operation, now_ms: u64) -> Option<Fired> {
+    pub(super) fn decide(&mut self, operation: Operation, now_ms: u64) -> Option<Fired> {
         let name = operation.as_str();
         for rule in &self.rules {
             let in_window = rule.window.is_none_or(|w| w.contains(now_ms));

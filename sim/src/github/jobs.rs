@@ -24,7 +24,7 @@ pub enum CancelError {
 
 impl World {
     /// Queues a job and offers it to every scale set it matches. Returns its request id.
-    pub fn submit_job(&mut self, spec: JobSpec) -> i64 {
+    pub(super) fn submit_job(&mut self, spec: JobSpec) -> i64 {
         let request_id = self.next_id();
         let job = Job {
             request_id,
@@ -62,7 +62,7 @@ impl World {
     }
 
     /// Offers every queued job that scale set `scale_set_id` matches and has not been offered yet.
-    pub fn offer_queued_jobs(&mut self, scale_set_id: i64) {
+    pub(super) fn offer_queued_jobs(&mut self, scale_set_id: i64) {
         let Some(set) = self.scale_sets.get(&scale_set_id) else { return };
         let unoffered: Vec<i64> = self
             .jobs
@@ -80,7 +80,7 @@ impl World {
     }
 
     /// Offers job `request_id` to scale set `scale_set_id` (a JobAvailable in its queue).
-    pub fn offer(&mut self, request_id: i64, scale_set_id: i64) {
+    pub(super) fn offer(&mut self, request_id: i64, scale_set_id: i64) {
         let available = self.available_message(request_id, scale_set_id);
         self.edit_job(request_id, |job| job.offered_to.insert(scale_set_id));
         self.queue(scale_set_id).pending.push(available);
@@ -95,7 +95,7 @@ impl World {
 
     /// Puts the jobs scale set `scale_set_id` acquired but never started back in the queue, offered
     /// again to the other scale sets they match.
-    pub fn requeue_jobs_of(&mut self, scale_set_id: i64) {
+    pub(super) fn requeue_jobs_of(&mut self, scale_set_id: i64) {
         let stranded: Vec<i64> = self
             .jobs
             .values()
@@ -134,7 +134,7 @@ impl World {
     /// AcquireJobs: of `request_ids`, acquires those still queued and offered to this scale set, as
     /// many as its capacity leaves room for; the others stay queued and are offered again later (see
     /// `capacity`).
-    pub fn acquire_jobs(&mut self, scale_set_id: i64, request_ids: &[i64]) -> Vec<i64> {
+    pub(super) fn acquire_jobs(&mut self, scale_set_id: i64, request_ids: &[i64]) -> Vec<i64> {
         let mut acquired = Vec::new();
         let mut room = self.acquire_room(scale_set_id);
         for &request_id in request_ids {
@@ -169,7 +169,7 @@ impl World {
 
     /// `GET runnerscalesets/{id}/acquirablejobs`: the jobs offered to the scale set and not yet
     /// acquired by anyone, as their JobAvailable messages (ARC's `AcquirableJobList`, `{count, jobs}`).
-    pub fn http_acquirable_jobs(&self, scale_set_id: i64) -> Reply {
+    pub(super) fn http_acquirable_jobs(&self, scale_set_id: i64) -> Reply {
         if !self.scale_sets.contains_key(&scale_set_id) {
             let message = format!("runner scale set {scale_set_id} not found");
             return Reply::exception(404, "RunnerScaleSetNotFoundException", message);
@@ -187,7 +187,7 @@ impl World {
 
     /// Cancels a job that has not ended. A running job ends at once; its runner stays busy until its
     /// process reports back.
-    pub fn cancel_job(&mut self, request_id: i64) -> Result<(), CancelError> {
+    pub(super) fn cancel_job(&mut self, request_id: i64) -> Result<(), CancelError> {
         let job = self.jobs.get(&request_id).ok_or(CancelError::Unknown(request_id))?;
         if job.is_completed() {
             return Err(CancelError::AlreadyCompleted(request_id));
@@ -198,7 +198,7 @@ impl World {
 
     /// Ends a job and tells the acquiring scale set (JobCompleted, after a JobStarted still pending),
     /// which may then have room for a job it had to leave.
-    pub fn finish_job(&mut self, request_id: i64, result: JobResult, reason: EndReason) {
+    pub(super) fn finish_job(&mut self, request_id: i64, result: JobResult, reason: EndReason) {
         self.send_job_started(request_id);
         let now = self.now_ms();
         self.set_job_state(request_id, JobState::Completed { result, reason });
@@ -220,7 +220,7 @@ impl World {
     }
 
     /// The common job-message fields of job `request_id` as of now.
-    pub fn job_fields(&self, request_id: i64) -> JobFields {
+    pub(super) fn job_fields(&self, request_id: i64) -> JobFields {
         let job = &self.jobs[&request_id];
         let at = |ms: Option<u64>| JobFields::time(ms.map(|ms| self.timestamp(ms)));
         JobFields {

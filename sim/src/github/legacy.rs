@@ -41,7 +41,7 @@ pub struct LegacyRegistration {
 
 impl World {
     /// `config.sh --unattended --replace --token <token> --name <name> --labels <labels>`.
-    pub fn legacy_configure(
+    pub(super) fn legacy_configure(
         &mut self,
         token: &str,
         name: &str,
@@ -72,7 +72,7 @@ impl World {
     }
 
     /// `GET {scope}/actions/runners?per_page=&page=`, from a snapshot at most the staleness old.
-    pub fn http_list_runners(&mut self, scope: &str, page: u32, per_page: u32) -> Reply {
+    pub(super) fn http_list_runners(&mut self, scope: &str, page: u32, per_page: u32) -> Reply {
         let now = self.now_ms();
         let fresh = self
             .legacy_lists
@@ -105,7 +105,7 @@ impl World {
     }
 
     /// `DELETE {scope}/actions/runners/{id}`: 204, 422 while it holds a job, 404 if unknown here.
-    pub fn http_delete_runner(&mut self, scope: &str, runner_id: i64) -> Reply {
+    pub(super) fn http_delete_runner(&mut self, scope: &str, runner_id: i64) -> Reply {
         let in_scope = self.runners.get(&runner_id).is_some_and(|r| r.scope.as_deref() == Some(scope));
         let outcome = if in_scope {
             self.remove_runner(runner_id, RemovalApi::Legacy)

@@ -35,7 +35,7 @@ pub(crate) struct JobFields {
 
 impl JobFields {
     /// A time for the wire: `at`, or Go's zero time when it has not happened.
-    pub fn time(at: Option<Timestamp>) -> Timestamp {
+    pub(super) fn time(at: Option<Timestamp>) -> Timestamp {
         at.unwrap_or(GO_ZERO_TIME)
     }
 }
@@ -84,7 +84,7 @@ pub(crate) enum JobMessage {
 
 impl JobMessage {
     /// The request id a JobAvailable offers (`None` for the other kinds).
-    pub fn available_request_id(&self) -> Option<i64> {
+    pub(super) fn available_request_id(&self) -> Option<i64> {
         match self {
             JobMessage::Available { job, .. } => Some(job.runner_request_id),
             _ => None,
@@ -92,7 +92,7 @@ impl JobMessage {
     }
 
     /// A batch as a message body: a JSON array, as a string.
-    pub fn encode_batch(batch: &[JobMessage]) -> String {
+    pub(super) fn encode_batch(batch: &[JobMessage]) -> String {
         serde_json::to_string(batch).expect("job messages always serialise")
     }
 }

@@ -24,7 +24,7 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// A JSON answer.
-    pub fn json(status: u16, value: &impl Serialize) -> Reply {
+    pub(super) fn json(status: u16, value: &impl Serialize) -> Reply {
         let body = serde_json::to_vec(value).expect("wire types always serialise");
         Reply {
             status,
@@ -35,41 +35,41 @@ impl Reply {
     }
 
     /// An answer without a body (204, 202, or a bare 401).
-    pub fn empty(status: u16) -> Reply {
+    pub(super) fn empty(status: u16) -> Reply {
         Reply { status, content_type: None, body: Bytes::new(), headers: Vec::new() }
     }
 
     /// A plain-text answer.
-    pub fn text(status: u16, text: impl Into<String>) -> Reply {
+    pub(super) fn text(status: u16, text: impl Into<String>) -> Reply {
         let body = Bytes::from(text.into());
         Reply { status, content_type: Some("text/plain; charset=utf-8"), body, headers: Vec::new() }
     }
 
     /// An Actions service exception, e.g. `exception(409, "AgentExistsException", "...")`.
-    pub fn exception(status: u16, name: &str, message: impl Into<String>) -> Reply {
+    pub(super) fn exception(status: u16, name: &str, message: impl Into<String>) -> Reply {
         let type_name = format!("{EXCEPTION_NAMESPACE}.{name}, {EXCEPTION_NAMESPACE}");
         Reply::json(status, &ExceptionBody { type_name, message: message.into() })
     }
 
     /// A GitHub REST error.
-    pub fn rest_error(status: u16, message: impl Into<String>) -> Reply {
+    pub(super) fn rest_error(status: u16, message: impl Into<String>) -> Reply {
         let documentation_url = "https://docs.github.com/rest/actions/self-hosted-runners".to_string();
         Reply::json(status, &RestErrorBody { message: message.into(), documentation_url })
     }
 
     /// A 400 for a body or query the service cannot read.
-    pub fn bad_request(message: impl Into<String>) -> Reply {
+    pub(super) fn bad_request(message: impl Into<String>) -> Reply {
         Reply::exception(400, "InvalidRequestException", message)
     }
 
     /// Adds a header.
-    pub fn with_header(mut self, name: &'static str, value: String) -> Reply {
+    pub(super) fn with_header(mut self, name: &'static str, value: String) -> Reply {
         self.headers.push((name, value));
         self
     }
 
     /// The `http::Response`, stamped with `activity_id`.
-    pub fn into_response(self, activity_id: &str) -> Response<Full<Bytes>> {
+    pub(super) fn into_response(self, activity_id: &str) -> Response<Full<Bytes>> {
         let mut builder = Response::builder().status(self.status).header("ActivityId", activity_id);
         if let Some(content_type) = self.content_type {
             builder = builder.header(http::header::CONTENT_TYPE, content_type);

@@ -74,7 +74,7 @@ pub(crate) enum Auth {
 
 impl Route {
     /// Routes `method path`, or `None` for anything the service does not serve.
-    pub fn parse(method: &Method, path: &str) -> Option<Route> {
+    pub(super) fn parse(method: &Method, path: &str) -> Option<Route> {
         let path = path.strip_prefix("/api/v3").unwrap_or(path);
         match path.split_once("/_apis/") {
             Some((_, rest)) => Route::actions(method, &segments(rest)),
@@ -151,7 +151,7 @@ impl Route {
     }
 
     /// The operation, as metrics, traces and fault plans name it.
-    pub fn operation(&self) -> Operation {
+    pub(super) fn operation(&self) -> Operation {
         match self {
             Route::RegistrationToken { .. } => Operation::RegistrationToken,
             Route::AdminToken => Operation::AdminToken,
@@ -178,7 +178,7 @@ impl Route {
     }
 
     /// How the route is authorised.
-    pub fn auth(&self) -> Auth {
+    pub(super) fn auth(&self) -> Auth {
         match self {
             Route::RegistrationToken { .. } | Route::ListRunners { .. } | Route::DeleteRunner { .. } => {
                 Auth::Pat

@@ -32,7 +32,7 @@ pub(crate) struct Registered {
 
 impl World {
     /// `POST runnerscalesets/{id}/generatejitconfig`: 409 `AgentExistsException` for a taken name.
-    pub fn http_generate_jit_config(&mut self, scale_set_id: i64, setting: &JitRequest) -> Reply {
+    pub(super) fn http_generate_jit_config(&mut self, scale_set_id: i64, setting: &JitRequest) -> Reply {
         let Some(set) = self.scale_sets.get(&scale_set_id) else {
             let message = format!("runner scale set {scale_set_id} not found");
             return Reply::exception(404, "RunnerScaleSetNotFoundException", message);
@@ -50,7 +50,7 @@ impl World {
     }
 
     /// Registers an offline runner and mints the config its process connects with.
-    pub fn register_runner(
+    pub(super) fn register_runner(
         &mut self,
         name: &str,
         scale_set_id: Option<i64>,
@@ -92,12 +92,12 @@ impl World {
     }
 
     /// The registered (not removed) runner named `name`.
-    pub fn live_runner_named(&self, name: &str) -> Option<&Runner> {
+    pub(super) fn live_runner_named(&self, name: &str) -> Option<&Runner> {
         self.runners.values().find(|r| !r.is_removed() && r.name == name)
     }
 
     /// `GET agents/{id}`: 404 `AgentNotFoundException` for an unknown or removed runner.
-    pub fn http_get_runner(&mut self, runner_id: i64) -> Reply {
+    pub(super) fn http_get_runner(&mut self, runner_id: i64) -> Reply {
         match self.read_runners().into_iter().find(|r| r.id == runner_id) {
             Some(runner) => Reply::json(200, &runner),
             None => Reply::exception(
@@ -109,14 +109,14 @@ impl World {
     }
 
     /// `GET agents?agentName=`: 0 or 1 runners.
-    pub fn http_get_runner_by_name(&mut self, name: &str) -> Reply {
+    pub(super) fn http_get_runner_by_name(&mut self, name: &str) -> Reply {
         let found: Vec<RunnerReference> =
             self.read_runners().into_iter().filter(|r| r.name == name).collect();
         Reply::json(200, &ItemList::of(found))
     }
 
     /// A runner process starts with `config`. Returns the runner id and the connection number.
-    pub fn connect(&mut self, config: &str) -> Result<(i64, u64), ConnectRefused> {
+    pub(super) fn connect(&mut self, config: &str) -> Result<(i64, u64), ConnectRefused> {
         let credential = RunnerCredential::decode(config)
             .filter(|c| self.runner_secrets.get(&c.runner_id) == Some(&c.secret))
             .ok_or(ConnectRefused::InvalidConfig);
@@ -164,7 +164,12 @@ impl World {
     /// The process of connection `connection` died or exited. An idle runner goes offline; a busy one
     /// is lost, and its job is returned so the caller can start the lost-runner timer.
     /// A process that `said_so` (deleted its session) is noticed at once whatever the assumption.
-    pub fn process_exited(&mut self, runner_id: i64, connection: u64, said_so: bool) -> Option<LostJob> {
+    pub(super) fn process_exited(
+        &mut self,
+        runner_id: i64,
+        connection: u64,
+        said_so: bool,
+    ) -> Option<LostJob> {
         let now = self.now_ms();
         let runner = self.runners.get(&runner_id).filter(|r| r.connections == connection)?;
         let (state, lost) = match runner.state {
@@ -188,7 +193,7 @@ impl World {
     }
 
     /// Removes a runner for good.
-    pub fn remove(&mut self, runner_id: i64, reason: RemovalReason) {
+    pub(super) fn remove(&mut self, runner_id: i64, reason: RemovalReason) {
         let at_ms = self.now_ms();
         if self.runners.get(&runner_id).is_some_and(|r| !r.is_removed()) {
             self.set_runner_state(runner_id, RunnerState::Removed { reason, at_ms });

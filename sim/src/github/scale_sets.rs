@@ -17,7 +17,7 @@ fn count(n: usize) -> i64 {
 
 impl World {
     /// `GET runnergroups/?groupName=`: 0 or 1 groups (names compare case-insensitively).
-    pub fn http_get_runner_group(&self, name: &str) -> Reply {
+    pub(super) fn http_get_runner_group(&self, name: &str) -> Reply {
         let groups: Vec<RunnerGroup> = self
             .groups
             .iter()
@@ -44,7 +44,7 @@ impl World {
     }
 
     /// `GET runnerscalesets?runnerGroupId=&name=`.
-    pub fn http_find_scale_set(&self, group_id: i64, name: &str) -> Reply {
+    pub(super) fn http_find_scale_set(&self, group_id: i64, name: &str) -> Reply {
         let found: Vec<ScaleSetAnswer> = self
             .scale_sets
             .values()
@@ -55,7 +55,7 @@ impl World {
     }
 
     /// `GET runnerscalesets/{id}`, its statistics as a read sees them (`stale_reads`).
-    pub fn http_get_scale_set(&mut self, id: i64) -> Reply {
+    pub(super) fn http_get_scale_set(&mut self, id: i64) -> Reply {
         if !self.scale_sets.contains_key(&id) {
             return scale_set_not_found(id);
         }
@@ -65,7 +65,7 @@ impl World {
     }
 
     /// `POST runnerscalesets`.
-    pub fn http_create_scale_set(&mut self, body: ScaleSetRequest) -> Reply {
+    pub(super) fn http_create_scale_set(&mut self, body: ScaleSetRequest) -> Reply {
         if body.name.trim().is_empty() {
             return Reply::bad_request("a runner scale set needs a name");
         }
@@ -86,7 +86,7 @@ impl World {
     }
 
     /// Creates a scale set and offers it the queued jobs it matches.
-    pub fn create_scale_set(
+    pub(super) fn create_scale_set(
         &mut self,
         name: &str,
         runner_group_id: i64,
@@ -114,7 +114,7 @@ impl World {
     /// `PATCH runnerscalesets/{id}`: non-empty fields replace the stored ones. The runner setting is
     /// always replaced (simplification: the Go clients always send it, and the service's merge of it
     /// is not observed).
-    pub fn http_update_scale_set(&mut self, id: i64, body: ScaleSetRequest) -> Reply {
+    pub(super) fn http_update_scale_set(&mut self, id: i64, body: ScaleSetRequest) -> Reply {
         if body.runner_group_id != 0 && !self.groups.contains_key(&body.runner_group_id) {
             let message = format!("runner group {} not found", body.runner_group_id);
             return Reply::exception(404, "RunnerGroupNotFoundException", message);
@@ -135,7 +135,7 @@ impl World {
     }
 
     /// `DELETE runnerscalesets/{id}`.
-    pub fn http_delete_scale_set(&mut self, id: i64) -> Reply {
+    pub(super) fn http_delete_scale_set(&mut self, id: i64) -> Reply {
         if !self.scale_sets.contains_key(&id) {
             return scale_set_not_found(id);
         }
@@ -171,7 +171,7 @@ impl World {
     }
 
     /// The scale set as the wire describes it, with current statistics.
-    pub fn scale_set_wire(&self, set: &ScaleSet) -> ScaleSetAnswer {
+    pub(super) fn scale_set_wire(&self, set: &ScaleSet) -> ScaleSetAnswer {
         ScaleSetAnswer {
             id: set.id,
             name: set.name.clone(),

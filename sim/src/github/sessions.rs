@@ -26,7 +26,7 @@ const HEADER_SCALE_SET_MAX_CAPACITY: &str = "X-ScaleSetMaxCapacity";
 
 impl World {
     /// `POST runnerscalesets/{id}/sessions`.
-    pub fn http_create_session(&mut self, scale_set_id: i64, owner: &str) -> Reply {
+    pub(super) fn http_create_session(&mut self, scale_set_id: i64, owner: &str) -> Reply {
         if !self.scale_sets.contains_key(&scale_set_id) {
             let message = format!("runner scale set {scale_set_id} not found");
             return Reply::exception(404, "RunnerScaleSetNotFoundException", message);
@@ -79,7 +79,7 @@ impl World {
     }
 
     /// `PATCH …/sessions/{sid}`: a new queue token.
-    pub fn http_refresh_session(&mut self, scale_set_id: i64, session_id: &str) -> Reply {
+    pub(super) fn http_refresh_session(&mut self, scale_set_id: i64, session_id: &str) -> Reply {
         let now = self.now_ms();
         let token = tokens::opaque(self.seed, "qt", self.next_number());
         let ttl = self.cfg.queue_token_ttl_ms;
@@ -101,7 +101,7 @@ impl World {
     }
 
     /// `DELETE …/sessions/{sid}`.
-    pub fn http_delete_session(&mut self, scale_set_id: i64, session_id: &str) -> Reply {
+    pub(super) fn http_delete_session(&mut self, scale_set_id: i64, session_id: &str) -> Reply {
         if self.sessions.get(session_id).is_none_or(|s| s.scale_set_id != scale_set_id) {
             return session_not_found(session_id);
         }
@@ -110,7 +110,7 @@ impl World {
     }
 
     /// Drops a session; its queue token stops working.
-    pub fn close_session(&mut self, session_id: &str, why: &str) {
+    pub(super) fn close_session(&mut self, session_id: &str, why: &str) {
         if self.sessions.remove(session_id).is_some() {
             self.record(EventKind::SessionClosed {
                 session_id: session_id.to_string(),
@@ -137,7 +137,7 @@ impl World {
     }
 
     /// The session of scale set `scale_set_id` whose unexpired queue token is `token`.
-    pub fn session_for_token(&self, scale_set_id: i64, token: &str) -> Option<String> {
+    pub(super) fn session_for_token(&self, scale_set_id: i64, token: &str) -> Option<String> {
         let now = self.now_ms();
         self.sessions
             .values()
@@ -149,7 +149,7 @@ impl World {
     /// pending job messages sealed into a new one, else `None`.
     /// (The long poll asks after every change to the service, so statistics are counted only when a
     /// message is sealed.)
-    pub fn next_message(&mut self, scale_set_id: i64, last_id: i64) -> Option<Message> {
+    pub(super) fn next_message(&mut self, scale_set_id: i64, last_id: i64) -> Option<Message> {
         let queue = self.queue(scale_set_id);
         if let Some((_, message)) = queue.sealed.range(last_id.saturating_add(1)..).next() {
             return Some(message.clone());
@@ -179,7 +179,7 @@ impl World {
     }
 
     /// `DELETE {queue}/{messageId}`: acknowledges a message (unknown ids too).
-    pub fn http_delete_message(&mut self, scale_set_id: i64, message_id: i64) -> Reply {
+    pub(super) fn http_delete_message(&mut self, scale_set_id: i64, message_id: i64) -> Reply {
         self.queue(scale_set_id).sealed.remove(&message_id);
         Reply::empty(204)
     }

@@ -18,7 +18,7 @@ impl World {
     /// Draws the timing of job `request_id`, just assigned to `runner_id`. A zero JobStarted delay
     /// queues JobStarted now; otherwise the delay is returned for the caller to time it
     /// ([`World::send_job_started`] when it passes).
-    pub fn schedule_start(&mut self, request_id: i64, runner_id: i64) -> Option<Duration> {
+    pub(super) fn schedule_start(&mut self, request_id: i64, runner_id: i64) -> Option<Duration> {
         let pickup = self.cfg.runner_pickup_delay.draw(&mut self.job_timing_rng);
         let started = self.cfg.job_started_delay.draw(&mut self.job_timing_rng);
         let due_ms = self.now_ms() + u64::try_from(pickup.as_millis()).unwrap_or(u64::MAX);
@@ -33,7 +33,7 @@ impl World {
     }
 
     /// Queues the JobStarted of `request_id` if it is still pending.
-    pub fn send_job_started(&mut self, request_id: i64) {
+    pub(super) fn send_job_started(&mut self, request_id: i64) {
         let Some(runner_id) = self.pending_started.remove(&request_id) else { return };
         let Some(scale_set_id) = self.jobs.get(&request_id).and_then(|j| j.acquired_by) else { return };
         let runner_name = self.runners.get(&runner_id).map(|r| r.name.clone()).unwrap_or_default();
@@ -43,12 +43,12 @@ impl World {
     }
 
     /// Sim ms at which the runner process starts job `request_id`, if it has not yet.
-    pub fn pickup_due(&self, request_id: i64) -> Option<u64> {
+    pub(super) fn pickup_due(&self, request_id: i64) -> Option<u64> {
         self.pickup_due_ms.get(&request_id).copied()
     }
 
     /// The runner process of `runner_id` starts job `request_id` (recorded once).
-    pub fn pick_up(&mut self, request_id: i64, runner_id: i64) {
+    pub(super) fn pick_up(&mut self, request_id: i64, runner_id: i64) {
         if self.pickup_due_ms.remove(&request_id).is_some() {
             self.record(EventKind::JobPickedUp { request_id, runner_id });
         }

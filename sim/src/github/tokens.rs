@@ -48,12 +48,12 @@ pub(crate) struct RunnerCredential {
 
 impl RunnerCredential {
     /// Base64 of the JSON form.
-    pub fn encode(&self) -> String {
+    pub(super) fn encode(&self) -> String {
         STANDARD.encode(serde_json::to_vec(self).expect("a credential always serialises"))
     }
 
     /// The credential in `config`, if it is one this fake could have issued.
-    pub fn decode(config: &str) -> Option<RunnerCredential> {
+    pub(super) fn decode(config: &str) -> Option<RunnerCredential> {
         let bytes = STANDARD.decode(config.trim()).ok()?;
         serde_json::from_slice(&bytes).ok()
     }

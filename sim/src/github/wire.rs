@@ -24,7 +24,7 @@ pub(crate) struct ItemList<T> {
 
 impl<T> ItemList<T> {
     /// A list holding `value`, with its count.
-    pub fn of(value: Vec<T>) -> Self {
+    pub(super) fn of(value: Vec<T>) -> Self {
         ItemList { count: i64::try_from(value.len()).unwrap_or(i64::MAX), value }
     }
 }
@@ -172,7 +172,7 @@ pub struct RegistrationToken {
 /// An installation access token (`POST /app/installations/{id}/access_tokens`, 201), with the
 /// permissions and repository selection GitHub reports beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InstallationAccessToken {
+pub(super) struct InstallationAccessToken {
     /// The token (`ghs_…`).
     pub token: String,
     /// When it stops working.
@@ -185,7 +185,7 @@ pub struct InstallationAccessToken {
 
 impl InstallationAccessToken {
     /// A token for runner administration, expiring at `expires_at`.
-    pub fn new(token: String, expires_at: Timestamp) -> Self {
+    pub(super) fn new(token: String, expires_at: Timestamp) -> Self {
         let permissions = [("administration", "write"), ("organization_self_hosted_runners", "write")]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

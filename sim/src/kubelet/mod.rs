@@ -137,19 +137,19 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn record(&self, namespace: &str, name: &str, uid: &str, kind: KubeletEventKind) {
+    pub(crate) fn record(&self, namespace: &str, name: &str, uid: &str, kind: KubeletEventKind) {
         let pod = format!("{namespace}/{name}");
         let event = KubeletEvent { ms: self.clock.elapsed_ms(), pod, uid: uid.to_string(), kind };
         self.record.emit(event);
     }
 
     /// Now, as the API's timestamps spell it (seconds).
-    pub fn now(&self) -> String {
+    pub(crate) fn now(&self) -> String {
         timestamp_seconds(self.clock.now())
     }
 
     /// The next pod IP.
-    pub fn next_pod_ip(&self) -> String {
+    pub(crate) fn next_pod_ip(&self) -> String {
         let n = self.last_ip.fetch_add(1, Ordering::Relaxed) + 2;
         format!("10.244.{}.{}", (n / 254) % 256, n % 254 + 1)
     }

@@ -75,7 +75,7 @@ pub(crate) struct Running {
 
 impl Running {
     /// SIGKILL: the process is gone where it stands, and so is its connection.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         self.future = futures::future::pending().boxed();
         self.state.lock().expect("process state").killed();
     }
@@ -95,7 +95,7 @@ pub(crate) struct PodTask {
 
 impl PodTask {
     /// A worker for `pod` as the kubelet first saw it bound to its node.
-    pub fn new(
+    pub(crate) fn new(
         kubelet: Arc<Shared>,
         pod: Pod,
         signals: UnboundedReceiver<PodSignal>,
@@ -130,27 +130,27 @@ impl PodTask {
         self.pod.metadata.uid.clone().unwrap_or_default()
     }
 
-    pub fn record(&self, kind: KubeletEventKind) {
+    pub(crate) fn record(&self, kind: KubeletEventKind) {
         self.kubelet.record(&self.namespace(), &self.name(), &self.uid(), kind);
     }
 
-    pub fn now(&self) -> String {
+    pub(crate) fn now(&self) -> String {
         self.kubelet.now()
     }
 
-    pub fn draw(&mut self, range: LagRange) -> Duration {
+    pub(crate) fn draw(&mut self, range: LagRange) -> Duration {
         super::draw(&mut self.rng, range)
     }
 
     /// Writes the pod's status as it stands.
-    pub async fn write(&mut self) -> bool {
+    pub(crate) async fn write(&mut self) -> bool {
         let now = self.now();
         let status = self.view.document(&now);
         self.writes.status(status).await
     }
 
     /// The next signal; once the channel has closed, `Removed` once and then nothing ever again.
-    pub async fn next_signal(&mut self) -> PodSignal {
+    pub(crate) async fn next_signal(&mut self) -> PodSignal {
         if self.closed {
             return std::future::pending().await;
         }
@@ -164,7 +164,7 @@ impl PodTask {
     }
 
     /// Sleeps `d` unless a signal comes first. A crash signal while no process runs is ignored.
-    pub async fn wait(&mut self, d: Duration) -> Option<PodSignal> {
+    pub(crate) async fn wait(&mut self, d: Duration) -> Option<PodSignal> {
         let deadline = tokio::time::Instant::now() + d; // allow-nondeterminism: tokio's paused clock is the sim clock
         loop {
             let signal = tokio::select! {
@@ -179,7 +179,7 @@ impl PodTask {
     }
 
     /// The whole life of the pod on the node.
-    pub async fn run(mut self) {
+    pub(crate) async fn run(mut self) {
         self.view.start_time = Some(self.now());
         self.write().await;
         let delay = self.draw(self.kubelet.config.sandbox_delay);
@@ -197,7 +197,7 @@ impl PodTask {
     }
 
     /// A signal while no process runs.
-    pub async fn end_without_process(&mut self, signal: PodSignal) {
+    pub(crate) async fn end_without_process(&mut self, signal: PodSignal) {
         match signal {
             PodSignal::Removed | PodSignal::Crash { .. } => {}
             PodSignal::Deleting { grace_seconds } => self.delete_stopped(grace_seconds).await,
@@ -336,7 +336,7 @@ impl PodTask {
     }
 
     /// Records the container's stop, with the runner and job its process reported.
-    pub fn stopped(&self, exit_code: i32, cause: StopCause, state: &Arc<Mutex<ProcessState>>) {
+    pub(crate) fn stopped(&self, exit_code: i32, cause: StopCause, state: &Arc<Mutex<ProcessState>>) {
         let state = state.lock().expect("process state").clone();
         self.record(KubeletEventKind::ContainerStopped {
             container: self.view.containers[0].name.clone(),
@@ -385,7 +385,7 @@ impl PodTask {
     }
 
     /// After the pod ended (or was evicted) it stays until deleted; then the kubelet removes it.
-    pub async fn await_deletion(&mut self) {
+    pub(crate) async fn await_deletion(&mut self) {
         loop {
             match self.next_signal().await {
                 PodSignal::Deleting { grace_seconds } => return self.delete_stopped(grace_seconds).await,

@@ -11,22 +11,22 @@ use kube::core::Status;
 use serde_json::json;
 
 /// A fake API server, a real client on it, and the run's trace.
-pub struct World {
+pub(super) struct World {
     pub server: FakeApiServer,
     pub client: kube::Client,
     pub record: Recorder,
 }
 
-pub fn world() -> World {
+pub(super) fn world() -> World {
     world_with(Seed(1), ApiServerConfig::default(), FaultPlan::none())
 }
 
-pub fn world_with(seed: Seed, config: ApiServerConfig, faults: FaultPlan) -> World {
+pub(super) fn world_with(seed: Seed, config: ApiServerConfig, faults: FaultPlan) -> World {
     world_serving(seed, config, faults, arc_crds())
 }
 
 /// A world whose server serves the custom resources of `crds` (instead of ARC's).
-pub fn world_serving(seed: Seed, config: ApiServerConfig, faults: FaultPlan, crds: &CrdSet) -> World {
+pub(super) fn world_serving(seed: Seed, config: ApiServerConfig, faults: FaultPlan, crds: &CrdSet) -> World {
     let trace = Recorder::new(SimClock::start(), TraceMode::Full);
     let server = FakeApiServer::new(seed, trace.clock(), trace.clone(), config, &faults, crds);
     let client = server.client();
@@ -34,32 +34,32 @@ pub fn world_serving(seed: Seed, config: ApiServerConfig, faults: FaultPlan, crd
 }
 
 /// The Widget CRD of `fixtures/widgets.yaml`: another controller's custom resource.
-pub fn widget_crds() -> CrdSet {
+pub(super) fn widget_crds() -> CrdSet {
     CrdSet::from_manifests("widgets.yaml", include_str!("fixtures/widgets.yaml")).expect("a valid fixture")
 }
 
 /// A configuration whose requests take no simulated time, for tests that assert exact durations.
-pub fn instant_requests() -> ApiServerConfig {
+pub(super) fn instant_requests() -> ApiServerConfig {
     ApiServerConfig { request_latency: arc_sim::apiserver::LagRange::fixed(0), ..Default::default() }
 }
 
 impl World {
-    pub fn pods(&self) -> Api<Pod> {
+    pub(super) fn pods(&self) -> Api<Pod> {
         Api::namespaced(self.client.clone(), "default")
     }
 
     /// EphemeralRunners in `default`, as dynamic objects.
-    pub fn runners(&self) -> Api<DynamicObject> {
+    pub(super) fn runners(&self) -> Api<DynamicObject> {
         Api::namespaced_with(self.client.clone(), "default", &ephemeral_runner_resource())
     }
 }
 
-pub fn ephemeral_runner_resource() -> ApiResource {
+pub(super) fn ephemeral_runner_resource() -> ApiResource {
     let gvk = GroupVersionKind::gvk("actions.github.com", "v1alpha1", "EphemeralRunner");
     ApiResource::from_gvk_with_plural(&gvk, "ephemeralrunners")
 }
 
-pub fn pod(name: &str) -> Pod {
+pub(super) fn pod(name: &str) -> Pod {
     serde_json::from_value(json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -69,33 +69,33 @@ pub fn pod(name: &str) -> Pod {
     .expect("a valid pod")
 }
 
-pub fn runner(name: &str) -> DynamicObject {
+pub(super) fn runner(name: &str) -> DynamicObject {
     let mut obj = DynamicObject::new(name, &ephemeral_runner_resource());
     obj.data = json!({"spec": {"githubConfigUrl": "https://github.com/arcsim/repo"}});
     obj
 }
 
-pub fn runner_with(name: &str, data: serde_json::Value) -> DynamicObject {
+pub(super) fn runner_with(name: &str, data: serde_json::Value) -> DynamicObject {
     let mut obj = DynamicObject::new(name, &ephemeral_runner_resource());
     obj.data = data;
     obj
 }
 
 /// The `Status` of an API error; panics on any other outcome.
-pub fn status_of<T: std::fmt::Debug>(result: kube::Result<T>) -> Status {
+pub(super) fn status_of<T: std::fmt::Debug>(result: kube::Result<T>) -> Status {
     match result {
         Err(kube::Error::Api(status)) => *status,
         other => panic!("expected an API error, got {other:?}"),
     }
 }
 
-pub fn rv_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> u64 {
+pub(super) fn rv_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> u64 {
     meta.resource_version.as_deref().expect("a resourceVersion").parse().expect("numeric")
 }
 
 /// Sends a raw request straight to the server's tower service; returns the HTTP status and the JSON
 /// body (`Null` when the body is not JSON).
-pub async fn raw(
+pub(super) async fn raw(
     w: &World,
     method: &str,
     uri: &str,
@@ -117,6 +117,6 @@ pub async fn raw(
 }
 
 /// Lets simulated time pass (the controllers' delays are at most 50 ms; the collector's 200 ms).
-pub async fn settle() {
+pub(super) async fn settle() {
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
 }

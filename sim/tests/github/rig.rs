@@ -14,9 +14,9 @@ use arc_sim::record::Recorder;
 use arc_sim::{Seed, SimClock, TraceMode};
 
 /// The organisation every rig serves.
-pub const CONFIG_URL: &str = "https://github.com/arcsim";
+pub(super) const CONFIG_URL: &str = "https://github.com/arcsim";
 
-pub struct Rig {
+pub(super) struct Rig {
     pub fake: FakeGitHub,
     pub client: ActionsClient,
     pub metrics: Metrics,
@@ -24,11 +24,11 @@ pub struct Rig {
     pub record: Recorder,
 }
 
-pub fn rig(seed: u64, config: GitHubConfig) -> Rig {
+pub(super) fn rig(seed: u64, config: GitHubConfig) -> Rig {
     rig_with_faults(seed, config, &FaultPlan::none())
 }
 
-pub fn rig_with_faults(seed: u64, config: GitHubConfig, faults: &FaultPlan) -> Rig {
+pub(super) fn rig_with_faults(seed: u64, config: GitHubConfig, faults: &FaultPlan) -> Rig {
     let clock = SimClock::start();
     let trace = Recorder::new(clock, TraceMode::Full);
     let fake = FakeGitHub::new(Seed(seed), clock, trace.clone(), config, faults).expect("valid fake");
@@ -42,12 +42,12 @@ pub fn rig_with_faults(seed: u64, config: GitHubConfig, faults: &FaultPlan) -> R
 
 impl Rig {
     /// Sim ms now.
-    pub fn ms(&self) -> u64 {
+    pub(super) fn ms(&self) -> u64 {
         self.clock.elapsed_ms()
     }
 
     /// Creates scale set `name` (labels: its name) through the API, as ARC does.
-    pub async fn scale_set(&self, name: &str) -> i64 {
+    pub(super) async fn scale_set(&self, name: &str) -> i64 {
         let set = RunnerScaleSet {
             name: name.into(),
             runner_group_id: 1,
@@ -59,18 +59,18 @@ impl Rig {
     }
 
     /// Registers runner `name` by JIT config and connects its process.
-    pub async fn runner(&self, scale_set_id: i64, name: &str) -> RunnerSession {
+    pub(super) async fn runner(&self, scale_set_id: i64, name: &str) -> RunnerSession {
         let setting = JitRunnerSetting { name: name.into(), work_folder: "_work".into() };
         let jit = self.client.generate_jit_runner_config(&setting, scale_set_id).await.expect("jit config");
         self.fake.connect_runner(&jit.encoded_jit_config).expect("runner connects")
     }
 
-    pub async fn session(&self, scale_set_id: i64) -> RunnerScaleSetSession {
+    pub(super) async fn session(&self, scale_set_id: i64) -> RunnerScaleSetSession {
         self.client.create_message_session(scale_set_id, "listener").await.expect("session")
     }
 
     /// One long poll; the message and its decoded job messages, or `None` on 202.
-    pub async fn poll(
+    pub(super) async fn poll(
         &self,
         session: &RunnerScaleSetSession,
         last: i64,
@@ -86,7 +86,7 @@ impl Rig {
 
     /// Polls once, acks, and acquires every JobAvailable in the message. Returns the message id and
     /// the acquired request ids.
-    pub async fn poll_and_acquire(
+    pub(super) async fn poll_and_acquire(
         &self,
         scale_set_id: i64,
         session: &RunnerScaleSetSession,
@@ -108,6 +108,6 @@ impl Rig {
 }
 
 /// The message types in a batch, in order.
-pub fn types(jobs: &[JobMessage]) -> Vec<&str> {
+pub(super) fn types(jobs: &[JobMessage]) -> Vec<&str> {
     jobs.iter().map(|j| j.base().map_or("unknown", |b| b.message_type.as_str())).collect()
 }

@@ -16,7 +16,7 @@ use kube::Api;
 use kube::api::PostParams;
 use serde_json::{Value, json};
 
-pub struct Node {
+pub(super) struct Node {
     pub apiserver: FakeApiServer,
     pub github: FakeGitHub,
     pub kubelet: Kubelet,
@@ -28,7 +28,7 @@ pub struct Node {
 }
 
 /// What a node is built from; `Setup::default()` is seed 3, every default, a 60 s lost-runner timeout.
-pub struct Setup {
+pub(super) struct Setup {
     pub seed: u64,
     pub kubelet: KubeletConfig,
     pub github: GitHubConfig,
@@ -46,11 +46,11 @@ impl Default for Setup {
     }
 }
 
-pub fn node() -> Node {
+pub(super) fn node() -> Node {
     node_with(Setup::default())
 }
 
-pub fn node_with(setup: Setup) -> Node {
+pub(super) fn node_with(setup: Setup) -> Node {
     let clock = SimClock::start();
     let record = Recorder::new(clock, TraceMode::Full);
     let seed = Seed(setup.seed);
@@ -93,7 +93,7 @@ pub fn node_with(setup: Setup) -> Node {
     }
 }
 
-pub fn pod(name: &str, restart: &str, env: Value) -> Pod {
+pub(super) fn pod(name: &str, restart: &str, env: Value) -> Pod {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
         "spec": {"restartPolicy": restart, "containers": [{"name": "runner", "image": "runner:1", "env": env}]}
@@ -101,7 +101,7 @@ pub fn pod(name: &str, restart: &str, env: Value) -> Pod {
     .unwrap()
 }
 
-pub fn jit_pod(name: &str) -> Pod {
+pub(super) fn jit_pod(name: &str) -> Pod {
     pod(
         name,
         "Never",
@@ -111,39 +111,39 @@ pub fn jit_pod(name: &str) -> Pod {
 }
 
 /// A JIT runner pod with a grace period of `seconds`.
-pub fn jit_pod_with_grace(name: &str, seconds: i64) -> Pod {
+pub(super) fn jit_pod_with_grace(name: &str, seconds: i64) -> Pod {
     let mut pod = jit_pod(name);
     pod.spec.as_mut().unwrap().termination_grace_period_seconds = Some(seconds);
     pod
 }
 
 impl Node {
-    pub fn now_ms(&self) -> u64 {
+    pub(super) fn now_ms(&self) -> u64 {
         self.clock.elapsed_ms()
     }
 
-    pub fn phase(&self, name: &str) -> Option<String> {
+    pub(super) fn phase(&self, name: &str) -> Option<String> {
         let pod = self.apiserver.object("pods", "default", name)?;
         pod.pointer("/status/phase").and_then(Value::as_str).map(str::to_string)
     }
 
-    pub fn events_of(&self, name: &str) -> Vec<KubeletEventKind> {
+    pub(super) fn events_of(&self, name: &str) -> Vec<KubeletEventKind> {
         self.timed_events_of(name).into_iter().map(|(_, e)| e).collect()
     }
 
     /// The kubelet's events for pod `name`, with their sim ms.
-    pub fn timed_events_of(&self, name: &str) -> Vec<(u64, KubeletEventKind)> {
+    pub(super) fn timed_events_of(&self, name: &str) -> Vec<(u64, KubeletEventKind)> {
         let key = format!("default/{name}");
         self.kubelet.events().into_iter().filter(|e| e.pod == key).map(|e| (e.ms, e.kind)).collect()
     }
 
     /// When the kubelet first recorded an event matching `pick` for pod `name`.
-    pub fn first(&self, name: &str, pick: impl Fn(&KubeletEventKind) -> bool) -> Option<u64> {
+    pub(super) fn first(&self, name: &str, pick: impl Fn(&KubeletEventKind) -> bool) -> Option<u64> {
         self.timed_events_of(name).into_iter().find(|(_, e)| pick(e)).map(|(ms, _)| ms)
     }
 
     /// Every committed version of pod `name`, in order.
-    pub fn versions(&self, name: &str) -> Vec<Value> {
+    pub(super) fn versions(&self, name: &str) -> Vec<Value> {
         self.record
             .events_of::<Committed>()
             .into_iter()
@@ -154,11 +154,11 @@ impl Node {
     }
 
     /// The fake GitHub's events, with their sim ms.
-    pub fn github_events(&self) -> Vec<GitHubEvent> {
+    pub(super) fn github_events(&self) -> Vec<GitHubEvent> {
         self.record.events_of::<GitHubEvent>().into_iter().map(|(_, e)| e).collect()
     }
 
-    pub async fn jit_secret(&self, scale_set: i64, name: &str) -> i64 {
+    pub(super) async fn jit_secret(&self, scale_set: i64, name: &str) -> i64 {
         let setting = JitRunnerSetting { name: name.into(), work_folder: String::new() };
         let jit = self.actions.generate_jit_runner_config(&setting, scale_set).await.unwrap();
         let secret: Secret = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Secret",
@@ -169,7 +169,7 @@ impl Node {
     }
 
     /// Plays the listener: takes the queued jobs for the scale set so the service can assign them.
-    pub async fn acquire_all(&self, scale_set: i64) {
+    pub(super) async fn acquire_all(&self, scale_set: i64) {
         let session = self.actions.create_message_session(scale_set, "test").await.unwrap();
         let (url, token) = (session.message_queue_url.clone(), session.message_queue_access_token.clone());
         let message = self.actions.get_message(&url, &token, 0, 10).await.unwrap().expect("a job message");
@@ -181,6 +181,6 @@ impl Node {
 }
 
 /// The condition of type `kind` in a pod's status.
-pub fn condition<'a>(pod: &'a Value, kind: &str) -> Option<&'a Value> {
+pub(super) fn condition<'a>(pod: &'a Value, kind: &str) -> Option<&'a Value> {
     pod.pointer("/status/conditions")?.as_array()?.iter().find(|c| c["type"] == kind)
 }

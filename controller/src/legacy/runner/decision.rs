@@ -19,7 +19,7 @@ use crate::github::wire::LegacyRunner;
 
 /// Whether the runner in `pod` has stopped for good: the pod `Succeeded`, or it is `Running` with
 /// the `runner` container terminated with exit code 0.
-pub fn is_stopped(pod: &Pod) -> bool {
+pub(crate) fn is_stopped(pod: &Pod) -> bool {
     let Some(status) = &pod.status else { return false };
     match status.phase.as_deref() {
         Some("Succeeded") => true,
@@ -32,7 +32,7 @@ pub fn is_stopped(pod: &Pod) -> bool {
 }
 
 /// Whether the `runner` container of `pod` is running now (its state says so).
-pub fn runner_container_running(pod: &Pod) -> bool {
+pub(crate) fn runner_container_running(pod: &Pod) -> bool {
     let Some(status) = &pod.status else { return false };
     status.container_statuses.iter().flatten().any(|c| {
         c.name == RUNNER_CONTAINER_NAME && c.state.as_ref().and_then(|s| s.running.as_ref()).is_some()
@@ -41,14 +41,14 @@ pub fn runner_container_running(pod: &Pod) -> bool {
 
 /// Whether `pod`'s `pod-template-hash` label differs from `desired_hash` (the Runner changed, or with
 /// #1087 its token did).
-pub fn pod_template_stale(pod: &Pod, desired_hash: &str) -> bool {
+pub(crate) fn pod_template_stale(pod: &Pod, desired_hash: &str) -> bool {
     let current = pod.metadata.labels.as_ref().and_then(|l| l.get(LABEL_POD_TEMPLATE_HASH));
     current.map(String::as_str) != Some(desired_hash)
 }
 
 /// Whether the `runner` container of `pod` has crashed: terminated with a non-zero exit code, or
 /// waiting in `CrashLoopBackOff` to start again. Its process runs no job.
-pub fn runner_container_crashed(pod: &Pod) -> bool {
+pub(crate) fn runner_container_crashed(pod: &Pod) -> bool {
     let Some(status) = &pod.status else { return false };
     status.container_statuses.iter().flatten().filter(|c| c.name == RUNNER_CONTAINER_NAME).any(|c| {
         let Some(state) = &c.state else { return false };
@@ -61,7 +61,7 @@ pub fn runner_container_crashed(pod: &Pod) -> bool {
 
 /// What GitHub's runner list says about one runner. `busy` may be stale (the list is cached).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Registration {
+pub(crate) enum Registration {
     /// Listed and online.
     Online {
         /// Running a job.
@@ -78,7 +78,7 @@ pub enum Registration {
 
 impl Registration {
     /// The entry named `name` in `runners`.
-    pub fn of(runners: &[LegacyRunner], name: &str) -> Self {
+    pub(crate) fn of(runners: &[LegacyRunner], name: &str) -> Self {
         match runners.iter().find(|r| r.name == name) {
             None => Registration::NotFound,
             Some(r) if r.status == "offline" => Registration::Offline { busy: r.busy },
@@ -87,14 +87,14 @@ impl Registration {
     }
 
     /// Whether the runner is listed as busy.
-    pub fn is_busy(self) -> bool {
+    pub(crate) fn is_busy(self) -> bool {
         matches!(self, Registration::Online { busy: true } | Registration::Offline { busy: true })
     }
 }
 
 /// Why a runner pod is deleted to be recreated (a metric label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RestartReason {
+pub(crate) enum RestartReason {
     /// The pod succeeded or its runner exited 0 (non-ephemeral runners restart).
     Stopped,
     /// The pod-template hash changed (spec, labels, base URL, or with #1087 the token) and the runner
@@ -111,7 +111,7 @@ pub enum RestartReason {
 
 impl RestartReason {
     /// A stable label.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RestartReason::Stopped => "stopped",
             RestartReason::TemplateChanged => "template_changed",
@@ -124,7 +124,7 @@ impl RestartReason {
 
 /// The inputs of one registration check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RegistrationCheck {
+pub(crate) struct RegistrationCheck {
     /// What ListRunners said.
     pub registration: Registration,
     /// The running pod's `pod-template-hash` differs from the desired pod's.
@@ -135,7 +135,7 @@ pub struct RegistrationCheck {
 
 /// What a registration check decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckVerdict {
+pub(crate) enum CheckVerdict {
     /// Delete the pod (after unregistering, with #1125) so that it is recreated.
     Restart(RestartReason),
     /// The runner is not (yet) registered or online, within the timeout: record the check time and
@@ -149,7 +149,7 @@ impl RegistrationCheck {
     /// ARC's decision: an outdated pod is replaced unless the runner is listed busy (the read a job
     /// can race with, §8.3); a runner not listed, or offline and idle, past the timeout is replaced;
     /// within the timeout it is rechecked; otherwise the pod stays.
-    pub fn verdict(&self) -> CheckVerdict {
+    pub(crate) fn verdict(&self) -> CheckVerdict {
         let Self { registration, template_changed, registration_timed_out } = *self;
         if template_changed && !registration.is_busy() {
             return CheckVerdict::Restart(RestartReason::TemplateChanged);
@@ -172,7 +172,11 @@ impl RegistrationCheck {
 /// How long to wait before the registration check may run again, when the last one (at
 /// `last_check`) was less than `interval` ago. As ARC does, a remaining wait of a second or less
 /// counts as due, because a requeue may fire slightly early.
-pub fn deferred_check(last_check: Option<Timestamp>, interval: Duration, now: Timestamp) -> Option<Duration> {
+pub(crate) fn deferred_check(
+    last_check: Option<Timestamp>,
+    interval: Duration,
+    now: Timestamp,
+) -> Option<Duration> {
     let last_check = last_check?;
     let due = last_check.checked_add(SignedDuration::try_from(interval).ok()?).ok()?;
     let remaining = due.duration_since(now).checked_sub(SignedDuration::from_secs(1))?;

@@ -17,7 +17,7 @@ use crate::legacy::context::LegacyContext;
 
 /// What `unregister` found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unregistered {
+pub(crate) enum Unregistered {
     /// GitHub removed the runner (204).
     Removed,
     /// GitHub does not list the runner (or no longer knows its id): nothing to remove.
@@ -25,7 +25,7 @@ pub enum Unregistered {
 }
 
 /// The GitHub side of one Runner.
-pub struct RunnerGitHub<'a> {
+pub(crate) struct RunnerGitHub<'a> {
     ctx: &'a LegacyContext,
     config_url: String,
     name: String,
@@ -34,13 +34,13 @@ pub struct RunnerGitHub<'a> {
 
 impl<'a> RunnerGitHub<'a> {
     /// The runner `name` registered in `scope`, reached with `ctx`'s credentials.
-    pub fn new(ctx: &'a LegacyContext, scope: &RunnerScope, name: &str) -> Self {
+    pub(crate) fn new(ctx: &'a LegacyContext, scope: &RunnerScope, name: &str) -> Self {
         let config_url = scope.config_url(&ctx.settings.pod.github_base_url);
         RunnerGitHub { ctx, config_url, name: name.to_string(), client: OnceCell::new() }
     }
 
     /// The GitHub config URL of the Runner's scope.
-    pub fn config_url(&self) -> &str {
+    pub(crate) fn config_url(&self) -> &str {
         &self.config_url
     }
 
@@ -49,7 +49,7 @@ impl<'a> RunnerGitHub<'a> {
     }
 
     /// A registration token for the scope, from the cache while it has more than the margin left.
-    pub async fn registration_token(&self) -> Result<RegistrationToken> {
+    pub(crate) async fn registration_token(&self) -> Result<RegistrationToken> {
         let client = self.client().await?;
         let now = self.ctx.clock.now();
         let fetch = || client.create_registration_token();
@@ -57,14 +57,14 @@ impl<'a> RunnerGitHub<'a> {
     }
 
     /// What the runner list says about this runner.
-    pub async fn registration(&self) -> Result<Registration> {
+    pub(crate) async fn registration(&self) -> Result<Registration> {
         let runners = self.client().await?.list_runners().await?;
         Ok(Registration::of(&runners, &self.name))
     }
 
     /// Removes the runner from GitHub unless it is listed busy. `Err(RunnerBusy)` when listed busy;
     /// a 422 from RemoveRunner (busy after all) is a GitHub error with kind `runner_busy`.
-    pub async fn unregister(&self) -> Result<Unregistered> {
+    pub(crate) async fn unregister(&self) -> Result<Unregistered> {
         let client = self.client().await?;
         let runners = client.list_runners().await?;
         let Some(listed) = runners.iter().find(|r| r.name == self.name) else {

@@ -24,9 +24,9 @@
 //! failed) after the recheck interval. A pod still deleting is looked at again when its deletion
 //! timeout ends.
 
-pub mod decision;
-pub mod github;
-pub mod scope;
+pub(crate) mod decision;
+pub(crate) mod github;
+pub(crate) mod scope;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,21 +57,21 @@ use crate::runtime::object_key::ObjectKey;
 use crate::runtime::outcome::{Outcome, ReconcileError};
 use crate::runtime::store::Store;
 
-pub use crate::kit::error::{Error, Result};
+pub(crate) use crate::kit::error::{Error, Result};
 
 /// The controller's name: its queue, metric label and log field (ARC: `runner-controller`).
-pub const CONTROLLER_NAME: &str = "runner-controller";
+pub(crate) const CONTROLLER_NAME: &str = "runner-controller";
 /// How long to leave GitHub alone after it answered with its rate limit (ARC: 30 s).
-pub const RATE_LIMIT_RETRY_DELAY: Duration = Duration::from_secs(30);
+pub(crate) const RATE_LIMIT_RETRY_DELAY: Duration = Duration::from_secs(30);
 /// How long to wait after force-deleting a stuck pod (ARC: 3 s).
-pub const FORCE_DELETE_REQUEUE_DELAY: Duration = Duration::from_secs(3);
+pub(crate) const FORCE_DELETE_REQUEUE_DELAY: Duration = Duration::from_secs(3);
 /// How long to wait before retrying to delete a stopped ephemeral Runner (ARC: 10 s).
-pub const RUNNER_DELETE_RETRY_DELAY: Duration = Duration::from_secs(10);
+pub(crate) const RUNNER_DELETE_RETRY_DELAY: Duration = Duration::from_secs(10);
 /// A token counts as expired only once `expiresAt < now`, so look a second after it.
 const AFTER_EXPIRY: Duration = Duration::from_secs(1);
 
 /// Reconciles legacy Runners against their pods and GitHub.
-pub struct RunnerReconciler {
+pub(crate) struct RunnerReconciler {
     ctx: Arc<LegacyContext>,
     runners: Store<Runner>,
     pods: Store<Pod>,
@@ -85,7 +85,10 @@ impl std::fmt::Debug for RunnerReconciler {
 
 /// The Runner controller on `manager`'s shared Runner and Pod informers: `For(Runner)`, `Owns(Pod)`.
 /// Add it with [`Manager::add_controller`].
-pub fn runner_controller(manager: &mut Manager, ctx: Arc<LegacyContext>) -> Controller<RunnerReconciler> {
+pub(crate) fn runner_controller(
+    manager: &mut Manager,
+    ctx: Arc<LegacyContext>,
+) -> Controller<RunnerReconciler> {
     let runners = manager.informer(ctx.watched::<Runner>(), watcher::Config::default());
     let pods = manager.informer(ctx.watched::<Pod>(), watcher::Config::default());
     let reconciler = Arc::new(RunnerReconciler { ctx, runners: runners.store(), pods: pods.store() });

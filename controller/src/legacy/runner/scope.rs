@@ -9,7 +9,7 @@ use crate::crd::RunnerSpec;
 
 /// The scope a Runner registers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunnerScope {
+pub(crate) enum RunnerScope {
     /// `spec.enterprise`.
     Enterprise(String),
     /// `spec.organization`.
@@ -20,7 +20,7 @@ pub enum RunnerScope {
 
 /// Why a Runner's scope is unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InvalidScope {
+pub(crate) enum InvalidScope {
     /// None of the three fields is set.
     #[error("Spec needs enterprise, organization or repository")]
     Missing,
@@ -34,7 +34,7 @@ pub enum InvalidScope {
 
 impl RunnerScope {
     /// The scope `spec` names.
-    pub fn of(spec: &RunnerSpec) -> Result<Self, InvalidScope> {
+    pub(crate) fn of(spec: &RunnerSpec) -> Result<Self, InvalidScope> {
         let set = [&spec.enterprise, &spec.organization, &spec.repository];
         match set.iter().filter(|field| !field.is_empty()).count() {
             0 => return Err(InvalidScope::Missing),
@@ -58,7 +58,7 @@ impl RunnerScope {
     }
 
     /// The GitHub config URL of this scope under `github_base_url` (`https://github.com/`).
-    pub fn config_url(&self, github_base_url: &str) -> String {
+    pub(crate) fn config_url(&self, github_base_url: &str) -> String {
         let base = github_base_url.trim_end_matches('/');
         match self {
             RunnerScope::Enterprise(slug) => format!("{base}/enterprises/{slug}"),

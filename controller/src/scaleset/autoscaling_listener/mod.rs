@@ -18,7 +18,7 @@
 
 mod cleanup;
 mod pod;
-pub mod proxy;
+pub(crate) mod proxy;
 mod rbac;
 mod secrets;
 
@@ -50,10 +50,10 @@ use crate::scaleset::context::ScaleSetContext;
 use crate::scaleset::resource_builder::ListenerPodInputs;
 
 /// The controller's name: its workqueue and the `controller` label of its metrics.
-pub const CONTROLLER_NAME: &str = "autoscalinglistener";
+pub(crate) const CONTROLLER_NAME: &str = "autoscalinglistener";
 
 /// Reconciles AutoscalingListeners (ARC's `AutoscalingListenerReconciler`).
-pub struct AutoscalingListenerReconciler {
+pub(crate) struct AutoscalingListenerReconciler {
     ctx: Arc<ScaleSetContext>,
     listeners: Store<AutoscalingListener>,
     /// Read, not watched: the reconcile waits for its first list before trusting a miss.
@@ -73,7 +73,7 @@ impl std::fmt::Debug for AutoscalingListenerReconciler {
 /// The AL controller on `manager`'s shared informers: `For(AL)`, `Owns(Pod)` and
 /// `Owns(ServiceAccount)` (owner kind AutoscalingListener), and Roles and RoleBindings mapped
 /// through their `auto-scaling-listener-{namespace,name}` labels; one worker.
-pub fn autoscaling_listener_controller(
+pub(crate) fn autoscaling_listener_controller(
     manager: &mut Manager,
     ctx: Arc<ScaleSetContext>,
 ) -> Controller<AutoscalingListenerReconciler> {

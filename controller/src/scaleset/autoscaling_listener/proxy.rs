@@ -13,7 +13,7 @@ use crate::crd::{ProxyConfig, ProxyServerConfig};
 
 /// A proxy server's credentials, from its credential secret.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ProxyCredentials {
+pub(crate) struct ProxyCredentials {
     /// The `username` key.
     pub username: String,
     /// The `password` key.
@@ -23,14 +23,14 @@ pub struct ProxyCredentials {
 /// A proxy URL that cannot carry credentials.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("proxy URL {url:?} has no scheme (expected scheme://host[:port])")]
-pub struct InvalidProxyUrl {
+pub(crate) struct InvalidProxyUrl {
     /// The URL as configured.
     pub url: String,
 }
 
 /// The proxy secret's data for `proxy`, given the credentials of its http and https servers (read
 /// by the caller from their `credentialSecretRef`; `None` when a server has no reference).
-pub fn proxy_secret_data(
+pub(crate) fn proxy_secret_data(
     proxy: &ProxyConfig,
     http_credentials: Option<&ProxyCredentials>,
     https_credentials: Option<&ProxyCredentials>,
@@ -47,7 +47,10 @@ pub fn proxy_secret_data(
 }
 
 /// `url` with `credentials` as its user info (replacing any it had), or unchanged without them.
-pub fn proxy_url(url: &str, credentials: Option<&ProxyCredentials>) -> Result<String, InvalidProxyUrl> {
+pub(crate) fn proxy_url(
+    url: &str,
+    credentials: Option<&ProxyCredentials>,
+) -> Result<String, InvalidProxyUrl> {
     let Some(credentials) = credentials else { return Ok(url.to_string()) };
     let invalid = || InvalidProxyUrl { url: url.to_string() };
     let (scheme, rest) = url.split_once("://").ok_or_else(invalid)?;

@@ -61,7 +61,7 @@ use crate::scaleset::version::{
 };
 
 /// The controller's name: its workqueue and the `controller` label of its metrics.
-pub const CONTROLLER_NAME: &str = "autoscalingrunnerset";
+pub(crate) const CONTROLLER_NAME: &str = "autoscalingrunnerset";
 
 /// Wait between checks while the listener or the runner set is being deleted (ARC: 5 s).
 const CLEANUP_REQUEUE: Duration = Duration::from_secs(5);
@@ -69,7 +69,7 @@ const CLEANUP_REQUEUE: Duration = Duration::from_secs(5);
 const DRAIN_REQUEUE: Duration = Duration::from_secs(1);
 
 /// Reconciles AutoscalingRunnerSets (ARC's `AutoscalingRunnerSetReconciler`).
-pub struct AutoscalingRunnerSetReconciler {
+pub(crate) struct AutoscalingRunnerSetReconciler {
     ctx: Arc<ScaleSetContext>,
     runner_sets: Store<AutoscalingRunnerSet>,
     ephemeral_runner_sets: Store<EphemeralRunnerSet>,
@@ -85,7 +85,7 @@ impl std::fmt::Debug for AutoscalingRunnerSetReconciler {
 /// The ARS controller on `manager`'s shared informers: `For(ARS)`, `Owns(ERS)` (through the
 /// §5.1 ARS←ERS predicate when `optimisations.predicates`), and `Watches(AutoscalingListener)`
 /// mapped to `spec.autoscalingRunnerSet{Namespace,Name}`; one worker.
-pub fn autoscaling_runner_set_controller(
+pub(crate) fn autoscaling_runner_set_controller(
     manager: &mut Manager,
     ctx: Arc<ScaleSetContext>,
 ) -> Controller<AutoscalingRunnerSetReconciler> {

@@ -34,27 +34,27 @@ pub(super) struct RunnerDraft {
 
 impl RunnerDraft {
     /// A draft of the cached `runner`.
-    pub fn new(runner: Arc<EphemeralRunner>, mode: CopyMode, metrics: &Metrics) -> Self {
+    pub(super) fn new(runner: Arc<EphemeralRunner>, mode: CopyMode, metrics: &Metrics) -> Self {
         RunnerDraft { lazy: LazyCopy::new(runner, mode, metrics), written: None }
     }
 
     /// The runner as this reconcile sees it now.
-    pub fn get(&self) -> &EphemeralRunner {
+    pub(super) fn get(&self) -> &EphemeralRunner {
         self.lazy.get()
     }
 
     /// The runner, for changing (the first call takes the copy).
-    pub fn mutate(&mut self) -> &mut EphemeralRunner {
+    pub(super) fn mutate(&mut self) -> &mut EphemeralRunner {
         self.lazy.mutate()
     }
 
     /// The runner's status, for changing; created empty when absent.
-    pub fn status_mut(&mut self) -> &mut EphemeralRunnerStatus {
+    pub(super) fn status_mut(&mut self) -> &mut EphemeralRunnerStatus {
         self.mutate().status.get_or_insert_with(EphemeralRunnerStatus::default)
     }
 
     /// Sends the unsent changes outside `status` as a merge patch; `false` when there were none.
-    pub async fn patch(&mut self, api: &KubeApi) -> Result<bool> {
+    pub(super) async fn patch(&mut self, api: &KubeApi) -> Result<bool> {
         let Some((baseline, live)) = self.baseline_and_live()? else {
             return Ok(false);
         };
@@ -72,7 +72,7 @@ impl RunnerDraft {
     }
 
     /// Sends the unsent changes to `status` as a status merge patch; `false` when there were none.
-    pub async fn patch_status(&mut self, api: &KubeApi) -> Result<bool> {
+    pub(super) async fn patch_status(&mut self, api: &KubeApi) -> Result<bool> {
         let Some((baseline, live)) = self.baseline_and_live()? else {
             return Ok(false);
         };

@@ -53,7 +53,7 @@ pub(super) enum FinalizerStep {
 
 impl FinalizerStep {
     /// The step `fixes` select.
-    pub fn of(fixes: &Fixes) -> Self {
+    pub(super) fn of(fixes: &Fixes) -> Self {
         if !fixes.add_both_finalizers_at_once {
             FinalizerStep::OnePerPass
         } else if !fixes.no_finalizer_short_circuit {
@@ -64,7 +64,7 @@ impl FinalizerStep {
     }
 
     /// Whether the pass carries on after adding finalizers.
-    pub fn carries_on(self) -> bool {
+    pub(super) fn carries_on(self) -> bool {
         self != FinalizerStep::OnePerPass
     }
 }

@@ -20,10 +20,10 @@ use crate::github::ActionsClient;
 use crate::runtime::object_key::ObjectKey;
 
 /// How long a queued removal waits after `JobStillRunning` (#4664: `unregistrationRetryDelay`).
-pub const UNREGISTRATION_RETRY_DELAY: Duration = Duration::from_secs(30);
+pub(super) const UNREGISTRATION_RETRY_DELAY: Duration = Duration::from_secs(30);
 
 /// One runner to remove from the service.
-pub struct Unregistration {
+pub(super) struct Unregistration {
     /// The client of the runner's scale set.
     pub client: ActionsClient,
     /// The EphemeralRunner it was.
@@ -37,7 +37,7 @@ type Claim = (ObjectKey, i64);
 
 /// The queue's sending side; clones share it.
 #[derive(Clone)]
-pub struct UnregistrationQueue {
+pub(super) struct UnregistrationQueue {
     sender: mpsc::UnboundedSender<Unregistration>,
     claimed: Arc<Mutex<BTreeSet<Claim>>>,
 }
@@ -50,7 +50,7 @@ impl std::fmt::Debug for UnregistrationQueue {
 
 impl UnregistrationQueue {
     /// A queue and the worker that serves it, to run as a task of the controller's process.
-    pub fn new() -> (UnregistrationQueue, BoxFuture<'static, ()>) {
+    pub(super) fn new() -> (UnregistrationQueue, BoxFuture<'static, ()>) {
         let (sender, receiver) = mpsc::unbounded_channel();
         let claimed = Arc::new(Mutex::new(BTreeSet::new()));
         let queue = UnregistrationQueue { sender, claimed: Arc::clone(&claimed) };
@@ -58,7 +58,7 @@ impl UnregistrationQueue {
     }
 
     /// Queues `request`, unless one for the same runner and id is queued already.
-    pub fn push(&self, request: Unregistration) {
+    pub(super) fn push(&self, request: Unregistration) {
         let claim = (request.key.clone(), request.runner_id);
         if !self.claimed.lock().unwrap_or_else(|p| p.into_inner()).insert(claim) {
             tracing::debug!(runner = %request.key, runner_id = request.runner_id, "Unregistration already queued");

@@ -36,7 +36,7 @@ pub(crate) struct RunnerBuckets {
 
 impl RunnerBuckets {
     /// Sorts `runners` into buckets; `applied_revision` is the set's `status.appliedActionableRevision`.
-    pub fn of(runners: impl IntoIterator<Item = Arc<EphemeralRunner>>, applied_revision: i64) -> Self {
+    pub(crate) fn of(runners: impl IntoIterator<Item = Arc<EphemeralRunner>>, applied_revision: i64) -> Self {
         let digested = runners.into_iter().map(|runner| {
             let digest = RunnerDigest::of(&runner);
             (runner, digest)
@@ -45,7 +45,7 @@ impl RunnerBuckets {
     }
 
     /// Sorts runners into buckets by their digests (what [`RunnerBuckets::of`] reads of each).
-    pub fn of_digested(runners: impl IntoIterator<Item = Digested>, applied_revision: i64) -> Self {
+    pub(crate) fn of_digested(runners: impl IntoIterator<Item = Digested>, applied_revision: i64) -> Self {
         let mut buckets = RunnerBuckets::default();
         for (runner, digest) in runners {
             buckets.latest_patch_id = buckets.latest_patch_id.max(digest.patch_id);
@@ -67,23 +67,23 @@ impl RunnerBuckets {
 
     /// ARC's `scaleTotal`: pending + running + failed. Deleting, finished and outdated runners do not
     /// count towards the desired replicas.
-    pub fn scale_total(&self) -> i64 {
+    pub(crate) fn scale_total(&self) -> i64 {
         count(&self.pending) + count(&self.running) + count(&self.failed)
     }
 
     /// How many runners are being deleted.
-    pub fn deleting_count(&self) -> i64 {
+    pub(crate) fn deleting_count(&self) -> i64 {
         count(&self.deleting)
     }
 
     /// Runners that will never run a job again: finished, failed, outdated and stale outdated.
-    pub fn terminated(&self) -> impl Iterator<Item = &Arc<EphemeralRunner>> {
+    pub(crate) fn terminated(&self) -> impl Iterator<Item = &Arc<EphemeralRunner>> {
         self.finished.iter().chain(&self.failed).chain(&self.outdated).chain(&self.stale_outdated)
     }
 
     /// ARC's `ephemeralRunnerStepper`: pending runners oldest first, then running runners oldest
     /// first. Equal creation times are ordered by name, so the order is the same on every run.
-    pub fn scale_down_candidates(&self) -> Vec<Arc<EphemeralRunner>> {
+    pub(crate) fn scale_down_candidates(&self) -> Vec<Arc<EphemeralRunner>> {
         let mut candidates = oldest_first(&self.pending);
         candidates.extend(oldest_first(&self.running));
         candidates

@@ -32,7 +32,7 @@ pub(crate) struct RunnerDigest {
 
 impl RunnerDigest {
     /// Reads `runner`.
-    pub fn of(runner: &EphemeralRunner) -> Self {
+    pub(crate) fn of(runner: &EphemeralRunner) -> Self {
         RunnerDigest {
             deleting: runner.metadata.deletion_timestamp.is_some(),
             phase: runner.phase(),
@@ -54,7 +54,7 @@ pub(crate) struct RunnerDigests {
 impl RunnerDigests {
     /// `runners` of set `set` (in name order, as the store lists them), each with its digest: reused
     /// when the runner's cached object is the one digested on the set's last pass, read otherwise.
-    pub fn digest(&self, set: &ObjectKey, runners: Vec<Arc<EphemeralRunner>>) -> Vec<Digested> {
+    pub(super) fn digest(&self, set: &ObjectKey, runners: Vec<Arc<EphemeralRunner>>) -> Vec<Digested> {
         let mut by_set = self.by_set.lock().unwrap_or_else(PoisonError::into_inner);
         let last = by_set.remove(set).unwrap_or_default();
         let digested = merge(runners, &last);
@@ -63,7 +63,7 @@ impl RunnerDigests {
     }
 
     /// Forgets set `set` (it is gone from the cache).
-    pub fn forget(&self, set: &ObjectKey) {
+    pub(super) fn forget(&self, set: &ObjectKey) {
         self.by_set.lock().unwrap_or_else(PoisonError::into_inner).remove(set);
     }
 }

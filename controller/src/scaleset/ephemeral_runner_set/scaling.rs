@@ -53,7 +53,7 @@ pub(crate) struct ScalingRules {
 
 impl ScalingRules {
     /// The rules `switches` set.
-    pub fn of(switches: &Switches) -> Self {
+    pub(super) fn of(switches: &Switches) -> Self {
         ScalingRules {
             gated: switches.fixes.patch_id_gate,
             cleanup_finished_first: switches.scaling.cleanup_finished_first,

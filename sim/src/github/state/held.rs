@@ -35,7 +35,7 @@ pub(crate) struct Held {
 
 impl Held {
     /// Counters at zero for the GitHub-side perturbations of `plan`.
-    pub fn new(plan: &[Perturbation]) -> Held {
+    pub(crate) fn new(plan: &[Perturbation]) -> Held {
         let mut held = Held::default();
         for p in plan {
             match p {
@@ -52,13 +52,13 @@ impl Held {
     }
 
     /// Whether job `request_id` is held (no runner may take it from the assigner).
-    pub fn holds(&self, request_id: i64) -> bool {
+    pub(crate) fn holds(&self, request_id: i64) -> bool {
         self.job == Some(request_id)
     }
 
     /// Counts an assignment the assigner is about to make of `request_id`; true when the plan holds
     /// it instead.
-    pub fn hold_on_assignment(&mut self, request_id: i64) -> bool {
+    pub(crate) fn hold_on_assignment(&mut self, request_id: i64) -> bool {
         if self.assignments.is_empty() {
             return false;
         }
@@ -72,7 +72,7 @@ impl Held {
     }
 
     /// The extra delay of a request of `operation` just received.
-    pub fn request_delay(&mut self, operation: &str) -> Duration {
+    pub(crate) fn request_delay(&mut self, operation: &str) -> Duration {
         if self.requests.is_empty() {
             return Duration::ZERO;
         }

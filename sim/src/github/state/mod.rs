@@ -120,7 +120,7 @@ pub(crate) struct World {
 
 impl World {
     /// A service with only the runner groups of `cfg`.
-    pub fn new(seed: Seed, clock: SimClock, record: Recorder, cfg: GitHubConfig) -> World {
+    pub(super) fn new(seed: Seed, clock: SimClock, record: Recorder, cfg: GitHubConfig) -> World {
         let mut groups = BTreeMap::from([(1, "Default".to_string())]);
         groups.extend(cfg.runner_groups.iter().cloned().zip(2..).map(|(name, id)| (id, name)));
         World {
@@ -169,39 +169,39 @@ impl World {
     }
 
     /// Sim ms now.
-    pub fn now_ms(&self) -> u64 {
+    pub(super) fn now_ms(&self) -> u64 {
         self.clock.elapsed_ms()
     }
 
     /// The wall-clock timestamp of sim ms `ms`.
-    pub fn timestamp(&self, ms: u64) -> Timestamp {
+    pub(super) fn timestamp(&self, ms: u64) -> Timestamp {
         let offset = SignedDuration::from_millis(i64::try_from(ms).unwrap_or(i64::MAX));
         self.clock.epoch().saturating_add(offset).expect("a non-calendar span always adds")
     }
 
     /// A fresh number for ids and tokens (shared by every kind, so values never repeat).
-    pub fn next_number(&mut self) -> u64 {
+    pub(super) fn next_number(&mut self) -> u64 {
         self.counter += 1;
         self.counter
     }
 
     /// A fresh positive id.
-    pub fn next_id(&mut self) -> i64 {
+    pub(super) fn next_id(&mut self) -> i64 {
         i64::try_from(self.next_number()).expect("fewer than 2^63 ids")
     }
 
     /// Records a state change in the event log and the trace.
-    pub fn record(&mut self, kind: EventKind) {
+    pub(super) fn record(&mut self, kind: EventKind) {
         self.record.emit(GitHubEvent { at_ms: self.now_ms(), kind, by: self.caller.clone() });
     }
 
     /// Counts one answered request.
-    pub fn count_request(&mut self, operation: &str, status: u16) {
+    pub(super) fn count_request(&mut self, operation: &str, status: u16) {
         *self.requests.entry((operation.to_string(), status)).or_insert(0) += 1;
     }
 
     /// The queue of scale set `id`, created on first use.
-    pub fn queue(&mut self, id: i64) -> &mut Queue {
+    pub(super) fn queue(&mut self, id: i64) -> &mut Queue {
         self.queues.entry(id).or_default()
     }
 }

@@ -80,7 +80,7 @@ pub(crate) struct RateLedger {
 impl RateLedger {
     /// Spends one call of `budget` at `now_ms`, or refuses it. `reset_second` turns a sim ms into the
     /// epoch second `X-RateLimit-Reset` names.
-    pub fn admit(
+    pub(crate) fn admit(
         &mut self,
         limit: RestRateLimit,
         budget: &Budget,

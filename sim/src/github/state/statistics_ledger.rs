@@ -24,7 +24,7 @@ pub(crate) struct StatisticsLedger {
 
 impl StatisticsLedger {
     /// Scale set `id`'s statistics (zeros for a scale set nothing counts for).
-    pub fn of(&self, id: i64) -> Statistics {
+    pub(crate) fn of(&self, id: i64) -> Statistics {
         self.by_scale_set.get(&id).copied().unwrap_or_default()
     }
 
@@ -118,7 +118,7 @@ impl World {
     }
 
     /// The statistics of scale set `id` now (§4.1 field names; zeros for an unknown id).
-    pub fn statistics(&self, id: i64) -> Statistics {
+    pub(crate) fn statistics(&self, id: i64) -> Statistics {
         let kept = self.ledger.of(id);
         debug_assert_eq!(kept, self.statistics_by_scan(id), "the ledger matches a scan");
         kept

@@ -18,14 +18,14 @@ use arc_sim::{Seed, SimClock, TraceMode};
 use super::shape;
 
 /// The REST scope the cases are recorded for.
-pub const SCOPE: &str = "/orgs/octo-org";
+pub(super) const SCOPE: &str = "/orgs/octo-org";
 /// A personal access token (the fake accepts any).
-pub const PAT: &str = "ghp_wire";
+pub(super) const PAT: &str = "ghp_wire";
 /// The scale set, runner group and runner names the cases use.
-pub const SCALE_SET: &str = "arc-runner-set";
-pub const RUNNER: &str = "arc-runner-set-tq2wx-runner-8k4lz";
-pub const LEGACY_RUNNER: &str = "example-runnerdeploy-wz4sj";
-pub const OWNER: &str = "arc-runner-set-754b578d-listener";
+pub(super) const SCALE_SET: &str = "arc-runner-set";
+pub(super) const RUNNER: &str = "arc-runner-set-tq2wx-runner-8k4lz";
+pub(super) const LEGACY_RUNNER: &str = "example-runnerdeploy-wz4sj";
+pub(super) const OWNER: &str = "arc-runner-set-754b578d-listener";
 
 /// The one status the fake answers differently from a case, and why that stays: the trace records
 /// each answer's status, so changing it would change every run's trace hash.
@@ -36,13 +36,13 @@ const KNOWN_STATUS_DIFFERENCES: &[(&str, u16, u16)] = &[
 ];
 
 /// One golden case.
-pub struct Case {
+pub(super) struct Case {
     pub name: String,
     pub json: Value,
 }
 
 impl Case {
-    pub fn load(name: &str) -> Case {
+    pub(super) fn load(name: &str) -> Case {
         let path = format!("{}/../fixtures/github/{name}.json", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         Case { name: name.to_string(), json: serde_json::from_str(&text).expect("a JSON case") }
@@ -58,7 +58,7 @@ impl Case {
 
 /// What stands in, in the fake, for the case's ids, credential and body.
 #[derive(Debug, Clone, Default)]
-pub struct Bind {
+pub(super) struct Bind {
     pub scale_set: Option<i64>,
     pub session: Option<String>,
     pub message: Option<i64>,
@@ -72,13 +72,13 @@ pub struct Bind {
 }
 
 impl Bind {
-    pub fn credential(credential: impl Into<String>) -> Bind {
+    pub(super) fn credential(credential: impl Into<String>) -> Bind {
         Bind { credential: credential.into(), ..Bind::default() }
     }
 }
 
 /// A fake GitHub configured like the cases' tenant, with an admin token.
-pub struct WireRig {
+pub(super) struct WireRig {
     pub fake: FakeGitHub,
     service: GitHubService,
     pub admin: String,
@@ -94,7 +94,7 @@ fn tenant_urls() -> (String, String) {
 }
 
 impl WireRig {
-    pub async fn new() -> WireRig {
+    pub(super) async fn new() -> WireRig {
         let clock = SimClock::start();
         let trace = Recorder::new(clock, TraceMode::HashOnly);
         let (service_url, broker_url) = tenant_urls();
@@ -124,7 +124,13 @@ impl WireRig {
     }
 
     /// Sends one request to `https://api.github.com{path}` or to an absolute `path`.
-    pub async fn call(&self, method: &str, path: &str, auth: &str, body: Option<Value>) -> (u16, Value) {
+    pub(super) async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        auth: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         let uri = if path.starts_with("https://") {
             path.to_string()
         } else {
@@ -144,18 +150,18 @@ impl WireRig {
     }
 
     /// A call to the Actions service with the admin token.
-    pub async fn service_call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub(super) async fn service_call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let url = format!("{}{path}", self.fake.config().service_url);
         self.call(method, &url, &format!("Bearer {}", self.admin), body).await
     }
 
     /// The cases' scale set, in runner group 2 (`arc-runners`).
-    pub fn scale_set(&self) -> i64 {
+    pub(super) fn scale_set(&self) -> i64 {
         self.fake.create_scale_set(SCALE_SET, 2, &[SCALE_SET])
     }
 
     /// Opens a session on `scale_set`: its id and queue token.
-    pub async fn session(&self, scale_set: i64) -> (String, String) {
+    pub(super) async fn session(&self, scale_set: i64) -> (String, String) {
         let path = format!("_apis/runtime/runnerscalesets/{scale_set}/sessions");
         let (status, session) = self.service_call("POST", &path, Some(json!({"ownerName": OWNER}))).await;
         assert_eq!(status, 200, "{session}");
@@ -164,7 +170,7 @@ impl WireRig {
     }
 
     /// Registers runner `name` in `scale_set` by JIT config: its id and the config.
-    pub async fn register(&self, scale_set: i64, name: &str) -> (i64, String) {
+    pub(super) async fn register(&self, scale_set: i64, name: &str) -> (i64, String) {
         let path = format!("_apis/runtime/runnerscalesets/{scale_set}/generatejitconfig");
         let body = json!({"name": name, "workFolder": "_work"});
         let (status, jit) = self.service_call("POST", &path, Some(body)).await;
@@ -176,13 +182,13 @@ impl WireRig {
     }
 
     /// Registers and connects runner `name`.
-    pub async fn runner(&self, scale_set: i64, name: &str) -> (i64, RunnerSession) {
+    pub(super) async fn runner(&self, scale_set: i64, name: &str) -> (i64, RunnerSession) {
         let (id, config) = self.register(scale_set, name).await;
         (id, self.fake.connect_runner(&config).expect("the runner connects"))
     }
 
     /// Submits the cases' job; returns its request id.
-    pub fn job(&self, labels: &[&str]) -> i64 {
+    pub(super) fn job(&self, labels: &[&str]) -> i64 {
         let mut spec = JobSpec::simple(labels, 5_000);
         spec.owner = "octo-org".into();
         spec.repository = "octo-repo".into();
@@ -192,7 +198,7 @@ impl WireRig {
     }
 
     /// Acquires `request_id` for `scale_set` with `queue_token`.
-    pub async fn acquire(&self, scale_set: i64, queue_token: &str, request_id: i64) {
+    pub(super) async fn acquire(&self, scale_set: i64, queue_token: &str, request_id: i64) {
         let url = format!(
             "{}_apis/runtime/runnerscalesets/{scale_set}/acquirejobs",
             self.fake.config().service_url
@@ -203,7 +209,7 @@ impl WireRig {
     }
 
     /// Sends case `name` with `bind` and checks the fake's answer against the case's.
-    pub async fn check(&self, name: &str, bind: Bind) {
+    pub(super) async fn check(&self, name: &str, bind: Bind) {
         let case = Case::load(name);
         let (status, body) = self.send(request(&case, &bind)).await;
         let want = u16::try_from(case.json["response"]["status"].as_u64().expect("a status")).expect("a u16");

@@ -32,7 +32,7 @@ const MINTED: &[&str] = &[
 
 /// The differences between `expected` and `actual`, one line each; `also_minted` adds keys to
 /// [`MINTED`] for one case.
-pub fn differences(expected: &Value, actual: &Value, also_minted: &[&str]) -> Vec<String> {
+pub(super) fn differences(expected: &Value, actual: &Value, also_minted: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     compare("$", None, expected, actual, also_minted, &mut out);
     out

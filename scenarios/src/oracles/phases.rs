@@ -86,13 +86,18 @@ impl Oracle for RunningOnlyAfterJobStarted {
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let assigned = Assignments::of(run);
+        let registered = Registrations::of(run);
         let mut out = Vec::new();
         for (ms, change) in run.changes_of("ephemeralrunners") {
             if runner_phase(&change.object) != "Running" {
                 continue;
             }
             let job = str_at(&change.object, "/status/jobId");
-            let runner = runner_id(&change.object);
+            let runner = match runner_id(&change.object) {
+                // Its id not recorded yet (a status write that failed): the runner registered under its name.
+                0 => registered.latest(str_at(&change.object, "/metadata/name").unwrap_or_default(), ms),
+                id => id,
+            };
             if !job.is_some_and(|job| assigned.before(runner, job, ms)) {
                 out.push(Violation {
                     oracle: self.name(),
@@ -140,6 +145,28 @@ impl<'a> Assignments<'a> {
     /// Whether GitHub assigned the job with id `job` to `runner` at or before `ms`.
     fn before(&self, runner: i64, job: &str, ms: u64) -> bool {
         self.0.get(&(runner, job)).is_some_and(|reached| *reached <= ms)
+    }
+}
+
+/// Per runner name, the ids GitHub registered under it, with when: an EphemeralRunner's runner is the
+/// one registered under its name even before its status records the id.
+struct Registrations<'a>(BTreeMap<&'a str, Vec<(u64, i64)>>);
+
+impl<'a> Registrations<'a> {
+    fn of(run: &'a RunRecord) -> Registrations<'a> {
+        let mut by_name: BTreeMap<&str, Vec<(u64, i64)>> = BTreeMap::new();
+        for e in run.github_events() {
+            if let EventKind::RunnerRegistered { runner_id, name, .. } = &e.kind {
+                by_name.entry(name.as_str()).or_default().push((e.at_ms, *runner_id));
+            }
+        }
+        Registrations(by_name)
+    }
+
+    /// The id last registered under `name` at or before `ms` (0: none).
+    fn latest(&self, name: &str, ms: u64) -> i64 {
+        let ids = self.0.get(name).map(Vec::as_slice).unwrap_or_default();
+        ids.iter().rev().find(|(at, _)| *at <= ms).map_or(0, |(_, id)| *id)
     }
 }
 
@@ -192,5 +219,27 @@ mod tests {
             .jobs(vec![job(7, JobState::Running, Some(41))])
             .build();
         assert_eq!(RunningOnlyAfterJobStarted.check(&too_early).len(), 1, "Running before the assignment");
+    }
+
+    #[test]
+    fn a_runner_whose_id_is_not_recorded_yet_is_the_one_registered_under_its_name() {
+        let registered = |name: &str| {
+            github(3, EventKind::RunnerRegistered { runner_id: 41, name: name.into(), scale_set_id: Some(1) })
+        };
+        let record = |name: &str| {
+            SyntheticRun::new()
+                .event(3, registered(name))
+                .event(5, github(5, EventKind::JobAssigned { request_id: 7, runner_id: 41 }))
+                .committed(
+                    6,
+                    "ephemeralrunners",
+                    EventType::Modified,
+                    er("r", "u1", Some("Running"), 0, Some("job-7")),
+                )
+                .jobs(vec![job(7, JobState::Running, Some(41))])
+                .build()
+        };
+        assert!(RunningOnlyAfterJobStarted.check(&record("r")).is_empty(), "runner 41 registered as r");
+        assert_eq!(RunningOnlyAfterJobStarted.check(&record("other")).len(), 1, "no runner registered as r");
     }
 }

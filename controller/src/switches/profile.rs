@@ -12,9 +12,9 @@
 //! set updated in place instead of 0.13.1's new runner set per spec hash, the ARS and listener
 //! controllers are HEAD's, 0.13.1's runner-set cleanup also removes busy runners through
 //! RemoveRunner, and the proxy secret is updated on drift; for `arc-0.15.0`: #4664 is modelled from
-//! its pull request's commits (`releases.deregister_in_background`), #4692, #4696, #4571 (its merged
-//! code unread: the ARS re-registers a vanished scale set by name) and #4516's details are not
-//! modelled, and lazy copy, the
+//! its pull request's commits (`releases.deregister_in_background`) and #4571 from its description
+//! (`releases.revalidate_scale_set`), #4692, #4696 and #4516's details are not modelled, and lazy
+//! copy, the
 //! deleting-aware scale-up and the count-less status are off for want of a source).
 
 use std::fmt;

@@ -41,6 +41,13 @@ pub struct Releases {
     /// the id is removed by a background queue. No id: no call. Off: the status's id only, asked
     /// before the finalizer goes, whatever the pod.
     pub deregister_in_background: bool,
+    /// #4571 (0.15.0; rests on the pull request's description, the merged code being outside the
+    /// public snapshot): before it creates a missing AutoscalingListener, the ARS asks GitHub for its
+    /// scale set by the id it recorded; if GitHub no longer knows it (404), the id is dropped and the
+    /// next pass registers the scale set again by name, so the new listener gets a live id. A listener
+    /// that already exists keeps its dead id until someone deletes it. Off: the recorded id is
+    /// trusted whatever GitHub says (#4370).
+    pub revalidate_scale_set: bool,
 }
 
 /// Every release switch, with its origin, in declaration order.
@@ -67,6 +74,11 @@ pub(super) const DOCS: &[SwitchDoc] = &[
         "#4664 (0.15.0, PR commits)",
         "runner id from the JIT secret; stopped pods deregistered by a background queue",
     ),
+    SwitchDoc::new(
+        "revalidate_scale_set",
+        "#4571 (0.15.0, PR description)",
+        "a vanished scale set is registered again before a new listener is built",
+    ),
 ];
 
 impl Default for Releases {
@@ -78,6 +90,7 @@ impl Default for Releases {
             pod_before_identity: false,
             cleanup_skips_unregistered: false,
             deregister_in_background: false,
+            revalidate_scale_set: false,
         }
     }
 }
@@ -92,6 +105,7 @@ impl Releases {
             pod_before_identity: false,
             cleanup_skips_unregistered: false,
             deregister_in_background: false,
+            revalidate_scale_set: false,
         }
     }
 
@@ -104,6 +118,7 @@ impl Releases {
             pod_before_identity: true,
             cleanup_skips_unregistered: true,
             deregister_in_background: true,
+            revalidate_scale_set: true,
         }
     }
 }

@@ -203,6 +203,31 @@ fn scale_set_vanishes(seed: Seed, build: Build) -> WorldPlan {
     plan
 }
 
+/// #4370 with #4571's remedy (the scale set vanished; then an operator deletes the crash-looping
+/// AutoscalingListener, as #4571's description says to): report-4370's world, and one to three minutes
+/// after the scale set goes, `kubectl delete autoscalinglisteners --all -n arc-systems`. A controller
+/// with #4571 checks the scale set before it builds the new listener, registers it again and heals;
+/// one without builds the new listener on the dead id. Judged by whether every job still starts
+/// within 10 minutes.
+pub static REPORT_4571: FieldReport = FieldReport {
+    name: "report-4571",
+    describe: "#4370, then the crash-looping listener is deleted by hand (#4571's remedy): healed only where the scale set is checked",
+    world: scale_set_vanishes_then_listener_deleted,
+    symptoms: || vec![&symptoms::JobStartedWithin],
+};
+
+fn scale_set_vanishes_then_listener_deleted(seed: Seed, build: Build) -> WorldPlan {
+    let mut plan = scale_set_vanishes(seed, build);
+    let vanished_at = plan.config.disruptions.iter().map(Disruption::at_ms).max().unwrap_or(0);
+    let mut rng = seed.named_rng("scenario/report-4571");
+    plan.config.disruptions.push(Disruption::DeleteAll {
+        at_ms: vanished_at + rng.random_range(60_000..180_000),
+        plural: "autoscalinglisteners".to_string(),
+        namespace: CONTROLLER_NAMESPACE.to_string(),
+    });
+    plan
+}
+
 /// #4653 (a runner that never registered stays deleting forever): kubectl-delete-runners' world (users
 /// delete runners, some of them before they register) under the assumption that RemoveRunner refuses
 /// id 0 (`unregistered-runner-removal=refuse-id-zero`; ids once registered still answer 204), as the
@@ -276,6 +301,7 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &REPORT_4307,
         &REPORT_4285,
         &REPORT_4370,
+        &REPORT_4571,
         &REPORT_4585,
         &REPORT_4602,
         &REPORT_4603,

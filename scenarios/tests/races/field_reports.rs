@@ -6,7 +6,8 @@ use arc_controller::Profile;
 use arc_scenarios::runner::run_build;
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios::field_reports::{
-    FieldReport, REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4370, REPORT_4585, REPORT_4603, REPORT_4653,
+    FieldReport, REPORT_4000, REPORT_4027, REPORT_4285, REPORT_4370, REPORT_4571, REPORT_4585, REPORT_4603,
+    REPORT_4653,
 };
 use arc_scenarios::variant::{Build, Variant};
 use arc_scenarios::verdict::Verdict;
@@ -122,7 +123,37 @@ static REPORT_4370_CONTROL: FieldReport = FieldReport {
 
 /// The slow tier (`cargo test --workspace -- --ignored slow::`).
 mod slow {
+    use arc_scenarios::runner::run_build_keeping;
+    use arc_sim::github::EventKind;
+    use arc_sim::record::Interest;
+
     use super::*;
+
+    /// How many times GitHub registered a scale set in `profile`'s run of report-4571, and its verdict.
+    fn registrations(profile: Profile, seed: u64) -> (usize, Verdict) {
+        let build = Build::new(profile, Variant::Fixed);
+        let keep = Some(Interest::everything());
+        let (verdict, record) =
+            run_build_keeping(&REPORT_4571, build, Seed(seed), TraceMode::HashOnly, keep).unwrap();
+        let created =
+            record.github_events().filter(|e| matches!(e.kind, EventKind::ScaleSetCreated { .. })).count();
+        (created, verdict)
+    }
+
+    #[test]
+    #[ignore = "slow tier: a 2-hour world"]
+    fn report_4571_0_15_0_registers_the_vanished_scale_set_again_and_its_jobs_still_wait() {
+        let (created, v) = registrations(Profile::Arc0150, 1);
+        assert_eq!(created, 2, "#4571: the listener deleted by hand, the scale set is registered again");
+        assert!(
+            shows(&v, "job-started-within-10-min"),
+            "{}: runners made for the dead id block the drain",
+            v.label()
+        );
+        let (created, v) = registrations(Profile::Arc0131, 1);
+        assert_eq!(created, 1, "0.13.1 trusts the recorded id");
+        assert!(shows(&v, "job-started-within-10-min"), "{}", v.label());
+    }
 
     #[test]
     #[ignore = "slow tier: a 2-hour world"]

@@ -24,6 +24,9 @@ impl AutoscalingRunnerSetReconciler {
     ) -> Step {
         let desired = self.desired_listener(ars, runner_set, true)?;
         let Some(current) = self.listeners.get(&ObjectKey::from_resource(&desired)) else {
+            if self.ctx.switches.releases.revalidate_scale_set && self.scale_set_vanished(ars).await? {
+                return self.forget_scale_set(ars).await;
+            }
             let (namespace, name) = namespace_and_name(&desired);
             tracing::info!(%namespace, %name, "creating the AutoscalingListener");
             self.ctx.api.create(namespace, &desired).await?;

@@ -40,6 +40,31 @@ impl AutoscalingRunnerSetReconciler {
         Ok(ControlFlow::Continue(()))
     }
 
+    /// #4571: whether GitHub no longer knows the scale set `ars` recorded (it answers 404 for its id).
+    pub(super) async fn scale_set_vanished(&self, ars: &AutoscalingRunnerSet) -> Result<bool> {
+        let Some(id) = registered_id(ars) else { return Ok(false) };
+        let client = self.actions_client(ars).await?;
+        match client.get_runner_scale_set_by_id(id).await {
+            Ok(_) => Ok(false),
+            Err(e) if e.is_not_found() => Ok(true),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// #4571: drops the recorded id of a scale set GitHub no longer knows, so the next pass
+    /// registers it again by name (steps 7–8) before anything is built on the dead id.
+    pub(super) async fn forget_scale_set(&self, ars: &AutoscalingRunnerSet) -> Step {
+        let (namespace, name) = (
+            ars.metadata.namespace.as_deref().unwrap_or_default(),
+            ars.metadata.name.as_deref().unwrap_or_default(),
+        );
+        tracing::info!(%namespace, %name, "the runner scale set is gone from GitHub; registering it again");
+        let patch =
+            serde_json::json!({ "metadata": { "annotations": { ANNOTATION_RUNNER_SCALE_SET_ID: null } } });
+        self.ctx.api.patch_merge::<AutoscalingRunnerSet>(namespace, name, &patch).await?;
+        Ok(ControlFlow::Break(Outcome::Done))
+    }
+
     /// The GitHub client of `ars` (credentials read uncached from its config secret).
     pub(super) async fn actions_client(&self, ars: &AutoscalingRunnerSet) -> Result<ActionsClient> {
         let namespace = ars.metadata.namespace.as_deref().unwrap_or_default();

@@ -3,8 +3,11 @@
 //! `spec.nodeName`, and the grace-0 delete that ends a pod's termination. Each is retried while the
 //! server refuses for the moment (5xx, 429), once a second, as a kubelet's status manager keeps
 //! syncing until it succeeds; other answers end it. An answer (the whole pod) is read as text and not
-//! decoded: the kubelet learns the pod's new state from its watch, as the real one does.
+//! decoded: the kubelet learns the pod's new state from its watch, as the real one does. In debug
+//! builds every status it writes is checked against the ones before it ([`Written`]).
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
@@ -17,6 +20,45 @@ pub struct PodWrites {
     pods: Request,
     name: String,
     uid: String,
+    written: Mutex<Written>,
+}
+
+/// What a pod's status writes have said so far: a kubelet never takes a pod back from a terminal
+/// phase, and never lowers a container's restart count. Checked on every status write in debug
+/// builds (a self-check of the fake, as the store checks its resourceVersions).
+#[derive(Debug, Default)]
+struct Written {
+    phase: Option<String>,
+    restarts: BTreeMap<String, i64>,
+}
+
+impl Written {
+    /// Takes in `status` for pod `pod`, panicking if it breaks what was written before.
+    fn check(&mut self, pod: &str, status: &Value) {
+        if let Some(phase) = status.get("phase").and_then(Value::as_str) {
+            let terminal = matches!(self.phase.as_deref(), Some("Succeeded" | "Failed"));
+            assert!(
+                !terminal || self.phase.as_deref() == Some(phase),
+                "kubelet self-check: pod {pod} written {phase} after {:?}",
+                self.phase
+            );
+            self.phase = Some(phase.to_string());
+        }
+        let containers = status.get("containerStatuses").and_then(Value::as_array).into_iter().flatten();
+        for container in containers {
+            let (Some(name), Some(count)) = (
+                container.get("name").and_then(Value::as_str),
+                container.get("restartCount").and_then(Value::as_i64),
+            ) else {
+                continue;
+            };
+            let before = self.restarts.insert(name.to_string(), count).unwrap_or(0);
+            assert!(
+                count >= before,
+                "kubelet self-check: pod {pod} container {name} restarts {before} -> {count}"
+            );
+        }
+    }
 }
 
 impl PodWrites {
@@ -27,11 +69,15 @@ impl PodWrites {
             pods: Request::new(format!("/api/v1/namespaces/{namespace}/pods")),
             name: name.to_string(),
             uid: uid.to_string(),
+            written: Mutex::default(),
         }
     }
 
     /// Patches `pods/status` with `status`; true when it was written.
     pub async fn status(&self, status: Value) -> bool {
+        if cfg!(debug_assertions) {
+            self.written.lock().expect("the written record is never poisoned").check(&self.name, &status);
+        }
         let patch = json!({"metadata": {"uid": self.uid}, "status": status});
         let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
         self.send(self.pods.patch_subresource("status", &self.name, &params, &merge)).await
@@ -81,5 +127,39 @@ fn transient(e: &kube::Error) -> bool {
     match e {
         kube::Error::Api(status) => status.code >= 500 || status.code == 429,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_that_keep_their_order_pass() {
+        let mut written = Written::default();
+        written.check("p", &json!({"phase": "Pending"}));
+        written.check(
+            "p",
+            &json!({"phase": "Running", "containerStatuses": [{"name": "runner", "restartCount": 0}]}),
+        );
+        written.check("p", &json!({"containerStatuses": [{"name": "runner", "restartCount": 1}]}));
+        written.check("p", &json!({"phase": "Succeeded"}));
+        written.check("p", &json!({"phase": "Succeeded"}));
+    }
+
+    #[test]
+    #[should_panic(expected = "written Running after Some(\"Failed\")")]
+    fn a_pod_taken_back_from_a_terminal_phase_fails_the_self_check() {
+        let mut written = Written::default();
+        written.check("p", &json!({"phase": "Failed"}));
+        written.check("p", &json!({"phase": "Running"}));
+    }
+
+    #[test]
+    #[should_panic(expected = "restarts 2 -> 1")]
+    fn a_restart_count_that_goes_down_fails_the_self_check() {
+        let mut written = Written::default();
+        written.check("p", &json!({"containerStatuses": [{"name": "runner", "restartCount": 2}]}));
+        written.check("p", &json!({"containerStatuses": [{"name": "runner", "restartCount": 1}]}));
     }
 }

@@ -4,7 +4,7 @@
 //! server refuses for the moment (5xx, 429), once a second, as a kubelet's status manager keeps
 //! syncing until it succeeds; other answers end it. An answer (the whole pod) is read as text and not
 //! decoded: the kubelet learns the pod's new state from its watch, as the real one does. In debug
-//! builds every status it writes is checked against the ones before it ([`Written`]).
+//! builds every status it writes is checked against the ones before it.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

@@ -12,6 +12,10 @@ use crate::story::evidence::{Evidence, LAST_EVENTS};
 use crate::story::told::seconds;
 use crate::verdict::Violation;
 
+/// How many of the subjects related to a violation's own the story names (the rest it counts): in a
+/// big world a runner set relates to hundreds of runners, jobs and pods.
+const RELATED_NAMED: usize = 8;
+
 /// How many violations get a story (the rest are listed by the verdict only).
 pub const STORIES: usize = 3;
 
@@ -49,14 +53,8 @@ pub fn story(run: &RunRecord, violation: &Violation, evidence: &Evidence) -> Str
     let related: Vec<String> =
         evidence.subjects.iter().filter(|s| !evidence.named.contains(s)).map(ToString::to_string).collect();
     let named: Vec<String> = evidence.named.iter().map(ToString::to_string).collect();
-    let _ = write!(
-        out,
-        "  about {}",
-        if named.is_empty() { violation.objects.join(", ") } else { named.join(", ") }
-    );
-    if !related.is_empty() {
-        let _ = write!(out, " (and {})", related.join(", "));
-    }
+    let named = if named.is_empty() { violation.objects.clone() } else { named };
+    out.push_str(&about(&named, &related));
     let commits = Commits::of(run);
     let events = evidence.last_events(run, &commits, LAST_EVENTS);
     let _ = writeln!(out, "; the last {} events on them (* = what the verdict rests on):", events.len());
@@ -67,4 +65,33 @@ pub fn story(run: &RunRecord, violation: &Violation, evidence: &Evidence) -> Str
         }
     }
     out
+}
+
+/// The story's second line: what the violation is about, then up to [`RELATED_NAMED`] of the subjects
+/// related to those, counting the rest.
+fn about(named: &[String], related: &[String]) -> String {
+    let mut line = format!("  about {}", named.join(", "));
+    if !related.is_empty() {
+        let shown = related.iter().take(RELATED_NAMED).cloned().collect::<Vec<_>>().join(", ");
+        let _ = match related.len().saturating_sub(RELATED_NAMED) {
+            0 => write!(line, " (and {shown})"),
+            more => write!(line, " (and {shown} and {more} more)"),
+        };
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_about_line_names_a_few_related_subjects_and_counts_the_rest() {
+        let names = |n: usize| (0..n).map(|i| format!("runner {i}")).collect::<Vec<_>>();
+        let named = vec!["ephemeralrunner ns/r".to_string()];
+        assert_eq!(about(&named, &[]), "  about ephemeralrunner ns/r");
+        assert_eq!(about(&named, &names(2)), "  about ephemeralrunner ns/r (and runner 0, runner 1)");
+        let many = about(&named, &names(300));
+        assert!(many.ends_with("runner 7 and 292 more)"), "{many}");
+    }
 }

@@ -245,13 +245,17 @@ fn key_of(mirror: &Mirror) -> Key {
 
 /// The uid of the Mirror that controls `child`.
 fn owner_uid(child: &ConfigMap) -> Option<&str> {
-    let owners = child.metadata.owner_references.as_deref()?;
-    owners.iter().find(|o| o.controller == Some(true) && o.kind == "Mirror").map(|o| o.uid.as_str())
+    controlling_mirror(child).map(|o| o.uid.as_str())
 }
 
 /// The key of the Mirror that controls `child`.
 fn owner_key(child: &ConfigMap) -> Option<Key> {
-    let owners = child.metadata.owner_references.as_deref()?;
-    let owner = owners.iter().find(|o| o.controller == Some(true) && o.kind == "Mirror")?;
+    let owner = controlling_mirror(child)?;
     Some(Key { namespace: child.namespace().unwrap_or_default(), name: owner.name.clone() })
+}
+
+/// The ownerReference that makes a Mirror `child`'s controller.
+fn controlling_mirror(child: &ConfigMap) -> Option<&OwnerReference> {
+    let owners = child.metadata.owner_references.as_deref()?;
+    owners.iter().find(|o| o.controller == Some(true) && o.kind == "Mirror")
 }

@@ -116,8 +116,9 @@ fn other_path_allowed(sets: &SetHistory<'_>, set: &Value) -> bool {
 /// not recomputed: the judge shares no code with the controller.
 fn integrity_hash_stale(sets: &SetHistory<'_>, set: &Value) -> bool {
     let Some(hash) = str_at(set, INTEGRITY_HASH) else { return false };
-    let Some((rv, first)) = sets.first_with_hash(&key_of(set), uid_of(set), hash) else { return false };
-    sets.written_by_someone_else(&key_of(set), rv) || first.at(RUNNER_SPEC) != set.at(RUNNER_SPEC)
+    let key = key_of(set);
+    let Some((rv, first)) = sets.first_with_hash(&key, uid_of(set), hash) else { return false };
+    sets.written_by_someone_else(&key, rv) || first.at(RUNNER_SPEC) != set.at(RUNNER_SPEC)
 }
 
 /// The annotation the controller stamps a set's runner-spec hash into.

@@ -6,7 +6,7 @@
 
 use std::ops::ControlFlow;
 
-use super::{AutoscalingRunnerSetReconciler, Step, patch_object};
+use super::{AutoscalingRunnerSetReconciler, Step, namespace_and_name, patch_object};
 use crate::crd::AutoscalingRunnerSet;
 use crate::crd::constants::{
     ANNOTATION_RUNNER_GROUP_NAME, ANNOTATION_RUNNER_SCALE_SET_ID, ANNOTATION_RUNNER_SCALE_SET_NAME,
@@ -54,10 +54,7 @@ impl AutoscalingRunnerSetReconciler {
     /// #4571: drops the recorded id of a scale set GitHub no longer knows, so the next pass
     /// registers it again by name (steps 7–8) before anything is built on the dead id.
     pub(super) async fn forget_scale_set(&self, ars: &AutoscalingRunnerSet) -> Step {
-        let (namespace, name) = (
-            ars.metadata.namespace.as_deref().unwrap_or_default(),
-            ars.metadata.name.as_deref().unwrap_or_default(),
-        );
+        let (namespace, name) = namespace_and_name(ars);
         tracing::info!(%namespace, %name, "the runner scale set is gone from GitHub; registering it again");
         let patch =
             serde_json::json!({ "metadata": { "annotations": { ANNOTATION_RUNNER_SCALE_SET_ID: null } } });

@@ -30,6 +30,7 @@ pub mod clock;
 pub mod faults;
 pub mod fnv;
 pub mod github;
+pub mod hosts;
 pub mod json_at;
 pub mod kubelet;
 pub mod net;

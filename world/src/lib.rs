@@ -44,11 +44,11 @@ pub use answer::EarlyAnswer;
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::clock::SimClock;
 use arc_sim::faults::FaultPlan;
+use arc_sim::faults::network::NetCommand;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
 use arc_sim::kubelet::{Kubelet, KubeletConfig};
-use arc_sim::net::faults::NetCommand;
 use arc_sim::net::sim::{Hosting, Servers};
-use arc_sim::net::{self, HOST_CONTROLLER, Links, NetEvent, Network};
+use arc_sim::net::{HOST_CONTROLLER, Links, NetEvent, Network};
 use arc_sim::record::{Interest, Recorder, WorldEvent};
 use arc_sim::schedule::{Schedule, Scheduler};
 use arc_sim::seed::Seed;
@@ -521,7 +521,7 @@ impl World {
         let mut disruptions = self.config.disruptions.clone();
         disruptions.sort_by_key(Disruption::at_ms);
         let mut disruptions = disruptions.into_iter().peekable();
-        let mut net = net::faults::schedule(&self.config.faults.network).into_iter().peekable();
+        let mut net = arc_sim::faults::network::schedule(&self.config.faults.network).into_iter().peekable();
         let step = Duration::from_millis(self.config.settle_check_ms.max(1));
         let restarts = self.apiserver.restart_requests();
         loop {

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::admission::{self, CreateContext, Subresource, meta_str};
 use super::body::Body;
+pub use super::commit::commit;
 use super::field_validation::FieldValidation;
 use super::lifecycle::{self, DeleteOptions, DeletePlan};
 use super::patch::{self, PatchType};
@@ -162,18 +163,6 @@ pub fn delete(
         DeletePlan::Mark(marked) => Deleted { object: st.store.update(key, marked), removed: false },
         DeletePlan::Unchanged => Deleted { object: old, removed: false },
     })
-}
-
-/// Stores `next` unless it changes nothing; removes the object instead once it has finished deleting.
-/// A write that changes nothing returns the stored object: same resourceVersion, no event.
-pub fn commit(st: &mut State, key: &StoreKey, old: &Arc<Value>, next: Value) -> Arc<Value> {
-    if **old == next {
-        return old.clone();
-    }
-    if lifecycle::is_ready_for_removal(&next) {
-        return st.store.remove(key).expect("present under the lock");
-    }
-    st.store.update(key, next)
 }
 
 fn resolve_namespace(

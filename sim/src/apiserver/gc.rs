@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
 use super::admission::{finalizers, meta_mut, meta_str};
+use super::commit::commit;
 use super::engine;
 use super::events::Collected;
 use super::lifecycle::{DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
@@ -177,7 +178,7 @@ fn collect_dependent(shared: &Shared, st: &mut State, key: &StoreKey) {
     let live: Vec<String> = live.into_iter().cloned().collect();
     trace(shared, "strip-dangling-owners", key);
     let stripped = retain_owner_refs(&object, |uid| live.iter().any(|l| l == uid));
-    engine::commit(st, key, &object, stripped);
+    commit(st, key, &object, stripped);
 }
 
 fn retain_owner_refs(object: &Value, keep: impl Fn(&str) -> bool) -> Value {
@@ -231,7 +232,7 @@ fn delete_foreground(shared: &Shared, st: &mut State, owner_key: &StoreKey) {
     }
     if blocking == 0 {
         trace(shared, "finalize-foreground", owner_key);
-        engine::commit(st, owner_key, &owner, without_finalizer(&owner, FOREGROUND_FINALIZER));
+        commit(st, owner_key, &owner, without_finalizer(&owner, FOREGROUND_FINALIZER));
     }
 }
 
@@ -252,11 +253,11 @@ fn orphan_dependents(shared: &Shared, st: &mut State, owner_key: &StoreKey) {
     for dep in st.store.dependents_of(&owner_uid) {
         let Some(object) = st.store.get(&dep).cloned() else { continue };
         trace(shared, "orphan", &dep);
-        engine::commit(st, &dep, &object, retain_owner_refs(&object, |uid| uid != owner_uid));
+        commit(st, &dep, &object, retain_owner_refs(&object, |uid| uid != owner_uid));
     }
     let owner = st.store.get(owner_key).cloned().expect("the owner is still held by its finalizer");
     trace(shared, "finalize-orphan", owner_key);
-    engine::commit(st, owner_key, &owner, without_finalizer(&owner, ORPHAN_FINALIZER));
+    commit(st, owner_key, &owner, without_finalizer(&owner, ORPHAN_FINALIZER));
 }
 
 /// Deletes everything in a terminating namespace; removes the namespace once it is empty.
@@ -282,5 +283,5 @@ fn finalize_namespace(shared: &Shared, st: &mut State, name: &str) {
     finalized["spec"] = json!({});
     finalized["status"] = json!({"phase": "Terminating"});
     trace(shared, "finalize-namespace", &ns_key);
-    engine::commit(st, &ns_key, &ns, finalized);
+    commit(st, &ns_key, &ns, finalized);
 }

@@ -21,7 +21,7 @@
 //! [`serviceaccount_admission`] and [`quota`] (admission plugins; quota status), [`serviceaccounts`]
 //! (every namespace's `default` account), [`delay_queue`] (their delayed work), [`lifecycle`]
 //! (deletion), [`delete_hook`] (a delete about to be served, for a perturbation), [`patch`] and [`strategic`] (strategic merge patch),
-//! [`engine`] (one function per verb), [`list`] (paging), [`watch`] (lagged event streams), [`cache`]
+//! [`engine`] (one function per verb), [`commit`] (a new version stored, or removed), [`list`] (paging), [`watch`] (lagged event streams), [`cache`]
 //! (the watch cache lists and watches are served from), [`versions`] (the `resourceVersion` and
 //! `resourceVersionMatch` parameters), [`timing`] (serving latency around the commit), [`gc`]
 //! (garbage collector and namespace finalizer), [`faults`] (the fault layer), [`status`] (error bodies),
@@ -32,6 +32,7 @@
 pub mod admission;
 pub mod body;
 pub mod cache;
+pub mod commit;
 pub mod crd;
 pub mod delay_queue;
 pub mod delete_hook;

@@ -24,8 +24,8 @@ use serde_json::{Map, Value, json};
 use tokio::time::{Instant, sleep_until};
 
 use super::admission::meta_str;
+use super::commit::commit;
 use super::delay_queue::DelayQueue;
-use super::engine;
 use super::events::ControllerWrote;
 use super::registry::{Registry, ResourceId, ResourceType};
 use super::serviceaccount_admission::admission_name;
@@ -159,7 +159,7 @@ pub fn admit_create(
         for name in covered {
             next["status"]["used"][&name] = json!((used.get(&name).copied().unwrap_or(0) + 1).to_string());
         }
-        engine::commit(st, &key, &quota, next);
+        commit(st, &key, &quota, next);
     }
     Ok(())
 }
@@ -209,7 +209,7 @@ pub fn sync_namespace(sh: &Shared, st: &mut State, namespace: &str) {
     for (key, quota) in quotas(sh, st, namespace) {
         let next = recalculated(sh, st, namespace, &quota);
         if next != *quota {
-            engine::commit(st, &key, &quota, next);
+            commit(st, &key, &quota, next);
             let key = key.display();
             sh.record.emit(ControllerWrote {
                 controller: CONTROLLER,

@@ -9,11 +9,18 @@
 use serde_json::{Value, json};
 
 use super::admission::meta_str;
-use super::registry::ResourceType;
-use super::serviceaccounts::{DEFAULT_ACCOUNT, service_account_id};
+use super::registry::{ResourceId, ResourceType};
 use super::status::{self, ApiError};
 use super::store::StoreKey;
 use super::{Shared, State};
+
+/// The account every namespace gets, and the one pods use unless they name another.
+pub const DEFAULT_ACCOUNT: &str = "default";
+
+/// The id of the ServiceAccount kind.
+pub fn service_account_id(sh: &Shared) -> ResourceId {
+    sh.registry.find("", "v1", "serviceaccounts").expect("the registry serves service accounts")
+}
 
 /// Admits a pod create in `namespace`: defaults `spec.serviceAccountName` (and its deprecated twin
 /// `spec.serviceAccount`, as the v1 conversion fills it), checks the account exists, copies its image

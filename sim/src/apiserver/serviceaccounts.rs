@@ -18,20 +18,12 @@ use super::admission::meta_str;
 use super::delay_queue::DelayQueue;
 use super::engine;
 use super::events::ControllerWrote;
-use super::registry::ResourceId;
+use super::serviceaccount_admission::{DEFAULT_ACCOUNT, service_account_id};
 use super::store::{Change, EventType, StoreKey};
 use super::{Shared, State};
 
 /// The controller's name as the trace shows its actor.
 pub const CONTROLLER: &str = "serviceaccount-controller";
-/// The account every namespace gets, and the one pods use unless they name another.
-pub const DEFAULT_ACCOUNT: &str = "default";
-
-/// The id of the ServiceAccount kind.
-pub fn service_account_id(sh: &Shared) -> ResourceId {
-    sh.registry.find("", "v1", "serviceaccounts").expect("the registry serves service accounts")
-}
-
 /// Creates `namespace`'s `default` ServiceAccount if the namespace is active and has none.
 pub fn ensure_default(sh: &Shared, st: &mut State, namespace: &str) {
     let ns_key =

@@ -2,7 +2,7 @@
 //! timed command when applied, each watch stream cut and each long poll dropped by the server-side
 //! faults. The network probes read them.
 
-use super::faults::NetCommand;
+use crate::faults::network::NetCommand;
 use crate::record::{Line, Observed};
 
 /// A network fault applied or fired.

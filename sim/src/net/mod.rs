@@ -28,13 +28,12 @@
 //! - [`connections`]: the live connections, so a partition can reset those crossing it.
 //! - [`http`]: the client side, one hyper HTTP/1 connection per request over turmoil TCP.
 //! - [`serve`]: the server side, and the server-side faults (watch streams cut, long polls dropped).
-//! - [`faults`]: the network faults of the fault plan.
+//! - [`NetFault`]: the network faults of the fault plan (plain data, in [`crate::faults::network`]).
 //! - [`events`]: what the network did, as events of the record.
 //! - [`sim`]: building the turmoil simulation and stepping it, applying the plan.
 
 pub mod connections;
 pub mod events;
-pub mod faults;
 pub mod http;
 pub mod links;
 pub mod serve;
@@ -44,26 +43,14 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::faults::network::{NetCommand, NetFault, NetFaultError};
+pub use crate::hosts::{
+    APISERVER_PORT, GITHUB_PORT, HOST_APISERVER, HOST_CONTROLLER, HOST_GITHUB, HOST_LISTENERS, HOST_NODE,
+    HOSTS,
+};
 pub use events::NetEvent;
-pub use faults::{NetCommand, NetFault, NetFaultError};
 pub use links::Links;
 
-/// The turmoil host the world (fakes' state, kubelet, workload, user) runs on.
-pub const HOST_NODE: &str = "node";
-/// The turmoil host serving the fake API server.
-pub const HOST_APISERVER: &str = "apiserver";
-/// The turmoil host serving the fake GitHub.
-pub const HOST_GITHUB: &str = "github";
-/// The turmoil host the controller process runs on.
-pub const HOST_CONTROLLER: &str = "controller";
-/// The turmoil host every listener pod runs on.
-pub const HOST_LISTENERS: &str = "listeners";
-/// Every host, in the order the simulation steps them.
-pub const HOSTS: [&str; 5] = [HOST_APISERVER, HOST_GITHUB, HOST_CONTROLLER, HOST_LISTENERS, HOST_NODE];
-/// The API server's port.
-pub const APISERVER_PORT: u16 = 6443;
-/// The fake GitHub's port.
-pub const GITHUB_PORT: u16 = 80;
 /// How far turmoil advances every host's clock per step.
 pub const TICK: Duration = Duration::from_millis(1);
 

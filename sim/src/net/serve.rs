@@ -20,9 +20,9 @@ use hyper_util::service::TowerToHyperService;
 
 use super::connections::Connections;
 use super::events::NetEvent;
-use super::faults::NetFault;
 use super::http::BoxError;
 use crate::apiserver::http::ACTOR_HEADER;
+use crate::faults::network::NetFault;
 use crate::github::Operation;
 use crate::record::Recorder;
 

@@ -15,13 +15,13 @@ use std::time::Duration;
 use rand::RngCore;
 
 use super::connections::Connections;
-use super::faults::{NetCommand, NetFault};
 use super::serve::{CutWatches, DropLongPolls, serve};
 use super::{
     APISERVER_PORT, GITHUB_PORT, HOST_APISERVER, HOST_CONTROLLER, HOST_GITHUB, HOST_LISTENERS, HOST_NODE,
     TICK,
 };
 use crate::apiserver::FakeApiServer;
+use crate::faults::network::{NetCommand, NetFault};
 use crate::github::ScriptedGitHub;
 use crate::record::Recorder;
 use crate::seed::Seed;

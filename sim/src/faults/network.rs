@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{HOST_CONTROLLER, HOST_LISTENERS, HOSTS};
+use crate::hosts::{HOST_CONTROLLER, HOST_LISTENERS, HOSTS};
 use crate::window::Window;
 
 /// One network fault.

@@ -9,8 +9,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::net::{NetFault, NetFaultError};
+pub mod network;
+
 pub use crate::window::Window;
+pub use network::{NetFault, NetFaultError};
 
 /// Every fault the world injects in one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 from=${1:-1}
 cap=${2:-}
 arcsim=${ARCSIM:-target/release/arcsim}
-[ -x "$arcsim" ] || cargo build --release -p arc-scenarios --bin arcsim
+[ -x "$arcsim" ] || cargo build --release -p arcsim
 # The rows `cargo test` does not sweep whole (BY = script), their empty NEEDS left out (read would
 # merge empty tab-separated fields).
 "$arcsim" list kill-table --tsv | awk -F'\t' '$8 == "script" {print $1, $2, $3, $4, $5, $6}' |

@@ -29,7 +29,9 @@ OWNERS = [
     ("the kubelet (arc_sim::kubelet)", "fakes", "arc_sim::kubelet::"),
     ("the network (arc_sim::net)", "fakes", "arc_sim::net::"),
     ("the world and its record (arc_sim)", "world", "arc_sim::"),
-    ("the judges: oracles, probes, runner (arc_scenarios)", "judges", "arc_scenarios::"),
+    ("the judges: oracles, probes, the catalog, the runner (arc_judging, arc_scenarios, arcsim)", "judges", "arc_judging::"),
+    ("the judges: oracles, probes, the catalog, the runner (arc_judging, arc_scenarios, arcsim)", "judges", "arc_scenarios::"),
+    ("the judges: oracles, probes, the catalog, the runner (arc_judging, arc_scenarios, arcsim)", "judges", "arcsim::"),
 ]
 
 # The kube client is a library like serde: its frames are charged to the project frame that called
@@ -52,7 +54,7 @@ HELPERS = ("arc_sim::json_at::", "arc_sim::fnv::")
 # runner that started the runtime is the runtime driving every task (the controller's and the fakes'
 # alike), not the runner's own work.
 RUNTIME = "tokio::runtime::"
-DRIVER = "arc_scenarios::runner::"
+DRIVER = "arcsim::runner::"
 RUNTIME_OWNER = ("the runtime (tokio's scheduler, timers and task harness)", "runtime")
 ELSEWHERE = ("elsewhere (the kernel, no known frame)", "elsewhere")
 

@@ -13,7 +13,7 @@ from=${2:-2000000}
 scenario=${3:-standard}
 shift $(( $# < 3 ? $# : 3 ))
 arcsim=${ARCSIM:-target/release/arcsim}
-[ -n "${ARCSIM:-}" ] || cargo build --release -p arc-scenarios --bin arcsim >&2
+[ -n "${ARCSIM:-}" ] || cargo build --release -p arcsim >&2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 perf record -F "${PERF_FREQ:-499}" --call-graph dwarf,65528 -o "$out/perf.data" -- \

@@ -7,7 +7,7 @@ status patch, optimistic-lock conflict, AlreadyExists/NotFound/Invalid statuses,
 deletionTimestamp, watch, and custom objects.
 
 Usage (needs `pip install kubernetes` in a venv; not part of CI):
-    cargo run -p arc-scenarios --bin arcsim -- apiserver --listen 127.0.0.1:16443 &
+    cargo run -p arcsim -- apiserver --listen 127.0.0.1:16443 &
     python3 scripts/python-client-check.py http://127.0.0.1:16443
 """
 import sys

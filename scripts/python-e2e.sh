@@ -12,7 +12,7 @@
 #   (a checkout missing the large generated files, kubernetes/client/api/core_v1_api.py among them,
 #   can be completed from the venv: copy site-packages/kubernetes and add the checkout's
 #   kubernetes/e2e_test to it; that is how the 13 tests were run on 2026-12-01)
-#   cargo build --release -p arc-scenarios --bin arcsim
+#   cargo build --release -p arcsim
 #   PYTHON=/tmp/pyk/bin/python scripts/python-e2e.sh /tmp/k8s-python [pytest args...]
 # Without pytest args it runs the tests that use kinds the fake serves (namespaces, pods, RBAC,
 # ConfigMaps, watches, informers); see docs/fakes/apiserver.md, "Using it with kubectl and the Python client".

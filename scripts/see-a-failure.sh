@@ -24,7 +24,7 @@ if [ -z "${MERMAID_JS:-}" ] && [ ! -f "$out/npm/node_modules/mermaid/dist/mermai
 fi
 
 echo "== arcsim run --html --mermaid (the run fails: that is the point)"
-cargo run -q -p arc-scenarios --bin arcsim -- run --scenario assign-during-delete \
+cargo run -q -p arcsim -- run --scenario assign-during-delete \
   --variant bug-stale-removal-snapshot --seed 3 --html "$out/t.html" --mermaid "$out/t.mmd" >"$out/run.txt" || true
 head -n 30 "$out/run.txt"
 ls -l "$out/t.html" "$out/t.mmd"
@@ -41,5 +41,5 @@ case "$body" in *data-errors*) echo "page errors: $body" >&2; exit 1 ;; esac
 if grep CONSOLE "$out/t.console.txt" | grep -i error; then echo "console errors" >&2; exit 1; fi
 
 echo "== headless Chromium: the page and the diagram (cargo test, ignored in CI)"
-CHROMIUM="$chromium" cargo test -p arc-scenarios --test main see_a_failure::browser -- --ignored
+CHROMIUM="$chromium" cargo test -p arcsim --test main see_a_failure::browser -- --ignored
 echo "== ok: $out/timeline.png and $out/diagram.png"

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arcsim=${1:-target/release/arcsim}
-[ -x "$arcsim" ] || cargo build --release -p arc-scenarios --bin arcsim >&2
+[ -x "$arcsim" ] || cargo build --release -p arcsim >&2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 line() {

@@ -15,8 +15,8 @@ use arc_controller::runtime::metrics::PREDICATE_DROPPED_TOTAL;
 use arc_controller::scaleset::predicates::{
     ARS_FROM_ERS, EPHEMERAL_RUNNER_FROM_POD, ERS_FROM_EPHEMERAL_RUNNER,
 };
-use arc_scenarios::probes::history::Commits;
-use arc_scenarios::view::is_controller;
+use arc_judging::probes::history::Commits;
+use arc_judging::view::is_controller;
 use arc_sim::apiserver::{Committed, EventType, WatchItem, WatchSent};
 use arc_sim::record::Interest;
 use arc_world::RunRecord;

@@ -10,15 +10,15 @@ pub mod edges;
 use std::collections::BTreeMap;
 
 use arc_controller::runtime::metrics::{DEEP_COPIES_TOTAL, PREDICATE_DROPPED_TOTAL, RECONCILE_TOTAL};
-use arc_scenarios::oracles::TwinOracle;
-use arc_scenarios::oracles::equivalence::SameCallsAndFinalState;
-use arc_scenarios::runner::run_world;
+use arc_judging::oracles::TwinOracle;
+use arc_judging::oracles::equivalence::SameCallsAndFinalState;
 use arc_scenarios::scenario::WorldPlan;
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
 use arc_sim::apiserver::{LagRange, WatchLag};
 use arc_sim::{Seed, TraceMode};
 use arc_world::RunRecord;
+use arcsim::runner::run_world;
 
 /// The four scale-set controllers, as their metrics name them.
 pub const CONTROLLERS: [&str; 4] =

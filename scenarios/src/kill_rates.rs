@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::rates::Rate;
+use arc_judging::rates::Rate;
 
 /// The file, from the repository's root.
 pub const RATES_FILE: &str = "scenarios/kill-rates.tsv";

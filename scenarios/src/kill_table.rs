@@ -14,11 +14,6 @@ use arc_sim::github::assumptions;
 use serde::ser::SerializeStruct;
 
 use crate::kill_rates::{RATES_FILE, RateKey, measured_rates};
-use crate::oracles::{
-    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, leadership, phases, pods,
-    registrations, symptoms, tokens,
-};
-use crate::rates::Rate;
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
@@ -35,6 +30,11 @@ use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
 use crate::scenarios::watch_lag::WatchLagDuplicateCreate;
 use crate::variant::Variant;
+use arc_judging::oracles::{
+    Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, leadership, phases, pods,
+    registrations, symptoms, tokens,
+};
+use arc_judging::rates::Rate;
 
 /// The judge a row expects: an oracle of single runs, or one that compares a run with its twin.
 #[derive(Clone, Copy)]
@@ -337,7 +337,6 @@ pub fn cell_bound_in(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oracles;
 
     #[test]
     fn every_row_has_its_measured_rate_and_every_rate_its_row() {
@@ -354,7 +353,7 @@ mod tests {
     fn every_oracle_has_a_kill_row_or_a_report_world_that_shows_it() {
         let killed = |name: &str| KILL_TABLE.iter().any(|row| row.oracle.name() == name);
         let shown = |name: &str| SHOWN_BY_REPORTS.iter().any(|s| s.oracle.name() == name);
-        for name in oracles::all_names() {
+        for name in crate::names::all_oracle_names() {
             assert!(killed(name) != shown(name), "{name}: a kill row or a report world, one of the two");
         }
         for shown in SHOWN_BY_REPORTS {
@@ -383,7 +382,7 @@ mod tests {
             });
             assert_eq!(same_row.count(), 1, "{row:?}");
         }
-        let names: Vec<&str> = oracles::all().iter().map(|o| o.name()).collect();
+        let names: Vec<&str> = crate::names::all_oracles().iter().map(|o| o.name()).collect();
         let mut unique = names.clone();
         unique.sort_unstable();
         unique.dedup();

@@ -1,17 +1,55 @@
-//! Names read back from a sweep's JSON. Oracles and probes are named by `&'static str` in the types a
-//! sweep writes; reading a file back maps each name to the static name of the oracle or probe it names,
-//! so `arcsim merge` rebuilds the same types, and a name this build does not know is a clear error
-//! (the file was written by a different arcsim).
+//! The catalog's oracles and probes by name, and names read back from a sweep's JSON. An oracle is
+//! registered by being given to a scenario ([`all_oracles`]), so there is no second list to keep.
+//! Oracles and probes are named by `&'static str` in the types a sweep writes; reading a file back
+//! maps each name to the static name of the oracle or probe it names, so `arcsim merge` rebuilds the
+//! same types, and a name this build does not know is a clear error (the file was written by a
+//! different arcsim).
 
 use serde::Serialize;
 use serde::de::{Deserialize, Deserializer, Error};
 
-use crate::{oracles, probes};
+use arc_judging::oracles::{Oracle, TwinOracle};
+use arc_judging::probes;
+use arc_judging::violation::Violation;
+
+/// Every oracle some scenario runs, each once, in the order the scenarios name them: an oracle is
+/// registered by being given to a scenario, so there is no second list to keep.
+pub fn all_oracles() -> Vec<&'static dyn Oracle> {
+    let mut all: Vec<&'static dyn Oracle> = Vec::new();
+    let scenarios = crate::scenarios::all().into_iter().chain(crate::scenarios::field_reports::all());
+    for oracle in scenarios.flat_map(|s| s.oracles()) {
+        if !all.iter().any(|known| known.name() == oracle.name()) {
+            all.push(oracle);
+        }
+    }
+    all
+}
+
+/// The names of every oracle and twin oracle some scenario runs, each once.
+pub fn all_oracle_names() -> Vec<&'static str> {
+    let runs = all_oracles().into_iter().map(|o| o.name());
+    runs.chain(all_twins().into_iter().map(|o| o.name())).collect()
+}
+
+/// Every twin oracle some scenario runs (judged on seed 1 of the fixed controller), each once.
+pub fn all_twins() -> Vec<&'static dyn TwinOracle> {
+    let mut all: Vec<&'static dyn TwinOracle> = Vec::new();
+    let twins = crate::scenarios::all()
+        .into_iter()
+        .flat_map(|s| s.twins(arc_sim::Seed(1), crate::variant::Variant::Fixed))
+        .flat_map(|twin| twin.oracles);
+    for oracle in twins {
+        if !all.iter().any(|known| known.name() == oracle.name()) {
+            all.push(oracle);
+        }
+    }
+    all
+}
 
 /// The static name of the oracle or twin oracle called `name`.
 pub fn oracle(name: &str) -> Option<&'static str> {
-    let single = oracles::all().into_iter().map(|o| o.name());
-    let twins = oracles::all_twins().into_iter().map(|o| o.name());
+    let single = all_oracles().into_iter().map(|o| o.name());
+    let twins = all_twins().into_iter().map(|o| o.name());
     single.chain(twins).find(|known| *known == name)
 }
 
@@ -56,16 +94,38 @@ fn read<'de, D: Deserializer<'de>>(
     names.iter().map(look_up).collect()
 }
 
+/// A violation as a sweep's JSON holds it: read back into a [`Violation`] if its oracle is known.
+#[derive(serde::Deserialize)]
+struct ViolationRecord {
+    oracle: String,
+    at_ms: u64,
+    objects: Vec<String>,
+    message: String,
+}
+
+/// Violations read back from a sweep's JSON (`#[serde(deserialize_with = "violations")]`): each
+/// oracle's name must be one of this build's.
+pub fn violations<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Violation>, D::Error> {
+    let records = Vec::<ViolationRecord>::deserialize(d)?;
+    let known = |r: ViolationRecord| {
+        let oracle = oracle(&r.oracle).ok_or_else(|| {
+            D::Error::custom(format!("unknown oracle {:?} (written by another arcsim?)", r.oracle))
+        })?;
+        Ok(Violation { oracle, at_ms: r.at_ms, objects: r.objects, message: r.message })
+    };
+    records.into_iter().map(known).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_oracle_and_probe_name_reads_back_and_others_do_not() {
-        for o in oracles::all() {
+        for o in all_oracles() {
             assert_eq!(oracle(o.name()), Some(o.name()));
         }
-        for o in oracles::all_twins() {
+        for o in all_twins() {
             assert_eq!(oracle(o.name()), Some(o.name()));
         }
         for p in probes::all() {

@@ -6,10 +6,10 @@
 
 use arc_sim::Seed;
 
-use crate::oracles::Oracle;
-use crate::probes::ProbeGoal;
 use crate::scenario::{Scenario, Twin, WorldPlan};
 use crate::variant::{Build, Variant};
+use arc_judging::oracles::Oracle;
+use arc_judging::probes::ProbeGoal;
 
 /// A scenario that is `inner()` with every plan passed through `reshape`.
 pub trait Reshape: Send + Sync {

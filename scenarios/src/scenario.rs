@@ -10,9 +10,9 @@ use arc_controller::Families;
 use arc_sim::Seed;
 use arc_world::{Settled, WorldConfig};
 
-use crate::oracles::Oracle;
-use crate::probes::ProbeGoal;
 use crate::variant::{Build, Variant};
+use arc_judging::oracles::Oracle;
+use arc_judging::probes::ProbeGoal;
 
 /// What [`Scenario::world`] returns: the configuration, the controller, and the settle condition.
 pub struct WorldPlan {
@@ -32,7 +32,7 @@ pub struct Twin {
     /// The twin's world.
     pub plan: WorldPlan,
     /// The comparisons.
-    pub oracles: Vec<&'static dyn crate::oracles::TwinOracle>,
+    pub oracles: Vec<&'static dyn arc_judging::oracles::TwinOracle>,
 }
 
 /// A named, seeded world and its judges.

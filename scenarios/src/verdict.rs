@@ -1,44 +1,15 @@
-//! Verdicts: what an oracle found wrong in a run, and everything a sweep reports about one seed.
+//! Verdicts: everything a sweep reports about one seed (what the oracles found wrong in it is a
+//! [`Violation`], from the judges' crate).
 
 use std::collections::BTreeMap;
 
 use arc_controller::Profile;
 use arc_sim::Seed;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::variant::{Build, Variant};
 
-/// One thing an oracle found wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Violation {
-    /// The oracle's name.
-    pub oracle: &'static str,
-    /// Sim ms of the offending event.
-    pub at_ms: u64,
-    /// The objects involved (`ephemeralrunners arc-runners/x`, `runner 17`, `job 4`…).
-    pub objects: Vec<String>,
-    /// What is wrong.
-    pub message: String,
-}
-
-/// A violation as a sweep's JSON holds it: read back into a [`Violation`] if its oracle is known.
-#[derive(Deserialize)]
-struct ViolationRecord {
-    oracle: String,
-    at_ms: u64,
-    objects: Vec<String>,
-    message: String,
-}
-
-impl<'de> Deserialize<'de> for Violation {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let r = ViolationRecord::deserialize(d)?;
-        let oracle = crate::names::oracle(&r.oracle).ok_or_else(|| {
-            serde::de::Error::custom(format!("unknown oracle {:?} (written by another arcsim?)", r.oracle))
-        })?;
-        Ok(Violation { oracle, at_ms: r.at_ms, objects: r.objects, message: r.message })
-    }
-}
+pub use arc_judging::violation::Violation;
 
 /// The outcome of one (scenario, variant, seed) run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,7 +37,7 @@ pub struct Verdict {
     /// Simulated time the run took.
     pub sim_ms: u64,
     /// When the run stopped early, having answered what a sweep asks of it (every oracle its bug
-    /// variant must fail had fired; [`crate::runner::run_build_to_answer`]): end-of-run oracles were
+    /// variant must fail had fired; the runner's early answer): end-of-run oracles were
     /// not asked. `None`: it ran to its end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answered_at_ms: Option<u64>,
@@ -106,11 +77,11 @@ impl Verdict {
     }
 }
 
-/// How replay commands start: `cargo run --release -p arc-scenarios --bin arcsim --` when cargo ran
+/// How replay commands start: `cargo run --release -p arcsim --` when cargo ran
 /// this process (it sets `CARGO`), otherwise the program as it was invoked (`./arcsim`,
 /// `target/release/arcsim`), so a line can be pasted where it was printed.
 pub fn replay_program() -> String {
-    const UNDER_CARGO: &str = "cargo run --release -p arc-scenarios --bin arcsim --";
+    const UNDER_CARGO: &str = "cargo run --release -p arcsim --";
     if std::env::var_os("CARGO").is_some() {
         return UNDER_CARGO.to_string();
     }

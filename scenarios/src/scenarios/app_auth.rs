@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 
 use super::objects::{CONFIG_SECRET, RUNNER_NAMESPACE};
 use super::standard::{scale_set_oracles, scale_set_world};
-use crate::oracles::Oracle;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::Oracle;
 
 /// The app's id at the fake GitHub.
 pub const APP_ID: &str = "123456";

@@ -14,11 +14,11 @@ use super::refresh::{refreshes_in_controller_form, runner_refresh};
 
 use super::control::Control;
 use super::standard::{scale_set_oracles, scale_set_world};
-use crate::oracles::{self, Oracle};
-use crate::probes::{self, ProbeGoal};
-use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::{Build, Variant};
+use arc_judging::oracles::{self, Oracle};
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// Race 3.
 pub struct AssignDuringDelete;

@@ -1,14 +1,14 @@
 //! Control worlds: each race scenario's world without the race's ingredient, in which its probes must
 //! stay quiet. A probe that fires as often without the ingredient as with it does not see the race it
 //! names. Each control runs the race scenario's oracles and declares ceilings on its probes, measured
-//! as its race world's floors are (see [`crate::rates`]).
+//! as its race world's floors are (see [`arc_judging::rates`]).
 
 use arc_sim::Seed;
 
-use crate::oracles::Oracle;
-use crate::probes::ProbeGoal;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::Oracle;
+use arc_judging::probes::ProbeGoal;
 
 /// A race scenario's world with one ingredient taken out.
 pub struct Control {

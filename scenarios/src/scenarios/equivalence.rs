@@ -13,9 +13,9 @@ use arc_sim::github::ServiceLatency;
 
 use super::assign_during_delete::assign_during_delete_world;
 use super::refresh::refreshes_in_controller_form;
-use crate::oracles::{self, Oracle};
 use crate::scenario::{Scenario, Twin, WorldPlan, rebased};
 use crate::variant::{Build, Variant};
+use arc_judging::oracles::{self, Oracle};
 
 /// The equivalence checks.
 pub struct OptimisationEquivalence;

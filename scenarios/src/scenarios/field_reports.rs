@@ -16,9 +16,9 @@ use super::assign_during_delete::AssignDuringDelete;
 use super::kubectl_delete::KubectlDeleteRunners;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::standard::scale_set_world;
-use crate::oracles::{Oracle, convergence, symptoms};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::{Build, Variant};
+use arc_judging::oracles::{Oracle, convergence, symptoms};
 
 /// One field report's world and symptom.
 pub struct FieldReport {

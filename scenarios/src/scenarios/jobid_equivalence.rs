@@ -15,9 +15,9 @@ use arc_sim::apiserver::LagRange;
 
 use super::equivalence::quiet_world;
 use super::refresh::refreshes_in_controller_form;
-use crate::oracles::{self, Oracle};
 use crate::scenario::{Scenario, Twin, WorldPlan};
 use crate::variant::{Build, Variant};
+use arc_judging::oracles::{self, Oracle};
 
 /// The JobID predicate under watch lag, with Running from the pod.
 pub struct JobIdPredicateEquivalence;

@@ -10,10 +10,10 @@ use arc_world::{Disruption, ReplicaConfig};
 
 use super::objects::CONTROLLER_NAMESPACE;
 use super::standard::{scale_set_oracles, scale_set_world};
-use crate::oracles::Oracle;
-use crate::oracles::leadership::OneLeaderAtATime;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::Oracle;
+use arc_judging::oracles::leadership::OneLeaderAtATime;
 
 /// When the leader is killed.
 pub const KILL_LEADER_AT_MS: u64 = 240_000;

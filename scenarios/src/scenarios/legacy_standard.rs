@@ -13,9 +13,9 @@ use arc_world::{default_config, legacy_settled};
 use super::objects::{
     CONFIG_SECRET, LEGACY_LABEL, LEGACY_SECRET_NAMESPACE, RUNNER_NAMESPACE, github_secret, legacy_runner,
 };
-use crate::oracles::{self, Oracle};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::{self, Oracle};
 
 /// The standard workload on legacy runners.
 pub struct LegacyStandard;

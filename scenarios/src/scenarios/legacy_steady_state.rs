@@ -16,9 +16,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::legacy_standard::{self, legacy_oracles};
 use super::objects::RUNNER_NAMESPACE;
-use crate::oracles::Oracle;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::Oracle;
 
 /// The standard workload on legacy runners, disrupted.
 pub struct LegacySteadyState;

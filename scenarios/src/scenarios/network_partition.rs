@@ -16,11 +16,11 @@ use rand_chacha::ChaCha8Rng;
 
 use super::control::Control;
 use super::standard::{scale_set_oracles, scale_set_world};
-use crate::oracles::Oracle;
-use crate::probes::{self, ProbeGoal};
-use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::Oracle;
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// The world must settle by 30 minutes (the fixed controller does by about 16; a zombie listener
 /// never lets it).

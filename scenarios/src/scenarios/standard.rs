@@ -8,9 +8,9 @@ use arc_sim::Seed;
 use arc_world::{default_config, scale_set_settled};
 
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET, github_secret, runner_set};
-use crate::oracles::{self, Oracle};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::{self, Oracle};
 
 /// The standard world.
 pub struct Standard;

@@ -17,11 +17,11 @@ use rand_chacha::ChaCha8Rng;
 
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::standard::scale_set_world;
-use crate::oracles::{self, Oracle};
-use crate::probes::{self, ProbeGoal};
-use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::{self, Oracle};
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// The swarm.
 pub struct SteadyState;

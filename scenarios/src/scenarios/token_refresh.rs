@@ -11,11 +11,11 @@ use rand::Rng;
 use super::control::Control;
 use super::legacy_standard::{legacy_oracles, legacy_world};
 use super::objects::RUNNER_NAMESPACE;
-use crate::oracles::Oracle;
-use crate::probes::{self, ProbeGoal};
-use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::Oracle;
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// Race 2.
 pub struct TokenRefreshRecreation;

@@ -9,11 +9,11 @@ use arc_sim::apiserver::{LagRange, WatchLag};
 
 use super::control::Control;
 use super::standard::{scale_set_oracles, scale_set_world};
-use crate::oracles::{self, Oracle};
-use crate::probes::{self, ProbeGoal};
-use crate::rates::Rate;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
+use arc_judging::oracles::{self, Oracle};
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// Race 1.
 pub struct WatchLagDuplicateCreate;

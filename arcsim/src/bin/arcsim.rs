@@ -1,0 +1,46 @@
+//! `arcsim`: run the simulated world.
+
+use std::process::ExitCode;
+
+use arcsim::commands::app::Cli;
+use arcsim::commands::exit;
+use clap::Parser;
+
+/// A simulated run allocates and frees JSON trees all the time; mimalloc does that in about half the
+/// CPU glibc's allocator takes (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The exit status of a process that wrote to a pipe whose reader had gone (128 + SIGPIPE), as `cat`
+/// or `yes` end under `| head`.
+const CLOSED_STDOUT_EXIT: i32 = 141;
+
+/// Ends the process quietly when standard output is a pipe its reader closed (`arcsim list | head -2`),
+/// instead of the panic `print!` raises. Standard output only: the sockets `serve` and `stage` write to
+/// keep Rust's EPIPE errors, which they handle.
+fn quiet_on_closed_stdout() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(CLOSED_STDOUT_EXIT);
+        }
+        default_hook(info);
+    }));
+}
+
+fn main() -> ExitCode {
+    quiet_on_closed_stdout();
+    match Cli::parse().execute() {
+        Ok(()) => ExitCode::from(exit::PASSED),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(exit::status_of(&e))
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Command-line parsing shared by the `arcsim` subcommands: seeds and fault plans get clear errors.
+
+use arc_sim::Seed;
+use arc_sim::faults::FaultPlan;
+
+/// Parses a seed (decimal or `0x` hex), with an error that says what a seed looks like.
+pub fn parse_seed(text: &str) -> Result<Seed, String> {
+    text.parse::<Seed>().map_err(|e| e.to_string())
+}
+
+/// Checks a scenario name, with an error listing the valid ones (as an unknown variant's does).
+pub fn parse_scenario(text: &str) -> Result<String, String> {
+    arc_scenarios::scenarios::find(text).map(|_| text.to_string())
+}
+
+/// Checks a scenario name or `all`.
+pub fn parse_scenario_or_all(text: &str) -> Result<String, String> {
+    if text == "all" {
+        return Ok(text.to_string());
+    }
+    parse_scenario(text)
+}
+
+/// Parses a variant name, with an error listing the valid ones.
+pub fn parse_variant(text: &str) -> Result<arc_scenarios::variant::Variant, String> {
+    text.parse().map_err(|e: arc_scenarios::variant::UnknownVariant| e.to_string())
+}
+
+/// Parses a profile name, with an error listing the valid ones.
+pub fn parse_profile(text: &str) -> Result<arc_controller::Profile, String> {
+    text.parse().map_err(|e: arc_controller::switches::UnknownProfile| e.to_string())
+}
+
+/// Parses a fault plan given inline as JSON or as `@FILE`.
+pub fn parse_fault_plan(text: &str) -> Result<FaultPlan, String> {
+    let json = match text.strip_prefix('@') {
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read fault plan {path}: {e}"))?
+        }
+        None => text.to_string(),
+    };
+    FaultPlan::parse(&json).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_seeds_and_plans_get_clear_errors() {
+        assert_eq!(parse_seed("12"), Ok(Seed(12)));
+        assert!(parse_seed("twelve").unwrap_err().contains("unsigned 64-bit"));
+        assert!(parse_fault_plan("{").unwrap_err().contains("not valid JSON"));
+        assert!(parse_fault_plan("@/nonexistent/plan.json").unwrap_err().contains("cannot read"));
+        assert!(parse_fault_plan(r#"{"api":[]}"#).is_ok());
+    }
+
+    #[test]
+    fn a_bad_profile_or_variant_is_an_error_listing_the_valid_names() {
+        assert_eq!(parse_profile("arc-0.13.1"), Ok(arc_controller::Profile::Arc0131));
+        let err = parse_profile("arc-0.14.0").unwrap_err();
+        assert!(
+            err.contains("unknown profile \"arc-0.14.0\"") && err.contains("arc-0.15.0, change-set, arcsim"),
+            "{err}"
+        );
+        let err = parse_variant("bug-0").unwrap_err();
+        assert!(err.contains("valid: fixed") && err.contains("bug-4580-short-circuit"), "{err}");
+    }
+}

@@ -1,0 +1,237 @@
+//! `arcsim measure kills|probes`: the rates every bound is derived from, measured on seeds the caller
+//! picks (pick seeds no test uses). `kills` runs bug variants on every seed and counts, per oracle,
+//! the seeds it failed; `probes` runs the fixed controller in each race world and its control world
+//! and counts, per probe, the seeds it fired in. Each line gives the count, the bound it implies and
+//! the `(hits, seeds, from)` triple the kill table and the scenarios' probe goals hold.
+
+use super::exit;
+use std::fmt::Write as _;
+
+use arc_sim::Seed;
+
+use crate::commands::progress::Progress;
+use crate::sweep::{Cell, SweepPlan, sweep};
+use arc_judging::rates::Rate;
+use arc_scenarios::kill_rates;
+use arc_scenarios::kill_table::expectations;
+use arc_scenarios::scenario::Scenario;
+use arc_scenarios::scenarios;
+use arc_scenarios::variant::Variant;
+
+/// What to measure.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Measured {
+    /// Kill rates of bug variants, per oracle.
+    Kills,
+    /// Probe rates of race worlds and their control worlds.
+    Probes,
+}
+
+/// Options of `arcsim measure`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MeasureArgs {
+    /// What to measure.
+    pub what: Measured,
+    /// First seed.
+    #[arg(long, value_parser = crate::cli::parse_seed)]
+    pub from: Seed,
+    /// Number of seeds.
+    #[arg(long)]
+    pub count: u32,
+    /// Only this scenario (default: every scenario with kill rows, or every race scenario).
+    #[arg(long, value_parser = crate::cli::parse_scenario)]
+    pub scenario: Option<String>,
+    /// Only this variant (kills; default: every bug variant).
+    #[arg(long, value_parser = crate::cli::parse_variant)]
+    pub variant: Option<Variant>,
+    /// Every bug variant in every chosen scenario, not only the kill table's cells.
+    #[arg(long)]
+    pub matrix: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Write the sweep report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+    /// Kills: write the rate measured for each kill-table row into this rates file
+    /// (`scenarios/kill-rates.tsv`), keeping its other lines; rebuild to take them up. Rows that kill
+    /// only under other alternatives about GitHub than the defaults measured here are left alone.
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<std::path::PathBuf>,
+}
+
+/// Runs the measurement and prints one line per (cell, oracle or probe).
+pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
+    if args.count == 0 {
+        return Err(exit::usage("--count must be at least 1"));
+    }
+    if args.write.is_some() && matches!(args.what, Measured::Probes) {
+        return Err(exit::usage("--write takes kill rates only (`arcsim measure kills`)"));
+    }
+    let rates_file = args.write.as_deref().map(RatesFile::read).transpose()?;
+    let chosen: Vec<&'static dyn Scenario> = match &args.scenario {
+        Some(name) => vec![scenarios::find(name).map_err(exit::usage)?],
+        None => scenarios::all(),
+    };
+    let (scenarios, variants) = match args.what {
+        Measured::Kills => {
+            let variants: Vec<Variant> = match args.variant {
+                Some(v) => vec![v],
+                None => Variant::ALL.into_iter().filter(|v| !v.is_fixed()).collect(),
+            };
+            (chosen, variants)
+        }
+        Measured::Probes => {
+            let mut worlds = Vec::new();
+            for s in chosen.into_iter().filter(|s| !s.probe_goals().is_empty()) {
+                worlds.push(s);
+                worlds.extend(s.control());
+            }
+            (worlds, vec![Variant::Fixed])
+        }
+    };
+    let plan = SweepPlan {
+        profile: arc_controller::Profile::Arcsim,
+        scenarios,
+        variants,
+        seeds: (0..u64::from(args.count)).map(|i| Seed(args.from.0.wrapping_add(i))).collect(),
+        fixed_seeds: None,
+        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        check_determinism: false,
+        exhaustive: true,
+        matrix: args.matrix || args.variant.is_some(),
+        shard: crate::shard::Shard::WHOLE,
+        runners: None,
+        network: arc_sim::net::Network::InProcess,
+        schedule: arc_sim::schedule::Schedule::Fifo,
+        assumed: arc_sim::github::Assumed::defaults(),
+        draws_assumptions: false,
+        until_probes: None,
+    };
+    let progress = Progress::start();
+    let report = sweep(&plan, &|done, total| progress.update(done, total));
+    progress.finish();
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let from = args.from.0;
+    let text = match args.what {
+        Measured::Kills => report.cells.iter().map(|c| kill_lines(c, from)).collect::<String>(),
+        Measured::Probes => report.cells.iter().map(|c| probe_lines(c, from)).collect::<String>(),
+    };
+    print!("{text}");
+    if let Some(file) = rates_file {
+        let path = file.path.clone();
+        let written = file.write(&report.cells, from)?;
+        println!("wrote {written} measured rows into {}", path.display());
+    }
+    Ok(())
+}
+
+/// The rates file `--write` updates, read before anything runs (an unusable file is a usage error).
+struct RatesFile {
+    path: std::path::PathBuf,
+    text: String,
+    rates: kill_rates::Rates,
+}
+
+impl RatesFile {
+    fn read(path: &std::path::Path) -> anyhow::Result<Self> {
+        let unusable = |e: &dyn std::fmt::Display| exit::usage(format!("{}: {e}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| unusable(&e))?;
+        let rates = kill_rates::parse(&text).map_err(|e| unusable(&e))?;
+        Ok(RatesFile { path: path.to_path_buf(), text, rates })
+    }
+
+    /// Puts the rate of every kill-table row measured in `cells` into the file; returns how many.
+    fn write(mut self, cells: &[Cell], from: u64) -> anyhow::Result<usize> {
+        let defaults = arc_sim::github::Assumed::defaults();
+        let mut written = 0;
+        for cell in cells {
+            let rows = expectations(cell.variant, cell.scenario)
+                .into_iter()
+                .filter(|r| r.holds_under(Some(&defaults)));
+            for row in rows {
+                let hits = cell.oracle_seeds.get(row.oracle.name()).copied().unwrap_or(0);
+                self.rates.insert(row.key(), Rate::measured(hits, cell.runs, from));
+                written += 1;
+            }
+        }
+        std::fs::write(&self.path, kill_rates::format(&self.rates, &self.text))
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", self.path.display())))?;
+        Ok(written)
+    }
+}
+
+fn kill_lines(cell: &Cell, from: u64) -> String {
+    let mut out = String::new();
+    let rows = expectations(cell.variant, cell.scenario);
+    for (oracle, hits) in &cell.oracle_seeds {
+        let rate = Rate::measured(*hits, cell.runs, from);
+        let row = if rows.iter().any(|r| r.oracle.name() == *oracle) { "row" } else { "-" };
+        let _ = writeln!(
+            out,
+            "{:<28} {:<32} {:<36} {:>5}/{:<5} p={:.3} bound={:<6} median={:<5} ({}, {}, {}) {row}",
+            cell.scenario,
+            cell.variant.name(),
+            oracle,
+            hits,
+            cell.runs,
+            rate.share(),
+            rate.kill_bound().map_or("-".into(), |b| b.to_string()),
+            rate.median_seeds_to_kill().map_or("-".into(), |b| b.to_string()),
+            hits,
+            cell.runs,
+            from
+        );
+    }
+    for row in rows.iter().filter(|r| !cell.oracle_seeds.contains_key(r.oracle.name())) {
+        let _ = writeln!(
+            out,
+            "{:<28} {:<32} {:<36} {:>5}/{:<5} NEVER (a row names it)",
+            cell.scenario,
+            cell.variant.name(),
+            row.oracle.name(),
+            0,
+            cell.runs
+        );
+    }
+    out
+}
+
+fn probe_lines(cell: &Cell, from: u64) -> String {
+    let mut out = String::new();
+    if let Some(first) = &cell.first_failure {
+        let _ = writeln!(
+            out,
+            "{:<36} FIXED CONTROLLER FAILED {} of {} seeds, first {}: {}",
+            cell.scenario, cell.failures, cell.runs, first.seed, first.replay
+        );
+    }
+    let declared = cell.probe_goals.iter().map(|(p, _)| *p);
+    let fired = cell.probe_seeds.keys().copied();
+    let mut probes: Vec<&str> = declared.chain(fired).collect();
+    probes.sort_unstable();
+    probes.dedup();
+    for probe in probes {
+        let hits = cell.probe_seeds.get(probe).copied().unwrap_or(0);
+        let rate = Rate::measured(hits, cell.runs, from);
+        let goal = if cell.probe_goals.iter().any(|(p, _)| *p == probe) { "goal" } else { "-" };
+        let _ = writeln!(
+            out,
+            "{:<36} {:<38} {:>5}/{:<5} p={:.3} floor(20)={:<3} ceiling(20)={:<3} ({}, {}, {}) {goal}",
+            cell.scenario,
+            probe,
+            hits,
+            cell.runs,
+            rate.share(),
+            rate.floor(20),
+            rate.ceiling(20),
+            hits,
+            cell.runs,
+            from
+        );
+    }
+    out
+}

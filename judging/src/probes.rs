@@ -1,0 +1,436 @@
+//! Coverage probes: named race windows that a run either hit or did not, derived from the run's
+//! record (API traffic, reads, commits, GitHub events, kubelet events), never from the controller.
+//! Each counts the interleaving its name says and nothing wider (a 409 on a pod the controller had
+//! already seen is not the cache race). A scenario declares which probes it exists to hit, with a
+//! floor on the share of seeds that hit each; its control world (the same world without the race's
+//! ingredient) declares a ceiling (see `Scenario::control` in arc-scenarios).
+//!
+//! - [`history`]: commits and reads indexed for the questions probes ask.
+//! - [`cache_lag`], [`removal`], [`tokens`], [`controller`], [`after_commit`], [`user_delete`]: the counting
+//!   functions, by race.
+//! - [`slow_watchers`]: watches the API server closed for falling behind, and what their clients did;
+//!   [`watch_stalls`]: watches that went silent while their resource changed.
+//! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
+//! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
+
+pub mod after_commit;
+pub mod cache_lag;
+pub mod controller;
+pub mod github;
+pub mod history;
+pub mod network;
+pub mod removal;
+pub mod scale_downs;
+pub mod slow_watchers;
+pub mod tokens;
+pub mod user_delete;
+pub mod watch_stalls;
+
+use std::collections::BTreeMap;
+
+use arc_sim::apiserver::reads::ReadEntry;
+use arc_sim::apiserver::{ApiFault, AuditEntry, CacheRead, Committed, WatchOpened, WatchSent};
+use arc_sim::github::{GitHubCall, GitHubEvent};
+use arc_sim::kubelet::KubeletEvent;
+use arc_sim::net::NetEvent;
+use arc_sim::record::{Interest, WorldEvent};
+use arc_world::RunRecord;
+
+use crate::rates::Rate;
+
+/// What a scenario asks of one probe over a sweep's seeds, from a rate measured on other seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeBound {
+    /// A race world: the probe fires in at least [`Rate::floor`] of the seeds.
+    AtLeast(Rate),
+    /// A control world: the probe fires in at most [`Rate::ceiling`] of the seeds.
+    AtMost(Rate),
+}
+
+impl ProbeBound {
+    /// Why `hits` of `seeds` is out of bounds, if it is.
+    pub fn check(self, hits: u32, seeds: u32) -> Result<(), String> {
+        match self {
+            ProbeBound::AtLeast(rate) if hits < rate.floor(seeds) => Err(format!(
+                "fired in {hits} of {seeds} seeds, under its floor {} (measured {}/{} from seed {})",
+                rate.floor(seeds),
+                rate.hits,
+                rate.seeds,
+                rate.from
+            )),
+            ProbeBound::AtMost(rate) if hits > rate.ceiling(seeds) => Err(format!(
+                "fired in {hits} of {seeds} seeds of the control world, over its ceiling {} (measured {}/{} from seed {})",
+                rate.ceiling(seeds),
+                rate.hits,
+                rate.seeds,
+                rate.from
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `≥ k` or `≤ k` for a sweep of `seeds` seeds.
+    pub fn describe(self, seeds: u32) -> String {
+        match self {
+            ProbeBound::AtLeast(rate) => format!("floor {}/{seeds}", rate.floor(seeds)),
+            ProbeBound::AtMost(rate) => format!("ceiling {}/{seeds}", rate.ceiling(seeds)),
+        }
+    }
+}
+
+/// A probe a scenario declares, with its bound.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeGoal {
+    /// The probe.
+    pub probe: &'static Probe,
+    /// What the scenario's seeds must show of it.
+    pub bound: ProbeBound,
+}
+
+impl ProbeGoal {
+    /// A race world's goal: fire at least as often as `rate` promises.
+    pub const fn floor(probe: &'static Probe, rate: Rate) -> Self {
+        ProbeGoal { probe, bound: ProbeBound::AtLeast(rate) }
+    }
+
+    /// A control world's goal: stay as quiet as `rate` promises.
+    pub const fn ceiling(probe: &'static Probe, rate: Rate) -> Self {
+        ProbeGoal { probe, bound: ProbeBound::AtMost(rate) }
+    }
+}
+
+/// A named race window: its name, what it is, and how to count it in a run.
+#[derive(Debug)]
+pub struct Probe {
+    /// Its name.
+    pub name: &'static str,
+    /// One line on the window.
+    pub describe: &'static str,
+    /// How many times the window opened in a run.
+    pub count: fn(&RunRecord) -> u32,
+    /// The events it reads from the run's record.
+    pub needs: fn() -> Interest,
+}
+
+fn pod_cache_needs() -> Interest {
+    Interest::of_resources::<AuditEntry>(&["pods"])
+        .and_resources::<Committed>(&["pods"])
+        .and_resources::<ReadEntry>(&["pods"])
+}
+
+/// `pod-create-already-exists`.
+pub const POD_CREATE_ALREADY_EXISTS: Probe = Probe {
+    name: "pod-create-already-exists",
+    describe: "a runner-pod create met AlreadyExists while the pod in the way had not reached the controller's cache",
+    count: cache_lag::pod_create_met_unseen_pod,
+    needs: pod_cache_needs,
+};
+
+/// `stale-pod-cache-read`.
+pub const STALE_POD_CACHE_READ: Probe = Probe {
+    name: "stale-pod-cache-read",
+    describe: "the controller created or deleted a runner pod whose current state had not reached its cache",
+    count: cache_lag::stale_pod_cache_read,
+    needs: pod_cache_needs,
+};
+
+/// `remove-runner-lost-to-assignment`.
+pub const REMOVE_RUNNER_LOST_TO_ASSIGNMENT: Probe = Probe {
+    name: "remove-runner-lost-to-assignment",
+    describe: "RemoveRunner answered busy for a runner the controller last saw idle, assigned a job within 10 s before",
+    count: removal::remove_runner_lost_to_assignment,
+    needs: || {
+        Interest::of::<GitHubEvent>()
+            .and_resources::<Committed>(&["ephemeralrunners"])
+            .and_resources::<ReadEntry>(&["ephemeralrunners"])
+    },
+};
+
+/// `assignment-lost-to-remove-runner`.
+pub const ASSIGNMENT_LOST_TO_REMOVE_RUNNER: Probe = Probe {
+    name: "assignment-lost-to-remove-runner",
+    describe: "RemoveRunner removed an idle runner while a job of its scale set waited",
+    count: removal::assignment_lost_to_remove_runner,
+    needs: || Interest::of::<GitHubEvent>(),
+};
+
+/// `job-assigned-within-1s-of-pod-delete`.
+pub const JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE: Probe = Probe {
+    name: "job-assigned-within-1s-of-pod-delete",
+    describe: "a job was assigned to a runner within 1 s of its pod's delete",
+    count: removal::job_assigned_within_1s_of_pod_delete,
+    needs: || {
+        Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "runners"])
+            .and::<GitHubEvent>()
+            .and::<KubeletEvent>()
+    },
+};
+
+/// `job-assigned-after-pod-deletion`.
+pub const JOB_ASSIGNED_AFTER_POD_DELETION: Probe = Probe {
+    name: "job-assigned-after-pod-deletion",
+    describe: "a job was assigned to a runner whose pod already had a deletionTimestamp",
+    count: removal::job_assigned_after_pod_deletion,
+    needs: || Interest::of_resources::<Committed>(&["pods"]).and::<GitHubEvent>().and::<KubeletEvent>(),
+};
+
+/// `token-expired-before-container-start`.
+pub const TOKEN_EXPIRED_BEFORE_CONTAINER_START: Probe = Probe {
+    name: "token-expired-before-container-start",
+    describe: "a legacy runner container started holding a registration token that had already expired",
+    count: tokens::container_started_with_expired_token,
+    needs: || Interest::of_resources::<Committed>(&["runners", "pods"]).and::<KubeletEvent>(),
+};
+
+/// `token-refreshed-while-busy`.
+pub const TOKEN_REFRESHED_WHILE_BUSY: Probe = Probe {
+    name: "token-refreshed-while-busy",
+    describe: "a legacy runner's token was refreshed while it ran a job",
+    count: tokens::token_refreshed_while_busy,
+    needs: || Interest::of_resources::<Committed>(&["runners"]),
+};
+
+/// `idle-runner-scaled-down`.
+pub const IDLE_RUNNER_SCALED_DOWN: Probe = Probe {
+    name: "idle-runner-scaled-down",
+    describe: "an idle runner was scaled down while the controller's cache could also hold its set at a non-zero patch ID",
+    count: scale_downs::with_nonzero_patch_held,
+    needs: scale_downs::needs,
+};
+
+/// `unprojected-runner-update`.
+pub const UNPROJECTED_RUNNER_UPDATE: Probe = Probe {
+    name: "unprojected-runner-update",
+    describe: "an EphemeralRunner update reached the controller changing nothing the runner-set reconciler reads",
+    count: controller::unprojected_runner_update,
+    needs: || {
+        Interest::of_resources::<WatchSent>(&["ephemeralrunners"])
+            .and_resources::<Committed>(&["ephemeralrunners"])
+    },
+};
+
+/// `listener-patch-conflict`.
+pub const LISTENER_PATCH_CONFLICT: Probe = Probe {
+    name: "listener-patch-conflict",
+    describe: "the listener's optimistic-lock Running write met a Conflict",
+    count: controller::listener_patch_conflict,
+    needs: || Interest::of_resources::<AuditEntry>(&["ephemeralrunners"]),
+};
+
+/// `controller-restart-mid-reconcile`.
+pub const CONTROLLER_RESTART_MID_RECONCILE: Probe = Probe {
+    name: "controller-restart-mid-reconcile",
+    describe: "the controller was killed within 1 s of its last API request",
+    count: controller::restart_mid_reconcile,
+    needs: || Interest::of::<AuditEntry>().and::<WorldEvent>(),
+};
+
+/// `api-committed-then-failed`.
+pub const API_COMMITTED_THEN_FAILED: Probe = Probe {
+    name: "api-committed-then-failed",
+    describe: "a mutating request committed, then its answer was a 500/504 or a dropped connection",
+    count: after_commit::api_committed_then_failed,
+    needs: Interest::of::<ApiFault>,
+};
+
+/// `retry-after-commit-already-exists`.
+pub const RETRY_AFTER_COMMIT_ALREADY_EXISTS: Probe = Probe {
+    name: "retry-after-commit-already-exists",
+    describe: "a retry of a write that had committed met AlreadyExists, NotFound or Conflict",
+    count: after_commit::retry_met_committed_write,
+    needs: Interest::of::<AuditEntry>,
+};
+
+/// `stale-list-from-watch-cache`.
+pub const STALE_LIST_FROM_WATCH_CACHE: Probe = Probe {
+    name: "stale-list-from-watch-cache",
+    describe: "a list or watch served from the watch cache was handed a state older than the store's",
+    count: after_commit::stale_read_from_watch_cache,
+    needs: Interest::of::<CacheRead>,
+};
+
+/// `github-committed-then-failed`.
+pub const GITHUB_COMMITTED_THEN_FAILED: Probe = Probe {
+    name: "github-committed-then-failed",
+    describe: "a mutating GitHub call committed and then its client got a 5xx or a dropped connection",
+    count: github::github_committed_then_failed,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `jit-retry-agent-exists`.
+pub const JIT_RETRY_AGENT_EXISTS: Probe = Probe {
+    name: "jit-retry-agent-exists",
+    describe: "a GenerateJitConfig retried after a committed failure met 409 AgentExists",
+    count: github::jit_retry_agent_exists,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `session-retry-conflict`.
+pub const SESSION_RETRY_CONFLICT: Probe = Probe {
+    name: "session-retry-conflict",
+    describe: "a CreateMessageSession retried after a committed failure met 409 (its own session)",
+    count: github::session_retry_conflict,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `remove-runner-retried-after-commit`.
+pub const REMOVE_RUNNER_RETRIED_AFTER_COMMIT: Probe = Probe {
+    name: "remove-runner-retried-after-commit",
+    describe: "a RemoveRunner that removed the runner but failed was retried (204: nothing left to remove)",
+    count: github::remove_runner_retried_after_commit,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+/// `job-started-delayed`.
+pub const JOB_STARTED_DELAYED: Probe = Probe {
+    name: "job-started-delayed",
+    describe: "a RemoveRunner or delete hit a runner between its job's assignment and the JobStarted",
+    count: removal::job_started_delayed,
+    needs: || {
+        Interest::of_resources::<AuditEntry>(&["pods", "ephemeralrunners", "runners"])
+            .and::<GitHubEvent>()
+            .and::<KubeletEvent>()
+    },
+};
+
+/// `acquisition-capped`.
+pub const ACQUISITION_CAPPED: Probe = Probe {
+    name: "acquisition-capped",
+    describe: "AcquireJobs left a job queued because the scale set was at its listener's capacity",
+    count: github::acquisition_capped,
+    needs: || Interest::of::<GitHubEvent>(),
+};
+
+/// `runner-removed-before-job-started`.
+pub const RUNNER_REMOVED_BEFORE_JOB_STARTED: Probe = Probe {
+    name: "runner-removed-before-job-started",
+    describe: "weak removal: RemoveRunner removed a runner whose assigned job was not yet announced",
+    count: github::runner_removed_before_job_started,
+    needs: || Interest::of::<GitHubEvent>(),
+};
+
+fn network_needs() -> Interest {
+    Interest::of::<NetEvent>().and::<AuditEntry>().and::<WatchOpened>().and::<WatchSent>().and::<GitHubCall>()
+}
+
+/// `watch-resumed-from-rv`.
+pub const WATCH_RESUMED_FROM_RV: Probe = Probe {
+    name: "watch-resumed-from-rv",
+    describe: "a watch whose connection the network cut was resumed from a resourceVersion",
+    count: network::watch_resumed_from_rv,
+    needs: network_needs,
+};
+
+/// `relist-after-410`.
+pub const RELIST_AFTER_410: Probe = Probe {
+    name: "relist-after-410",
+    describe: "a watch answered 410 Expired was followed by a relist of its resource by the same client",
+    count: network::relist_after_410,
+    needs: network_needs,
+};
+
+/// `controller-bounced-mid-reconcile`.
+pub const CONTROLLER_BOUNCED_MID_RECONCILE: Probe = Probe {
+    name: "controller-bounced-mid-reconcile",
+    describe: "the controller's host crashed within 1 s of its last API request",
+    count: network::controller_bounced_mid_reconcile,
+    needs: network_needs,
+};
+
+/// `listener-session-lost`.
+pub const LISTENER_SESSION_LOST: Probe = Probe {
+    name: "listener-session-lost",
+    describe: "a listener's long poll or host was cut by the network and a message session was created after",
+    count: network::listener_session_lost,
+    needs: network_needs,
+};
+
+/// `runner-deleted-while-registering`.
+pub const RUNNER_DELETED_WHILE_REGISTERING: Probe = Probe {
+    name: "runner-deleted-while-registering",
+    describe: "a user deleted an EphemeralRunner that registers at GitHub (before or after) before its pod was created",
+    count: user_delete::runner_deleted_while_registering,
+    needs: || Interest::of_resources::<AuditEntry>(&["ephemeralrunners", "pods"]).and::<GitHubEvent>(),
+};
+
+/// `rest-rate-limited`.
+pub const REST_RATE_LIMITED: Probe = Probe {
+    name: "rest-rate-limited",
+    describe: "a REST call was refused 403 for its credential's rate limit (assumption rest-rate-limits)",
+    count: github::rest_rate_limited,
+    needs: || Interest::of::<GitHubCall>(),
+};
+
+fn slow_watcher_needs() -> Interest {
+    Interest::of::<WatchSent>().and::<WatchOpened>().and::<AuditEntry>()
+}
+
+/// `slow-watcher-resumed`.
+pub const SLOW_WATCHER_RESUMED: Probe = Probe {
+    name: "slow-watcher-resumed",
+    describe: "the API server closed a watch that had fallen behind and its client watched again from a resourceVersion",
+    count: slow_watchers::slow_watcher_resumed,
+    needs: slow_watcher_needs,
+};
+
+/// `slow-watcher-relisted`.
+pub const SLOW_WATCHER_RELISTED: Probe = Probe {
+    name: "slow-watcher-relisted",
+    describe: "a watch closed for falling behind resumed older than the watch cache's window: 410, then a relist",
+    count: slow_watchers::slow_watcher_relisted,
+    needs: slow_watcher_needs,
+};
+
+/// `watch-stalled-over-changes`.
+pub const WATCH_STALLED_OVER_CHANGES: Probe = Probe {
+    name: "watch-stalled-over-changes",
+    describe: "a controller watch went silent (no error) while its resource changed, until its timeout",
+    count: watch_stalls::watch_stalled_over_changes,
+    needs: || Interest::of::<WatchSent>().and::<Committed>(),
+};
+
+/// Every probe, in the order reports list them.
+pub static PROBES: &[&Probe] = &[
+    &POD_CREATE_ALREADY_EXISTS,
+    &STALE_POD_CACHE_READ,
+    &REMOVE_RUNNER_LOST_TO_ASSIGNMENT,
+    &ASSIGNMENT_LOST_TO_REMOVE_RUNNER,
+    &JOB_ASSIGNED_WITHIN_1S_OF_POD_DELETE,
+    &JOB_ASSIGNED_AFTER_POD_DELETION,
+    &TOKEN_EXPIRED_BEFORE_CONTAINER_START,
+    &TOKEN_REFRESHED_WHILE_BUSY,
+    &IDLE_RUNNER_SCALED_DOWN,
+    &UNPROJECTED_RUNNER_UPDATE,
+    &LISTENER_PATCH_CONFLICT,
+    &CONTROLLER_RESTART_MID_RECONCILE,
+    &API_COMMITTED_THEN_FAILED,
+    &RETRY_AFTER_COMMIT_ALREADY_EXISTS,
+    &STALE_LIST_FROM_WATCH_CACHE,
+    &GITHUB_COMMITTED_THEN_FAILED,
+    &JIT_RETRY_AGENT_EXISTS,
+    &SESSION_RETRY_CONFLICT,
+    &REMOVE_RUNNER_RETRIED_AFTER_COMMIT,
+    &JOB_STARTED_DELAYED,
+    &ACQUISITION_CAPPED,
+    &RUNNER_REMOVED_BEFORE_JOB_STARTED,
+    &WATCH_RESUMED_FROM_RV,
+    &RELIST_AFTER_410,
+    &CONTROLLER_BOUNCED_MID_RECONCILE,
+    &LISTENER_SESSION_LOST,
+    &RUNNER_DELETED_WHILE_REGISTERING,
+    &REST_RATE_LIMITED,
+    &SLOW_WATCHER_RESUMED,
+    &SLOW_WATCHER_RELISTED,
+    &WATCH_STALLED_OVER_CHANGES,
+];
+
+/// Every probe.
+pub fn all() -> &'static [&'static Probe] {
+    PROBES
+}
+
+/// The probes that fired in `run`, with their counts.
+pub fn fired(run: &RunRecord) -> BTreeMap<&'static str, u32> {
+    PROBES.iter().map(|p| (p.name, (p.count)(run))).filter(|(_, n)| *n > 0).collect()
+}

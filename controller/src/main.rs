@@ -38,8 +38,8 @@ enum Command {
         /// `$LISTENER_CONFIG_PATH`.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// The profile and switch changes (the listener's part of them: which listener, and the
-        /// Running write).
+        /// Optimisations to switch off (the listener's part of the switches: which listener, and the
+        /// Running write); the rest is the fixed controller's.
         #[command(flatten)]
         switches: cmd::switch_args::SwitchArgs,
     },

@@ -12,13 +12,19 @@
 //! GitHub transport, starts the selected [`Families`] with `arc_controller::start`, and runs every
 //! listener pod through `arc_controller::scaleset::listener::run`.
 //!
-//! [`stepping`] runs a world in steps, paused in between, for tools that look at it mid-run.
+//! The parts: the controller host (`controller_host.rs`: the controller process or replicas, their
+//! restarts, the leader killed) and [`disruptions`] (what the world does to itself when, applied to
+//! the host, the kubelet, GitHub and the user at kubectl, `user.rs`); [`World`] builds the fakes,
+//! drives time and judges when the run is over. [`stepping`] runs a world in steps, paused in between,
+//! for tools that look at it mid-run.
 
 #![deny(missing_docs)]
 
 pub mod answer;
 pub mod cluster;
+mod controller_host;
 pub mod crds;
+pub mod disruptions;
 mod held_release;
 pub mod on_turmoil;
 pub mod record;
@@ -28,15 +34,16 @@ pub mod seam;
 pub mod settled;
 pub mod stepping;
 pub mod synthetic;
+mod user;
+
+use user::User;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_controller::runtime::manager::Manager;
-use arc_controller::runtime::metrics::{ACTIVE_WORKERS, Metrics};
+use arc_controller::runtime::metrics::Metrics;
 use arc_controller::{Families, Switches};
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -55,102 +62,14 @@ use arc_sim::seed::Seed;
 use arc_sim::trace::TraceMode;
 use arc_sim::workload::{Workload, WorkloadConfig};
 pub use cluster::{Cluster, ClusterBuilder};
+use controller_host::{ControllerHost, HostInputs};
 pub use crds::arc_crds;
+pub use disruptions::Disruption;
 use held_release::release_held_assignments_on_delete;
 pub use record::RunRecord;
 pub use replicas::{ReplicaConfig, replica_actor};
-use replicas::{ReplicaWorld, Replicas};
 pub use settled::{legacy_settled, scale_set_settled};
 pub use stepping::{Progress, SteppedWorld};
-
-/// Something the world does to itself at a sim time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Disruption {
-    /// Crash the controller process (every informer, queue and in-flight reconcile dropped) and start a
-    /// fresh one.
-    RestartController {
-        /// When.
-        at_ms: u64,
-    },
-    /// Crash the main container of the first running pod whose name starts with `prefix`.
-    CrashPod {
-        /// When.
-        at_ms: u64,
-        /// Namespace.
-        namespace: String,
-        /// Name prefix.
-        prefix: String,
-        /// Exit code.
-        exit_code: i32,
-    },
-    /// Merge-patch an object's main resource as actor `user` (e.g. bump a runner set's
-    /// `spec.actionableRevision`, as the ARS does on a runner-spec change).
-    PatchObject {
-        /// When.
-        at_ms: u64,
-        /// Resource plural.
-        plural: String,
-        /// Namespace.
-        namespace: String,
-        /// Name.
-        name: String,
-        /// The JSON merge patch.
-        patch: Value,
-    },
-    /// Crash the controller replica that leads (its Lease is not released) and restart it as a new
-    /// process, which stands by; needs `replicas` in the world's config.
-    KillLeader {
-        /// When.
-        at_ms: u64,
-    },
-    /// Evict the first running pod whose name starts with `prefix`.
-    EvictPod {
-        /// When.
-        at_ms: u64,
-        /// Namespace.
-        namespace: String,
-        /// Name prefix.
-        prefix: String,
-        /// `Evicted`, `OutOfmemory`, …
-        reason: String,
-    },
-    /// The scale set named `name` vanishes at GitHub behind the controller's back (#4370: deleted by an
-    /// admin or by GitHub's cleanup): its runners are removed, its sessions closed, and every call that
-    /// names it answers 404 `RunnerScaleSetNotFoundException`.
-    DeleteScaleSet {
-        /// When.
-        at_ms: u64,
-        /// The scale set's name.
-        name: String,
-    },
-    /// `kubectl delete PLURAL --all -n NAMESPACE` as actor `user`: list the namespace's objects, then
-    /// delete each by name in the list's order, one request after another (an object gone in between
-    /// is skipped, as `--all` implies `--ignore-not-found`). The world knows nothing of who owns them.
-    DeleteAll {
-        /// When.
-        at_ms: u64,
-        /// Resource plural.
-        plural: String,
-        /// Namespace.
-        namespace: String,
-    },
-}
-
-impl Disruption {
-    /// The sim ms it happens at.
-    pub fn at_ms(&self) -> u64 {
-        match self {
-            Disruption::RestartController { at_ms }
-            | Disruption::CrashPod { at_ms, .. }
-            | Disruption::PatchObject { at_ms, .. }
-            | Disruption::EvictPod { at_ms, .. }
-            | Disruption::DeleteAll { at_ms, .. }
-            | Disruption::DeleteScaleSet { at_ms, .. }
-            | Disruption::KillLeader { at_ms } => *at_ms,
-        }
-    }
-}
 
 /// Everything a run is made of, as data (printed once at the start of a run's trace).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,16 +123,9 @@ pub struct World {
     github: FakeGitHub,
     script: ScriptedGitHub,
     kubelet: Kubelet,
-    links: Links,
     hosting: Option<Arc<Hosting>>,
-    metrics: Metrics,
+    controller: ControllerHost,
     listener_metrics: Metrics,
-    manager: Option<Manager>,
-    replicas: Replicas,
-    restarts: u32,
-    restarts_mid_reconcile: u32,
-    in_flight_at_crash: Option<i64>,
-    controller_handed: bool,
     answer: Option<EarlyAnswer>,
 }
 
@@ -304,18 +216,17 @@ impl World {
             Some(hosting) => Links::on_turmoil(apiserver.clone(), Arc::clone(hosting.connections())),
             None => Links::new(config.network, apiserver.clone()),
         };
-        let metrics = Metrics::new();
         let listener_metrics = Metrics::new();
+        let switches = config.switches;
         let launcher = families.scale_set.is_some().then(|| match &hosting {
             None => {
-                let inputs = seam::inputs_on(&links, "listener", clock, &listener_metrics, &script, &config);
+                let inputs = seam::inputs_on(&links, "listener", clock, &listener_metrics, &script, switches);
                 seam::listener_launcher(inputs)
             }
             Some(hosting) => {
-                let (links, metrics, script, config) =
-                    (links.clone(), listener_metrics.clone(), script.clone(), config.clone());
+                let (links, metrics, script) = (links.clone(), listener_metrics.clone(), script.clone());
                 let make_inputs: Arc<dyn Fn() -> arc_controller::Inputs + Send + Sync> =
-                    Arc::new(move || seam::inputs_on(&links, "listener", clock, &metrics, &script, &config));
+                    Arc::new(move || seam::inputs_on(&links, "listener", clock, &metrics, &script, switches));
                 seam::listener_launcher_on(Arc::clone(hosting), make_inputs)
             }
         });
@@ -340,6 +251,16 @@ impl World {
         apiserver.set_scheduler(scheduler.clone());
         github.set_scheduler(scheduler.clone());
         kubelet.set_scheduler(scheduler);
+        let controller = ControllerHost::new(HostInputs {
+            families: families.clone(),
+            switches,
+            replicas: config.replicas.clone(),
+            links,
+            clock,
+            script: script.clone(),
+            hosting: hosting.clone(),
+            record: record.clone(),
+        });
         Ok(World {
             config,
             families,
@@ -349,16 +270,9 @@ impl World {
             github,
             script,
             kubelet,
-            links,
             hosting,
-            metrics,
+            controller,
             listener_metrics,
-            manager: None,
-            replicas: Replicas::default(),
-            restarts: 0,
-            restarts_mid_reconcile: 0,
-            in_flight_at_crash: None,
-            controller_handed: false,
             answer: None,
         })
     }
@@ -398,94 +312,13 @@ impl World {
     /// Starts (or restarts) the controller on a fresh manager; with replicas configured, starts them
     /// (once).
     pub async fn start_controller(&mut self) {
-        if let Some(replicas) = self.config.replicas.clone() {
-            let mut running = std::mem::take(&mut self.replicas);
-            if running.is_empty() {
-                running.start_all(&self.replica_world(), &replicas);
-            }
-            self.replicas = running;
-            return;
-        }
-        if let Some(hosting) = self.hosting.clone() {
-            self.start_controller_host(&hosting);
-            return;
-        }
-        if let Some(mut old) = self.manager.take() {
-            let in_flight = self.metrics.sum(ACTIVE_WORKERS, &[]);
-            old.shutdown().await;
-            self.restarts += 1;
-            if in_flight > 0 {
-                self.restarts_mid_reconcile += 1;
-            }
-            self.record.emit(WorldEvent::ControllerRestart { number: self.restarts, in_flight });
-        }
-        let inputs =
-            seam::inputs_on(&self.links, "controller", self.clock, &self.metrics, &self.script, &self.config);
-        self.manager = Some(arc_controller::start(&inputs, &self.families));
-    }
-
-    /// Under turmoil: hands the controller process to its host the first time, bounces the host (a
-    /// restart from scratch) after.
-    fn start_controller_host(&mut self, hosting: &Hosting) {
-        if !self.controller_handed {
-            let (links, clock, metrics, script, config, families) = (
-                self.links.clone(),
-                self.clock,
-                self.metrics.clone(),
-                self.script.clone(),
-                self.config.clone(),
-                self.families.clone(),
-            );
-            hosting.start_controller(Arc::new(move || {
-                let inputs = seam::inputs_on(&links, "controller", clock, &metrics, &script, &config);
-                Box::new(arc_controller::start(&inputs, &families))
-            }));
-            self.controller_handed = true;
-            return;
-        }
-        self.crash_controller();
-        hosting.command(NetCommand::Bounce { host: HOST_CONTROLLER.into() });
-        self.bounced_controller();
-    }
-
-    /// Notes the in-flight reconciles of a controller about to crash.
-    fn crash_controller(&mut self) {
-        self.in_flight_at_crash = Some(self.metrics.sum(ACTIVE_WORKERS, &[]));
-    }
-
-    /// Counts a controller restart after a crash.
-    fn bounced_controller(&mut self) {
-        let in_flight = self.in_flight_at_crash.take().unwrap_or(0);
-        self.restarts += 1;
-        if in_flight > 0 {
-            self.restarts_mid_reconcile += 1;
-        }
-        self.record.emit(WorldEvent::ControllerRestart { number: self.restarts, in_flight });
+        self.controller.start().await;
     }
 
     /// Creates the configured initial objects through the API, as actor `user`.
     pub async fn create_objects(&self) -> Result<(), WorldError> {
-        let client = self.apiserver.client_as("user");
-        for (index, object) in self.config.objects.iter().enumerate() {
-            let mut attempts = 0;
-            loop {
-                match create_object(&self.apiserver, &client, object).await {
-                    Ok(()) => break,
-                    // A retry of a create that committed before its answer failed finds it there.
-                    Err(CreateRefusal::AlreadyExists(_)) if attempts > 0 => break,
-                    // A user retries what the server refused for a moment (an injected 5xx or 429, or
-                    // a dropped connection).
-                    Err(CreateRefusal::Transient(_)) if attempts < 30 => {
-                        attempts += 1;
-                        tokio::time::sleep(Duration::from_secs(1)).await;
-                    }
-                    Err(refusal) => {
-                        return Err(WorldError::Object { index, message: refusal.into_message() });
-                    }
-                }
-            }
-        }
-        Ok(())
+        let created = User::new(&self.apiserver).create_all(&self.config.objects).await;
+        created.map_err(|(index, message)| WorldError::Object { index, message })
     }
 
     /// Runs the whole world: objects, controller, workload and disruptions, until settled or the horizon.
@@ -501,10 +334,7 @@ impl World {
         let ending = self.drive(&settled, workload_end_ms).await;
         let submitted_jobs =
             if submitted.is_finished() { submitted.await.unwrap_or_default() } else { Vec::new() };
-        if let Some(mut manager) = self.manager.take() {
-            manager.shutdown().await;
-        }
-        self.replicas.stop_all().await;
+        self.controller.stop().await;
         let mut record = self.snapshot(workload_end_ms, submitted_jobs);
         record.objects = self.objects();
         match ending {
@@ -571,8 +401,8 @@ impl World {
         let Some(hosting) = self.hosting.clone() else { return };
         self.record.emit(NetEvent::Applied(command.clone()));
         match &command {
-            NetCommand::Crash { host } if host == HOST_CONTROLLER => self.crash_controller(),
-            NetCommand::Bounce { host } if host == HOST_CONTROLLER => self.bounced_controller(),
+            NetCommand::Crash { host } if host == HOST_CONTROLLER => self.controller.crashing(),
+            NetCommand::Bounce { host } if host == HOST_CONTROLLER => self.controller.bounced(),
             _ => {}
         }
         hosting.command(command);
@@ -587,123 +417,14 @@ impl World {
     }
 
     async fn disrupt(&mut self, disruption: Disruption) {
-        self.record.emit(WorldEvent::Disruption(serde_json::to_string(&disruption).unwrap_or_default()));
-        match disruption {
-            Disruption::RestartController { .. } => self.start_controller().await,
-            Disruption::CrashPod { namespace, prefix, exit_code, .. } => {
-                if let Some(name) = self.running_pod(&namespace, &prefix) {
-                    self.kubelet.crash(&namespace, &name, exit_code);
-                }
-            }
-            Disruption::PatchObject { plural, namespace, name, patch, .. } => {
-                if let Err(e) = self.patch_object(&plural, &namespace, &name, &patch).await {
-                    self.record.emit(WorldEvent::DisruptionFailed(e));
-                }
-            }
-            Disruption::KillLeader { .. } => self.kill_leader(),
-            Disruption::EvictPod { namespace, prefix, reason, .. } => {
-                if let Some(name) = self.running_pod(&namespace, &prefix) {
-                    self.kubelet.evict(&namespace, &name, &reason);
-                }
-            }
-            Disruption::DeleteAll { plural, namespace, .. } => {
-                if let Err(e) = self.delete_all(&plural, &namespace).await {
-                    self.record.emit(WorldEvent::DisruptionFailed(e));
-                }
-            }
-            Disruption::DeleteScaleSet { name, .. } => {
-                if !self.github.delete_scale_set_named(&name) {
-                    self.record.emit(WorldEvent::DisruptionFailed(format!("no scale set named {name}")));
-                }
-            }
-        }
-    }
-
-    /// What replicas are started from.
-    fn replica_world(&self) -> ReplicaWorld<'_> {
-        ReplicaWorld {
-            links: &self.links,
-            clock: self.clock,
-            metrics: &self.metrics,
-            github: &self.script,
-            config: &self.config,
-            families: &self.families,
-        }
-    }
-
-    /// Crashes the leading replica and restarts it; counted as a controller restart.
-    fn kill_leader(&mut self) {
-        let Some(replicas) = self.config.replicas.clone() else {
-            self.record.emit(WorldEvent::DisruptionFailed("kill-leader needs replicas".into()));
-            return;
+        let targets = disruptions::Targets {
+            host: &mut self.controller,
+            kubelet: &self.kubelet,
+            github: &self.github,
+            user: User::new(&self.apiserver),
+            record: &self.record,
         };
-        let in_flight = self.metrics.sum(ACTIVE_WORKERS, &[]);
-        let mut running = std::mem::take(&mut self.replicas);
-        let killed = running.kill_leader(&self.replica_world(), &replicas);
-        self.replicas = running;
-        if killed.is_none() {
-            self.record.emit(WorldEvent::DisruptionFailed("no replica leads".into()));
-            return;
-        }
-        self.restarts += 1;
-        if in_flight > 0 {
-            self.restarts_mid_reconcile += 1;
-        }
-        self.record.emit(WorldEvent::ControllerRestart { number: self.restarts, in_flight });
-    }
-
-    async fn patch_object(
-        &self,
-        plural: &str,
-        namespace: &str,
-        name: &str,
-        patch: &Value,
-    ) -> Result<(), String> {
-        let api = self.user_api(plural, namespace)?;
-        api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch))
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-
-    /// `kubectl delete PLURAL --all -n NAMESPACE`: one list, then one delete per listed name; a name
-    /// already gone is skipped, any other refusal ends the command (kubectl reports it and goes on, but
-    /// the world only needs to say the command did not do everything).
-    async fn delete_all(&self, plural: &str, namespace: &str) -> Result<(), String> {
-        let api = self.user_api(plural, namespace)?;
-        let listed = api.list(&kube::api::ListParams::default()).await.map_err(|e| e.to_string())?;
-        let mut refused = Vec::new();
-        for name in listed.items.iter().filter_map(|o| o.metadata.name.as_deref()) {
-            match api.delete(name, &kube::api::DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(e) => refused.push(format!("{name}: {e}")),
-            }
-        }
-        if refused.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("delete {plural} --all: {}", refused.join("; ")))
-        }
-    }
-
-    /// A namespaced API of `plural` as actor `user`.
-    fn user_api(&self, plural: &str, namespace: &str) -> Result<Api<DynamicObject>, String> {
-        let rt =
-            self.apiserver.registry().find_plural(plural).map(|id| self.apiserver.registry().get(id).clone());
-        let rt = rt.ok_or_else(|| format!("unknown resource {plural}"))?;
-        let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
-        let resource = ApiResource::from_gvk_with_plural(&gvk, &rt.plural);
-        Ok(Api::namespaced_with(self.apiserver.client_as("user"), namespace, &resource))
-    }
-
-    fn running_pod(&self, namespace: &str, prefix: &str) -> Option<String> {
-        let key_prefix = format!("{namespace}/{prefix}");
-        self.kubelet
-            .running_pods()
-            .into_iter()
-            .find(|p| p.starts_with(&key_prefix))
-            .map(|p| p[namespace.len() + 1..].to_string())
+        disruptions::apply(disruption, targets).await;
     }
 
     /// Whether the run's early answer, if it has one and a check is due, holds for the record so far.
@@ -730,69 +451,16 @@ impl World {
             recorder: &self.record,
             apiserver: &self.apiserver,
             github: &self.github,
-            metrics: &self.metrics,
+            metrics: self.controller.metrics(),
             listener_metrics: &self.listener_metrics,
         };
+        let (controller_restarts, restarts_mid_reconcile) = self.controller.restarts();
         RunRecord {
-            controller_restarts: self.restarts,
-            restarts_mid_reconcile: self.restarts_mid_reconcile,
+            controller_restarts,
+            restarts_mid_reconcile,
             ..sources.record(self.clock.elapsed_ms(), workload_end_ms, submitted_jobs)
         }
     }
-}
-
-/// Creates one object; the error says whether retrying could help (5xx, 429) and what went wrong.
-/// Why the server did not create an initial object.
-enum CreateRefusal {
-    /// For a moment (5xx, 429, a dropped connection): worth retrying.
-    Transient(String),
-    /// 409 AlreadyExists.
-    AlreadyExists(String),
-    /// Anything else.
-    Permanent(String),
-}
-
-impl CreateRefusal {
-    fn into_message(self) -> String {
-        match self {
-            CreateRefusal::Transient(m) | CreateRefusal::AlreadyExists(m) | CreateRefusal::Permanent(m) => m,
-        }
-    }
-}
-
-async fn create_object(
-    apiserver: &FakeApiServer,
-    client: &kube::Client,
-    object: &Value,
-) -> Result<(), CreateRefusal> {
-    let permanent = CreateRefusal::Permanent;
-    let api_version =
-        object.get("apiVersion").and_then(Value::as_str).ok_or_else(|| permanent("no apiVersion".into()))?;
-    let kind = object.get("kind").and_then(Value::as_str).ok_or_else(|| permanent("no kind".into()))?;
-    let rt = apiserver
-        .registry()
-        .types()
-        .iter()
-        .find(|t| t.api_version() == api_version && t.kind == kind)
-        .ok_or_else(|| permanent(format!("the fake API server does not serve {api_version} {kind}")))?;
-    let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
-    let resource = ApiResource::from_gvk_with_plural(&gvk, &rt.plural);
-    let obj: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| permanent(e.to_string()))?;
-    let api: Api<DynamicObject> = match (rt.namespaced, obj.metadata.namespace.as_deref()) {
-        (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, &resource),
-        (true, None) => return Err(permanent(format!("{kind} needs metadata.namespace"))),
-        (false, _) => Api::all_with(client.clone(), &resource),
-    };
-    api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(|e| match &e {
-        kube::Error::Api(status) if status.code >= 500 || status.code == 429 => {
-            CreateRefusal::Transient(e.to_string())
-        }
-        kube::Error::Api(status) if status.reason == "AlreadyExists" => {
-            CreateRefusal::AlreadyExists(e.to_string())
-        }
-        kube::Error::Api(_) => CreateRefusal::Permanent(e.to_string()),
-        _ => CreateRefusal::Transient(e.to_string()),
-    })
 }
 
 /// The defaults of a world with no objects: every component at its default, no faults, the standard

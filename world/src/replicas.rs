@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::WorldConfig;
 use super::seam;
+use arc_controller::Switches;
 use arc_sim::clock::SimClock;
 use arc_sim::github::ScriptedGitHub;
 use arc_sim::net::Links;
@@ -65,8 +65,8 @@ pub struct ReplicaWorld<'a> {
     pub metrics: &'a Metrics,
     /// The fake GitHub.
     pub github: &'a ScriptedGitHub,
-    /// The world's config.
-    pub config: &'a WorldConfig,
+    /// The controller's switches.
+    pub switches: Switches,
     /// The controllers each replica runs when it leads.
     pub families: &'a Families,
 }
@@ -82,7 +82,7 @@ impl Replicas {
     fn start(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig, index: u32, incarnation: u32) {
         let actor = replica_actor(index);
         let inputs =
-            seam::inputs_on(world.links, &actor, world.clock, world.metrics, world.github, world.config);
+            seam::inputs_on(world.links, &actor, world.clock, world.metrics, world.github, world.switches);
         let mut election = LeaderElection::new(
             &replicas.lease_namespace,
             &replicas.lease_name,

@@ -2,18 +2,17 @@
 //! `arc_controller`: the world fills the controller's [`Inputs`] (its own API client, the simulated
 //! clock, the fake GitHub as the GitHub transport, the run's switches) and hands them to the entry
 //! points the controller's binary uses — `arc_controller::start` for the controllers (called by
-//! [`World`](super::World)) and [`listener::run`] for every listener pod.
+//! the world's controller host) and [`listener::run`] for every listener pod.
 
 use std::sync::Arc;
 
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::listener::{self, CancellationToken};
 use arc_controller::scaleset::resource_builder::ListenerConfig;
-use arc_controller::{Clock, GitHubTransport, Inputs, SharedClock};
+use arc_controller::{Clock, GitHubTransport, Inputs, SharedClock, Switches};
 use futures::FutureExt;
 use jiff::Timestamp;
 
-use super::WorldConfig;
 use arc_sim::actor::ActorService;
 use arc_sim::clock::SimClock;
 use arc_sim::github::ScriptedGitHub;
@@ -37,21 +36,15 @@ pub fn controller_clock(clock: SimClock) -> SharedClock {
 }
 
 /// The inputs of a controller or listener process in this world: `client` (its own actor), the
-/// simulated clock, `metrics`, `github` as the transport, and the run's switches.
+/// simulated clock, `metrics`, `github` as the transport, and the run's `switches`.
 pub fn inputs(
     client: kube::Client,
     clock: SimClock,
     metrics: &Metrics,
     github: GitHubTransport,
-    config: &WorldConfig,
+    switches: Switches,
 ) -> Inputs {
-    Inputs {
-        client,
-        clock: controller_clock(clock),
-        metrics: metrics.clone(),
-        github,
-        switches: config.switches,
-    }
+    Inputs { client, clock: controller_clock(clock), metrics: metrics.clone(), github, switches }
 }
 
 /// How a process whose actor is `actor` reaches the fake GitHub on `links`' network: its service
@@ -72,9 +65,9 @@ pub fn inputs_on(
     clock: SimClock,
     metrics: &Metrics,
     script: &ScriptedGitHub,
-    config: &WorldConfig,
+    switches: Switches,
 ) -> Inputs {
-    inputs(links.client_as(actor), clock, metrics, github_transport(links, script, actor), config)
+    inputs(links.client_as(actor), clock, metrics, github_transport(links, script, actor), switches)
 }
 
 /// The kubelet's hook for listener pods: the config file parsed as the binary parses it, then the

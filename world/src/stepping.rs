@@ -91,7 +91,7 @@ impl SteppedWorld {
         let parts = Parts {
             seed: world.config.seed,
             plug: world.families.name(),
-            metrics: world.metrics.clone(),
+            metrics: world.controller.metrics().clone(),
             listener_metrics: world.listener_metrics.clone(),
         };
         let run: Run = Box::pin(world.run(settled));

@@ -57,7 +57,7 @@ pub(crate) struct RunArgs {
     /// `ephemeralrunnerset`, `ephemeralrunner`, `autoscalinglistener`.
     #[arg(long = "controllers", value_name = "NAME", value_delimiter = ',')]
     pub controllers: Vec<String>,
-    /// The profile and switch changes.
+    /// Optimisations to switch off; the controller is otherwise the fixed one.
     #[command(flatten)]
     pub switches: SwitchArgs,
     /// Namespace of the legacy controller's GitHub secret.
@@ -141,7 +141,7 @@ pub(crate) async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationTok
         switches: args.switches.switches()?,
     };
     tracing::info!(
-        profile = %args.switches.profile,
+        optimisations_off = ?args.switches.disable_optimisations,
         switches = ?inputs.switches,
         github = ?inputs.github,
         "starting"

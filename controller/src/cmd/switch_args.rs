@@ -1,49 +1,26 @@
-//! The switch options `arc-controller run` and `arc-controller listener` share: a named profile, then
-//! single switches on or off by name. An unknown profile or switch name is an error that lists the
-//! valid ones.
+//! The switch option `arc-controller run` and `arc-controller listener` share. The shipped binary runs
+//! the fixed controller (profile `arcsim`): the only switches it offers are the optimisations, which
+//! an operator may turn off one by one (to compare, or to rule one out). Profiles that emulate older
+//! releases and switches that put a historic bug back are the simulation's to choose (the world hands
+//! them to `arc_controller::start` as `Inputs::switches`), never a production flag. An unknown name is
+//! an error that lists the valid ones.
 
 use arc_controller::{Profile, Switches};
 
-/// `--profile`, `--disable-fix`, `--disable-optimisation`, `--enable`, `--disable`.
+/// `--disable-optimisation`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct SwitchArgs {
-    /// The controller build to run (`arc-0.13.1`, `arc-0.15.0`, `change-set`, `arcsim`).
-    #[arg(long, default_value = "arcsim", value_parser = parse_profile)]
-    pub profile: Profile,
-    /// Switch a historic fix off (repeatable), e.g. `--disable-fix already_exists_requeue`.
-    #[arg(long = "disable-fix", value_name = "NAME")]
-    pub disable_fixes: Vec<String>,
     /// Switch an optimisation off (repeatable), e.g. `--disable-optimisation predicates`.
     #[arg(long = "disable-optimisation", value_name = "NAME")]
     pub disable_optimisations: Vec<String>,
-    /// Switch any switch on by name (repeatable), e.g. `--enable scaling.actionable_revision`.
-    #[arg(long = "enable", value_name = "SWITCH")]
-    pub enable: Vec<String>,
-    /// Switch any switch off by name (repeatable), e.g. `--disable failure_time_kept`.
-    #[arg(long = "disable", value_name = "SWITCH")]
-    pub disable: Vec<String>,
-}
-
-/// Parses a profile name, with an error listing the valid ones.
-pub(crate) fn parse_profile(text: &str) -> Result<Profile, String> {
-    text.parse().map_err(|e: arc_controller::switches::UnknownProfile| e.to_string())
 }
 
 impl SwitchArgs {
-    /// The profile's switches with the named ones changed, in the order: fixes off, optimisations
-    /// off, switches on, switches off.
+    /// The fixed controller's switches with the named optimisations off.
     pub(crate) fn switches(&self) -> Result<Switches, String> {
-        let mut switches = self.profile.switches();
-        let changes = [
-            (Some("fixes"), &self.disable_fixes, false),
-            (Some("optimisations"), &self.disable_optimisations, false),
-            (None, &self.enable, true),
-            (None, &self.disable, false),
-        ];
-        for (group, names, on) in changes {
-            for name in names {
-                switches.set_in(group, name, on).map_err(|e| e.to_string())?;
-            }
+        let mut switches = Profile::Arcsim.switches();
+        for name in &self.disable_optimisations {
+            switches.set_in(Some("optimisations"), name, false).map_err(|e| e.to_string())?;
         }
         Ok(switches)
     }
@@ -54,29 +31,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_profile_is_the_base_and_named_switches_change_it() {
-        let args = SwitchArgs {
-            profile: Profile::Arc0131,
-            disable_fixes: vec!["already_exists_requeue".into()],
-            enable: vec!["predicates".into()],
-            ..Default::default()
-        };
+    fn the_fixed_controller_with_named_optimisations_off() {
+        let args = SwitchArgs { disable_optimisations: vec!["predicates".into()] };
         let switches = args.switches().unwrap();
-        assert!(!switches.fixes.already_exists_requeue && switches.optimisations.predicates);
-        assert!(!switches.scaling.actionable_revision, "the rest is arc-0.13.1's");
+        assert!(!switches.optimisations.predicates);
+        let fixed = Profile::Arcsim.switches();
+        assert_eq!(switches.fixes, fixed.fixes, "every fix stays on");
+        assert_eq!(SwitchArgs::default().switches().unwrap(), fixed);
     }
 
     #[test]
-    fn unknown_profiles_and_switches_are_refused_with_the_valid_names() {
-        let err = parse_profile("arc-9").unwrap_err();
-        assert!(err.contains("unknown profile") && err.contains("arcsim"), "{err}");
-        let args = SwitchArgs { disable_optimisations: vec!["turbo".into()], ..Default::default() };
+    fn unknown_optimisations_and_fixes_are_refused_with_the_valid_names() {
+        let args = SwitchArgs { disable_optimisations: vec!["turbo".into()] };
         let err = args.switches().unwrap_err();
         assert!(
             err.contains("unknown switch \"turbo\" in optimisations") && err.contains("predicates"),
             "{err}"
         );
-        let args = SwitchArgs { disable_fixes: vec!["predicates".into()], ..Default::default() };
-        assert!(args.switches().unwrap_err().contains("in fixes"));
+        let args = SwitchArgs { disable_optimisations: vec!["already_exists_requeue".into()] };
+        assert!(args.switches().unwrap_err().contains("in optimisations"), "a fix is not an optimisation");
+    }
+
+    #[test]
+    fn no_flag_puts_a_bug_back() {
+        use clap::{CommandFactory, Parser};
+        #[derive(Parser)]
+        struct Probe {
+            #[command(flatten)]
+            switches: SwitchArgs,
+        }
+        let flags: Vec<String> =
+            Probe::command().get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect();
+        assert_eq!(flags, ["disable-optimisation"]);
+        for bug_flag in ["--profile", "--disable-fix", "--enable", "--disable"] {
+            assert!(Probe::try_parse_from(["arc-controller", bug_flag, "x"]).is_err(), "{bug_flag}");
+        }
     }
 }

@@ -59,7 +59,7 @@ impl Switches {
     }
 
     /// Sets the switch `name` to `on`, requiring it to be in `group` when one is given (what
-    /// `--disable-fix` and `--disable-optimisation` accept).
+    /// `arc-controller --disable-optimisation` and arcsim's switch options accept).
     pub fn set_in(&mut self, group: Option<&str>, name: &str, on: bool) -> Result<(), UnknownSwitch> {
         let (group, field) = resolve(name, group)?;
         let mut json = self.as_json();

@@ -8,7 +8,7 @@ use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, 
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
-use arc_world::on_turmoil::run_world_on_turmoil;
+use arc_world::run_world_on_turmoil;
 use arc_world::{EarlyAnswer, RunRecord, World};
 
 use arc_judging::oracles::Oracle;

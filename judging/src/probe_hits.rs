@@ -92,7 +92,7 @@ fn line_ms(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use arc_sim::faults::ApiVerb;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::request;

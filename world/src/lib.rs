@@ -13,27 +13,27 @@
 //! listener pod through `arc_controller::scaleset::listener::run`.
 //!
 //! The parts: the controller host (`controller_host.rs`: the controller process or replicas, their
-//! restarts, the leader killed) and [`disruptions`] (what the world does to itself when, applied to
+//! restarts, the leader killed) and [`Disruption`]s (what the world does to itself when, applied to
 //! the host, the kubelet, GitHub and the user at kubectl, `user.rs`); [`World`] builds the fakes,
-//! drives time and judges when the run is over. [`stepping`] runs a world in steps, paused in between,
+//! drives time and judges when the run is over. [`SteppedWorld`] runs a world in steps, paused in between,
 //! for tools that look at it mid-run.
 
 #![deny(missing_docs)]
 
-pub mod answer;
-pub mod cluster;
+mod answer;
+mod cluster;
 mod controller_host;
-pub mod crds;
-pub mod disruptions;
+mod crds;
+mod disruptions;
 mod held_release;
-pub mod on_turmoil;
-pub mod record;
-pub mod replicas;
+mod on_turmoil;
+mod record;
+mod replicas;
 pub mod runtime;
 pub mod seam;
-pub mod settled;
-pub mod stepping;
-pub mod synthetic;
+mod settled;
+mod stepping;
+mod synthetic;
 mod user;
 
 use user::User;
@@ -66,10 +66,12 @@ use controller_host::{ControllerHost, HostInputs};
 pub use crds::arc_crds;
 pub use disruptions::Disruption;
 use held_release::release_held_assignments_on_delete;
+pub use on_turmoil::run_world_on_turmoil;
 pub use record::RunRecord;
 pub use replicas::{ReplicaConfig, replica_actor};
 pub use settled::{legacy_settled, scale_set_settled};
-pub use stepping::{Progress, SteppedWorld};
+pub use stepping::{Progress, SteppedWorld, SteppingError, trace_line};
+pub use synthetic::SyntheticRun;
 
 /// Everything a run is made of, as data (printed once at the start of a run's trace).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -277,7 +279,7 @@ impl World {
         })
     }
 
-    /// Lets the run stop early once `answer` says its record so far has answered it ([`answer`]).
+    /// Lets the run stop early once `answer` says its record so far has answered it ([`EarlyAnswer`]).
     #[must_use]
     pub fn answering(mut self, answer: Option<EarlyAnswer>) -> Self {
         self.answer = answer;

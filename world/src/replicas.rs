@@ -51,12 +51,12 @@ struct Replica {
 
 /// The running replicas.
 #[derive(Default)]
-pub struct Replicas {
+pub(crate) struct Replicas {
     running: Vec<Replica>,
 }
 
 /// What starting a replica needs from the world.
-pub struct ReplicaWorld<'a> {
+pub(crate) struct ReplicaWorld<'a> {
     /// How each replica builds its own client.
     pub links: &'a Links,
     /// The clock.
@@ -73,7 +73,7 @@ pub struct ReplicaWorld<'a> {
 
 impl Replicas {
     /// Starts `replicas.count` processes.
-    pub fn start_all(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig) {
+    pub(crate) fn start_all(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig) {
         for index in 0..replicas.count {
             self.start(world, replicas, index, 1);
         }
@@ -103,7 +103,7 @@ impl Replicas {
     }
 
     /// Crashes the leading replica (if one leads) and starts its next incarnation; returns its index.
-    pub fn kill_leader(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig) -> Option<u32> {
+    pub(crate) fn kill_leader(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig) -> Option<u32> {
         let position = self.running.iter().position(|r| r.status.is_leading())?;
         let killed = self.running.remove(position);
         killed.task.abort();
@@ -112,17 +112,12 @@ impl Replicas {
     }
 
     /// Whether no replica has been started.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.running.is_empty()
     }
 
-    /// Whether any replica runs the controllers now.
-    pub fn any_leading(&self) -> bool {
-        self.running.iter().any(|r| r.status.is_leading())
-    }
-
     /// Stops every replica cleanly and waits for them.
-    pub async fn stop_all(&mut self) {
+    pub(crate) async fn stop_all(&mut self) {
         for replica in &self.running {
             replica.cancel.cancel();
         }

@@ -1,7 +1,7 @@
 //! The in-process deterministic runtime: a current-thread tokio runtime with paused time (it jumps to
 //! the next timer when every task waits) and tokio's own RNG drawn from the run's seed, so the same
 //! seed wakes tasks in the same order in every process. Every in-process world runs on one of these
-//! ([`run_seeded`]); a world on the turmoil network runs on turmoil's instead ([`crate::on_turmoil`]).
+//! ([`run_seeded`]); a world on the turmoil network runs on turmoil's instead ([`crate::run_world_on_turmoil`]).
 
 use std::future::Future;
 

@@ -12,7 +12,7 @@ use arc_sim::apiserver::Registry;
 use arc_sim::github::Assumed;
 use arc_sim::record::Interest;
 use arc_sim::{Seed, TraceMode};
-use arc_world::stepping::trace_line;
+use arc_world::trace_line;
 use arc_world::{Progress, SteppedWorld, arc_crds};
 
 use crate::failure_story;

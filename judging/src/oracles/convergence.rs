@@ -115,7 +115,7 @@ impl Oracle for NoJobLost {
 #[cfg(test)]
 mod tests {
     use arc_sim::github::{EndReason, RunnerState};
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{ars, ended_job, removed_runner, runner, session};

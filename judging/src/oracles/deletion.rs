@@ -276,7 +276,7 @@ mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{EndReason, JobResult, RemovalReason};
     use arc_sim::kubelet::StopCause;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
     use serde_json::{Value, json};
 
     use super::*;

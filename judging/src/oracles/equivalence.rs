@@ -140,7 +140,7 @@ impl TwinOracle for SameCallsAndFinalState {
 #[cfg(test)]
 mod tests {
     use arc_sim::faults::ApiVerb;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, er, request};

@@ -69,7 +69,7 @@ mod tests {
     use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
     use arc_sim::faults::ApiVerb;
     use arc_sim::github::{EventKind, RemoveOutcome};
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
     use serde_json::Value;
     use serde_json::json;
 

@@ -67,7 +67,7 @@ impl Oracle for NoJobLostToControllerKill {
 #[cfg(test)]
 mod tests {
     use arc_sim::github::JobState;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, ended_job, job};

@@ -65,7 +65,7 @@ impl Oracle for OneLeaderAtATime {
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::faults::ApiVerb;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
     use serde_json::{Value, json};
 
     use super::*;

@@ -174,7 +174,7 @@ impl<'a> Registrations<'a> {
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{EventKind, JobState};
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{er, github, job};

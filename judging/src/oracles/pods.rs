@@ -428,7 +428,7 @@ impl<'a> UnseenTooLong<'a> {
 mod tests {
     use arc_sim::apiserver::{EventType, WatchItem, WatchSent};
     use arc_sim::faults::ApiVerb;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, er, pod, request};

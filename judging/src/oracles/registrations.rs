@@ -263,7 +263,7 @@ fn creations_by_name(run: &RunRecord) -> BTreeMap<&str, Vec<(u64, String)>> {
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{EventKind, GitHubEvent, RemovalReason, RunnerState};
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{er, github, removed_runner, runner};

@@ -287,7 +287,7 @@ fn is_listener_exit(event: &KubeletEvent) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, ended_job, er, github, runner};

@@ -144,7 +144,7 @@ fn idle_stretch(from: u64, to: u64, busy: &[(u64, u64)], window: u64) -> Option<
 mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::github::{JobState, RemovalReason, RunnerState};
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
     use serde_json::json;
 
     use super::*;

@@ -47,7 +47,7 @@ pub fn stale_read_from_watch_cache(run: &RunRecord) -> u32 {
 #[cfg(test)]
 mod tests {
     use arc_sim::apiserver::{AuditEntry, FaultEffect};
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, request};

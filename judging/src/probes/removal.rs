@@ -184,7 +184,7 @@ mod tests {
     use arc_sim::apiserver::EventType;
     use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
     use arc_world::RunRecord;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{NS, er, github, pod};

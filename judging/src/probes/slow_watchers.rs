@@ -59,7 +59,7 @@ mod tests {
     use super::*;
     use crate::oracles::fixtures::request;
     use arc_sim::faults::ApiVerb;
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     fn sent(id: u64, item: WatchItem) -> WatchSent {
         WatchSent { id, actor: Some("controller".into()), resource: "pods".into(), item }

@@ -42,7 +42,7 @@ pub fn runner_deleted_while_registering(run: &RunRecord) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use arc_world::synthetic::SyntheticRun;
+    use arc_world::SyntheticRun;
 
     use super::*;
     use crate::oracles::fixtures::{github, request};

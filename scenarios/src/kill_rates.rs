@@ -1,8 +1,10 @@
-//! The kill table's measured rates, as data: `scenarios/kill-rates.tsv` holds one line per row —
-//! scenario, variant, oracle, and the `hits` of `seeds` consecutive seeds from `from` in which the
-//! oracle reported the variant. `arcsim measure kills --write` rewrites the lines it measured; the
-//! kill table ([`crate::kill_table`]) derives every bound from them, and `arcsim list` and the
-//! generated catalog print them. Rates are measurements, so they live beside the code, not in it.
+//! Measured rates, as data. `scenarios/kill-rates.tsv` holds one line per kill row — scenario,
+//! variant, oracle, and the `hits` of `seeds` consecutive seeds from `from` in which the oracle
+//! reported the variant; `arcsim measure kills --write` rewrites the lines it measured, and the kill
+//! table ([`crate::kill_table`]) derives every bound from them. `scenarios/report-rates.tsv` holds one
+//! line per (field report, profile, symptom oracle): the seeds in which the profile's fixed build
+//! showed the symptom in the report's world (`arcsim measure reports --write`). `arcsim list` and the
+//! generated catalog print both. Rates are measurements, so they live beside the code, not in it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -19,12 +21,41 @@ const RATES: &str = include_str!("../kill-rates.tsv");
 /// The column names, in order.
 const HEADER: &str = "scenario\tvariant\toracle\thits\tseeds\tfrom";
 
-/// A row's key: its scenario, variant and oracle names.
+/// The field reports' file, from the repository's root.
+pub const REPORT_RATES_FILE: &str = "scenarios/report-rates.tsv";
+
+/// The field reports' file as built into this binary.
+const REPORT_RATES: &str = include_str!("../report-rates.tsv");
+
+/// Its column names, in order: a line's key is (report, profile, oracle).
+const REPORT_HEADER: &str = "report\tprofile\toracle\thits\tseeds\tfrom";
+
+/// A table of rates: which file, and its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// The kill rows' rates (`scenarios/kill-rates.tsv`): keys (scenario, variant, oracle).
+    Kills,
+    /// The field reports' rates (`scenarios/report-rates.tsv`): keys (report, profile, oracle).
+    Reports,
+}
+
+impl Table {
+    /// The header line.
+    fn header(self) -> &'static str {
+        match self {
+            Table::Kills => HEADER,
+            Table::Reports => REPORT_HEADER,
+        }
+    }
+}
+
+/// A row's key: its scenario, build and oracle names.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RateKey {
-    /// The scenario.
+    /// The scenario (a field report's world, in the reports' table).
     pub scenario: String,
-    /// The bug variant.
+    /// The build: the bug variant of a kill row, or the profile (whose fixed build ran) of a field
+    /// report's line.
     pub variant: String,
     /// The oracle (or twin oracle).
     pub oracle: String,
@@ -46,9 +77,9 @@ impl fmt::Display for RateKey {
 /// The rates, by row; ordered as the file is.
 pub type Rates = BTreeMap<RateKey, Rate>;
 
-/// A line of the file that does not read.
+/// A line of a rates file that does not read.
 #[derive(Debug, thiserror::Error)]
-#[error("{RATES_FILE} line {line}: {message}")]
+#[error("line {line}: {message}")]
 pub struct RatesError {
     /// The 1-based line.
     pub line: usize,
@@ -59,17 +90,32 @@ pub struct RatesError {
 /// The rates built into this binary.
 pub fn measured_rates() -> &'static Rates {
     static PARSED: OnceLock<Rates> = OnceLock::new();
-    PARSED.get_or_init(|| parse(RATES).unwrap_or_else(|e| panic!("the built-in kill rates must read: {e}")))
+    PARSED.get_or_init(|| parse(RATES).unwrap_or_else(|e| panic!("{RATES_FILE} must read: {e}")))
 }
 
-/// Reads the file's text: `#` comment lines, the header, then one line per row.
+/// The field reports' rates built into this binary.
+pub fn report_rates() -> &'static Rates {
+    static PARSED: OnceLock<Rates> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        parse_table(Table::Reports, REPORT_RATES)
+            .unwrap_or_else(|e| panic!("{REPORT_RATES_FILE} must read: {e}"))
+    })
+}
+
+/// Reads a kill-rates file's text: `#` comment lines, the header, then one line per row.
 pub fn parse(text: &str) -> Result<Rates, RatesError> {
+    parse_table(Table::Kills, text)
+}
+
+/// Reads the text of a file of `table`: `#` comment lines, the header, then one line per row.
+pub fn parse_table(table: Table, text: &str) -> Result<Rates, RatesError> {
+    let header = table.header();
     let mut rates = Rates::new();
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty());
     let error = |line: usize, message: String| RatesError { line: line + 1, message };
     match lines.next() {
-        Some((_, header)) if header == HEADER => {}
-        Some((n, other)) => return Err(error(n, format!("expected the header {HEADER:?}, found {other:?}"))),
+        Some((_, found)) if found == header => {}
+        Some((n, other)) => return Err(error(n, format!("expected the header {header:?}, found {other:?}"))),
         None => return Err(error(0, "no header".into())),
     }
     for (n, line) in lines {
@@ -93,11 +139,16 @@ pub fn parse(text: &str) -> Result<Rates, RatesError> {
     Ok(rates)
 }
 
-/// The file's text for `rates`, with the comment lines of `previous` kept at its head.
+/// A kill-rates file's text for `rates`, with the comment lines of `previous` kept at its head.
 pub fn format(rates: &Rates, previous: &str) -> String {
+    format_table(Table::Kills, rates, previous)
+}
+
+/// The text of a file of `table` for `rates`, with the comment lines of `previous` kept at its head.
+pub fn format_table(table: Table, rates: &Rates, previous: &str) -> String {
     let mut out: String =
         previous.lines().take_while(|l| l.starts_with('#')).map(|l| format!("{l}\n")).collect();
-    out.push_str(HEADER);
+    out.push_str(table.header());
     out.push('\n');
     for (key, rate) in rates {
         out.push_str(&format!(
@@ -117,6 +168,12 @@ mod tests {
         let rates = measured_rates();
         assert!(!rates.is_empty());
         assert_eq!(parse(&format(rates, RATES)).unwrap(), *rates);
+        let reports = report_rates();
+        assert!(!reports.is_empty());
+        assert_eq!(
+            parse_table(Table::Reports, &format_table(Table::Reports, reports, REPORT_RATES)).unwrap(),
+            *reports
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use arc_sim::github::Assumed;
 use arc_sim::github::assumptions;
 use serde::ser::SerializeStruct;
 
-use crate::kill_rates::{RATES_FILE, RateKey, measured_rates};
+use crate::kill_rates::{RATES_FILE, REPORT_RATES_FILE, RateKey, measured_rates, report_rates};
 use crate::scenario::Scenario;
 use crate::scenarios::assign_during_delete::AssignDuringDelete;
 use crate::scenarios::equivalence::OptimisationEquivalence;
@@ -267,9 +267,19 @@ pub struct ShownByReport {
     pub oracle: &'static dyn Oracle,
     /// The report's world, which the fixed controller fails.
     pub report: &'static dyn Scenario,
-    /// (failed, n): how many of seeds 1..=n of `report` the fixed controller failed, as docs/field-reports.md's
-    /// field-report table measured them (`arcsim sweep --scenario R --variant fixed --seeds 20`).
-    pub shows: (u32, u32),
+}
+
+impl ShownByReport {
+    /// Seeds of `report` in which the fixed controller (profile `arcsim`) showed the symptom, as
+    /// measured ([`REPORT_RATES_FILE`]; every such oracle has a line there, tested).
+    pub fn shows(&self) -> Rate {
+        let key = RateKey::of(self.report.name(), Profile::Arcsim.name(), self.oracle.name());
+        report_rates().get(&key).copied().unwrap_or_else(|| {
+            panic!(
+                "{REPORT_RATES_FILE} has no line for {key}: measure it with `arcsim measure reports --write`"
+            )
+        })
+    }
 }
 
 impl std::fmt::Debug for ShownByReport {
@@ -280,17 +290,9 @@ impl std::fmt::Debug for ShownByReport {
 
 /// The oracles without a kill row, each with the report world that shows it.
 pub const SHOWN_BY_REPORTS: &[ShownByReport] = &[
-    ShownByReport {
-        oracle: &symptoms::NoIdleRunnerRemovedWhileAJobWaits,
-        report: &REPORT_4000,
-        shows: (20, 20),
-    },
-    ShownByReport {
-        oracle: &symptoms::NoListenerExitOnSessionConflict,
-        report: &REPORT_4285,
-        shows: (20, 20),
-    },
-    ShownByReport { oracle: &symptoms::RunnerGoneAfterItsJob, report: &REPORT_4603, shows: (20, 20) },
+    ShownByReport { oracle: &symptoms::NoIdleRunnerRemovedWhileAJobWaits, report: &REPORT_4000 },
+    ShownByReport { oracle: &symptoms::NoListenerExitOnSessionConflict, report: &REPORT_4285 },
+    ShownByReport { oracle: &symptoms::RunnerGoneAfterItsJob, report: &REPORT_4603 },
 ];
 
 /// Seeds `cargo test` may spend on one kill row; rows whose bound is wider are checked by
@@ -359,6 +361,22 @@ mod tests {
         for shown in SHOWN_BY_REPORTS {
             let runs = shown.report.oracles().iter().any(|o| o.name() == shown.oracle.name());
             assert!(runs, "{shown:?}: the report's world does not run its oracle");
+            assert!(
+                shown.shows().hits > 0,
+                "{shown:?}: the measured rate must show the fixed controller failing it"
+            );
+        }
+    }
+
+    #[test]
+    fn every_field_report_symptom_is_measured_under_every_profile() {
+        for report in crate::scenarios::field_reports::all() {
+            for oracle in report.oracles() {
+                for profile in Profile::ALL {
+                    let key = RateKey::of(report.name(), profile.name(), oracle.name());
+                    assert!(report_rates().contains_key(&key), "{REPORT_RATES_FILE} lacks {key}");
+                }
+            }
         }
     }
 

@@ -47,13 +47,16 @@ pub enum Topic {
     Probes,
     /// Which oracle catches which bug in which world, how often, within how many seeds.
     KillTable,
+    /// Each field report's symptom, as every profile's fixed build shows it or not in the report's
+    /// world (measured).
+    Reports,
     /// The behaviours of GitHub that no public document fixes, their alternatives and evidence.
     Assumptions,
 }
 
 impl Topic {
     /// Every topic, in the order `arcsim list` prints them (the kill table last: it is the longest).
-    pub const ALL: [Topic; 8] = [
+    pub const ALL: [Topic; 9] = [
         Topic::Scenarios,
         Topic::Profiles,
         Topic::Switches,
@@ -61,6 +64,7 @@ impl Topic {
         Topic::Oracles,
         Topic::Probes,
         Topic::Assumptions,
+        Topic::Reports,
         Topic::KillTable,
     ];
 
@@ -74,6 +78,7 @@ impl Topic {
             Topic::Oracles => oracles_table(),
             Topic::Probes => probes_table(),
             Topic::KillTable => kill_table(),
+            Topic::Reports => reports_table(),
             Topic::Assumptions => assumptions_table(),
         }
     }
@@ -208,8 +213,8 @@ fn shown_failing(oracle: &str) -> String {
     }
     match SHOWN_BY_REPORTS.iter().find(|s| s.oracle.name() == oracle) {
         Some(shown) => {
-            let (failed, seeds) = shown.shows;
-            format!(" [{}: the fixed controller fails {failed}/{seeds}]", shown.report.name())
+            let rate = shown.shows();
+            format!(" [{}: the fixed controller fails {}/{}]", shown.report.name(), rate.hits, rate.seeds)
         }
         None => String::new(),
     }
@@ -283,6 +288,38 @@ fn kill_table() -> Table {
         groups,
     )
     .with_tsv_column("BY", by)
+}
+
+/// One row per (field report, symptom oracle): what each profile's fixed build showed in the report's
+/// world, from the measured rates (`scenarios/report-rates.tsv`).
+fn reports_table() -> Table {
+    let rates = arc_scenarios::kill_rates::report_rates();
+    let cell = |report: &str, profile: Profile, oracle: &str| {
+        let key = arc_scenarios::kill_rates::RateKey::of(report, profile.name(), oracle);
+        rates.get(&key).map_or("-".to_string(), |rate| format!("{}/{}", rate.hits, rate.seeds))
+    };
+    let mut rows = Vec::new();
+    for report in scenarios::field_reports::all() {
+        for oracle in report.oracles() {
+            let mut row = vec![report.name().to_string()];
+            row.extend(Profile::ALL.iter().map(|p| cell(report.name(), *p, oracle.name())));
+            row.push(oracle.name().to_string());
+            rows.push(row);
+        }
+    }
+    let from = rates.values().map(|r| r.from).min().unwrap_or(0);
+    let mut headers = vec!["REPORT"];
+    headers.extend(Profile::ALL.iter().map(|p| p.name()));
+    headers.push("SYMPTOM");
+    Table::new(
+        format!(
+            "field reports (each profile's fixed build in the report's world: the seeds that showed the \
+             SYMPTOM, of those measured by `arcsim measure reports` from seed {from}; 0: the profile \
+             survives it; docs/field-reports.md reads them):"
+        ),
+        &headers,
+        rows,
+    )
 }
 
 fn assumptions_table() -> Table {

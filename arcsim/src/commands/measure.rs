@@ -1,8 +1,10 @@
-//! `arcsim measure kills|probes`: the rates every bound is derived from, measured on seeds the caller
-//! picks (pick seeds no test uses). `kills` runs bug variants on every seed and counts, per oracle,
-//! the seeds it failed; `probes` runs the fixed controller in each race world and its control world
-//! and counts, per probe, the seeds it fired in. Each line gives the count, the bound it implies and
-//! the `(hits, seeds, from)` triple the kill table and the scenarios' probe goals hold.
+//! `arcsim measure kills|probes|reports`: the rates every bound is derived from, measured on seeds the
+//! caller picks (pick seeds no test uses). `kills` runs bug variants on every seed and counts, per
+//! oracle, the seeds it failed; `probes` runs the fixed controller in each race world and its control
+//! world and counts, per probe, the seeds it fired in; `reports` runs every profile's fixed build in
+//! each field report's world and counts, per symptom oracle, the seeds that showed it. Each line gives
+//! the count, the bound it implies and the `(hits, seeds, from)` triple the kill table, the scenarios'
+//! probe goals and the field-report table hold.
 
 use super::exit;
 use std::fmt::Write as _;
@@ -11,8 +13,9 @@ use arc_sim::Seed;
 
 use crate::commands::progress::Progress;
 use crate::sweep::{Cell, SweepPlan, sweep};
+use arc_controller::Profile;
 use arc_judging::rates::Rate;
-use arc_scenarios::kill_rates;
+use arc_scenarios::kill_rates::{self, Table};
 use arc_scenarios::kill_table::expectations;
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios;
@@ -25,6 +28,8 @@ pub enum Measured {
     Kills,
     /// Probe rates of race worlds and their control worlds.
     Probes,
+    /// Symptom rates of every profile's fixed build in the field reports' worlds.
+    Reports,
 }
 
 /// Options of `arcsim measure`.
@@ -38,7 +43,8 @@ pub struct MeasureArgs {
     /// Number of seeds.
     #[arg(long)]
     pub count: u32,
-    /// Only this scenario (default: every scenario with kill rows, or every race scenario).
+    /// Only this scenario (default: every scenario with kill rows, every race scenario, or every
+    /// field report).
     #[arg(long, value_parser = crate::cli::parse_scenario)]
     pub scenario: Option<String>,
     /// Only this variant (kills; default: every bug variant).
@@ -56,6 +62,7 @@ pub struct MeasureArgs {
     /// Kills: write the rate measured for each kill-table row into this rates file
     /// (`scenarios/kill-rates.tsv`), keeping its other lines; rebuild to take them up. Rows that kill
     /// only under other alternatives about GitHub than the defaults measured here are left alone.
+    /// Reports: write each (report, profile, symptom) rate into `scenarios/report-rates.tsv`.
     #[arg(long, value_name = "FILE")]
     pub write: Option<std::path::PathBuf>,
 }
@@ -66,9 +73,12 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         return Err(exit::usage("--count must be at least 1"));
     }
     if args.write.is_some() && matches!(args.what, Measured::Probes) {
-        return Err(exit::usage("--write takes kill rates only (`arcsim measure kills`)"));
+        return Err(exit::usage("--write takes kill and report rates (`arcsim measure kills|reports`)"));
     }
-    let rates_file = args.write.as_deref().map(RatesFile::read).transpose()?;
+    if matches!(args.what, Measured::Reports) {
+        return measure_reports(&args);
+    }
+    let rates_file = args.write.as_deref().map(|p| RatesFile::read(p, Table::Kills)).transpose()?;
     let chosen: Vec<&'static dyn Scenario> = match &args.scenario {
         Some(name) => vec![scenarios::find(name).map_err(exit::usage)?],
         None => scenarios::all(),
@@ -81,7 +91,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
             };
             (chosen, variants)
         }
-        Measured::Probes => {
+        Measured::Probes | Measured::Reports => {
             let mut worlds = Vec::new();
             for s in chosen.into_iter().filter(|s| !s.probe_goals().is_empty()) {
                 worlds.push(s);
@@ -90,8 +100,33 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
             (worlds, vec![Variant::Fixed])
         }
     };
-    let plan = SweepPlan {
-        profile: arc_controller::Profile::Arcsim,
+    let plan = measuring_plan(&args, Profile::Arcsim, scenarios, variants);
+    let cells = swept(&plan, &args)?;
+    let from = args.from.0;
+    let text = match args.what {
+        Measured::Kills => cells.iter().map(|c| kill_lines(c, from)).collect::<String>(),
+        Measured::Probes | Measured::Reports => {
+            cells.iter().map(|c| probe_lines(c, from)).collect::<String>()
+        }
+    };
+    print!("{text}");
+    if let Some(file) = rates_file {
+        let path = file.path.clone();
+        let written = file.write_kills(&cells, from)?;
+        println!("wrote {written} measured rows into {}", path.display());
+    }
+    Ok(())
+}
+
+/// Every seed of `scenarios` × `variants` under `profile`, none stopping early.
+fn measuring_plan(
+    args: &MeasureArgs,
+    profile: Profile,
+    scenarios: Vec<&'static dyn Scenario>,
+    variants: Vec<Variant>,
+) -> SweepPlan<'static> {
+    SweepPlan {
+        profile,
         scenarios,
         variants,
         seeds: (0..u64::from(args.count)).map(|i| Seed(args.from.0.wrapping_add(i))).collect(),
@@ -107,24 +142,60 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
         assumed: arc_sim::github::Assumed::defaults(),
         draws_assumptions: false,
         until_probes: None,
-    };
+    }
+}
+
+/// Sweeps `plan` with progress on stderr, writing its report to `--json` if asked; its cells.
+fn swept(plan: &SweepPlan, args: &MeasureArgs) -> anyhow::Result<Vec<Cell>> {
     let progress = Progress::start();
-    let report = sweep(&plan, &|done, total| progress.update(done, total));
+    let report = sweep(plan, &|done, total| progress.update(done, total));
     progress.finish();
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)
             .map_err(|e| exit::usage(format!("cannot write {}: {e}", path.display())))?;
     }
-    let from = args.from.0;
-    let text = match args.what {
-        Measured::Kills => report.cells.iter().map(|c| kill_lines(c, from)).collect::<String>(),
-        Measured::Probes => report.cells.iter().map(|c| probe_lines(c, from)).collect::<String>(),
+    Ok(report.cells)
+}
+
+/// `arcsim measure reports`: every profile's fixed build in each field report's world (or the one
+/// `--scenario` names), one line per (report, profile, symptom oracle).
+fn measure_reports(args: &MeasureArgs) -> anyhow::Result<()> {
+    let rates_file = args.write.as_deref().map(|p| RatesFile::read(p, Table::Reports)).transpose()?;
+    let reports: Vec<&'static dyn Scenario> = match &args.scenario {
+        Some(name) => {
+            let found = scenarios::find(name).map_err(exit::usage)?;
+            if !scenarios::field_reports::all().iter().any(|r| r.name() == found.name()) {
+                return Err(exit::usage(format!("{name} is not a field report's world")));
+            }
+            vec![found]
+        }
+        None => scenarios::field_reports::all(),
     };
-    print!("{text}");
+    let from = args.from.0;
+    let mut rates = kill_rates::Rates::new();
+    for profile in Profile::ALL {
+        let plan = measuring_plan(args, profile, reports.clone(), vec![Variant::Fixed]);
+        for cell in swept(&plan, args)? {
+            let report = reports.iter().find(|r| r.name() == cell.scenario).expect("a swept report");
+            for symptom in report.oracles() {
+                let hits = cell.oracle_seeds.get(symptom.name()).copied().unwrap_or(0);
+                let rate = Rate::measured(hits, cell.runs, from);
+                let verb = if hits > 0 { "shows" } else { "survives" };
+                println!(
+                    "{:<14} {:<12} {:<44} {verb} {hits}/{}",
+                    cell.scenario,
+                    profile.name(),
+                    symptom.name(),
+                    cell.runs
+                );
+                rates.insert(kill_rates::RateKey::of(cell.scenario, profile.name(), symptom.name()), rate);
+            }
+        }
+    }
     if let Some(file) = rates_file {
         let path = file.path.clone();
-        let written = file.write(&report.cells, from)?;
-        println!("wrote {written} measured rows into {}", path.display());
+        let written = file.write(rates)?;
+        println!("wrote {written} measured lines into {}", path.display());
     }
     Ok(())
 }
@@ -132,35 +203,42 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
 /// The rates file `--write` updates, read before anything runs (an unusable file is a usage error).
 struct RatesFile {
     path: std::path::PathBuf,
+    table: Table,
     text: String,
     rates: kill_rates::Rates,
 }
 
 impl RatesFile {
-    fn read(path: &std::path::Path) -> anyhow::Result<Self> {
+    fn read(path: &std::path::Path, table: Table) -> anyhow::Result<Self> {
         let unusable = |e: &dyn std::fmt::Display| exit::usage(format!("{}: {e}", path.display()));
         let text = std::fs::read_to_string(path).map_err(|e| unusable(&e))?;
-        let rates = kill_rates::parse(&text).map_err(|e| unusable(&e))?;
-        Ok(RatesFile { path: path.to_path_buf(), text, rates })
+        let rates = kill_rates::parse_table(table, &text).map_err(|e| unusable(&e))?;
+        Ok(RatesFile { path: path.to_path_buf(), table, text, rates })
+    }
+
+    /// Puts `measured` into the file, keeping its other lines; returns how many it put.
+    fn write(mut self, measured: kill_rates::Rates) -> anyhow::Result<usize> {
+        let written = measured.len();
+        self.rates.extend(measured);
+        std::fs::write(&self.path, kill_rates::format_table(self.table, &self.rates, &self.text))
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", self.path.display())))?;
+        Ok(written)
     }
 
     /// Puts the rate of every kill-table row measured in `cells` into the file; returns how many.
-    fn write(mut self, cells: &[Cell], from: u64) -> anyhow::Result<usize> {
+    fn write_kills(self, cells: &[Cell], from: u64) -> anyhow::Result<usize> {
         let defaults = arc_sim::github::Assumed::defaults();
-        let mut written = 0;
+        let mut measured = kill_rates::Rates::new();
         for cell in cells {
             let rows = expectations(cell.variant, cell.scenario)
                 .into_iter()
                 .filter(|r| r.holds_under(Some(&defaults)));
             for row in rows {
                 let hits = cell.oracle_seeds.get(row.oracle.name()).copied().unwrap_or(0);
-                self.rates.insert(row.key(), Rate::measured(hits, cell.runs, from));
-                written += 1;
+                measured.insert(row.key(), Rate::measured(hits, cell.runs, from));
             }
         }
-        std::fs::write(&self.path, kill_rates::format(&self.rates, &self.text))
-            .map_err(|e| exit::usage(format!("cannot write {}: {e}", self.path.display())))?;
-        Ok(written)
+        self.write(measured)
     }
 }
 

@@ -3,7 +3,7 @@
 //! as `arcsim` reads it: a concrete command parses with the real command line ([`Cli`]); a synopsis
 //! (with placeholders such as `--seed N` or `[--json FILE]`) names only flags its subcommand takes.
 //! What a command promises (`# fails ORACLE`, `# passes`) is checked where the docs say it: the first
-//! screen's runs by `races::readme_table`, the findings' runs by `findings`. README stays a front door
+//! screen's runs by `races::first_screen`, the findings' runs by `findings`. README stays a front door
 //! (at most 250 lines; the rest is in `docs/`), and every relative link of these documents leads to a
 //! file or directory that exists.
 

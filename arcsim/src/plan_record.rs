@@ -4,6 +4,7 @@
 //! they change no result.
 
 use arc_controller::Profile;
+use arc_scenarios::kill_table::JudgedUnder;
 use arc_sim::Seed;
 use arc_sim::github::Assumed;
 use arc_sim::net::Network;
@@ -69,6 +70,11 @@ impl PlanRecord {
     /// The alternatives kill rows are judged under: the plan's, or none when each seed drew its own.
     pub fn row_assumptions(&self) -> Option<&Assumed> {
         (!self.draws_assumptions).then_some(&self.assumed)
+    }
+
+    /// Where kill rows are judged: under [`Self::row_assumptions`], on the network every run used.
+    pub fn judged_under(&self) -> JudgedUnder<'_> {
+        JudgedUnder { assumed: self.row_assumptions(), network: self.network }
     }
 
     /// The alternatives the run of `seed` assumed.

@@ -4,10 +4,8 @@ use std::fmt::Write as _;
 
 use arc_controller::Profile;
 
-use arc_sim::github::Assumed;
-
 use crate::sweep::{Cell, SweepReport};
-use arc_scenarios::kill_table::expectations_under;
+use arc_scenarios::kill_table::{JudgedUnder, expectations_under};
 use arc_scenarios::verdict::Verdict;
 
 /// A one-run summary: verdict, headline counters, time, trace hash, and the replay line.
@@ -54,7 +52,7 @@ pub fn verdict_text(v: &Verdict) -> String {
 /// bug variant survived the bound of one of its rows, a seed could not run, or a trace was not
 /// deterministic. Under a profile other than `arcsim` only the last two are problems: failures there
 /// are findings ([`cell_finding`]).
-pub fn cell_problem(cell: &Cell, assumed: Option<&Assumed>) -> Option<String> {
+pub fn cell_problem(cell: &Cell, under: JudgedUnder<'_>) -> Option<String> {
     if let Some((seed, e)) = cell.errors.first() {
         return Some(format!("seed {seed} could not run: {e}"));
     }
@@ -70,7 +68,7 @@ pub fn cell_problem(cell: &Cell, assumed: Option<&Assumed>) -> Option<String> {
         }
         return probe_shortfall(cell);
     }
-    expectations_under(cell.profile, cell.variant, cell.scenario, assumed).into_iter().find_map(|row| {
+    expectations_under(cell.profile, cell.variant, cell.scenario, under).into_iter().find_map(|row| {
         let bound = row.within_seeds();
         let first = cell.first_kills.get(row.oracle.name()).copied();
         match first {
@@ -149,7 +147,7 @@ pub fn probe_table(report: &SweepReport) -> String {
 
 /// The sweep table: one row per scenario × variant.
 pub fn sweep_table(report: &SweepReport) -> String {
-    let assumed = report.plan.row_assumptions();
+    let under = report.plan.judged_under();
     let mut out = String::new();
     if let Some(cell) = report.cells.first() {
         let _ = writeln!(out, "profile {}", cell.profile);
@@ -162,12 +160,12 @@ pub fn sweep_table(report: &SweepReport) -> String {
     for cell in &report.cells {
         let first =
             cell.first_failure.as_ref().map_or("-".to_string(), |f| format!("#{} ({})", f.nth, f.seed));
-        let verdict = match (cell_problem(cell, assumed), cell_finding(cell), cell.variant.is_fixed()) {
+        let verdict = match (cell_problem(cell, under), cell_finding(cell), cell.variant.is_fixed()) {
             (Some(problem), _, _) => format!("PROBLEM: {problem}"),
             (None, Some(finding), _) => finding,
             (None, None, true) => "ok".to_string(),
             (None, None, false) => {
-                let rows = expectations_under(cell.profile, cell.variant, cell.scenario, assumed);
+                let rows = expectations_under(cell.profile, cell.variant, cell.scenario, under);
                 match &cell.first_failure {
                     Some(_) if !rows.is_empty() => {
                         let by: Vec<&str> = rows.iter().map(|r| r.oracle.name()).collect();
@@ -201,6 +199,6 @@ pub fn sweep_table(report: &SweepReport) -> String {
 
 /// Whether every cell is free of problems.
 pub fn sweep_passed(report: &SweepReport) -> bool {
-    let assumed = report.plan.row_assumptions();
-    report.cells.iter().all(|c| cell_problem(c, assumed).is_none())
+    let under = report.plan.judged_under();
+    report.cells.iter().all(|c| cell_problem(c, under).is_none())
 }

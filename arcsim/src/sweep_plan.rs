@@ -9,7 +9,7 @@ use arc_sim::net::Network;
 use arc_sim::schedule::Schedule;
 
 use crate::shard::Shard;
-use arc_scenarios::kill_table::{KillExpectation, cell_bound_in, expectations_under};
+use arc_scenarios::kill_table::{JudgedUnder, KillExpectation, cell_bound_in, expectations_under};
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::variant::Variant;
 
@@ -62,9 +62,14 @@ impl<'a> SweepPlan<'a> {
         (!self.draws_assumptions).then_some(&self.assumed)
     }
 
+    /// Where kill rows are judged: under [`Self::row_assumptions`], on the plan's network.
+    pub fn judged_under(&self) -> JudgedUnder<'_> {
+        JudgedUnder { assumed: self.row_assumptions(), network: self.network }
+    }
+
     /// The largest bound of `variant`'s rows in `scenario` that hold under this plan's assumptions.
     fn bound(&self, variant: Variant, scenario: &dyn Scenario) -> Option<u32> {
-        cell_bound_in(self.profile, variant, scenario.name(), self.row_assumptions())
+        cell_bound_in(self.profile, variant, scenario.name(), self.judged_under())
     }
 
     /// Whether `variant` runs in `scenario` at all.
@@ -84,11 +89,14 @@ impl<'a> SweepPlan<'a> {
     /// row bound), or the fixed controller's first [`Self::fixed_seeds`].
     pub fn seeds_of(&self, scenario: &dyn Scenario, variant: Variant) -> &[Seed] {
         let first = |n: u64| &self.seeds[..self.seeds.len().min(usize::try_from(n).unwrap_or(usize::MAX))];
-        match self.bound(variant, scenario) {
-            Some(bound) if !self.exhaustive && !variant.is_fixed() => first(u64::from(bound)),
-            _ if variant.is_fixed() => self.fixed_seeds.map_or(&self.seeds[..], first),
-            _ => &self.seeds,
+        if variant.is_fixed() {
+            return self.fixed_seeds.map_or(&self.seeds[..], first);
         }
+        // An exhaustive plan (a measurement) asks for no bound: a row being measured has none yet.
+        if self.exhaustive {
+            return &self.seeds;
+        }
+        self.bound(variant, scenario).map_or(&self.seeds[..], |bound| first(u64::from(bound)))
     }
 
     /// The most seeds any bug-variant cell of this plan needs to judge its rows: its largest bound.
@@ -110,6 +118,6 @@ impl<'a> SweepPlan<'a> {
 
     /// The kill-table rows of a cell under this plan's profile.
     pub fn rows(&self, scenario: &dyn Scenario, variant: Variant) -> Vec<&'static KillExpectation> {
-        expectations_under(self.profile, variant, scenario.name(), self.row_assumptions())
+        expectations_under(self.profile, variant, scenario.name(), self.judged_under())
     }
 }

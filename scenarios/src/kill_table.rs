@@ -11,6 +11,7 @@
 use arc_controller::Profile;
 use arc_sim::github::Assumed;
 use arc_sim::github::assumptions;
+use arc_sim::net::Network;
 use serde::ser::SerializeStruct;
 
 use crate::kill_rates::{RATES_FILE, REPORT_RATES_FILE, RateKey, measured_rates, report_rates};
@@ -61,7 +62,8 @@ impl std::fmt::Debug for Judge {
     }
 }
 
-/// One row: `variant` must fail `oracle` in `scenario` within its first [`Self::within_seeds`] seeds.
+/// One row: `variant` must fail `oracle` in `scenario`, on `network`, within its first
+/// [`Self::within_seeds`] seeds.
 #[derive(Clone, Copy)]
 pub struct KillExpectation {
     /// The bug variant.
@@ -74,6 +76,9 @@ pub struct KillExpectation {
     /// survive where one of them is moved (`arcsim sweep --assumptions each`). Empty: it kills under
     /// every alternative measured.
     pub needs: &'static [(&'static str, &'static str)],
+    /// The network its runs use: in process ([`KILL_TABLE`]), or turmoil's simulated TCP
+    /// ([`TURMOIL_ROWS`], a sweep with `--network turmoil`), each with its own measured rate.
+    pub network: Network,
 }
 
 impl KillExpectation {
@@ -88,9 +93,17 @@ impl KillExpectation {
         })
     }
 
-    /// The row's key in [`RATES_FILE`].
+    /// The row's key in [`RATES_FILE`]: a row on turmoil is keyed by `SCENARIO@turmoil`.
     pub fn key(&self) -> RateKey {
-        RateKey::of(self.scenario.name(), self.variant.name(), self.oracle.name())
+        RateKey::of(&self.scenario_key(), self.variant.name(), self.oracle.name())
+    }
+
+    /// The scenario's name, with `@turmoil` for a row on the turmoil network.
+    pub fn scenario_key(&self) -> String {
+        match self.network {
+            Network::InProcess => self.scenario.name().to_string(),
+            other => format!("{}@{other}", self.scenario.name()),
+        }
     }
 
     /// The bound, in seeds of a sweep: derived from the measured rate.
@@ -101,6 +114,11 @@ impl KillExpectation {
     /// This row, killing only under `needs`.
     const fn needing(self, needs: &'static [(&'static str, &'static str)]) -> Self {
         KillExpectation { needs, ..self }
+    }
+
+    /// This row, on the turmoil network.
+    const fn on_turmoil(self) -> Self {
+        KillExpectation { network: Network::Turmoil, ..self }
     }
 
     /// Whether the row is judged in runs under `assumed`: every alternative it needs is in force.
@@ -128,13 +146,14 @@ impl std::fmt::Debug for KillExpectation {
             .field("oracle", &self.oracle)
             .field("rate", &self.rate())
             .field("needs", &self.needs)
+            .field("network", &self.network)
             .finish()
     }
 }
 
 impl serde::Serialize for KillExpectation {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut row = serializer.serialize_struct("KillExpectation", 7)?;
+        let mut row = serializer.serialize_struct("KillExpectation", 8)?;
         row.serialize_field("variant", &self.variant)?;
         row.serialize_field("scenario", self.scenario.name())?;
         row.serialize_field("oracle", self.oracle.name())?;
@@ -142,6 +161,7 @@ impl serde::Serialize for KillExpectation {
         row.serialize_field("within_seeds", &self.within_seeds())?;
         row.serialize_field("median_seeds_to_kill", &self.rate().median_seeds_to_kill())?;
         row.serialize_field("needs", &self.needs_text())?;
+        row.serialize_field("network", &self.network)?;
         row.end()
     }
 }
@@ -152,7 +172,7 @@ const fn expect(
     scenario: &'static dyn Scenario,
     oracle: &'static dyn Oracle,
 ) -> KillExpectation {
-    KillExpectation { variant, scenario, oracle: Judge::Run(oracle), needs: &[] }
+    KillExpectation { variant, scenario, oracle: Judge::Run(oracle), needs: &[], network: Network::InProcess }
 }
 
 /// Every row, with its measured rate. `bug-4647-jobid` has none: in this model a JobID-only runner
@@ -255,6 +275,7 @@ pub const KILL_TABLE: &[KillExpectation] = &[
         scenario: &OptimisationEquivalence,
         oracle: Judge::Twin(&equivalence::SameCallsAndFinalState),
         needs: &[],
+        network: Network::InProcess,
     },
 ];
 
@@ -295,6 +316,29 @@ pub const SHOWN_BY_REPORTS: &[ShownByReport] = &[
     ShownByReport { oracle: &symptoms::RunnerGoneAfterItsJob, report: &REPORT_4603 },
 ];
 
+/// Rows that hold on the turmoil network too: one per race, the race's signature, each with its own
+/// rate measured there (`arcsim measure kills --network turmoil`). Judged by a sweep with `--network
+/// turmoil` and by `scripts/kill-rows.sh` (turmoil runs cost 10–40× their in-process twins, so
+/// `cargo test` sweeps none of them).
+pub const TURMOIL_ROWS: &[KillExpectation] = &[
+    expect(Variant::Bug4201, &WatchLagDuplicateCreate, &pods::NoAlreadyExistsErrors).on_turmoil(),
+    expect(Variant::Bug1087, &TokenRefreshRecreation, &tokens::NoExpiredTokenRegistration).on_turmoil(),
+    expect(Variant::BugScaleDownNoRemove, &AssignDuringDelete, &deletion::NoBusyRunnerDeleted).on_turmoil(),
+];
+
+/// The rows judged on `network`.
+pub fn rows_on(network: Network) -> &'static [KillExpectation] {
+    match network {
+        Network::InProcess => KILL_TABLE,
+        Network::Turmoil => TURMOIL_ROWS,
+    }
+}
+
+/// Every row, in process then on turmoil.
+pub fn all_rows() -> impl Iterator<Item = &'static KillExpectation> {
+    KILL_TABLE.iter().chain(TURMOIL_ROWS)
+}
+
 /// Seeds `cargo test` may spend on one kill row; rows whose bound is wider are checked by
 /// `scripts/kill-rows.sh` (a sweep over each such row's bound).
 pub const CI_SEED_BUDGET: u32 = 50;
@@ -315,25 +359,42 @@ pub fn expectations_in(profile: Profile, variant: Variant, scenario: &str) -> Ve
     if profile == Profile::Arcsim { expectations(variant, scenario) } else { Vec::new() }
 }
 
-/// The rows of [`expectations_in`] that hold under `assumed` ([`KillExpectation::holds_under`]).
+/// Where a sweep judges kill rows: the alternatives about GitHub in force (`None`: drawn per seed)
+/// and the network its runs use.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgedUnder<'a> {
+    /// The alternatives in force.
+    pub assumed: Option<&'a Assumed>,
+    /// The network.
+    pub network: Network,
+}
+
+/// The rows for `variant` in `scenario` under `profile` that are judged `under` these conditions:
+/// the table of its network ([`rows_on`]), `arcsim`'s only, each row holding under the alternatives
+/// in force ([`KillExpectation::holds_under`]).
 pub fn expectations_under(
     profile: Profile,
     variant: Variant,
     scenario: &str,
-    assumed: Option<&Assumed>,
+    under: JudgedUnder<'_>,
 ) -> Vec<&'static KillExpectation> {
-    expectations_in(profile, variant, scenario).into_iter().filter(|k| k.holds_under(assumed)).collect()
+    if profile != Profile::Arcsim {
+        return Vec::new();
+    }
+    let rows = rows_on(under.network).iter();
+    let rows = rows.filter(|k| k.variant == variant && k.scenario.name() == scenario);
+    rows.filter(|k| k.holds_under(under.assumed)).collect()
 }
 
-/// How many seeds a sweep must run of `variant` in `scenario` under `profile` and `assumed`: the
-/// largest bound of its rows that hold there (`None` without rows).
+/// How many seeds a sweep must run of `variant` in `scenario` under `profile` and `under`: the
+/// largest bound of its rows judged there (`None` without rows).
 pub fn cell_bound_in(
     profile: Profile,
     variant: Variant,
     scenario: &str,
-    assumed: Option<&Assumed>,
+    under: JudgedUnder<'_>,
 ) -> Option<u32> {
-    expectations_under(profile, variant, scenario, assumed).iter().map(|k| k.within_seeds()).max()
+    expectations_under(profile, variant, scenario, under).iter().map(|k| k.within_seeds()).max()
 }
 
 #[cfg(test)]
@@ -342,7 +403,7 @@ mod tests {
 
     #[test]
     fn every_row_has_its_measured_rate_and_every_rate_its_row() {
-        let rows: Vec<RateKey> = KILL_TABLE.iter().map(KillExpectation::key).collect();
+        let rows: Vec<RateKey> = all_rows().map(KillExpectation::key).collect();
         for key in &rows {
             assert!(measured_rates().contains_key(key), "{RATES_FILE} lacks {key}");
         }
@@ -366,6 +427,32 @@ mod tests {
                 "{shown:?}: the measured rate must show the fixed controller failing it"
             );
         }
+    }
+
+    #[test]
+    fn each_race_has_a_row_on_turmoil_that_is_one_of_its_rows_in_process() {
+        for race in ["watch-lag-duplicate-create", "token-refresh-recreation", "assign-during-delete"] {
+            let on_turmoil: Vec<_> = TURMOIL_ROWS.iter().filter(|r| r.scenario.name() == race).collect();
+            assert!(!on_turmoil.is_empty(), "{race} has no row on turmoil");
+            for row in on_turmoil {
+                assert_eq!(row.network, Network::Turmoil);
+                let same = |k: &&KillExpectation| {
+                    k.variant == row.variant
+                        && k.oracle.name() == row.oracle.name()
+                        && k.scenario.name() == race
+                };
+                assert!(KILL_TABLE.iter().any(|k| same(&k)), "{row:?} is a row in process too");
+                assert_eq!(row.key().scenario, format!("{race}@turmoil"));
+            }
+        }
+        let turmoil = JudgedUnder { assumed: None, network: Network::Turmoil };
+        let rows =
+            expectations_under(Profile::Arcsim, Variant::Bug4201, "watch-lag-duplicate-create", turmoil);
+        assert_eq!(rows.len(), 1, "on turmoil only its turmoil row is judged");
+        let in_process = JudgedUnder { network: Network::InProcess, ..turmoil };
+        let rows =
+            expectations_under(Profile::Arcsim, Variant::Bug4201, "watch-lag-duplicate-create", in_process);
+        assert!(rows.len() > 1 && rows.iter().all(|r| r.network == Network::InProcess));
     }
 
     #[test]

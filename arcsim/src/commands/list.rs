@@ -12,9 +12,10 @@ use arc_sim::github::assumptions;
 
 use super::columns::{Table, WIDTH, wrap};
 use arc_judging::probes;
-use arc_scenarios::kill_table::{CI_SEED_BUDGET, KILL_TABLE, SHOWN_BY_REPORTS};
+use arc_scenarios::kill_table::{self, CI_SEED_BUDGET, KILL_TABLE, SHOWN_BY_REPORTS};
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
+use arc_sim::net::Network;
 
 /// Options of `arcsim list`.
 #[derive(Debug, Clone, clap::Args)]
@@ -257,15 +258,17 @@ fn goals_of(probe: &probes::Probe) -> String {
 fn kill_table() -> Table {
     // Rows by variant, the variants in order of first appearance; `by` in the same order.
     let mut groups: Vec<(String, Vec<Vec<String>>)> = Vec::new();
-    let mut by: Vec<(usize, String)> = Vec::new();
-    for row in KILL_TABLE {
+    let mut by: Vec<(usize, String, String)> = Vec::new();
+    for row in kill_table::all_rows() {
+        let on_turmoil = (row.network != Network::InProcess).then(|| format!("--network {}", row.network));
+        let needs = on_turmoil.into_iter().chain(Some(row.needs_text()).filter(|n| !n.is_empty()));
         let cells = vec![
             row.scenario.name().to_string(),
             row.oracle.name().to_string(),
             format!("{}/{}", row.rate().hits, row.rate().seeds),
             row.within_seeds().to_string(),
             row.rate().median_seeds_to_kill().map_or("-".to_string(), |m| m.to_string()),
-            row.needs_text(),
+            needs.collect::<Vec<_>>().join(", "),
         ];
         let variant = row.variant.to_string();
         let group = groups.iter().position(|(v, _)| *v == variant).unwrap_or_else(|| {
@@ -273,21 +276,25 @@ fn kill_table() -> Table {
             groups.len() - 1
         });
         groups[group].1.push(cells);
-        by.push((group, if row.within_seeds() > CI_SEED_BUDGET { "script" } else { "test" }.to_string()));
+        let by_script = row.network != Network::InProcess || row.within_seeds() > CI_SEED_BUDGET;
+        let by_what = if by_script { "script" } else { "test" };
+        by.push((group, by_what.to_string(), row.network.to_string()));
     }
-    by.sort_by_key(|(group, _)| *group);
-    let by = by.into_iter().map(|(_, by)| by).collect();
+    by.sort_by_key(|(group, _, _)| *group);
+    let (by, network): (Vec<String>, Vec<String>) = by.into_iter().map(|(_, by, net)| (by, net)).unzip();
     Table::grouped(
         format!(
             "kill table: each bug variant fails the ORACLE in the SCENARIO's world within BOUND seeds \
              (measured: KILLS of seeds; MEDIAN seeds to the first kill); `cargo test` sweeps bounds up to \
-             {CI_SEED_BUDGET} seeds, scripts/kill-rows.sh the wider; a row that NEEDS alternatives about \
-             GitHub kills under those only:"
+             {CI_SEED_BUDGET} seeds, scripts/kill-rows.sh the wider and the rows on turmoil; a row that \
+             NEEDS alternatives about GitHub kills under those only, one that needs `--network turmoil` \
+             was measured there and is judged by sweeps on turmoil:"
         ),
         &["VARIANT", "SCENARIO", "ORACLE", "KILLS", "BOUND", "MEDIAN", "NEEDS"],
         groups,
     )
     .with_tsv_column("BY", by)
+    .with_tsv_column("NETWORK", network)
 }
 
 /// One row per (field report, symptom oracle): what each profile's fixed build showed in the report's
@@ -413,9 +420,16 @@ mod tests {
     fn the_kill_tables_tsv_has_a_row_per_kill_row_with_every_column() {
         let tsv = kill_table().tsv();
         let lines: Vec<&str> = tsv.lines().collect();
-        assert_eq!(lines[0], "VARIANT\tSCENARIO\tORACLE\tKILLS\tBOUND\tMEDIAN\tNEEDS\tBY");
-        assert_eq!(lines.len(), KILL_TABLE.len() + 1);
-        assert!(lines.iter().all(|l| l.split('\t').count() == 8), "{tsv}");
+        assert_eq!(lines[0], "VARIANT\tSCENARIO\tORACLE\tKILLS\tBOUND\tMEDIAN\tNEEDS\tBY\tNETWORK");
+        assert_eq!(lines.len(), kill_table::all_rows().count() + 1);
+        assert!(lines.iter().all(|l| l.split('\t').count() == 9), "{tsv}");
+        let on_turmoil: Vec<&&str> = lines.iter().filter(|l| l.ends_with("\tscript\tturmoil")).collect();
+        assert_eq!(
+            on_turmoil.len(),
+            kill_table::TURMOIL_ROWS.len(),
+            "every turmoil row is the script's: {tsv}"
+        );
+        assert!(on_turmoil.iter().all(|l| l.contains("--network turmoil")), "and says so in NEEDS");
     }
 
     #[test]

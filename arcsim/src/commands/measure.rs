@@ -16,10 +16,11 @@ use crate::sweep::{Cell, SweepPlan, sweep};
 use arc_controller::Profile;
 use arc_judging::rates::Rate;
 use arc_scenarios::kill_rates::{self, Table};
-use arc_scenarios::kill_table::expectations;
+use arc_scenarios::kill_table::{KillExpectation, rows_on};
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
+use arc_sim::net::Network;
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -56,6 +57,10 @@ pub struct MeasureArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// The network every run uses (kills: measured against the rows of that network, so
+    /// `turmoil` measures the rows that hold on turmoil, `arcsim list kill-table`'s NETWORK).
+    #[arg(long, default_value = "in-process")]
+    pub network: Network,
     /// Write the sweep report as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
@@ -104,7 +109,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
     let cells = swept(&plan, &args)?;
     let from = args.from.0;
     let text = match args.what {
-        Measured::Kills => cells.iter().map(|c| kill_lines(c, from)).collect::<String>(),
+        Measured::Kills => cells.iter().map(|c| kill_lines(c, from, args.network)).collect::<String>(),
         Measured::Probes | Measured::Reports => {
             cells.iter().map(|c| probe_lines(c, from)).collect::<String>()
         }
@@ -112,7 +117,7 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
     print!("{text}");
     if let Some(file) = rates_file {
         let path = file.path.clone();
-        let written = file.write_kills(&cells, from)?;
+        let written = file.write_kills(&cells, from, args.network)?;
         println!("wrote {written} measured rows into {}", path.display());
     }
     Ok(())
@@ -137,7 +142,7 @@ fn measuring_plan(
         matrix: args.matrix || args.variant.is_some(),
         shard: crate::shard::Shard::WHOLE,
         runners: None,
-        network: arc_sim::net::Network::InProcess,
+        network: args.network,
         schedule: arc_sim::schedule::Schedule::Fifo,
         assumed: arc_sim::github::Assumed::defaults(),
         draws_assumptions: false,
@@ -226,13 +231,11 @@ impl RatesFile {
     }
 
     /// Puts the rate of every kill-table row measured in `cells` into the file; returns how many.
-    fn write_kills(self, cells: &[Cell], from: u64) -> anyhow::Result<usize> {
+    fn write_kills(self, cells: &[Cell], from: u64, network: Network) -> anyhow::Result<usize> {
         let defaults = arc_sim::github::Assumed::defaults();
         let mut measured = kill_rates::Rates::new();
         for cell in cells {
-            let rows = expectations(cell.variant, cell.scenario)
-                .into_iter()
-                .filter(|r| r.holds_under(Some(&defaults)));
+            let rows = rows_of(cell, network).into_iter().filter(|r| r.holds_under(Some(&defaults)));
             for row in rows {
                 let hits = cell.oracle_seeds.get(row.oracle.name()).copied().unwrap_or(0);
                 measured.insert(row.key(), Rate::measured(hits, cell.runs, from));
@@ -242,9 +245,15 @@ impl RatesFile {
     }
 }
 
-fn kill_lines(cell: &Cell, from: u64) -> String {
+/// The kill rows of `cell`'s variant and scenario on `network`.
+fn rows_of(cell: &Cell, network: Network) -> Vec<&'static KillExpectation> {
+    let rows = rows_on(network).iter();
+    rows.filter(|r| r.variant == cell.variant && r.scenario.name() == cell.scenario).collect()
+}
+
+fn kill_lines(cell: &Cell, from: u64, network: Network) -> String {
     let mut out = String::new();
-    let rows = expectations(cell.variant, cell.scenario);
+    let rows = rows_of(cell, network);
     for (oracle, hits) in &cell.oracle_seeds {
         let rate = Rate::measured(*hits, cell.runs, from);
         let row = if rows.iter().any(|r| r.oracle.name() == *oracle) { "row" } else { "-" };

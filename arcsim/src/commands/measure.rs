@@ -77,49 +77,56 @@ pub fn run(args: MeasureArgs) -> anyhow::Result<()> {
     if args.count == 0 {
         return Err(exit::usage("--count must be at least 1"));
     }
-    if args.write.is_some() && matches!(args.what, Measured::Probes) {
-        return Err(exit::usage("--write takes kill and report rates (`arcsim measure kills|reports`)"));
+    match args.what {
+        Measured::Kills => measure_kills(&args),
+        Measured::Probes if args.write.is_some() => {
+            Err(exit::usage("--write takes kill and report rates (`arcsim measure kills|reports`)"))
+        }
+        Measured::Probes => measure_probes(&args),
+        Measured::Reports if args.json.is_some() => Err(exit::usage(
+            "--json takes one sweep (`arcsim measure kills|probes`); reports sweep once per profile",
+        )),
+        Measured::Reports => measure_reports(&args),
     }
-    if matches!(args.what, Measured::Reports) {
-        return measure_reports(&args);
+}
+
+/// The scenario `--scenario` names, or every scenario the sweep runs.
+fn chosen(args: &MeasureArgs) -> anyhow::Result<Vec<&'static dyn Scenario>> {
+    match &args.scenario {
+        Some(name) => Ok(vec![scenarios::find(name).map_err(exit::usage)?]),
+        None => Ok(scenarios::all()),
     }
+}
+
+/// `arcsim measure kills`: the bug variants (or the one `--variant` names) in the chosen scenarios,
+/// one line per (cell, oracle); `--write` puts each kill row's rate into the rates file.
+fn measure_kills(args: &MeasureArgs) -> anyhow::Result<()> {
     let rates_file = args.write.as_deref().map(|p| RatesFile::read(p, Table::Kills)).transpose()?;
-    let chosen: Vec<&'static dyn Scenario> = match &args.scenario {
-        Some(name) => vec![scenarios::find(name).map_err(exit::usage)?],
-        None => scenarios::all(),
+    let variants: Vec<Variant> = match args.variant {
+        Some(v) => vec![v],
+        None => Variant::ALL.into_iter().filter(|v| !v.is_fixed()).collect(),
     };
-    let (scenarios, variants) = match args.what {
-        Measured::Kills => {
-            let variants: Vec<Variant> = match args.variant {
-                Some(v) => vec![v],
-                None => Variant::ALL.into_iter().filter(|v| !v.is_fixed()).collect(),
-            };
-            (chosen, variants)
-        }
-        Measured::Probes | Measured::Reports => {
-            let mut worlds = Vec::new();
-            for s in chosen.into_iter().filter(|s| !s.probe_goals().is_empty()) {
-                worlds.push(s);
-                worlds.extend(s.control());
-            }
-            (worlds, vec![Variant::Fixed])
-        }
-    };
-    let plan = measuring_plan(&args, Profile::Arcsim, scenarios, variants);
-    let cells = swept(&plan, &args)?;
+    let cells = swept(&measuring_plan(args, Profile::Arcsim, chosen(args)?, variants), args)?;
     let from = args.from.0;
-    let text = match args.what {
-        Measured::Kills => cells.iter().map(|c| kill_lines(c, from, args.network)).collect::<String>(),
-        Measured::Probes | Measured::Reports => {
-            cells.iter().map(|c| probe_lines(c, from)).collect::<String>()
-        }
-    };
-    print!("{text}");
+    print!("{}", cells.iter().map(|c| kill_lines(c, from, args.network)).collect::<String>());
     if let Some(file) = rates_file {
         let path = file.path.clone();
         let written = file.write_kills(&cells, from, args.network)?;
         println!("wrote {written} measured rows into {}", path.display());
     }
+    Ok(())
+}
+
+/// `arcsim measure probes`: the fixed controller in each chosen race world and its control world,
+/// one line per (world, probe).
+fn measure_probes(args: &MeasureArgs) -> anyhow::Result<()> {
+    let mut worlds = Vec::new();
+    for s in chosen(args)?.into_iter().filter(|s| !s.probe_goals().is_empty()) {
+        worlds.push(s);
+        worlds.extend(s.control());
+    }
+    let cells = swept(&measuring_plan(args, Profile::Arcsim, worlds, vec![Variant::Fixed]), args)?;
+    print!("{}", cells.iter().map(|c| probe_lines(c, args.from.0)).collect::<String>());
     Ok(())
 }
 
@@ -162,20 +169,21 @@ fn swept(plan: &SweepPlan, args: &MeasureArgs) -> anyhow::Result<Vec<Cell>> {
     Ok(report.cells)
 }
 
+/// The field report `--scenario` names (any other world is a usage error), or every field report.
+fn chosen_reports(args: &MeasureArgs) -> anyhow::Result<Vec<&'static dyn Scenario>> {
+    let Some(name) = &args.scenario else { return Ok(scenarios::field_reports::all()) };
+    let found = scenarios::find(name).map_err(exit::usage)?;
+    if !scenarios::field_reports::all().iter().any(|r| r.name() == found.name()) {
+        return Err(exit::usage(format!("{name} is not a field report's world")));
+    }
+    Ok(vec![found])
+}
+
 /// `arcsim measure reports`: every profile's fixed build in each field report's world (or the one
 /// `--scenario` names), one line per (report, profile, symptom oracle).
 fn measure_reports(args: &MeasureArgs) -> anyhow::Result<()> {
     let rates_file = args.write.as_deref().map(|p| RatesFile::read(p, Table::Reports)).transpose()?;
-    let reports: Vec<&'static dyn Scenario> = match &args.scenario {
-        Some(name) => {
-            let found = scenarios::find(name).map_err(exit::usage)?;
-            if !scenarios::field_reports::all().iter().any(|r| r.name() == found.name()) {
-                return Err(exit::usage(format!("{name} is not a field report's world")));
-            }
-            vec![found]
-        }
-        None => scenarios::field_reports::all(),
-    };
+    let reports = chosen_reports(args)?;
     let from = args.from.0;
     let mut rates = kill_rates::Rates::new();
     for profile in Profile::ALL {

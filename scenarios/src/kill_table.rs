@@ -381,9 +381,19 @@ pub fn expectations_under(
     if profile != Profile::Arcsim {
         return Vec::new();
     }
-    let rows = rows_on(under.network).iter();
-    let rows = rows.filter(|k| k.variant == variant && k.scenario.name() == scenario);
-    rows.filter(|k| k.holds_under(under.assumed)).collect()
+    let of_cell = |k: &&KillExpectation| k.variant == variant && k.scenario.name() == scenario;
+    let mut rows: Vec<_> = rows_on(under.network).iter().filter(of_cell).collect();
+    if under.network == Network::Turmoil {
+        rows.extend(KILL_TABLE.iter().filter(of_cell).filter(|k| always_on_turmoil(k.scenario)));
+    }
+    rows.retain(|k| k.holds_under(under.assumed));
+    rows
+}
+
+/// Whether `scenario`'s world runs on turmoil whatever the flag (network-partition's): its in-process
+/// rows were measured there, so a sweep on turmoil judges them too.
+fn always_on_turmoil(scenario: &dyn Scenario) -> bool {
+    scenario.world(arc_sim::Seed(1), Variant::Fixed).config.network == Network::Turmoil
 }
 
 /// How many seeds a sweep must run of `variant` in `scenario` under `profile` and `under`: the
@@ -449,6 +459,9 @@ mod tests {
         let rows =
             expectations_under(Profile::Arcsim, Variant::Bug4201, "watch-lag-duplicate-create", turmoil);
         assert_eq!(rows.len(), 1, "on turmoil only its turmoil row is judged");
+        let partition =
+            expectations_under(Profile::Arcsim, Variant::BugZombieListener, "network-partition", turmoil);
+        assert_eq!(partition.len(), 1, "a world on turmoil whatever the flag keeps its rows there");
         let in_process = JudgedUnder { network: Network::InProcess, ..turmoil };
         let rows =
             expectations_under(Profile::Arcsim, Variant::Bug4201, "watch-lag-duplicate-create", in_process);

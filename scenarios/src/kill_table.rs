@@ -343,14 +343,14 @@ pub fn all_rows() -> impl Iterator<Item = &'static KillExpectation> {
 /// `scripts/kill-rows.sh` (a sweep over each such row's bound).
 pub const CI_SEED_BUDGET: u32 = 50;
 
-/// The rows for `variant` in the scenario named `scenario`.
+/// The in-process rows for `variant` in the scenario named `scenario`.
 pub fn expectations(variant: Variant, scenario: &str) -> Vec<&'static KillExpectation> {
-    KILL_TABLE.iter().filter(|k| k.variant == variant && k.scenario.name() == scenario).collect()
+    expectations_on(Network::InProcess, variant, scenario)
 }
 
-/// How many seeds a sweep must run of `variant` in `scenario` to judge every row: the largest bound.
-pub fn cell_bound(variant: Variant, scenario: &str) -> Option<u32> {
-    expectations(variant, scenario).iter().map(|k| k.within_seeds()).max()
+/// The rows measured on `network` ([`rows_on`]) for `variant` in the scenario named `scenario`.
+pub fn expectations_on(network: Network, variant: Variant, scenario: &str) -> Vec<&'static KillExpectation> {
+    rows_on(network).iter().filter(|k| k.variant == variant && k.scenario.name() == scenario).collect()
 }
 
 /// The kill-table rows for `variant` in `scenario` under `profile`: the table is `arcsim`'s, so under
@@ -381,10 +381,9 @@ pub fn expectations_under(
     if profile != Profile::Arcsim {
         return Vec::new();
     }
-    let of_cell = |k: &&KillExpectation| k.variant == variant && k.scenario.name() == scenario;
-    let mut rows: Vec<_> = rows_on(under.network).iter().filter(of_cell).collect();
+    let mut rows = expectations_on(under.network, variant, scenario);
     if under.network == Network::Turmoil {
-        rows.extend(KILL_TABLE.iter().filter(of_cell).filter(|k| always_on_turmoil(k.scenario)));
+        rows.extend(expectations(variant, scenario).into_iter().filter(|k| always_on_turmoil(k.scenario)));
     }
     rows.retain(|k| k.holds_under(under.assumed));
     rows

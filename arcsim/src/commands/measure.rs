@@ -16,7 +16,7 @@ use crate::sweep::{Cell, SweepPlan, sweep};
 use arc_controller::Profile;
 use arc_judging::rates::Rate;
 use arc_scenarios::kill_rates::{self, Table};
-use arc_scenarios::kill_table::{KillExpectation, rows_on};
+use arc_scenarios::kill_table::{KillExpectation, expectations_on};
 use arc_scenarios::scenario::Scenario;
 use arc_scenarios::scenarios;
 use arc_scenarios::variant::Variant;
@@ -255,8 +255,7 @@ impl RatesFile {
 
 /// The kill rows of `cell`'s variant and scenario on `network`.
 fn rows_of(cell: &Cell, network: Network) -> Vec<&'static KillExpectation> {
-    let rows = rows_on(network).iter();
-    rows.filter(|r| r.variant == cell.variant && r.scenario.name() == cell.scenario).collect()
+    expectations_on(network, cell.variant, cell.scenario)
 }
 
 fn kill_lines(cell: &Cell, from: u64, network: Network) -> String {

@@ -191,6 +191,14 @@ pub const TOKEN_REFRESHED_WHILE_BUSY: Probe = Probe {
     needs: || Interest::of_resources::<Committed>(&["runners"]),
 };
 
+/// `token-refreshed-before-expiry`.
+pub const TOKEN_REFRESHED_BEFORE_EXPIRY: Probe = Probe {
+    name: "token-refreshed-before-expiry",
+    describe: "a legacy runner's token was replaced while GitHub still held it valid: the controller's clock read ahead of GitHub's",
+    count: tokens::token_refreshed_before_expiry,
+    needs: || Interest::of_resources::<Committed>(&["runners"]),
+};
+
 /// `idle-runner-scaled-down`.
 pub const IDLE_RUNNER_SCALED_DOWN: Probe = Probe {
     name: "idle-runner-scaled-down",
@@ -400,6 +408,7 @@ pub static PROBES: &[&Probe] = &[
     &JOB_ASSIGNED_AFTER_POD_DELETION,
     &TOKEN_EXPIRED_BEFORE_CONTAINER_START,
     &TOKEN_REFRESHED_WHILE_BUSY,
+    &TOKEN_REFRESHED_BEFORE_EXPIRY,
     &IDLE_RUNNER_SCALED_DOWN,
     &UNPROJECTED_RUNNER_UPDATE,
     &LISTENER_PATCH_CONFLICT,

@@ -27,6 +27,7 @@
 pub mod actor;
 pub mod apiserver;
 pub mod clock;
+pub mod clock_skew;
 pub mod faults;
 pub mod fnv;
 pub mod github;

@@ -5,12 +5,14 @@
 //! replicas that elect a leader and kills the leader, and counts every restart (and those that came
 //! mid-reconcile) into the record. What the world does *to* it, and when, is its disruptions'.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{ACTIVE_WORKERS, Metrics};
 use arc_controller::{Families, Switches};
 use arc_sim::clock::SimClock;
+use arc_sim::clock_skew::{ClockSkew, PartyClock};
 use arc_sim::faults::network::NetCommand;
 use arc_sim::github::ScriptedGitHub;
 use arc_sim::net::sim::Hosting;
@@ -39,6 +41,13 @@ impl NoLeader {
     }
 }
 
+impl HostInputs {
+    /// The clock of the controller process whose API actor is `actor`.
+    pub(crate) fn clock_of(&self, actor: &str) -> PartyClock {
+        PartyClock::new(self.clock, self.skews.get(actor).copied().unwrap_or_default())
+    }
+}
+
 /// What the controller process is built from.
 pub(crate) struct HostInputs {
     /// The controllers it runs.
@@ -51,6 +60,8 @@ pub(crate) struct HostInputs {
     pub links: Links,
     /// The simulated clock.
     pub clock: SimClock,
+    /// How far each controller process's clock reads from true time, by its actor.
+    pub skews: BTreeMap<String, ClockSkew>,
     /// The fake GitHub it calls.
     pub script: ScriptedGitHub,
     /// Its turmoil host's hosting, under the turmoil network.
@@ -124,9 +135,10 @@ impl ControllerHost {
     /// restart from scratch) after.
     fn start_on_host(&mut self, hosting: &Hosting) {
         if !self.handed {
-            let HostInputs { links, clock, script, switches, families, .. } = &self.inputs;
-            let (links, clock, script, switches, families, metrics) =
-                (links.clone(), *clock, script.clone(), *switches, families.clone(), self.metrics.clone());
+            let clock = self.inputs.clock_of("controller");
+            let HostInputs { links, script, switches, families, .. } = &self.inputs;
+            let (links, script, switches, families, metrics) =
+                (links.clone(), script.clone(), *switches, families.clone(), self.metrics.clone());
             hosting.start_controller(Arc::new(move || {
                 let inputs = seam::inputs_on(&links, "controller", clock, &metrics, &script, switches);
                 Box::new(arc_controller::start(&inputs, &families))
@@ -183,15 +195,22 @@ impl ControllerHost {
     }
 
     fn process_inputs(&self) -> arc_controller::Inputs {
-        let HostInputs { links, clock, script, switches, .. } = &self.inputs;
-        seam::inputs_on(links, "controller", *clock, &self.metrics, script, *switches)
+        let HostInputs { links, script, switches, .. } = &self.inputs;
+        seam::inputs_on(
+            links,
+            "controller",
+            self.inputs.clock_of("controller"),
+            &self.metrics,
+            script,
+            *switches,
+        )
     }
 
     /// What replicas are started from.
     fn replica_world(&self) -> ReplicaWorld<'_> {
         ReplicaWorld {
             links: &self.inputs.links,
-            clock: self.inputs.clock,
+            clocks: &self.inputs,
             metrics: &self.metrics,
             github: &self.inputs.script,
             switches: self.inputs.switches,

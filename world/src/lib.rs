@@ -50,6 +50,7 @@ use serde_json::Value;
 pub use answer::EarlyAnswer;
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer};
 use arc_sim::clock::SimClock;
+use arc_sim::clock_skew::{ClockSkew, PartyClock};
 use arc_sim::faults::FaultPlan;
 use arc_sim::faults::network::NetCommand;
 use arc_sim::github::{FakeGitHub, GitHubConfig, ScriptedGitHub};
@@ -109,6 +110,11 @@ pub struct WorldConfig {
     /// The order the sim's tasks take same-instant work in; absent: `fifo` (the default).
     #[serde(default, skip_serializing_if = "Schedule::is_fifo")]
     pub schedule: Schedule,
+    /// How far each controller process's wall clock reads from true time, by its API actor
+    /// (`controller`, `controller#0`, …); a process not named reads true time. Listeners run on the
+    /// node and read its clock (`kubelet.clock`). Absent (the default): every controller reads true time.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub controller_clocks: BTreeMap<String, ClockSkew>,
 }
 
 /// Whether the world has settled: the plug's convergence condition (live runners back at the minimum,
@@ -220,15 +226,19 @@ impl World {
         };
         let listener_metrics = Metrics::new();
         let switches = config.switches;
+        let node_clock = PartyClock::new(clock, config.kubelet.clock);
         let launcher = families.scale_set.is_some().then(|| match &hosting {
             None => {
-                let inputs = seam::inputs_on(&links, "listener", clock, &listener_metrics, &script, switches);
+                let inputs =
+                    seam::inputs_on(&links, "listener", node_clock, &listener_metrics, &script, switches);
                 seam::listener_launcher(inputs)
             }
             Some(hosting) => {
                 let (links, metrics, script) = (links.clone(), listener_metrics.clone(), script.clone());
                 let make_inputs: Arc<dyn Fn() -> arc_controller::Inputs + Send + Sync> =
-                    Arc::new(move || seam::inputs_on(&links, "listener", clock, &metrics, &script, switches));
+                    Arc::new(move || {
+                        seam::inputs_on(&links, "listener", node_clock, &metrics, &script, switches)
+                    });
                 seam::listener_launcher_on(Arc::clone(hosting), make_inputs)
             }
         });
@@ -259,6 +269,7 @@ impl World {
             replicas: config.replicas.clone(),
             links,
             clock,
+            skews: config.controller_clocks.clone(),
             script: script.clone(),
             hosting: hosting.clone(),
             record: record.clone(),
@@ -483,5 +494,6 @@ pub fn default_config(seed: Seed) -> WorldConfig {
         replicas: None,
         network: Network::InProcess,
         schedule: Schedule::Fifo,
+        controller_clocks: BTreeMap::new(),
     }
 }

@@ -10,9 +10,10 @@ use serde_json::Value;
 
 use arc_sim::apiserver::reads::ReadEntry;
 use arc_sim::apiserver::{AuditEntry, Change, Committed, RequestCounts};
+use arc_sim::clock_skew::ClockSkew;
 use arc_sim::github::{GitHubEvent, Job, Runner, Session};
 use arc_sim::kubelet::KubeletEvent;
-use arc_sim::record::{Event, Interest, Observed};
+use arc_sim::record::{Event, Interest, Observed, WorldEvent};
 use arc_sim::seed::Seed;
 use arc_sim::trace::Trace;
 
@@ -127,6 +128,24 @@ impl RunRecord {
         self.events.truncate(cut);
         self.end_ms = self.end_ms.min(at_ms);
         self
+    }
+
+    /// How far each controller process's clock read from true time, by its actor, as the run's
+    /// configuration (its first event, [`WorldEvent::Config`]) said; empty when every one read true
+    /// time or the record did not keep the configuration.
+    pub fn controller_clocks(&self) -> BTreeMap<String, ClockSkew> {
+        #[derive(serde::Deserialize)]
+        struct Clocks {
+            #[serde(default)]
+            controller_clocks: BTreeMap<String, ClockSkew>,
+        }
+        self.events_of::<WorldEvent>()
+            .find_map(|e| match e {
+                WorldEvent::Config(json) => serde_json::from_str::<Clocks>(json).ok(),
+                _ => None,
+            })
+            .map(|c| c.controller_clocks)
+            .unwrap_or_default()
     }
 
     /// Objects of `plural` at the end.

@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::controller_host::HostInputs;
 use super::seam;
 use arc_controller::Switches;
-use arc_sim::clock::SimClock;
 use arc_sim::github::ScriptedGitHub;
 use arc_sim::net::Links;
 
@@ -59,8 +59,8 @@ pub(crate) struct Replicas {
 pub(crate) struct ReplicaWorld<'a> {
     /// How each replica builds its own client.
     pub links: &'a Links,
-    /// The clock.
-    pub clock: SimClock,
+    /// Each replica's clock, by its actor.
+    pub clocks: &'a HostInputs,
     /// The metrics every replica counts in.
     pub metrics: &'a Metrics,
     /// The fake GitHub.
@@ -81,8 +81,14 @@ impl Replicas {
 
     fn start(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig, index: u32, incarnation: u32) {
         let actor = replica_actor(index);
-        let inputs =
-            seam::inputs_on(world.links, &actor, world.clock, world.metrics, world.github, world.switches);
+        let inputs = seam::inputs_on(
+            world.links,
+            &actor,
+            world.clocks.clock_of(&actor),
+            world.metrics,
+            world.github,
+            world.switches,
+        );
         let mut election = LeaderElection::new(
             &replicas.lease_namespace,
             &replicas.lease_name,

@@ -14,15 +14,15 @@ use futures::FutureExt;
 use jiff::Timestamp;
 
 use arc_sim::actor::ActorService;
-use arc_sim::clock::SimClock;
+use arc_sim::clock_skew::PartyClock;
 use arc_sim::github::ScriptedGitHub;
 use arc_sim::kubelet::ListenerLauncher;
 use arc_sim::net::sim::Hosting;
 use arc_sim::net::{Links, Network};
 
-/// The simulated clock as the controller's clock seam.
+/// The simulated clock, as the controller process's node reads it, as the controller's clock seam.
 #[derive(Debug, Clone, Copy)]
-struct ControllerClock(SimClock);
+struct ControllerClock(PartyClock);
 
 impl Clock for ControllerClock {
     fn now(&self) -> Timestamp {
@@ -30,16 +30,16 @@ impl Clock for ControllerClock {
     }
 }
 
-/// The controller's clock seam over `clock`.
-pub fn controller_clock(clock: SimClock) -> SharedClock {
-    Arc::new(ControllerClock(clock))
+/// The controller's clock seam over `clock` (a [`SimClock`](arc_sim::clock::SimClock) reads true time).
+pub fn controller_clock(clock: impl Into<PartyClock>) -> SharedClock {
+    Arc::new(ControllerClock(clock.into()))
 }
 
 /// The inputs of a controller or listener process in this world: `client` (its own actor), the
-/// simulated clock, `metrics`, `github` as the transport, and the run's `switches`.
+/// simulated clock as its party reads it, `metrics`, `github` as the transport, and the run's `switches`.
 pub fn inputs(
     client: kube::Client,
-    clock: SimClock,
+    clock: PartyClock,
     metrics: &Metrics,
     github: GitHubTransport,
     switches: Switches,
@@ -62,7 +62,7 @@ pub fn github_transport(links: &Links, script: &ScriptedGitHub, actor: &str) -> 
 pub fn inputs_on(
     links: &Links,
     actor: &str,
-    clock: SimClock,
+    clock: PartyClock,
     metrics: &Metrics,
     script: &ScriptedGitHub,
     switches: Switches,

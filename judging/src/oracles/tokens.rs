@@ -7,15 +7,18 @@
 //! is a violation when its runner had already been idle for longer than that window since the token
 //! expired (#1087 recreates the pod in that window; without it the pod keeps the stale token). Idle
 //! means as the service lists it: a runner whose process died under its job stays busy until the
-//! service removes it as lost, whatever became of the job.
+//! service removes it as lost, whatever became of the job. The window counts from the moment the
+//! controller's own clock reached the expiry: a controller whose clock reads behind GitHub's cannot
+//! act sooner (clocks per party, docs/windows.md).
 
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::Committed;
+use arc_sim::clock_skew::ClockSkew;
 use arc_sim::github::{EventKind, GitHubEvent};
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::kubelet::KubeletEventKind;
-use arc_sim::record::Interest;
+use arc_sim::record::{Interest, WorldEvent};
 use arc_world::RunRecord;
 
 use super::Oracle;
@@ -44,12 +47,16 @@ impl Oracle for NoExpiredTokenRegistration {
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["runners"]).and::<KubeletEvent>().and::<GitHubEvent>()
+        Interest::of_resources::<Committed>(&["runners"])
+            .and::<KubeletEvent>()
+            .and::<GitHubEvent>()
+            .and::<WorldEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let expiry = token_expiry(run);
         let busy = busy_spans(run);
+        let clocks = run.controller_clocks();
         let mut out = Vec::new();
         for e in run.kubelet_events() {
             let KubeletEventKind::RegistrationFailed { token, reason } = &e.kind else { continue };
@@ -58,8 +65,9 @@ impl Oracle for NoExpiredTokenRegistration {
             }
             let name = e.pod.rsplit('/').next().unwrap_or("");
             let expired_at = expiry.get(token.as_str()).copied().unwrap_or(0);
+            let noticed = expired_at + behind_ms(&clocks, expired_at);
             let spans = busy.get(name).map(Vec::as_slice).unwrap_or(&[]);
-            if let Some(idle_from) = idle_stretch(expired_at, e.ms, spans, FRESHNESS_WINDOW_MS) {
+            if let Some(idle_from) = idle_stretch(noticed, e.ms, spans, FRESHNESS_WINDOW_MS) {
                 out.push(Violation {
                     oracle: self.name(),
                     at_ms: e.ms,
@@ -72,6 +80,14 @@ impl Oracle for NoExpiredTokenRegistration {
         }
         out
     }
+}
+
+/// How far behind true time the controller's clock read at `at_ms` (its slowest process's, 0 if
+/// none was behind): the window counts from when the controller's own clock said the token expired,
+/// since a controller cannot act on an expiry its clock has not reached (docs/windows.md, "Clocks per
+/// party").
+fn behind_ms(clocks: &BTreeMap<String, ClockSkew>, at_ms: u64) -> u64 {
+    clocks.values().map(|skew| u64::try_from(-skew.ahead_ms(at_ms)).unwrap_or(0)).max().unwrap_or(0)
 }
 
 /// Sim ms at which each registration token (from the Runners' status) expires.
@@ -148,6 +164,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_window_waits_for_the_slowest_controller_clock_to_reach_the_expiry() {
+        let mut clocks = BTreeMap::new();
+        assert_eq!(behind_ms(&clocks, 1_000), 0, "true clocks");
+        clocks.insert("controller".to_string(), ClockSkew { offset_ms: 5_000, drift_ppm: 0 });
+        assert_eq!(behind_ms(&clocks, 1_000), 0, "a clock ahead noticed the expiry early");
+        clocks.insert("controller#1".to_string(), ClockSkew { offset_ms: -30_000, drift_ppm: -100 });
+        assert_eq!(behind_ms(&clocks, 10_000_000), 31_000, "30 s behind, and 1 s lost over 10,000 s");
+    }
     use crate::oracles::fixtures::{NS, job, runner};
 
     /// When the token `tok` of legacy runner `r` expires.

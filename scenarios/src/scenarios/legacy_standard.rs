@@ -16,6 +16,8 @@ use super::objects::{
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 use arc_judging::oracles::{self, Oracle};
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// The standard workload on legacy runners.
 pub struct LegacyStandard;
@@ -73,5 +75,12 @@ impl Scenario for LegacyStandard {
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
         legacy_oracles()
+    }
+
+    /// Tokens expire and are replaced here, on true clocks: the clock-skew probe's control world.
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        const GOALS: &[ProbeGoal] =
+            &[ProbeGoal::ceiling(&probes::TOKEN_REFRESHED_BEFORE_EXPIRY, Rate::measured(0, 400, 18_400_000))];
+        GOALS
     }
 }

@@ -2,7 +2,8 @@
 //! the seed at the swarm's counts (`steady-state`'s disruptions and watch lags) and spread over the
 //! workload and the first half of the heal (idle runners crash too): the controller restarted 0–2
 //! times, a runner container OOM-killed (exit 137) 0–2 times, and watch and watch-cache lag per
-//! resource from ranges that include 0. Nothing is timed to a race: `bug-1087` fails here only when a
+//! resource from ranges that include 0, and in half the worlds a clock per party (`super::clocks`).
+//! Nothing is timed to a race: `bug-1087` fails here only when a
 //! runner that sat idle past its token's expiry later crashes while busy, so the kubelet restarts its
 //! container in place with the old token, as it would in a cluster. No evictions (a simplification):
 //! the modelled legacy controller (ARC-MODEL §7, Feb 2022) restarts only a pod that succeeded or whose
@@ -14,11 +15,14 @@ use arc_world::Disruption;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::clocks::draw_party_clocks;
 use super::legacy_standard::{self, legacy_oracles};
 use super::objects::RUNNER_NAMESPACE;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 use arc_judging::oracles::Oracle;
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// The standard workload on legacy runners, disrupted.
 pub struct LegacySteadyState;
@@ -66,11 +70,18 @@ impl Scenario for LegacySteadyState {
             apiserver.watch_cache_lag.per_resource.insert(plural.into(), LagRange::between(0, max_ms));
         }
         plan.config.disruptions = disruptions(&mut rng);
+        draw_party_clocks(seed, &mut plan, 0.5);
         plan
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
         legacy_oracles()
+    }
+
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        const GOALS: &[ProbeGoal] =
+            &[ProbeGoal::floor(&probes::TOKEN_REFRESHED_BEFORE_EXPIRY, Rate::measured(23, 400, 18_400_000))];
+        GOALS
     }
 }
 

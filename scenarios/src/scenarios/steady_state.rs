@@ -3,7 +3,7 @@
 //! latency, writes that commit and then fail (500, 504 or a dropped connection), dropped and expired
 //! watches, GitHub errors and latency, GitHub calls that commit and then fail (a 5xx or a dropped
 //! connection after the change), a slower or faster GitHub, pod evictions, controller and listener
-//! restarts. Every fault stops at the heal time (the safety phase); the world must then converge
+//! restarts; in half the worlds a clock per party (`super::clocks`). Every fault stops at the heal time (the safety phase); the world must then converge
 //! within the liveness phase: runners back at the minimum, every job ended, nothing left deleting.
 
 use arc_sim::Seed;
@@ -15,6 +15,7 @@ use arc_world::Disruption;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::clocks::draw_party_clocks;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::standard::scale_set_world;
 use crate::scenario::{Scenario, WorldPlan};
@@ -283,6 +284,7 @@ impl Scenario for SteadyState {
         let mut github_rng = seed.named_rng("scenario/steady-state/github");
         plan.config.faults.github.extend(commit_then_fail_faults(&mut github_rng));
         github_pace(&mut github_rng, &mut plan.config.github);
+        draw_party_clocks(seed, &mut plan, 0.5);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan

@@ -8,6 +8,7 @@ use arc_sim::Seed;
 use arc_world::Disruption;
 use rand::Rng;
 
+use super::clocks::draw_party_clocks;
 use super::control::Control;
 use super::legacy_standard::{legacy_oracles, legacy_world};
 use super::objects::RUNNER_NAMESPACE;
@@ -66,6 +67,7 @@ impl Scenario for TokenRefreshRecreation {
                 Rate::measured(89, 100, 2_000_000),
             ),
             ProbeGoal::floor(&probes::TOKEN_REFRESHED_WHILE_BUSY, Rate::measured(100, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::TOKEN_REFRESHED_BEFORE_EXPIRY, Rate::measured(26, 400, 18_400_000)),
         ];
         GOALS
     }
@@ -103,5 +105,6 @@ fn race_world(seed: Seed, variant: Variant) -> WorldPlan {
     workload.horizon_ms = WORKLOAD_MS;
     plan.config.disruptions = crashes(seed);
     plan.config.horizon_ms = WORKLOAD_MS + 3_600_000;
+    draw_party_clocks(seed, &mut plan, 0.5);
     plan
 }

@@ -45,7 +45,7 @@ pub fn create(
     let key = StoreKey { resource, namespace, name };
     let existing = st.store.get(&key).cloned();
     let uid = if existing.is_some() { String::new() } else { new_uid(st) };
-    let ctx = CreateContext { name: &key.name, namespace: &key.namespace, uid: &uid, now: sh.clock.now() };
+    let ctx = CreateContext { name: &key.name, namespace: &key.namespace, uid: &uid, now: sh.wall_now() };
     let object = admission::prepare_create(rt, object, &ctx);
     admission::validate_object(rt, &key.name, &object, Subresource::Main)?;
     quota::admit_create(sh, st, resource, &key.namespace, &object)?;
@@ -156,7 +156,7 @@ pub fn delete(
 ) -> Result<Deleted, ApiError> {
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
-    Ok(match lifecycle::plan_delete(rt, &old, opts, sh.clock.now())? {
+    Ok(match lifecycle::plan_delete(rt, &old, opts, sh.wall_now())? {
         DeletePlan::Remove => {
             Deleted { object: st.store.remove(key).expect("present under the lock"), removed: true }
         }

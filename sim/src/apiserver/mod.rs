@@ -78,6 +78,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::clock::SimClock;
+use crate::clock_skew::{ClockSkew, PartyClock};
 use crate::faults::{ApiVerb, FaultPlan};
 use crate::record::Recorder;
 use crate::schedule::{Scheduler, SchedulerSlot};
@@ -171,6 +172,10 @@ pub struct ApiServerConfig {
     /// default): resumes reach back over the store's history (`history_capacity`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch_cache_window: Option<WatchCacheWindow>,
+    /// How far the server's wall clock reads from true time: its creation and deletion timestamps and
+    /// its quota's clock read it. Absent (the default): true time.
+    #[serde(default, skip_serializing_if = "ClockSkew::is_none")]
+    pub clock: ClockSkew,
 }
 
 /// The window of changes a watch cache keeps for watches to resume over: every change of the last
@@ -207,6 +212,7 @@ impl Default for ApiServerConfig {
                 .to_vec(),
             slow_watcher_backlog: None,
             watch_cache_window: None,
+            clock: ClockSkew::NONE,
         }
     }
 }
@@ -276,6 +282,11 @@ impl Shared {
     /// Locks the state. Never held across an await.
     pub fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The server's wall-clock time: what its timestamps say (true time plus its configured skew).
+    pub fn wall_now(&self) -> jiff::Timestamp {
+        PartyClock::new(self.clock, self.config.clock).now()
     }
 }
 

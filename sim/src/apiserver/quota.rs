@@ -82,7 +82,7 @@ pub fn charged(rt: &ResourceType, object: &Value, now: Timestamp) -> bool {
 /// Objects of `resource` in `namespace` that count against quota now.
 pub fn live_usage(sh: &Shared, st: &State, resource: ResourceId, namespace: &str) -> i64 {
     let rt = sh.registry.get(resource);
-    let now = sh.clock.now();
+    let now = sh.wall_now();
     st.store.list(resource, Some(namespace)).into_iter().filter(|(_, o)| charged(rt, o, now)).count() as i64
 }
 
@@ -137,7 +137,7 @@ pub fn admit_create(
     object: &Value,
 ) -> Result<(), ApiError> {
     let rt = sh.registry.get(resource);
-    if namespace.is_empty() || !charged(rt, object, sh.clock.now()) {
+    if namespace.is_empty() || !charged(rt, object, sh.wall_now()) {
         return Ok(());
     }
     let names = resource_names(rt);

@@ -38,6 +38,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use crate::apiserver::admission::timestamp_seconds;
 use crate::apiserver::{FakeApiServer, LagRange};
 use crate::clock::SimClock;
+use crate::clock_skew::{ClockSkew, PartyClock};
 use crate::github::FakeGitHub;
 use crate::net::Links;
 use crate::record::Recorder;
@@ -92,6 +93,10 @@ pub struct KubeletConfig {
     /// Drawn per container start from the pod's stream, and only when non-zero, so worlds without it
     /// draw exactly as before.
     pub runner_hang_percent: u8,
+    /// How far the node's wall clock reads from true time: the pod status timestamps it writes read
+    /// it, and so does every process it runs (listeners, runners). Absent (the default): true time.
+    #[serde(default, skip_serializing_if = "ClockSkew::is_none")]
+    pub clock: ClockSkew,
 }
 
 impl Default for KubeletConfig {
@@ -110,6 +115,7 @@ impl Default for KubeletConfig {
             crash_backoff_max_ms: 300_000,
             config_error_retry_ms: 2_000,
             runner_hang_percent: 0,
+            clock: ClockSkew::NONE,
         }
     }
 }
@@ -145,7 +151,7 @@ impl Shared {
 
     /// Now, as the API's timestamps spell it (seconds).
     pub(crate) fn now(&self) -> String {
-        timestamp_seconds(self.clock.now())
+        timestamp_seconds(PartyClock::new(self.clock, self.config.clock).now())
     }
 
     /// The next pod IP.

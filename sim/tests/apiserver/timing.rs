@@ -69,3 +69,29 @@ async fn the_audit_log_records_when_a_request_reached_the_store_and_when_it_was_
         "the split varies: {after:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_timestamps_read_its_own_clock() {
+    use arc_sim::clock::DEFAULT_EPOCH_SECONDS;
+    use arc_sim::clock_skew::ClockSkew;
+    use kube::api::DeleteParams;
+    let config =
+        ApiServerConfig { clock: ClockSkew { offset_ms: -90_000, drift_ppm: 0 }, ..Default::default() };
+    let w = world_with(Seed(4), config, FaultPlan::none());
+    tokio::time::sleep(Duration::from_secs(100)).await;
+    let mut held = pod("p");
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    let created = w.pods().create(&PostParams::default(), &held).await.unwrap();
+    let stamp = created.metadata.creation_timestamp.unwrap().0.as_second();
+    assert_eq!(stamp, DEFAULT_EPOCH_SECONDS + 100 - 90, "100 s in, on a clock 90 s behind");
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    w.pods().delete("p", &DeleteParams::default()).await.unwrap();
+    let deleting = w.pods().get("p").await.unwrap();
+    let stamp = deleting.metadata.deletion_timestamp.unwrap().0.as_second();
+    let grace = deleting.metadata.deletion_grace_period_seconds.unwrap_or(0);
+    assert_eq!(
+        stamp,
+        DEFAULT_EPOCH_SECONDS + 160 - 90 + grace,
+        "deletionTimestamp: the server's now plus the grace"
+    );
+}

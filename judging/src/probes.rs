@@ -20,6 +20,7 @@ pub mod github;
 pub mod history;
 pub mod network;
 pub mod removal;
+pub mod removed_registration;
 pub mod scale_downs;
 pub mod slow_watchers;
 pub mod tokens;
@@ -189,6 +190,14 @@ pub const TOKEN_REFRESHED_WHILE_BUSY: Probe = Probe {
     describe: "a legacy runner's token was refreshed while it ran a job",
     count: tokens::token_refreshed_while_busy,
     needs: || Interest::of_resources::<Committed>(&["runners"]),
+};
+
+/// `pod-ran-on-after-registration-removed`.
+pub const POD_RAN_ON_AFTER_REGISTRATION_REMOVED: Probe = Probe {
+    name: "pod-ran-on-after-registration-removed",
+    describe: "a runner's registration was removed while it polled and its pod ran on for 30 s or more, retrying \"Registration was not found\"",
+    count: removed_registration::pod_ran_on_after_registration_removed,
+    needs: Interest::of::<KubeletEvent>,
 };
 
 /// `token-refreshed-before-expiry`.
@@ -409,6 +418,7 @@ pub static PROBES: &[&Probe] = &[
     &TOKEN_EXPIRED_BEFORE_CONTAINER_START,
     &TOKEN_REFRESHED_WHILE_BUSY,
     &TOKEN_REFRESHED_BEFORE_EXPIRY,
+    &POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
     &IDLE_RUNNER_SCALED_DOWN,
     &UNPROJECTED_RUNNER_UPDATE,
     &LISTENER_PATCH_CONFLICT,

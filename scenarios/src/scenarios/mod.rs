@@ -14,6 +14,7 @@ pub mod legacy_steady_state;
 pub mod network_partition;
 pub mod objects;
 pub mod refresh;
+pub mod removed_registrations;
 pub mod standard;
 pub mod steady_state;
 pub mod token_refresh;

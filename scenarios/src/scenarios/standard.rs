@@ -11,6 +11,8 @@ use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET, github_
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 use arc_judging::oracles::{self, Oracle};
+use arc_judging::probes::{self, ProbeGoal};
+use arc_judging::rates::Rate;
 
 /// The standard world.
 pub struct Standard;
@@ -66,5 +68,15 @@ impl Scenario for Standard {
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
         scale_set_oracles()
+    }
+
+    /// Removed runners stop at once here (the default of `removed-runner-poll`): the control world of
+    /// the swarm's runners that outlive their registration.
+    fn probe_goals(&self) -> &'static [ProbeGoal] {
+        const GOALS: &[ProbeGoal] = &[ProbeGoal::ceiling(
+            &probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
+            Rate::measured(0, 200, 18_300_000),
+        )];
+        GOALS
     }
 }

@@ -3,7 +3,8 @@
 //! latency, writes that commit and then fail (500, 504 or a dropped connection), dropped and expired
 //! watches, GitHub errors and latency, GitHub calls that commit and then fail (a 5xx or a dropped
 //! connection after the change), a slower or faster GitHub, pod evictions, controller and listener
-//! restarts; in half the worlds a clock per party (`super::clocks`). Every fault stops at the heal time (the safety phase); the world must then converge
+//! restarts; in half the worlds a clock per party (`super::clocks`), and in half (drawn apart) removed
+//! runners that retry "Registration … was not found" for minutes (`super::removed_registrations`). Every fault stops at the heal time (the safety phase); the world must then converge
 //! within the liveness phase: runners back at the minimum, every job ended, nothing left deleting.
 
 use arc_sim::Seed;
@@ -17,6 +18,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::clocks::draw_party_clocks;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
+use super::removed_registrations::draw_removed_runner_poll;
 use super::standard::scale_set_world;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
@@ -285,6 +287,7 @@ impl Scenario for SteadyState {
         plan.config.faults.github.extend(commit_then_fail_faults(&mut github_rng));
         github_pace(&mut github_rng, &mut plan.config.github);
         draw_party_clocks(seed, &mut plan, 0.5);
+        draw_removed_runner_poll(seed, &mut plan, 0.5);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -321,6 +324,10 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::SLOW_WATCHER_RESUMED, Rate::measured(76, 200, 15_000_000)),
             ProbeGoal::floor(&probes::SLOW_WATCHER_RELISTED, Rate::measured(17, 200, 15_000_000)),
             ProbeGoal::floor(&probes::WATCH_STALLED_OVER_CHANGES, Rate::measured(20, 200, 15_000_000)),
+            ProbeGoal::floor(
+                &probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
+                Rate::measured(22, 200, 18_300_000),
+            ),
         ];
         GOALS
     }

@@ -38,6 +38,10 @@ pub enum SessionEnded {
     /// The runner was removed (RemoveRunner, deregistration, lost, scale set deleted).
     #[error("the runner has been removed")]
     Removed,
+    /// The runner was removed and the poll's token exchange fails "Registration … was not found"
+    /// (assumption `removed-runner-poll`): to the runner, an error like any other, so it retries.
+    #[error("Registration was not found")]
+    RegistrationNotFound,
     /// This process is no longer the runner's connection (it died, or another connected since).
     #[error("this process is no longer connected")]
     Disconnected,

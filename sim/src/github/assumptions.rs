@@ -265,6 +265,22 @@ const ASSUMPTIONS: &[Assumption] = &[
             },
         ],
     },
+    Assumption {
+        name: "removed-runner-poll",
+        question: "What does an idle runner's message poll get once RemoveRunner has removed its registration?",
+        alternatives: &[
+            Alternative {
+                name: "runner-not-found",
+                evidence: "actions/runner v2.336.0 BrokerHttpClient.cs maps the broker's RunnerNotFound; BrokerMessageListener rethrows it and Runner.cs stops at once",
+                apply: |c| c.removed_registration_retried = false,
+            },
+            Alternative {
+                name: "registration-not-found",
+                evidence: "actions/runner #4191, ARC #4307's logs: \"Registration … was not found\" is retried (10 errors, 15-60 s apart) while the pod runs on ~11 min",
+                apply: |c| c.removed_registration_retried = true,
+            },
+        ],
+    },
 ];
 
 /// The alternatives chosen for a run, by assumption name; an assumption not named keeps its default.

@@ -121,6 +121,12 @@ pub struct GitHubConfig {
     /// volume (assumption `rest-rate-limits`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rest_rate_limit: Option<RestRateLimit>,
+    /// Whether a runner removed (RemoveRunner, the legacy REST delete) while its process polls for
+    /// jobs fails that poll with "Registration … was not found", which actions/runner retries for
+    /// minutes, or (the default) is told the runner is gone and stops at once (assumption
+    /// `removed-runner-poll`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub removed_registration_retried: bool,
 }
 
 fn is_zero(ms: &u64) -> bool {
@@ -184,6 +190,7 @@ impl Default for GitHubConfig {
             acquire_on_delivery: false,
             reoffer_unstarted_after_ms: None,
             rest_rate_limit: None,
+            removed_registration_retried: false,
         }
     }
 }

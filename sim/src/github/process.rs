@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::Shared;
 use super::assign::SessionEnded;
-use super::model::{JobResult, RunnerState};
+use super::model::{JobResult, RemovalReason, RunnerState};
 use super::state::World;
 use super::state::index::Topic;
 
@@ -88,8 +88,13 @@ impl RunnerSession {
         let Some(runner) = world.runners.get(&self.runner_id) else {
             return Some(Err(SessionEnded::Removed));
         };
-        if matches!(runner.state, RunnerState::Removed { .. }) {
-            return Some(Err(SessionEnded::Removed));
+        if let RunnerState::Removed { reason, .. } = runner.state {
+            let retried = reason == RemovalReason::Removed && world.cfg.removed_registration_retried;
+            return Some(Err(if retried {
+                SessionEnded::RegistrationNotFound
+            } else {
+                SessionEnded::Removed
+            }));
         }
         if runner.connections != self.connection {
             return Some(Err(SessionEnded::Disconnected));

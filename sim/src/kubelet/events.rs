@@ -65,6 +65,15 @@ pub enum KubeletEventKind {
         /// The job it ran.
         request_id: i64,
     },
+    /// A runner's poll failed "Registration … was not found" after its registration was removed; it
+    /// retries as actions/runner does, and exits 0 after `for_ms` unless SIGTERM comes first
+    /// (assumption `removed-runner-poll=registration-not-found`).
+    RetryingRemovedRegistration {
+        /// GitHub runner id.
+        runner_id: i64,
+        /// How long it goes on retrying.
+        for_ms: u64,
+    },
     /// A container stopped.
     ContainerStopped {
         /// Container name.

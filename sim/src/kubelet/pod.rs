@@ -366,6 +366,7 @@ impl PodTask {
             shutdown,
             hangs_after_job,
             schedule: self.kubelet.schedule.get().clone(),
+            seed: self.kubelet.seed,
         }
     }
 

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use arc_sim::github::JobSpec;
+use arc_sim::github::{GitHubConfig, JobSpec};
 use arc_sim::kubelet::{KubeletEventKind, StopCause};
 use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
 
-use crate::kubelet::support::{condition, jit_pod, node, pod};
+use crate::kubelet::support::{Node, Setup, condition, jit_pod, node, node_with, pod};
 
 #[tokio::test(start_paused = true)]
 async fn a_pod_is_bound_started_and_removed_after_a_graceful_delete() {
@@ -120,4 +120,50 @@ async fn an_evicted_pod_fails_with_its_reason_and_a_crash_restarts_the_container
     assert_eq!(crashy["status"]["containerStatuses"][0]["restartCount"], 1);
     assert_eq!(crashy["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"], 137);
     assert_eq!(crashy["status"]["phase"], "Running");
+}
+
+/// Removes an idle JIT runner 20 s after its pod starts; returns the node and the pod's exit.
+async fn removed_while_idle(github: GitHubConfig) -> (Node, Vec<(u64, KubeletEventKind)>) {
+    let n = node_with(Setup { github, ..Setup::default() });
+    let scale_set = n.github.create_scale_set("set", 1, &["set"]);
+    let runner_id = n.jit_secret(scale_set, "r1").await;
+    n.pods.create(&PostParams::default(), &jit_pod("r1")).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    n.actions.remove_runner(runner_id).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1_200)).await;
+    let events = n.timed_events_of("r1");
+    (n, events)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_removed_idle_runner_stops_at_once_when_told_it_is_gone() {
+    let (n, events) = removed_while_idle(Setup::default().github).await;
+    let stopped = events.iter().find(|(_, e)| matches!(e, KubeletEventKind::ContainerStopped { .. }));
+    let Some((at, KubeletEventKind::ContainerStopped { exit_code: 0, cause: StopCause::Exited, .. })) =
+        stopped
+    else {
+        panic!("the runner exits 0 by itself: {events:?}");
+    };
+    assert!(*at < 22_000, "within a second or so of the removal, at {at} ms");
+    assert_eq!(n.phase("r1").as_deref(), Some("Succeeded"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_removed_idle_runner_retries_registration_not_found_for_minutes_then_exits_0() {
+    let github = GitHubConfig { removed_registration_retried: true, ..Setup::default().github };
+    let (n, events) = removed_while_idle(github).await;
+    let retrying = events.iter().find_map(|(at, e)| match e {
+        KubeletEventKind::RetryingRemovedRegistration { for_ms, .. } => Some((*at, *for_ms)),
+        _ => None,
+    });
+    let (from, for_ms) = retrying.expect("the runner retries");
+    assert!((400_000..=995_000).contains(&for_ms), "6.6 to 16.5 minutes: {for_ms} ms");
+    let stopped = events.iter().find(|(_, e)| matches!(e, KubeletEventKind::ContainerStopped { .. }));
+    let Some((at, KubeletEventKind::ContainerStopped { exit_code: 0, cause: StopCause::Exited, .. })) =
+        stopped
+    else {
+        panic!("the runner exits 0 by itself in the end: {events:?}");
+    };
+    assert_eq!(*at, from + for_ms, "it ran on for as long as it retried");
+    assert_eq!(n.phase("r1").as_deref(), Some("Succeeded"));
 }

@@ -3,6 +3,7 @@
 //! ends with an exit code; SIGTERM is a cancellation token the process handles as its image does, and
 //! SIGKILL is the kubelet dropping the future (and the connection the process held, [`ProcessState`]).
 
+pub mod lost_registration;
 pub mod runner;
 
 use std::sync::{Arc, Mutex};
@@ -157,6 +158,8 @@ pub struct ProcessContext {
     pub hangs_after_job: bool,
     /// The run's schedule, at a runner's steps.
     pub schedule: crate::schedule::Scheduler,
+    /// The run's seed: a runner draws what it alone needs from a stream of its own.
+    pub seed: crate::seed::Seed,
 }
 
 /// Why a container could not start (the kubelet retries).

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::events::KubeletEventKind;
 use super::ProcessContext;
+use super::lost_registration::retrying_for;
 use crate::github::{ConnectRefused, JobResult, RunnerSession, SessionEnded};
 
 /// Exit code of a runner whose version is deprecated (ARC-MODEL §2.4).
@@ -93,6 +94,9 @@ async fn serve_jobs(
         let job = match job {
             Ok(job) => job,
             Err(SessionEnded::Removed) => return 0,
+            Err(SessionEnded::RegistrationNotFound) => {
+                return retry_removed_registration(ctx, session, sigterm).await;
+            }
             Err(_) => return 1,
         };
         step(ctx, session).await;
@@ -132,6 +136,27 @@ async fn hang_until_sigterm(
     (ctx.record)(KubeletEventKind::HungAfterJob { runner_id: session.runner_id(), request_id });
     sigterm.cancelled().await;
     stop(ctx, session).await
+}
+
+/// The runner was removed and its poll fails "Registration … was not found": the listener retries for
+/// minutes ([`retrying_for`]), then the container exits 0. SIGTERM meanwhile stops it as ever (it has
+/// no session left to delete).
+async fn retry_removed_registration(
+    ctx: &ProcessContext,
+    session: &RunnerSession,
+    sigterm: &CancellationToken,
+) -> i32 {
+    let runner_id = session.runner_id();
+    let retrying = retrying_for(&mut ctx.seed.named_rng(&format!("runner/{runner_id}/removed-registration")));
+    let for_ms = u64::try_from(retrying.as_millis()).unwrap_or(u64::MAX);
+    (ctx.record)(KubeletEventKind::RetryingRemovedRegistration { runner_id, for_ms });
+    tokio::select! {
+        biased;
+        () = sigterm.cancelled() => tokio::time::sleep(ctx.shutdown.stop).await,
+        () = tokio::time::sleep(retrying) => {}
+    }
+    ctx.state.lock().expect("process state").session = None;
+    0
 }
 
 /// SIGTERM mid-job: the steps are interrupted (or the job ends at the service first), the job is

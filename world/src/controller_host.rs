@@ -5,20 +5,18 @@
 //! replicas that elect a leader and kills the leader, and counts every restart (and those that came
 //! mid-reconcile) into the record. What the world does *to* it, and when, is its disruptions'.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::{ACTIVE_WORKERS, Metrics};
 use arc_controller::{Families, Switches};
-use arc_sim::clock::SimClock;
-use arc_sim::clock_skew::{ClockSkew, PartyClock};
 use arc_sim::faults::network::NetCommand;
 use arc_sim::github::ScriptedGitHub;
 use arc_sim::net::sim::Hosting;
 use arc_sim::net::{HOST_CONTROLLER, Links};
 use arc_sim::record::{Recorder, WorldEvent};
 
+use super::process_clocks::ProcessClocks;
 use super::replicas::{ReplicaConfig, ReplicaWorld, Replicas};
 use super::seam;
 
@@ -41,13 +39,6 @@ impl NoLeader {
     }
 }
 
-impl HostInputs {
-    /// The clock of the controller process whose API actor is `actor`.
-    pub(crate) fn clock_of(&self, actor: &str) -> PartyClock {
-        PartyClock::new(self.clock, self.skews.get(actor).copied().unwrap_or_default())
-    }
-}
-
 /// What the controller process is built from.
 pub(crate) struct HostInputs {
     /// The controllers it runs.
@@ -58,10 +49,8 @@ pub(crate) struct HostInputs {
     pub replicas: Option<ReplicaConfig>,
     /// How it builds its clients.
     pub links: Links,
-    /// The simulated clock.
-    pub clock: SimClock,
-    /// How far each controller process's clock reads from true time, by its actor.
-    pub skews: BTreeMap<String, ClockSkew>,
+    /// Each of its processes' clocks.
+    pub clocks: ProcessClocks,
     /// The fake GitHub it calls.
     pub script: ScriptedGitHub,
     /// Its turmoil host's hosting, under the turmoil network.
@@ -135,7 +124,7 @@ impl ControllerHost {
     /// restart from scratch) after.
     fn start_on_host(&mut self, hosting: &Hosting) {
         if !self.handed {
-            let clock = self.inputs.clock_of("controller");
+            let clock = self.inputs.clocks.of("controller");
             let HostInputs { links, script, switches, families, .. } = &self.inputs;
             let (links, script, switches, families, metrics) =
                 (links.clone(), script.clone(), *switches, families.clone(), self.metrics.clone());
@@ -199,7 +188,7 @@ impl ControllerHost {
         seam::inputs_on(
             links,
             "controller",
-            self.inputs.clock_of("controller"),
+            self.inputs.clocks.of("controller"),
             &self.metrics,
             script,
             *switches,
@@ -210,7 +199,7 @@ impl ControllerHost {
     fn replica_world(&self) -> ReplicaWorld<'_> {
         ReplicaWorld {
             links: &self.inputs.links,
-            clocks: &self.inputs,
+            clocks: &self.inputs.clocks,
             metrics: &self.metrics,
             github: &self.inputs.script,
             switches: self.inputs.switches,

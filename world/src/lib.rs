@@ -27,6 +27,7 @@ mod crds;
 mod disruptions;
 mod held_release;
 mod on_turmoil;
+mod process_clocks;
 mod record;
 mod replicas;
 pub mod runtime;
@@ -68,6 +69,7 @@ pub use crds::arc_crds;
 pub use disruptions::Disruption;
 use held_release::release_held_assignments_on_delete;
 pub use on_turmoil::run_world_on_turmoil;
+use process_clocks::ProcessClocks;
 pub use record::RunRecord;
 pub use replicas::{ReplicaConfig, replica_actor};
 pub use settled::{legacy_settled, scale_set_settled};
@@ -268,8 +270,7 @@ impl World {
             switches,
             replicas: config.replicas.clone(),
             links,
-            clock,
-            skews: config.controller_clocks.clone(),
+            clocks: ProcessClocks { sim: clock, skews: config.controller_clocks.clone() },
             script: script.clone(),
             hosting: hosting.clone(),
             record: record.clone(),

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::controller_host::HostInputs;
+use super::process_clocks::ProcessClocks;
 use super::seam;
 use arc_controller::Switches;
 use arc_sim::github::ScriptedGitHub;
@@ -60,7 +60,7 @@ pub(crate) struct ReplicaWorld<'a> {
     /// How each replica builds its own client.
     pub links: &'a Links,
     /// Each replica's clock, by its actor.
-    pub clocks: &'a HostInputs,
+    pub clocks: &'a ProcessClocks,
     /// The metrics every replica counts in.
     pub metrics: &'a Metrics,
     /// The fake GitHub.
@@ -84,7 +84,7 @@ impl Replicas {
         let inputs = seam::inputs_on(
             world.links,
             &actor,
-            world.clocks.clock_of(&actor),
+            world.clocks.of(&actor),
             world.metrics,
             world.github,
             world.switches,

@@ -70,13 +70,17 @@ impl Scenario for Standard {
         scale_set_oracles()
     }
 
-    /// Removed runners stop at once here (the default of `removed-runner-poll`): the control world of
-    /// the swarm's runners that outlive their registration.
+    /// The control world of the swarm's windows (issue 42): watch buffers never fill, the watch cache
+    /// keeps its history, no watch stalls, and removed runners stop at once (the default of
+    /// `removed-runner-poll`).
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        const GOALS: &[ProbeGoal] = &[ProbeGoal::ceiling(
-            &probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
-            Rate::measured(0, 200, 18_300_000),
-        )];
+        const QUIET: Rate = Rate::measured(0, 200, 18_300_000);
+        const GOALS: &[ProbeGoal] = &[
+            ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
+            ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
+            ProbeGoal::ceiling(&probes::WATCH_STALLED_OVER_CHANGES, QUIET),
+            ProbeGoal::ceiling(&probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED, QUIET),
+        ];
         GOALS
     }
 }

@@ -229,12 +229,15 @@ impl RatesFile {
         Ok(RatesFile { path: path.to_path_buf(), table, text, rates })
     }
 
-    /// Puts `measured` into the file, keeping its other lines; returns how many it put.
-    fn write(mut self, measured: kill_rates::Rates) -> anyhow::Result<usize> {
+    /// Puts `measured` into the file, keeping its other lines; returns how many it put. The file is
+    /// read again first: another measurement may have written its own rows since this one started,
+    /// and writing over them from the text read at the start would put their old rates back.
+    fn write(self, measured: kill_rates::Rates) -> anyhow::Result<usize> {
         let written = measured.len();
-        self.rates.extend(measured);
-        std::fs::write(&self.path, kill_rates::format_table(self.table, &self.rates, &self.text))
-            .map_err(|e| exit::usage(format!("cannot write {}: {e}", self.path.display())))?;
+        let mut now = RatesFile::read(&self.path, self.table)?;
+        now.rates.extend(measured);
+        std::fs::write(&now.path, kill_rates::format_table(now.table, &now.rates, &now.text))
+            .map_err(|e| exit::usage(format!("cannot write {}: {e}", now.path.display())))?;
         Ok(written)
     }
 
@@ -328,4 +331,38 @@ fn probe_lines(cell: &Cell, from: u64) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_keeps_the_rows_another_measurement_wrote_since_this_one_started() {
+        let path = std::env::temp_dir().join(format!("arcsim-rates-{}.tsv", std::process::id()));
+        let line = |variant: &str, hits: u32| {
+            format!("steady-state\t{variant}\tconverges-after-heal\t{hits}\t400\t1\n")
+        };
+        let header = "scenario\tvariant\toracle\thits\tseeds\tfrom\n";
+        std::fs::write(&path, format!("{header}{}{}", line("bug-a", 1), line("bug-b", 2))).unwrap();
+        let mine = RatesFile::read(&path, Table::Kills).unwrap();
+        // Another measurement writes bug-b while this one runs.
+        std::fs::write(&path, format!("{header}{}{}", line("bug-a", 1), line("bug-b", 200))).unwrap();
+        let mut measured = kill_rates::Rates::new();
+        measured.insert(
+            kill_rates::RateKey::of("steady-state", "bug-a", "converges-after-heal"),
+            Rate::measured(300, 400, 9),
+        );
+        assert_eq!(mine.write(measured).unwrap(), 1);
+        let rates = kill_rates::parse_table(Table::Kills, &std::fs::read_to_string(&path).unwrap()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let hits =
+            |variant: &str| rates[&kill_rates::RateKey::of("steady-state", variant, "converges-after-heal")];
+        assert_eq!(hits("bug-a"), Rate::measured(300, 400, 9), "this measurement's row");
+        assert_eq!(
+            hits("bug-b"),
+            Rate::measured(200, 400, 1),
+            "the other's row, not the one read at the start"
+        );
+    }
 }

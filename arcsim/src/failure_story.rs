@@ -27,9 +27,13 @@ pub fn evidence_of(run: &RunRecord, violation: &Violation) -> Evidence {
     }
 }
 
-/// The stories of the first [`STORIES`] violations (empty when there are none).
+/// The stories of the first [`STORIES`] violations (empty when there are none), after the parties'
+/// clocks when any read other than true time (a verdict on an expiry reads differently then).
 pub fn stories(run: &RunRecord, violations: &[Violation]) -> String {
     let mut out = String::new();
+    if !violations.is_empty() {
+        out.push_str(&clocks(run));
+    }
     for violation in violations.iter().take(STORIES) {
         out.push_str(&story(run, violation, &evidence_of(run, violation)));
     }
@@ -37,6 +41,24 @@ pub fn stories(run: &RunRecord, violations: &[Violation]) -> String {
         let _ = writeln!(out, "({} more violations: see the list below)", violations.len() - STORIES);
     }
     out
+}
+
+/// `clocks (ahead of GitHub's): apiserver -0.012 s, controller +2.300 s +50 ppm`, or nothing when every
+/// party read true time.
+fn clocks(run: &RunRecord) -> String {
+    let skewed = run.skewed_clocks();
+    if skewed.is_empty() {
+        return String::new();
+    }
+    let told: Vec<String> = skewed
+        .iter()
+        .map(|(party, skew)| {
+            let drift =
+                if skew.drift_ppm == 0 { String::new() } else { format!(" {:+} ppm", skew.drift_ppm) };
+            format!("{party} {:+.3} s{drift}", skew.offset_ms as f64 / 1000.0)
+        })
+        .collect();
+    format!("clocks (ahead of GitHub's at the start): {}\n", told.join(", "))
 }
 
 /// One violation's story.
@@ -92,5 +114,21 @@ mod tests {
         assert_eq!(about(&named, &names(2)), "  about ephemeralrunner ns/r (and runner 0, runner 1)");
         let many = about(&named, &names(300));
         assert!(many.ends_with("runner 7 and 292 more)"), "{many}");
+    }
+
+    #[test]
+    fn skewed_clocks_are_told_before_the_stories_and_true_ones_are_not() {
+        use arc_sim::record::WorldEvent;
+        use arc_world::SyntheticRun;
+        let config = r#"{"apiserver":{"clock":{"offset_ms":-12}},"kubelet":{"pod_watch_lag":{"min_ms":1,"max_ms":2}},
+            "controller_clocks":{"controller":{"offset_ms":2300,"drift_ppm":50}}}"#;
+        let run = SyntheticRun::new().event(0, WorldEvent::Config(config.into())).build();
+        assert_eq!(
+            clocks(&run),
+            "clocks (ahead of GitHub's at the start): apiserver -0.012 s, controller +2.300 s +50 ppm\n"
+        );
+        let synced = SyntheticRun::new().event(0, WorldEvent::Config(r#"{"apiserver":{}}"#.into())).build();
+        assert_eq!(clocks(&synced), "", "true clocks are not told");
+        assert_eq!(stories(&run, &[]), "", "no violation, no story");
     }
 }

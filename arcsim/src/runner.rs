@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use arc_controller::runtime::metrics::{API_CALLS_TOTAL, RECONCILE_ERRORS_TOTAL, RECONCILE_TOTAL};
 use arc_sim::net::Network;
-use arc_sim::record::Interest;
+use arc_sim::record::{Interest, WorldEvent};
 use arc_sim::{Seed, TraceMode};
 use arc_world::run_world_on_turmoil;
 use arc_world::{EarlyAnswer, RunRecord, World};
@@ -161,12 +161,14 @@ fn run_judged(
 }
 
 /// What a run of `scenario` must keep of its record: everything its oracles, its twins' oracles and
-/// the probes read.
+/// the probes read, and the world's own steps (its configuration among them, which a failure's story
+/// reads the parties' clocks from).
 pub fn judges_interest(scenario: &dyn Scenario, twins: &[Twin]) -> Interest {
     let oracles = scenario.oracles().into_iter().map(|o| o.needs());
     let twin_oracles = twins.iter().flat_map(|t| t.oracles.iter().map(|o| o.needs()));
     let probes = probes::all().iter().map(|p| (p.needs)());
-    oracles.chain(twin_oracles).chain(probes).fold(Interest::none(), |all, needs| all.union(&needs))
+    let world = Interest::of::<WorldEvent>();
+    oracles.chain(twin_oracles).chain(probes).fold(world, |all, needs| all.union(&needs))
 }
 
 /// Runs one world on a fresh paused current-thread runtime, keeping what `keep` wants of its record.

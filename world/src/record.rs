@@ -17,6 +17,24 @@ use arc_sim::record::{Event, Interest, Observed, WorldEvent};
 use arc_sim::seed::Seed;
 use arc_sim::trace::Trace;
 
+/// The clocks a run's configuration names (the rest of it is not read).
+#[derive(serde::Deserialize)]
+struct ConfiguredClocks {
+    #[serde(default)]
+    apiserver: OneClock,
+    #[serde(default)]
+    kubelet: OneClock,
+    #[serde(default)]
+    controller_clocks: BTreeMap<String, ClockSkew>,
+}
+
+/// A fake's configuration, for its clock alone.
+#[derive(Default, serde::Deserialize)]
+struct OneClock {
+    #[serde(default)]
+    clock: ClockSkew,
+}
+
 /// Everything observable about one run.
 #[derive(Debug, Clone)]
 pub struct RunRecord {
@@ -134,18 +152,23 @@ impl RunRecord {
     /// configuration (its first event, [`WorldEvent::Config`]) said; empty when every one read true
     /// time or the record did not keep the configuration.
     pub fn controller_clocks(&self) -> BTreeMap<String, ClockSkew> {
-        #[derive(serde::Deserialize)]
-        struct Clocks {
-            #[serde(default)]
-            controller_clocks: BTreeMap<String, ClockSkew>,
-        }
-        self.events_of::<WorldEvent>()
-            .find_map(|e| match e {
-                WorldEvent::Config(json) => serde_json::from_str::<Clocks>(json).ok(),
-                _ => None,
-            })
-            .map(|c| c.controller_clocks)
-            .unwrap_or_default()
+        self.configured_clocks().map(|c| c.controller_clocks).unwrap_or_default()
+    }
+
+    /// Every party whose clock did not read true time (`apiserver`, `node`, and each controller
+    /// process by its actor) with how far it read from it; empty as for [`RunRecord::controller_clocks`].
+    pub fn skewed_clocks(&self) -> BTreeMap<String, ClockSkew> {
+        let Some(clocks) = self.configured_clocks() else { return BTreeMap::new() };
+        let fakes =
+            [("apiserver".to_string(), clocks.apiserver.clock), ("node".to_string(), clocks.kubelet.clock)];
+        fakes.into_iter().chain(clocks.controller_clocks).filter(|(_, skew)| !skew.is_none()).collect()
+    }
+
+    fn configured_clocks(&self) -> Option<ConfiguredClocks> {
+        self.events_of::<WorldEvent>().find_map(|e| match e {
+            WorldEvent::Config(json) => serde_json::from_str::<ConfiguredClocks>(json).ok(),
+            _ => None,
+        })
     }
 
     /// Objects of `plural` at the end.

@@ -4,8 +4,10 @@
 //! signature and times; REST calls must carry an installation token it issued and that has not
 //! expired. Tokens are short-lived here (installation tokens 5 minutes, admin tokens 10), so the
 //! controller and the listeners buy installation tokens and buy them again when they have expired; the
-//! run must pass the standard oracles.
+//! run must pass the standard oracles. Half its worlds give each party a clock of its own (`super::clocks`),
+//! so the tokens' 60 s refresh margins and the JWT's times are judged across skew.
 
+use super::clocks::draw_party_clocks;
 use arc_sim::Seed;
 use arc_sim::github::GitHubApp;
 use serde_json::{Value, json};
@@ -68,6 +70,7 @@ impl Scenario for StandardAppAuth {
         // time through a registration token that needs an installation token, which has expired.
         plan.config.github.installation_token_ttl_ms = 300_000;
         plan.config.github.admin_token_ttl_ms = 600_000;
+        draw_party_clocks(seed, &mut plan, 0.5);
         plan
     }
 

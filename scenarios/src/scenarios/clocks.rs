@@ -76,7 +76,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_swarms_and_the_token_race_ask_for_clocks_of_their_own() {
+    fn only_the_swarms_and_the_token_worlds_ask_for_clocks_of_their_own() {
         let skewed = |name: &str| {
             let scenario = crate::scenarios::find(name).unwrap();
             (0..40)
@@ -86,7 +86,7 @@ mod tests {
         for name in ["standard", "watch-lag-duplicate-create", "assign-during-delete", "legacy-standard"] {
             assert_eq!(skewed(name), 0, "{name} keeps one clock");
         }
-        for name in ["steady-state", "legacy-steady-state", "token-refresh-recreation"] {
+        for name in ["steady-state", "legacy-steady-state", "token-refresh-recreation", "standard-app-auth"] {
             assert!((8..32).contains(&skewed(name)), "{name} draws clocks in about half its worlds");
         }
     }

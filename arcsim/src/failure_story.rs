@@ -50,14 +50,7 @@ fn clocks(run: &RunRecord) -> String {
     if skewed.is_empty() {
         return String::new();
     }
-    let told: Vec<String> = skewed
-        .iter()
-        .map(|(party, skew)| {
-            let drift =
-                if skew.drift_ppm == 0 { String::new() } else { format!(" {:+} ppm", skew.drift_ppm) };
-            format!("{party} {:+.3} s{drift}", skew.offset_ms as f64 / 1000.0)
-        })
-        .collect();
+    let told: Vec<String> = skewed.iter().map(|(party, skew)| format!("{party} {skew}")).collect();
     format!("clocks (ahead of GitHub's at the start): {}\n", told.join(", "))
 }
 

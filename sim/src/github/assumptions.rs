@@ -336,12 +336,14 @@ impl Assumed {
         Assumed::default()
     }
 
-    /// Whether every assumption keeps its default.
+    /// Whether no assumption is chosen: each keeps its default, or the world's own setting.
     pub fn is_default(&self) -> bool {
         self.0.is_empty()
     }
 
-    /// These choices with `NAME=ALT` too (a later choice of the same assumption wins).
+    /// These choices with `NAME=ALT` too (a later choice of the same assumption wins). Choosing an
+    /// assumption's default pins it: a world that draws or sets that assumption itself (the
+    /// steady-state swarm's `removed-runner-poll`, a field report's premise) runs under the default.
     pub fn with(mut self, choice: &str) -> Result<Self, AssumeError> {
         let (name, alternative) = choice.split_once('=').ok_or_else(|| AssumeError::Form(choice.into()))?;
         let assumption = find(name).ok_or_else(|| AssumeError::Assumption {
@@ -353,11 +355,7 @@ impl Assumed {
             alternative: alternative.into(),
             known: assumption.alternatives.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
         })?;
-        if chosen.name == assumption.default_alternative().name {
-            self.0.remove(name);
-        } else {
-            self.0.insert(name.into(), chosen.name.into());
-        }
+        self.0.insert(name.into(), chosen.name.into());
         Ok(self)
     }
 
@@ -390,7 +388,11 @@ impl Assumed {
             .iter()
             .map(|a| format!("{}={}", a.name, a.alternatives[rng.random_range(0..a.alternatives.len())].name))
             .collect();
-        Assumed::parse(choices.iter().map(String::as_str)).expect("drawn from the known alternatives")
+        let mut drawn =
+            Assumed::parse(choices.iter().map(String::as_str)).expect("drawn from the known alternatives");
+        // A default drawn is no choice: the world's own setting stays, as it does without a draw.
+        drawn.0.retain(|name, alt| find(name).is_some_and(|a| a.default_alternative().name != alt.as_str()));
+        drawn
     }
 
     /// The command-line flags that choose these alternatives: ` --assume NAME=ALT` each, or nothing.
@@ -445,10 +447,19 @@ mod tests {
     }
 
     #[test]
-    fn choosing_a_default_is_no_choice() {
-        let assumed = Assumed::parse(["removal-vs-assignment=weak", "removal-vs-assignment=atomic"]).unwrap();
-        assert!(assumed.is_default());
-        assert_eq!(assumed.flags(), "");
+    fn choosing_a_default_pins_it_over_a_worlds_own_setting() {
+        let assumed = Assumed::parse([
+            "removed-runner-poll=registration-not-found",
+            "removed-runner-poll=runner-not-found",
+        ])
+        .unwrap();
+        assert!(!assumed.is_default());
+        assert_eq!(assumed.flags(), " --assume removed-runner-poll=runner-not-found");
+        let mut drawn_by_the_world =
+            GitHubConfig { removed_registration_retried: true, ..GitHubConfig::default() };
+        assumed.apply(&mut drawn_by_the_world);
+        assert!(!drawn_by_the_world.removed_registration_retried);
+        assert!(Assumed::defaults().is_default());
     }
 
     #[test]

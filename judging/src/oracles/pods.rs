@@ -166,7 +166,7 @@ impl Oracle for NoAlreadyExistsErrors {
                 || lost_answer_requeue
                 || requeue_due
                 || unseen.excuses(run, refused)
-                || delivered_between(run, &key, refused.served_ms, next.ms)
+                || delivered_between(run, &key, in_flight_from(previous_of_pod.copied(), refused), next.ms)
             {
                 continue;
             }
@@ -313,9 +313,20 @@ impl ControllerBusy {
     }
 }
 
+/// From when an event on the runner may have reached the reconcile that made `refused`: that reconcile
+/// began after the pod's previous create (`previous`) was answered, at the latest when `refused` was
+/// served, and an event delivered while it ran marks the runner for one more pass. steady-state seed
+/// 20,000,425: a create answered 201, the next pass (already running) met AlreadyExists at 412.136 s,
+/// and an update of the runner (the runner set's removal mark) delivered at 412.133 s had marked it
+/// for the pass whose create came at 412.141 s.
+fn in_flight_from(previous: Option<&AuditEntry>, refused: &AuditEntry) -> u64 {
+    previous.map_or(refused.served_ms, |p| p.served_ms.min(refused.served_ms))
+}
+
 /// Whether a watch event on `key` (the runner or its pod) reached the controller in `[from, to]`.
-/// The caller passes as `from` the millisecond the refused create reached the store, not its answer:
-/// an event that came while that create was in flight marks the runner for one more reconcile, which
+/// The caller passes as `from` [`in_flight_from`], no later than the millisecond the refused create
+/// reached the store, not its answer: an event that came while that create was in flight marks the
+/// runner for one more reconcile, which
 /// makes the next create (steady-state seed 2,000,193 with `bug-secrets-cached`: an update delivered
 /// in the millisecond the create was served, before its 409 went back; the next create 2 ms later).
 /// An event of that same millisecond counts, since the record cannot order it before the create's

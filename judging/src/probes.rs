@@ -200,6 +200,14 @@ pub const POD_RAN_ON_AFTER_REGISTRATION_REMOVED: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `registration-retried-after-removal`.
+pub const REGISTRATION_RETRIED_AFTER_REMOVAL: Probe = Probe {
+    name: "registration-retried-after-removal",
+    describe: "a runner's registration was removed while it polled and its process retried \"Registration was not found\" instead of exiting",
+    count: removed_registration::registration_retried_after_removal,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// `token-refreshed-before-expiry`.
 pub const TOKEN_REFRESHED_BEFORE_EXPIRY: Probe = Probe {
     name: "token-refreshed-before-expiry",
@@ -418,6 +426,7 @@ pub static PROBES: &[&Probe] = &[
     &TOKEN_EXPIRED_BEFORE_CONTAINER_START,
     &TOKEN_REFRESHED_WHILE_BUSY,
     &TOKEN_REFRESHED_BEFORE_EXPIRY,
+    &REGISTRATION_RETRIED_AFTER_REMOVAL,
     &POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
     &IDLE_RUNNER_SCALED_DOWN,
     &UNPROJECTED_RUNNER_UPDATE,

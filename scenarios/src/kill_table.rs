@@ -33,7 +33,7 @@ use crate::scenarios::watch_lag::WatchLagDuplicateCreate;
 use crate::variant::Variant;
 use arc_judging::oracles::{
     Oracle, TwinOracle, convergence, deletion, equivalence, gate, jobs, leadership, phases, pods,
-    registrations, symptoms, tokens,
+    registrations, removals, symptoms, tokens,
 };
 use arc_judging::rates::Rate;
 
@@ -253,6 +253,10 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // seeds); a create whose answer is lost after it committed needs the swarm's commit-then-fail faults.
     expect(Variant::BugPodOwnerNotController, &Standard, &pods::PodOwnedByItsRunner),
     expect(Variant::BugPodOwnerNotController, &Standard, &convergence::ConvergesAfterHeal),
+    // A removal ARC forgets halfway (RemoveRunner went through, the EphemeralRunner's delete failed or the
+    // process stopped): the runner stays, counted live with no registration, for as long as its pod
+    // runs on, minutes where actions/runner retries "registration not found" (drawn in half the worlds).
+    expect(Variant::BugRemovedRunnerKept, &SteadyState, &removals::RemovedRunnerDeletedPromptly),
     expect(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal),
     expect(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal),
     // A standby that acts: the controllers started before the Lease is held (leader-election world).

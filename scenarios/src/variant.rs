@@ -52,6 +52,10 @@ pub enum Variant {
     /// A failed runner whose registration GitHub dropped is given a new pod with the same JIT config,
     /// which GitHub refuses again, until the failure limit (ARC as is; #4307, #4183).
     Bug4307RegistrationGone,
+    /// A runner RemoveRunner took away whose EphemeralRunner delete then failed is counted as kept,
+    /// so scale-down removes another and the removed one stays live with no registration (ARC's own
+    /// behaviour; a race this suite found).
+    BugRemovedRunnerKept,
     /// The `actions/scaleset` listener acknowledges a message before acquiring its jobs.
     BugAckBeforeAcquire,
     /// The EphemeralRunner's phase is copied from its pod (Running as soon as the container runs), as
@@ -76,7 +80,7 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 24] = [
+    pub const ALL: [Variant; 25] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -94,6 +98,7 @@ impl Variant {
         Variant::BugStaleDeregistration,
         Variant::Bug4653RemoveZero,
         Variant::Bug4307RegistrationGone,
+        Variant::BugRemovedRunnerKept,
         Variant::BugAckBeforeAcquire,
         Variant::BugRunningFromPod,
         Variant::BugZombieListener,
@@ -123,6 +128,7 @@ impl Variant {
             Variant::BugStaleDeregistration => "bug-stale-deregistration",
             Variant::Bug4653RemoveZero => "bug-4653-remove-zero",
             Variant::Bug4307RegistrationGone => "bug-4307-registration-gone",
+            Variant::BugRemovedRunnerKept => "bug-removed-runner-kept",
             Variant::BugAckBeforeAcquire => "bug-ack-before-acquire",
             Variant::BugRunningFromPod => "bug-running-from-pod",
             Variant::BugZombieListener => "bug-zombie-listener",
@@ -165,6 +171,9 @@ impl Variant {
             Variant::Bug4307RegistrationGone => {
                 "a failed runner whose registration is gone retries the same JIT config (ARC as is; #4307)"
             }
+            Variant::BugRemovedRunnerKept => {
+                "a removed runner whose delete failed stays, counted live, with no registration (ARC as is; found by arcsim)"
+            }
             Variant::BugRunningFromPod => {
                 "phase Running copied from the pod, before any job (upstream before #4646)"
             }
@@ -201,6 +210,7 @@ impl Variant {
             Variant::BugAckBeforeAcquire => "findings/06-ack-before-acquire.md",
             Variant::Bug4653RemoveZero => "findings/07-remove-runner-id-zero-stalls.md",
             Variant::Bug4307RegistrationGone => "findings/09-registration-gone-retried.md",
+            Variant::BugRemovedRunnerKept => "findings/11-removed-runner-kept.md",
             _ => return None,
         })
     }
@@ -226,6 +236,7 @@ impl Variant {
             Variant::BugStaleDeregistration => "fixes.reread_runner_before_deregistration",
             Variant::Bug4653RemoveZero => "fixes.remove_runner_by_known_id",
             Variant::Bug4307RegistrationGone => "fixes.replace_runner_whose_registration_is_gone",
+            Variant::BugRemovedRunnerKept => "fixes.delete_removed_runner_first",
             Variant::BugAckBeforeAcquire => "fixes.acquire_before_ack",
             Variant::BugRunningFromPod => "optimisations.running_from_listener",
             Variant::BugZombieListener => "fixes.listener_exits_when_poll_fails",

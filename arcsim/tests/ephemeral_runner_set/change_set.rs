@@ -170,15 +170,23 @@ async fn a_runner_whose_job_is_still_running_is_kept_on_scale_down() {
     let id = f.register(&runner).await;
     f.h.eventually("registration seen", TIMEOUT, || f.status().pending_ephemeral_runners == 1).await;
     let busy = r#"{"typeName": "GitHub.DistributedTask.WebApi.JobStillRunningException, GitHub.DistributedTask.WebApi", "typeKey": "JobStillRunningException", "message": "Job is still running"}"#;
-    f.h.script.answer(Operation::RemoveRunner, 400, busy);
+    // Busy for as long as the job runs (the script's answers).
+    for _ in 0..5 {
+        f.h.script.answer(Operation::RemoveRunner, 400, busy);
+    }
 
     f.scale(0, 0).await;
     f.h.eventually("RemoveRunner answered", TIMEOUT, || f.h.script.used().contains(&"remove-runner")).await;
     f.consistently_count(1, seconds(3)).await;
     assert!(f.h.github.runner(id).is_some_and(|r| !r.is_removed()));
     assert_eq!(f.h.metric("controller_runtime_reconcile_errors_total", &[]), 0, "busy is not an error");
+    // The removal mark's write (`fixes.delete_removed_runner_first`) and the status it changes wake the
+    // set again, and those passes ask again; then nothing wakes it: no loop.
+    let asked = f.h.script.used().iter().filter(|op| **op == "remove-runner").count();
+    assert!((1..=3).contains(&asked), "RemoveRunner asked {asked} times while the job ran");
 
     // The next pass (any event: here a listener patch) asks again; the job has ended by then.
+    f.h.script.clear();
     f.patch_set(json!({"metadata": {"annotations": {"nudge": "1"}}})).await;
     f.eventually_count(0).await;
     assert!(f.h.github.runner(id).is_some_and(|r| r.is_removed()));

@@ -51,6 +51,7 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::SLOW_WATCHER_RESUMED,
         &probes::SLOW_WATCHER_RELISTED,
         &probes::WATCH_STALLED_OVER_CHANGES,
+        &probes::REGISTRATION_RETRIED_AFTER_REMOVAL,
         &probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
     ];
     for v in fixed_passes(&Standard, 1..=3) {

@@ -102,6 +102,10 @@ pub const ANNOTATION_INTEGRITY_HASH: &str = "actions.github.com/integrity-hash";
 pub const ANNOTATION_PATCH_ID: &str = "actions.github.com/patch-id";
 /// \[V\] `spec.actionableRevision` of the ERS when an EphemeralRunner was created.
 pub const ANNOTATION_ACTIONABLE_REVISION: &str = "actions.github.com/actionable-revision";
+/// arcsim (`fixes.delete_removed_runner_first`): the runner id a set is taking away at the service,
+/// written on the EphemeralRunner before RemoveRunner. A live runner that carries it is on its way out:
+/// its removal is finished (RemoveRunner again, then the delete) before the set counts or scales.
+pub const ANNOTATION_REMOVING_RUNNER_ID: &str = "actions.github.com/removing-runner-id";
 /// [0.13] hash of the helm values that produced an ARS.
 pub const ANNOTATION_VALUES_HASH: &str = "actions.github.com/values-hash";
 /// [0.13] hash of the runner spec that produced an ERS.

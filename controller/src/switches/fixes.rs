@@ -95,6 +95,19 @@ pub struct Fixes {
     /// registered stays deleting forever there (#4653). (#4664 reads the id from the JIT secret
     /// instead, which also closes `reread_runner_before_deregistration`'s window; not modelled.)
     pub remove_runner_by_known_id: bool,
+    /// arcsim's own fix for a race the suite found in ARC's `deleteIdleEphemeralRunners`: when
+    /// RemoveRunner went through and the EphemeralRunner's delete then failed (a 429, a 5xx) or the
+    /// process stopped between the two, nothing records the removal. ARC counts the runner as kept
+    /// (`deleteEphemeralRunnerWithActionsClient` returns `false, err`), so the walk removes one more,
+    /// and on the next pass the count is met: the removed runner stays, counted live with no
+    /// registration behind it, until its pod exits (at once when the service answers its poll
+    /// `RunnerNotFound`; 6.6–16.5 min while actions/runner retries "registration not found",
+    /// assumption `removed-runner-poll`). With the fix the set marks the runner before RemoveRunner
+    /// (annotation `actions.github.com/removing-runner-id`), counts a removed runner as removed, and
+    /// every pass of any process finishes a marked live runner's removal (RemoveRunner again, then
+    /// the delete; `JobStillRunning` takes the mark off). Off: ARC's behaviour (0.13.1 to master
+    /// `2ee6b3b8`).
+    pub delete_removed_runner_first: bool,
     /// #1087 (legacy): the registration token is part of the runner pod's `pod-template-hash`, so a
     /// refreshed token recreates the pod. Off: a restarted container registers with the old token
     /// (race 2, §8.2).
@@ -245,6 +258,11 @@ pub(super) const DOCS: &[SwitchDoc] = &[
         "#4619/#4683 (fixes #4653)",
         "never RemoveRunner(0): a runner with no id is not removed",
     ),
+    SwitchDoc::new(
+        "delete_removed_runner_first",
+        "arcsim",
+        "a runner is marked before RemoveRunner; a marked live runner's removal is finished first",
+    ),
     SwitchDoc::new("token_in_pod_hash", "#1087 (legacy)", "registration token in the legacy pod hash"),
     SwitchDoc::new(
         "unregister_before_recreate",
@@ -336,6 +354,7 @@ impl Fixes {
             reread_runner_before_removal: on,
             reread_runner_before_deregistration: on,
             remove_runner_by_known_id: on,
+            delete_removed_runner_first: on,
             token_in_pod_hash: on,
             unregister_before_recreate: on,
             keep_unlisted_running_runner: on,

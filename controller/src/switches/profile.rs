@@ -88,6 +88,7 @@ const fn upstream_fixes() -> Fixes {
         reread_runner_before_deregistration: false,
         // 0.15.0's finalizer never asks for id 0 through #4664 (`releases.deregister_in_background`).
         remove_runner_by_known_id: false,
+        delete_removed_runner_first: false,
         keep_unlisted_running_runner: false,
         acquire_before_ack: false,
         reread_statistics_when_quiet: false,

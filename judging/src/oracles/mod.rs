@@ -13,6 +13,7 @@ pub mod leadership;
 pub mod phases;
 pub mod pods;
 pub mod registrations;
+pub mod removals;
 pub mod symptoms;
 pub mod tokens;
 

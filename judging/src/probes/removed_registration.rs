@@ -10,7 +10,17 @@ use arc_world::RunRecord;
 /// follows with the pod's deletion at once does not count.
 pub const RAN_ON_MS: u64 = 30_000;
 
-/// Runner processes that went on retrying a removed registration for at least [`RAN_ON_MS`].
+/// Runner processes that began retrying a removed registration: the window itself, whatever the
+/// controller then does with the pod.
+pub fn registration_retried_after_removal(run: &RunRecord) -> u32 {
+    let retrying = run
+        .kubelet_events()
+        .filter(|e| matches!(e.kind, KubeletEventKind::RetryingRemovedRegistration { .. }));
+    retrying.count() as u32
+}
+
+/// Runner processes that went on retrying a removed registration for at least [`RAN_ON_MS`]: the
+/// window left open, which `fixes.delete_removed_runner_first` mostly closes.
 pub fn pod_ran_on_after_registration_removed(run: &RunRecord) -> u32 {
     let events: Vec<_> = run.kubelet_events().collect();
     let retrying =
@@ -68,6 +78,18 @@ mod tests {
             .build();
         // a: 39 s on; b: stopped after 1 s; c: still running when the run ended 40 s later.
         assert_eq!(pod_ran_on_after_registration_removed(&run), 2);
+    }
+
+    #[test]
+    fn every_retrying_runner_opens_the_window_however_soon_its_pod_goes() {
+        let run = SyntheticRun::new()
+            .event(1_000, retrying(1_000, "a"))
+            .event(2_000, retrying(2_000, "b"))
+            .event(3_000, stopped(3_000, "b"))
+            .ended_at(90_000)
+            .build();
+        assert_eq!(registration_retried_after_removal(&run), 2);
+        assert_eq!(registration_retried_after_removal(&SyntheticRun::new().ended_at(1).build()), 0);
     }
 
     #[test]

@@ -36,13 +36,14 @@ pub fn scale_set_world(seed: Seed, variant: Variant, min_runners: u32, max_runne
 
 /// The oracles every fault-free scale-set world must satisfy.
 pub fn scale_set_oracles() -> Vec<&'static dyn Oracle> {
-    use oracles::{convergence, gate, jobs, phases, pods, registrations};
+    use oracles::{convergence, gate, jobs, phases, pods, registrations, removals};
     vec![
         &convergence::NoJobLost,
         &jobs::NoJobLostToControllerKill,
         &registrations::NoOrphanRegistration,
         &registrations::RegistrationRemovedBeforeRunnerGone,
         &registrations::JitConfigOncePerRunner,
+        &removals::RemovedRunnerDeletedPromptly,
         &pods::PodOwnedByItsRunner,
         &pods::NoAlreadyExistsErrors,
         &pods::BoundedPodCreates,
@@ -79,7 +80,7 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
             ProbeGoal::ceiling(&probes::WATCH_STALLED_OVER_CHANGES, QUIET),
-            ProbeGoal::ceiling(&probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED, QUIET),
+            ProbeGoal::ceiling(&probes::REGISTRATION_RETRIED_AFTER_REMOVAL, QUIET),
         ];
         GOALS
     }

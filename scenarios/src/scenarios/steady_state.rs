@@ -294,7 +294,7 @@ impl Scenario for SteadyState {
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        use oracles::{convergence, deletion, gate, jobs, phases, pods, registrations};
+        use oracles::{convergence, deletion, gate, jobs, phases, pods, registrations, removals};
         vec![
             &jobs::NoJobLostToControllerKill,
             &deletion::NoBusyRunnerDeleted,
@@ -307,6 +307,7 @@ impl Scenario for SteadyState {
             &phases::RunningOnlyAfterJobStarted,
             &pods::PodOwnedByItsRunner,
             &registrations::NoOrphanRegistration,
+            &removals::RemovedRunnerDeletedPromptly,
             &gate::ScaleDownOnlyOnPatchZero,
             &convergence::ConvergesAfterHeal,
         ]
@@ -325,8 +326,8 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::SLOW_WATCHER_RELISTED, Rate::measured(17, 200, 15_000_000)),
             ProbeGoal::floor(&probes::WATCH_STALLED_OVER_CHANGES, Rate::measured(20, 200, 15_000_000)),
             ProbeGoal::floor(
-                &probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
-                Rate::measured(22, 200, 18_300_000),
+                &probes::REGISTRATION_RETRIED_AFTER_REMOVAL,
+                Rate::measured(198, 400, 20_700_000),
             ),
         ];
         GOALS

@@ -50,6 +50,11 @@ impl ScriptedGitHub {
         self.script.lock().expect("script lock").entry(operation.as_str()).or_default().push_back(answer);
     }
 
+    /// Drops every answer not used yet: from now on every request reaches the service.
+    pub fn clear(&self) {
+        self.script.lock().expect("script lock").clear();
+    }
+
     /// The operations answered from the script so far, in order.
     pub fn used(&self) -> Vec<&'static str> {
         self.used.lock().expect("used lock").clone()

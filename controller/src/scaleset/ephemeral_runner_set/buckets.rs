@@ -1,7 +1,9 @@
 //! The runners of one EphemeralRunnerSet sorted into ARC's buckets (`ephemeralRunnersByState`,
 //! ARC-MODEL §3.2 step 7, with the \[V\] `staleOutdated` bucket of §5.4).
 //!
-//! A deleting runner goes to `deleting` whatever its phase; every other runner goes by phase:
+//! A deleting runner goes to `deleting` whatever its phase; a live runner that carries the removal mark,
+//! has no job and is not done goes to `removing` (arcsim's `fixes.delete_removed_runner_first`: its
+//! registration is gone or going, and its removal must be finished); every other runner goes by phase:
 //! Running → `running`, Succeeded → `finished`, Failed → `failed`, Outdated → `outdated` (or
 //! `stale_outdated` when it was created for a revision older than the set's applied one), anything
 //! else, an empty phase included, → `pending`. `latest_patch_id` is the largest `patch-id`
@@ -30,6 +32,8 @@ pub(crate) struct RunnerBuckets {
     pub stale_outdated: Vec<Arc<EphemeralRunner>>,
     /// Being deleted (deletionTimestamp set), whatever the phase.
     pub deleting: Vec<Arc<EphemeralRunner>>,
+    /// Live, without a job, not done, and marked for removal: a removal begun and not finished.
+    pub removing: Vec<Arc<EphemeralRunner>>,
     /// The largest `actions.github.com/patch-id` over every listed runner; 0 when none parses.
     pub latest_patch_id: i64,
 }
@@ -51,6 +55,7 @@ impl RunnerBuckets {
             buckets.latest_patch_id = buckets.latest_patch_id.max(digest.patch_id);
             let bucket = match digest.phase {
                 _ if digest.deleting => &mut buckets.deleting,
+                phase if digest.marked && !digest.has_job && !phase.is_terminal() => &mut buckets.removing,
                 EphemeralRunnerPhase::Running => &mut buckets.running,
                 EphemeralRunnerPhase::Succeeded => &mut buckets.finished,
                 EphemeralRunnerPhase::Failed => &mut buckets.failed,
@@ -71,9 +76,10 @@ impl RunnerBuckets {
         count(&self.pending) + count(&self.running) + count(&self.failed)
     }
 
-    /// How many runners are being deleted.
+    /// How many runners are being deleted or removed (a removal not finished may not have reached the
+    /// service, so the runner may still hold its registration, as a deleting one does).
     pub(crate) fn deleting_count(&self) -> i64 {
-        count(&self.deleting)
+        count(&self.deleting) + count(&self.removing)
     }
 
     /// Runners that will never run a job again: finished, failed, outdated and stale outdated.

@@ -15,12 +15,37 @@ use std::sync::Arc;
 use kube::api::DeleteParams;
 
 use super::EphemeralRunnerSetReconciler;
+use super::annotations::removing_runner_id;
 use super::buckets::RunnerBuckets;
 use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
 use crate::github::ActionsClient;
 use crate::kit::error::{Error, Result};
 use crate::runtime::api::{is_conflict, is_not_found};
+use crate::runtime::object_key::ObjectKey;
 use crate::scaleset::GitHubTarget;
+
+/// What became of a runner [`EphemeralRunnerSetReconciler::remove_then_delete`] was asked to take
+/// away.
+pub(crate) enum Removal {
+    /// It stays: a job is running on it, or (re-read) it has changed.
+    Kept,
+    /// It is gone or being deleted.
+    Gone,
+    /// The service removed it, but its EphemeralRunner's delete failed: it has no registration and
+    /// is still live.
+    RemovedNotDeleted(Error),
+}
+
+impl Removal {
+    /// ARC's `(ok, err)`: a runner removed but not deleted is `false` with the error.
+    pub(crate) fn into_result(self) -> Result<bool> {
+        match self {
+            Removal::Kept => Ok(false),
+            Removal::Gone => Ok(true),
+            Removal::RemovedNotDeleted(error) => Err(error),
+        }
+    }
+}
 
 /// A runner picked for removal, as read again just before removing it.
 enum Fresh {
@@ -29,7 +54,7 @@ enum Fresh {
     /// Already gone or being deleted: it counts as removed, nothing to do.
     Leaving,
     /// It has taken a job or finished since the snapshot: leave it.
-    Busy,
+    Busy(Box<EphemeralRunner>),
 }
 
 impl EphemeralRunnerSetReconciler {
@@ -63,8 +88,10 @@ impl EphemeralRunnerSetReconciler {
             return Ok(false);
         }
         let client = self.removal_client(ers).await?;
+        let set = ObjectKey::from_resource(ers);
         for runner in removable {
-            errors.extend(self.remove_then_delete(runner, client.as_ref()).await.err());
+            let removal = self.remove_then_delete(&set, runner, client.as_ref()).await;
+            errors.extend(removal.and_then(Removal::into_result).err());
         }
         combine(errors)?;
         Ok(false)
@@ -89,9 +116,10 @@ impl EphemeralRunnerSetReconciler {
     }
 
     /// ARC's `deleteEphemeralRunnerWithActionsClient`: RemoveRunner (when `client` is given), then
-    /// delete the EphemeralRunner. `Ok(false)` when the runner stays: the service says a job is still
-    /// running on it, or (with `fixes.reread_runner_before_removal`) a fresh read shows it has gone,
-    /// finished, got a job, or changed before the delete.
+    /// delete the EphemeralRunner. [`Removal::Kept`] when the runner stays: the service says a job is
+    /// still running on it, or (with `fixes.reread_runner_before_removal`) a fresh read shows it has
+    /// finished, got a job, or changed before the delete; [`Removal::RemovedNotDeleted`] when the
+    /// service removed it and the delete failed (any other failure is an error).
     ///
     /// The runner comes from this reconcile's snapshot, and RemoveRunner calls go one after another,
     /// so by the time this one's turn comes the snapshot may be seconds old: a runner seen pending
@@ -100,13 +128,20 @@ impl EphemeralRunnerSetReconciler {
     /// and deletes an unregistered one only if it is unchanged since that read.
     pub(crate) async fn remove_then_delete(
         &self,
+        set: &ObjectKey,
         runner: &EphemeralRunner,
         client: Option<&ActionsClient>,
-    ) -> Result<bool> {
+    ) -> Result<Removal> {
+        let marking = self.ctx.switches.fixes.delete_removed_runner_first;
         let runner = match self.fresh(runner).await? {
             Fresh::Idle(runner) => *runner,
-            Fresh::Leaving => return Ok(true),
-            Fresh::Busy => return Ok(false),
+            Fresh::Leaving => return Ok(Removal::Gone),
+            // A mark stays on a runner the service kept: it has a job (or will show one), and a
+            // runner with a job is never in the `removing` bucket.
+            Fresh::Busy(runner) => {
+                self.begun.forget(&runner);
+                return Ok(Removal::Kept);
+            }
         };
         let name = runner.metadata.name.as_deref().unwrap_or_default().to_string();
         let runner_id = runner.runner_id();
@@ -116,7 +151,18 @@ impl EphemeralRunnerSetReconciler {
         let unregistered = runner_id == 0
             && self.ctx.switches.fixes.reread_runner_before_removal
             && self.ctx.switches.fixes.remove_runner_by_known_id;
-        if let Some(client) = client.filter(|_| !unregistered) {
+        let removing = client.filter(|_| !unregistered);
+        if let Some(client) = removing {
+            // The mark goes on first, so that a removal is finished even if this process stops here.
+            if marking
+                && removing_runner_id(&runner) != runner_id
+                && !self.mark_removal(&runner, runner_id).await?
+            {
+                return Ok(Removal::Gone);
+            }
+            if marking {
+                self.begun.remember(set, &runner);
+            }
             match client.remove_runner(runner_id).await {
                 Err(error) if error.is_job_still_running() => {
                     tracing::info!(
@@ -124,7 +170,8 @@ impl EphemeralRunnerSetReconciler {
                         runner_id,
                         "Runner is still running a job, skipping deletion"
                     );
-                    return Ok(false);
+                    self.begun.forget(&runner);
+                    return Ok(Removal::Kept);
                 }
                 Err(error) => return Err(error.into()),
                 Ok(()) => {}
@@ -136,10 +183,17 @@ impl EphemeralRunnerSetReconciler {
             );
         }
         if self.ctx.switches.fixes.reread_runner_before_removal && runner_id == 0 {
-            return self.delete_if_unchanged(&runner).await;
+            let deleted = self.delete_if_unchanged(&runner).await?;
+            return Ok(if deleted { Removal::Gone } else { Removal::Kept });
         }
-        self.delete_runner(&runner).await?;
-        Ok(true)
+        match self.delete_runner(&runner).await {
+            Ok(()) => {
+                self.begun.forget(&runner);
+                Ok(Removal::Gone)
+            }
+            Err(error) if removing.is_some() => Ok(Removal::RemovedNotDeleted(error)),
+            Err(error) => Err(error),
+        }
     }
 
     /// The runner as the API server has it now (with the fix), or as the snapshot had it (without).
@@ -153,7 +207,7 @@ impl EphemeralRunnerSetReconciler {
         Ok(match fresh {
             None => Fresh::Leaving,
             Some(r) if r.metadata.deletion_timestamp.is_some() => Fresh::Leaving,
-            Some(r) if r.is_done() || r.has_job() => Fresh::Busy,
+            Some(r) if r.is_done() || r.has_job() => Fresh::Busy(Box::new(r)),
             Some(r) => Fresh::Idle(Box::new(r)),
         })
     }

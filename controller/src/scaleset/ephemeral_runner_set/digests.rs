@@ -1,5 +1,5 @@
 //! [`RunnerDigests`]: what the buckets read of each runner (deleting or not, phase, `patch-id`,
-//! `actionable-revision`), kept per set from one pass to the next, so a pass reads only the runners
+//! `actionable-revision`, the removal mark), kept per set from one pass to the next, so a pass reads only the runners
 //! whose cached object changed since the set's last pass.
 //!
 //! The reconciler buckets every runner of its set on every pass, as ARC does. At a thousand runners
@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::annotations::{patch_id_of, revision_of};
+use super::annotations::{patch_id_of, removing_runner_id, revision_of};
 use crate::crd::{EphemeralRunner, EphemeralRunnerPhase};
 use crate::runtime::object_key::ObjectKey;
 
@@ -28,6 +28,10 @@ pub(crate) struct RunnerDigest {
     pub patch_id: i64,
     /// The `actionable-revision` annotation as the buckets read it.
     pub revision: i64,
+    /// It carries the removal mark (`fixes.delete_removed_runner_first`).
+    pub marked: bool,
+    /// It has a job (`status.jobId`).
+    pub has_job: bool,
 }
 
 impl RunnerDigest {
@@ -38,6 +42,8 @@ impl RunnerDigest {
             phase: runner.phase(),
             patch_id: patch_id_of(runner),
             revision: revision_of(runner),
+            marked: removing_runner_id(runner) != 0,
+            has_job: runner.has_job(),
         }
     }
 }

@@ -19,6 +19,8 @@ mod buckets;
 mod cleanup;
 mod digests;
 mod proxy_secret;
+mod removal_mark;
+mod removals_begun;
 mod revision;
 mod scaling;
 mod spec_hash;
@@ -32,6 +34,7 @@ use kube::runtime::watcher;
 use self::buckets::RunnerBuckets;
 use self::digests::RunnerDigests;
 use self::proxy_secret::ProxySecretChange;
+use self::removals_begun::RemovalsBegun;
 use self::scaling::{ScalingDecision, ScalingRules, decide, gate_open};
 use self::spec_hash::stale_integrity_hash;
 use super::context::ScaleSetContext;
@@ -62,6 +65,8 @@ pub struct EphemeralRunnerSetReconciler {
     runners: Store<EphemeralRunner>,
     /// What each set's last pass read of its runners.
     digests: RunnerDigests,
+    /// Removals this process began and has not seen finished (`fixes.delete_removed_runner_first`).
+    begun: RemovalsBegun,
 }
 
 impl std::fmt::Debug for EphemeralRunnerSetReconciler {
@@ -101,6 +106,7 @@ impl Reconciler for EphemeralRunnerSetReconciler {
     async fn reconcile(&self, key: &ObjectKey) -> Result<Outcome> {
         let Some(cached) = self.runner_sets.get(key) else {
             self.digests.forget(key);
+            self.begun.forget_set(key);
             return Ok(Outcome::Done);
         };
         let mut ers = LazyCopy::new(cached, self.ctx.copy_mode(), &self.ctx.metrics);
@@ -132,7 +138,13 @@ impl EphemeralRunnerSetReconciler {
         runner_sets: Store<EphemeralRunnerSet>,
         runners: Store<EphemeralRunner>,
     ) -> Self {
-        EphemeralRunnerSetReconciler { ctx, runner_sets, runners, digests: RunnerDigests::default() }
+        EphemeralRunnerSetReconciler {
+            ctx,
+            runner_sets,
+            runners,
+            digests: RunnerDigests::default(),
+            begun: RemovalsBegun::default(),
+        }
     }
 
     /// Step 4: a runner-spec change not applied yet, by revision (\[V\]) or by integrity hash
@@ -150,11 +162,12 @@ impl EphemeralRunnerSetReconciler {
         }
     }
 
-    /// Steps 7–9: bucket the cached runners, replace stale Outdated ones, act on what the gate
-    /// lets through (upstream: then delete the finished runners), and update the status.
+    /// Steps 7–9: bucket the cached runners, replace stale Outdated ones, finish the removals begun and
+    /// not finished (arcsim's removal mark; their failures reported after scaling), act on what the
+    /// gate lets through (upstream: then delete the finished runners), and update the status.
     async fn scale(&self, ers: &mut LazyCopy<EphemeralRunnerSet>) -> Result<Outcome> {
-        let runners =
-            self.digests.digest(&ObjectKey::from_resource(ers.get()), self.owned_runners(ers.get()));
+        let set = ObjectKey::from_resource(ers.get());
+        let runners = self.begun.overlay(&set, self.digests.digest(&set, self.owned_runners(ers.get())));
         let buckets = RunnerBuckets::of_digested(runners, ers.get().applied_actionable_revision());
         tracing::info!(
             pending = buckets.pending.len(),
@@ -166,10 +179,12 @@ impl EphemeralRunnerSetReconciler {
             "Ephemeral runner counts"
         );
         self.delete_runners(&buckets.stale_outdated).await?;
+        let finished_removals = self.finish_removals(ers.get(), &buckets).await;
         let rules = ScalingRules::of(&self.ctx.switches);
         let scaled = match decide(ers.get(), &buckets, rules) {
             ScalingDecision::CleanUpFinished => {
                 self.clean_up_finished(ers, &buckets).await?;
+                finished_removals?;
                 return Ok(Outcome::Done);
             }
             ScalingDecision::ScaleUp(count) => self.scale_up(ers.get(), count).await,
@@ -180,6 +195,7 @@ impl EphemeralRunnerSetReconciler {
             self.clean_up_finished_deferred(&buckets).await;
         }
         scaled?;
+        finished_removals?;
         self.update_status(ers, &buckets).await?;
         Ok(Outcome::Done)
     }

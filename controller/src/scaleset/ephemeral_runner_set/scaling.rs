@@ -20,11 +20,12 @@ use std::sync::Arc;
 
 use super::EphemeralRunnerSetReconciler;
 use super::buckets::RunnerBuckets;
-use super::cleanup::combine;
+use super::cleanup::{Removal, combine};
 use crate::crd::constants::ANNOTATION_ACTIONABLE_REVISION;
 use crate::crd::{EphemeralRunner, EphemeralRunnerSet};
 use crate::kit::error::Result;
 use crate::runtime::lazy_copy::LazyCopy;
+use crate::runtime::object_key::ObjectKey;
 use crate::switches::Switches;
 
 /// What the gate lets through for one reconcile.
@@ -156,7 +157,9 @@ impl EphemeralRunnerSetReconciler {
 
     /// ARC's `deleteIdleEphemeralRunners`: walks pending then running runners, oldest first, skipping
     /// unregistered ones and ones with a job, and removes each (RemoveRunner first) until `count`
-    /// are gone. A runner the service refuses to remove (JobStillRunning) does not count.
+    /// are gone. A runner the service refuses to remove (JobStillRunning) does not count. Nor, in
+    /// ARC, does one the service removed whose delete then failed, so the walk removes one more; with
+    /// `fixes.delete_removed_runner_first` it counts (its removal mark has the next pass finish it).
     pub(crate) async fn scale_down(
         &self,
         ers: &EphemeralRunnerSet,
@@ -169,12 +172,18 @@ impl EphemeralRunnerSetReconciler {
         }
         tracing::info!(count, "Deleting idle ephemeral runners (scale down)");
         let client = self.removal_client(ers).await?;
+        let marked = self.ctx.switches.fixes.delete_removed_runner_first;
+        let set = ObjectKey::from_resource(ers);
         let (mut removed, mut errors) = (0, Vec::new());
         for runner in candidates.iter().filter(|runner| may_scale_down(runner)) {
-            match self.remove_then_delete(runner, client.as_ref()).await {
-                Ok(true) => removed += 1,
-                Ok(false) => {}
-                Err(error) => errors.push(error),
+            match self.remove_then_delete(&set, runner, client.as_ref()).await {
+                Ok(Removal::Gone) => removed += 1,
+                Ok(Removal::Kept) => {}
+                Ok(Removal::RemovedNotDeleted(error)) if marked => {
+                    removed += 1;
+                    errors.push(error);
+                }
+                Ok(Removal::RemovedNotDeleted(error)) | Err(error) => errors.push(error),
             }
             if removed == count {
                 break;

@@ -139,7 +139,7 @@ impl EphemeralRunnerSetReconciler {
             // A mark stays on a runner the service kept: it has a job (or will show one), and a
             // runner with a job is never in the `removing` bucket.
             Fresh::Busy(runner) => {
-                self.begun.forget(&runner);
+                self.begun.refused(set, &runner);
                 return Ok(Removal::Kept);
             }
         };
@@ -170,7 +170,7 @@ impl EphemeralRunnerSetReconciler {
                         runner_id,
                         "Runner is still running a job, skipping deletion"
                     );
-                    self.begun.forget(&runner);
+                    self.begun.refused(set, &runner);
                     return Ok(Removal::Kept);
                 }
                 Err(error) => return Err(error.into()),

@@ -1,8 +1,11 @@
 //! [`RemovalsBegun`]: the runners this process marked for removal and has not yet seen deleting
-//! (`fixes.delete_removed_runner_first`). The mark itself is in the API server; this is the process's
-//! own memory of it, for passes whose cache does not show the mark yet (a lagging or silently stalled
-//! watch), so that a removal begun is finished without waiting for the cache. A restart forgets it;
-//! the mark, read by the new process's fresh list, does not.
+//! (`fixes.delete_removed_runner_first`), and those whose removal the service refused. The mark itself
+//! is in the API server; this is the process's own memory of it, for passes whose cache does not show
+//! the mark yet (a lagging or silently stalled watch), so that a removal begun is finished without
+//! waiting for the cache. A refused removal leaves its mark (taking it off would wake the set), so the
+//! memory also says which marked runners were refused: they are not finished again on every pass,
+//! which would make a pass's effect depend on how many passes there were. A restart forgets both; the
+//! mark, read by the new process's fresh list, does not, and a refused runner is asked once more.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -15,6 +18,7 @@ use crate::runtime::object_key::ObjectKey;
 #[derive(Debug, Default)]
 pub(super) struct RemovalsBegun {
     set_by_uid: Mutex<BTreeMap<String, ObjectKey>>,
+    refused: Mutex<BTreeMap<String, ObjectKey>>,
 }
 
 impl RemovalsBegun {
@@ -25,22 +29,32 @@ impl RemovalsBegun {
         }
     }
 
-    /// Forgets `runner`: its removal was refused, or its delete went through.
+    /// Forgets `runner`: its delete went through.
     pub(super) fn forget(&self, runner: &EphemeralRunner) {
         if let Some(uid) = &runner.metadata.uid {
             self.lock().remove(uid);
         }
     }
 
+    /// Remembers that the service refused to remove `runner` of `set` (a job is running on it).
+    pub(super) fn refused(&self, set: &ObjectKey, runner: &EphemeralRunner) {
+        self.forget(runner);
+        if let Some(uid) = runner.metadata.uid.clone() {
+            self.refused.lock().unwrap_or_else(PoisonError::into_inner).insert(uid, set.clone());
+        }
+    }
+
     /// Forgets every runner of `set` (the set is gone).
     pub(super) fn forget_set(&self, set: &ObjectKey) {
         self.lock().retain(|_, of| of != set);
+        self.refused.lock().unwrap_or_else(PoisonError::into_inner).retain(|_, of| of != set);
     }
 
     /// `runners` (the set's runners as its cache has them, digested) with every remembered live one
     /// marked, whatever its cached object says. A remembered runner that is deleting or no longer among
     /// them is forgotten.
     pub(super) fn overlay(&self, set: &ObjectKey, mut runners: Vec<Digested>) -> Vec<Digested> {
+        self.unmark_refused(set, &mut runners);
         let mut set_by_uid = self.lock();
         if !set_by_uid.values().any(|of| of == set) {
             return runners;
@@ -55,6 +69,23 @@ impl RemovalsBegun {
             }
         }
         runners
+    }
+
+    /// Reads every refused runner of `set` among `runners` as unmarked; forgets the ones gone.
+    fn unmark_refused(&self, set: &ObjectKey, runners: &mut [Digested]) {
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        if !refused.values().any(|of| of == set) {
+            return;
+        }
+        let present = |uid: &String, runners: &[Digested]| {
+            runners.iter().position(|(r, d)| r.metadata.uid.as_ref() == Some(uid) && !d.deleting)
+        };
+        refused.retain(|uid, of| of != set || present(uid, runners).is_some());
+        for (uid, _) in refused.iter().filter(|(_, of)| *of == set) {
+            if let Some(i) = present(uid, runners) {
+                runners[i].1.marked = false;
+            }
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, ObjectKey>> {
@@ -97,6 +128,19 @@ mod tests {
         assert_eq!(marked(&begun.overlay(&other, vec![runner("b", false)])), vec!["b"]);
         assert_eq!(marked(&begun.overlay(&other, vec![])), Vec::<&str>::new());
         assert_eq!(marked(&begun.overlay(&other, vec![runner("b", false)])), Vec::<&str>::new(), "gone");
+    }
+
+    #[test]
+    fn a_refused_runner_reads_as_unmarked_until_it_goes() {
+        let begun = RemovalsBegun::default();
+        let set = ObjectKey::new("arc", "set");
+        let mut marked = runner("a", false);
+        marked.1.marked = true;
+        begun.remember(&set, &marked.0);
+        begun.refused(&set, &marked.0);
+        assert_eq!(self::marked(&begun.overlay(&set, vec![marked.clone()])), Vec::<&str>::new());
+        assert!(begun.overlay(&set, vec![]).is_empty(), "gone: forgotten");
+        assert_eq!(self::marked(&begun.overlay(&set, vec![marked])), vec!["a"], "a restart asks again");
     }
 
     #[test]

@@ -57,8 +57,9 @@ fn the_control_world_without_the_race_stays_quiet() {
 /// listener acquiring before it acknowledges (`fixes.acquire_before_ack`) it is seed 7; since a runner
 /// with no id is no longer asked RemoveRunner(0) (`fixes.remove_runner_by_known_id`), the leak shows
 /// on seed 7 as the runner gone with its registration never removed, and no seed of 1–40 ends with the
-/// registration orphaned.)
-const STALE_DEREGISTRATION_SEED: u64 = 7;
+/// registration orphaned; since the removal mark, `fixes.delete_removed_runner_first`, moved the
+/// traces, seed 14.)
+const STALE_DEREGISTRATION_SEED: u64 = 14;
 
 /// The fixed controller passes that seed among [`REGRESSION_SEEDS`].
 #[test]

@@ -50,46 +50,40 @@ impl RemovalsBegun {
         self.refused.lock().unwrap_or_else(PoisonError::into_inner).retain(|_, of| of != set);
     }
 
-    /// `runners` (the set's runners as its cache has them, digested) with every remembered live one
-    /// marked, whatever its cached object says. A remembered runner that is deleting or no longer among
-    /// them is forgotten.
+    /// `runners` (the set's runners as its cache has them, digested) with every refused one unmarked and
+    /// every remembered live one marked, whatever its cached object says. A remembered or refused
+    /// runner that is deleting or no longer among them is forgotten.
     pub(super) fn overlay(&self, set: &ObjectKey, mut runners: Vec<Digested>) -> Vec<Digested> {
-        self.unmark_refused(set, &mut runners);
-        let mut set_by_uid = self.lock();
-        if !set_by_uid.values().any(|of| of == set) {
-            return runners;
-        }
-        let live = |uid: &String, runners: &[Digested]| {
-            runners.iter().position(|(r, d)| r.metadata.uid.as_ref() == Some(uid) && !d.deleting)
-        };
-        set_by_uid.retain(|uid, of| of != set || live(uid, &runners).is_some());
-        for (uid, _) in set_by_uid.iter().filter(|(_, of)| *of == set) {
-            if let Some(i) = live(uid, &runners) {
-                runners[i].1.marked = true;
-            }
-        }
-        runners
-    }
-
-    /// Reads every refused runner of `set` among `runners` as unmarked; forgets the ones gone.
-    fn unmark_refused(&self, set: &ObjectKey, runners: &mut [Digested]) {
         let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
-        if !refused.values().any(|of| of == set) {
-            return;
-        }
-        let present = |uid: &String, runners: &[Digested]| {
-            runners.iter().position(|(r, d)| r.metadata.uid.as_ref() == Some(uid) && !d.deleting)
-        };
-        refused.retain(|uid, of| of != set || present(uid, runners).is_some());
-        for (uid, _) in refused.iter().filter(|(_, of)| *of == set) {
-            if let Some(i) = present(uid, runners) {
-                runners[i].1.marked = false;
-            }
-        }
+        mark_present(&mut refused, set, &mut runners, false);
+        mark_present(&mut self.lock(), set, &mut runners, true);
+        runners
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, ObjectKey>> {
         self.set_by_uid.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Sets `marked` on every live runner of `set` among `runners` that `by_uid` names, and forgets the
+/// runners of `set` that `by_uid` names and `runners` no longer holds live (deleting, or gone).
+fn mark_present(
+    by_uid: &mut BTreeMap<String, ObjectKey>,
+    set: &ObjectKey,
+    runners: &mut [Digested],
+    marked: bool,
+) {
+    if !by_uid.values().any(|of| of == set) {
+        return;
+    }
+    let live = |uid: &String, runners: &[Digested]| {
+        runners.iter().position(|(r, d)| r.metadata.uid.as_ref() == Some(uid) && !d.deleting)
+    };
+    by_uid.retain(|uid, of| of != set || live(uid, runners).is_some());
+    for (uid, _) in by_uid.iter().filter(|(_, of)| *of == set) {
+        if let Some(i) = live(uid, runners) {
+            runners[i].1.marked = marked;
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use arc_controller::crd::constants::ENV_LISTENER_CONFIG_PATH;
+use arc_controller::runtime::kube_client::KubeClientLayer;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::listener;
 use arc_controller::scaleset::resource_builder::ListenerConfig;
@@ -132,7 +133,7 @@ fn init_tracing(level: &str) {
 
 async fn listen(config: ListenerConfig, switches: Switches) -> Result<(), BoxError> {
     let inputs = Inputs {
-        client: kube::Client::try_default().await?,
+        client: KubeClientLayer::client_go_defaults().infer().await?,
         clock: Arc::new(SystemClock),
         metrics: Metrics::new(),
         github: GitHubTransport::Https,

@@ -117,6 +117,17 @@ pub struct WorldConfig {
     /// node and read its clock (`kubelet.clock`). Absent (the default): every controller reads true time.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub controller_clocks: BTreeMap<String, ClockSkew>,
+    /// Whether the controller's processes limit their API clients' QPS and burst as their binary does
+    /// (`kube_client`'s defaults: ARC's 20 and 30, a listener's 5 and 10); their clients retry after
+    /// `Retry-After` either way. Simplification: off by default (absent) until the worlds' pinned seeds
+    /// and capsules are measured again with it; never on in a world comparing twins whose request
+    /// counts differ by design, where a limiter would turn a twin's extra reads into later writes.
+    #[serde(default, skip_serializing_if = "is_off")]
+    pub client_rate_limits: bool,
+}
+
+fn is_off(b: &bool) -> bool {
+    !*b
 }
 
 /// Whether the world has settled: the plug's convergence condition (live runners back at the minimum,
@@ -225,7 +236,8 @@ impl World {
         let links = match &hosting {
             Some(hosting) => Links::on_turmoil(apiserver.clone(), Arc::clone(hosting.connections())),
             None => Links::new(config.network, apiserver.clone()),
-        };
+        }
+        .with_rate_limits(config.client_rate_limits);
         let listener_metrics = Metrics::new();
         let switches = config.switches;
         let node_clock = PartyClock::new(clock, config.kubelet.clock);
@@ -496,5 +508,6 @@ pub fn default_config(seed: Seed) -> WorldConfig {
         network: Network::InProcess,
         schedule: Schedule::Fifo,
         controller_clocks: BTreeMap::new(),
+        client_rate_limits: false,
     }
 }

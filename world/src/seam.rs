@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use arc_controller::runtime::kube_client::KubeClientLayer;
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::listener::{self, CancellationToken};
 use arc_controller::scaleset::resource_builder::ListenerConfig;
@@ -67,7 +68,28 @@ pub fn inputs_on(
     script: &ScriptedGitHub,
     switches: Switches,
 ) -> Inputs {
-    inputs(links.client_as(actor), clock, metrics, github_transport(links, script, actor), switches)
+    let client = api_client(links, actor, &client_layers(links, actor));
+    inputs(client, clock, metrics, github_transport(links, script, actor), switches)
+}
+
+/// The layers the binary puts on the API client of the process whose actor is `actor`: a listener's
+/// (`arc-controller listener`) has client-go's default QPS and burst, the controller's (`run`) its
+/// flags' defaults; no QPS limit where `links` say the world turned limits off.
+fn client_layers(links: &Links, actor: &str) -> KubeClientLayer {
+    match (links.rate_limited(), actor) {
+        (false, _) => KubeClientLayer::unlimited(),
+        (true, "listener") => KubeClientLayer::client_go_defaults(),
+        (true, _) => KubeClientLayer::default(),
+    }
+}
+
+/// The API client of a process whose actor is `actor`, on `links`' network, through `layers` (retry
+/// after `Retry-After`, QPS and burst), as the controller's binary builds its own.
+pub fn api_client(links: &Links, actor: &str, layers: &KubeClientLayer) -> kube::Client {
+    match links.network() {
+        Network::InProcess => layers.client(ActorService::new(links.api_in_process(), actor)),
+        Network::Turmoil => layers.client(ActorService::new(links.api_over_turmoil(), actor)),
+    }
 }
 
 /// The kubelet's hook for listener pods: the config file parsed as the binary parses it, then the

@@ -8,7 +8,7 @@ use std::time::Duration;
 use arc_controller::github::{GitHubCredentials, ProxyUrls};
 use arc_controller::legacy::LegacySettings;
 use arc_controller::ops::{LeaderElection, ProcessStatus, run_process, serve_endpoints};
-use arc_controller::runtime::client_limit::ClientRateLimitLayer;
+use arc_controller::runtime::kube_client::{self, KubeClientLayer};
 use arc_controller::runtime::metrics::Metrics;
 use arc_controller::scaleset::{AcceptedVersions, ScaleSetReconcilers, ScaleSetSettings, resource_builder};
 use arc_controller::{Families, GitHubTransport, Inputs, SystemClock};
@@ -48,10 +48,10 @@ pub(crate) struct RunArgs {
     #[arg(long, env = "CONTROLLER_MANAGER_CONTAINER_IMAGE", default_value = resource_builder::DEFAULT_LISTENER_IMAGE)]
     pub listener_image: String,
     /// Kubernetes client requests per second.
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = kube_client::DEFAULT_QPS)]
     pub qps: f64,
     /// Kubernetes client burst.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = kube_client::DEFAULT_BURST)]
     pub burst: u32,
     /// Run only these scale-set controllers (repeatable; default all): `autoscalingrunnerset`,
     /// `ephemeralrunnerset`, `ephemeralrunner`, `autoscalinglistener`.
@@ -129,10 +129,7 @@ pub(crate) struct RunArgs {
 /// Runs the controllers until a stop signal (or, with leader election, until the Lease is lost).
 pub(crate) async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationToken) -> Result<(), BoxError> {
     let families = families(&args)?;
-    let config = kube::Config::infer().await?;
-    let client = kube::client::ClientBuilder::try_from(config)?
-        .with_layer(&ClientRateLimitLayer::new(args.qps, args.burst))
-        .build();
+    let client = KubeClientLayer::new(args.qps, args.burst).infer().await?;
     let inputs = Inputs {
         client,
         clock: Arc::new(SystemClock),

@@ -11,16 +11,22 @@ use tokio::time::Sleep;
 
 use super::rate_limiter::{BucketRateLimiter, RateLimiter};
 
-/// Limits requests through the wrapped service to `qps` a second with bursts of `burst`.
+/// Limits requests through the wrapped service to `qps` a second with bursts of `burst`, or not at
+/// all (client-go's `QPS: -1`).
 #[derive(Clone)]
 pub struct ClientRateLimitLayer {
-    bucket: Arc<BucketRateLimiter>,
+    bucket: Option<Arc<BucketRateLimiter>>,
 }
 
 impl ClientRateLimitLayer {
     /// `qps` requests a second, `burst` at once.
     pub fn new(qps: f64, burst: u32) -> Self {
-        ClientRateLimitLayer { bucket: Arc::new(BucketRateLimiter::new(qps, burst)) }
+        ClientRateLimitLayer { bucket: Some(Arc::new(BucketRateLimiter::new(qps, burst))) }
+    }
+
+    /// No limit.
+    pub fn unlimited() -> Self {
+        ClientRateLimitLayer { bucket: None }
     }
 }
 
@@ -35,9 +41,22 @@ impl<S> tower::Layer<S> for ClientRateLimitLayer {
 /// A service that becomes ready only once a token is available.
 pub struct ClientRateLimit<S> {
     inner: S,
-    bucket: Arc<BucketRateLimiter>,
+    bucket: Option<Arc<BucketRateLimiter>>,
     wait: Option<Pin<Box<Sleep>>>,
     reserved: bool,
+}
+
+/// A copy shares the bucket and holds no token of its own: it takes one when it is next polled ready
+/// (so a retry waits for a token, as client-go's `tryThrottle` makes it).
+impl<S: Clone> Clone for ClientRateLimit<S> {
+    fn clone(&self) -> Self {
+        ClientRateLimit {
+            inner: self.inner.clone(),
+            bucket: self.bucket.clone(),
+            wait: None,
+            reserved: false,
+        }
+    }
 }
 
 impl<S, R> tower::Service<R> for ClientRateLimit<S>
@@ -49,8 +68,8 @@ where
     type Future = S::Future;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        if !self.reserved {
-            let delay = RateLimiter::<()>::when(self.bucket.as_ref(), &());
+        if let (false, Some(bucket)) = (self.reserved, &self.bucket) {
+            let delay = RateLimiter::<()>::when(bucket.as_ref(), &());
             self.wait = (!delay.is_zero()).then(|| Box::pin(tokio::time::sleep(delay)));
             self.reserved = true;
         }

@@ -12,6 +12,8 @@
 //! - `predicate`: update filters with drop counters.
 //! - `merge_patch`: the RFC 7386 diff between two documents.
 //! - [`client_limit`]: client-side QPS and burst for the Kubernetes client.
+//! - [`retry_after`]: client-go's retry of answers that ask for one (`Retry-After`).
+//! - [`kube_client`]: the two as the layers of every Kubernetes client the controller builds.
 //! - `api`: the counted door for writes and uncached reads, plus error classifiers.
 //! - `controller`: a workqueue, workers and event sources around a `controller::Reconciler`.
 //! - [`informer`]: kube's watcher feeding the cache, with relist diffing and fan-out.
@@ -24,6 +26,7 @@ pub(crate) mod clock;
 pub(crate) mod controller;
 pub(crate) mod controller_ref;
 pub mod informer;
+pub mod kube_client;
 pub mod lazy_copy;
 pub mod manager;
 pub(crate) mod merge_patch;
@@ -32,6 +35,7 @@ pub mod object_key;
 pub(crate) mod outcome;
 pub(crate) mod predicate;
 pub(crate) mod rate_limiter;
+pub mod retry_after;
 pub(crate) mod store;
 pub(crate) mod workqueue;
 

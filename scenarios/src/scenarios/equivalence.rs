@@ -4,7 +4,8 @@
 //!
 //! The world is race 3's (runner refreshes while jobs arrive, scale-downs racing assignment), which is
 //! where a reconciler that reads a field outside its predicate's projection behaves differently, but
-//! with requests that take no simulated time (API server and GitHub) and watches without lag: then a
+//! with requests that take no simulated time (API server and GitHub), watches without lag and no
+//! client-side QPS limit (a limiter would make a no-op reconcile's reads delay later writes): then a
 //! no-op reconcile can shift nothing, and any difference is a decision the optimisation changed.
 
 use arc_sim::Seed;
@@ -20,7 +21,8 @@ use arc_judging::oracles::{self, Oracle};
 /// The equivalence checks.
 pub struct OptimisationEquivalence;
 
-/// The race-3 world with requests that take no simulated time, watches without lag and no GitHub faults.
+/// The race-3 world with requests that take no simulated time, watches without lag, clients without a
+/// QPS limit and no GitHub faults.
 pub fn quiet_world(seed: Seed, variant: Variant) -> WorldPlan {
     let mut plan = assign_during_delete_world(seed, variant);
     plan.config.apiserver.request_latency = LagRange::fixed(0);
@@ -28,6 +30,7 @@ pub fn quiet_world(seed: Seed, variant: Variant) -> WorldPlan {
     plan.config.apiserver.watch_cache_lag = WatchLag::default();
     plan.config.github.latency = ServiceLatency::ZERO;
     plan.config.faults.github.clear();
+    plan.config.client_rate_limits = false;
     plan
 }
 

@@ -9,7 +9,7 @@ use super::connections::Connections;
 use super::http::TurmoilHttp;
 use super::{APISERVER_PORT, GITHUB_PORT, HOST_APISERVER, HOST_GITHUB, Network};
 use crate::actor::ActorService;
-use crate::apiserver::FakeApiServer;
+use crate::apiserver::{ApiService, FakeApiServer};
 
 /// Builds clients of the fakes on one network.
 #[derive(Clone)]
@@ -17,17 +17,30 @@ pub struct Links {
     network: Network,
     apiserver: FakeApiServer,
     connections: Arc<Connections>,
+    rate_limited: bool,
 }
 
 impl Links {
     /// Clients of `apiserver` over `network`.
     pub fn new(network: Network, apiserver: FakeApiServer) -> Self {
-        Links { network, apiserver, connections: Arc::default() }
+        Links { network, apiserver, connections: Arc::default(), rate_limited: false }
     }
 
     /// Clients over turmoil whose connections are registered in `connections`.
     pub fn on_turmoil(apiserver: FakeApiServer, connections: Arc<Connections>) -> Self {
-        Links { network: Network::Turmoil, apiserver, connections }
+        Links { network: Network::Turmoil, apiserver, connections, rate_limited: false }
+    }
+
+    /// These links, whose clients the world builds with client-side rate limits or without (without
+    /// unless asked).
+    pub fn with_rate_limits(mut self, on: bool) -> Self {
+        self.rate_limited = on;
+        self
+    }
+
+    /// Whether the world's processes limit their clients' request rate as their binaries do.
+    pub fn rate_limited(&self) -> bool {
+        self.rate_limited
     }
 
     /// The network.
@@ -43,6 +56,11 @@ impl Links {
                 kube::Client::new(ActorService::new(self.api_over_turmoil(), actor), "default")
             }
         }
+    }
+
+    /// The fake API server's service itself (what an in-process client drives).
+    pub fn api_in_process(&self) -> ApiService {
+        self.apiserver.service()
     }
 
     /// HTTP to the fake API server's host.

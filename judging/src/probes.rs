@@ -12,12 +12,14 @@
 //!   [`watch_stalls`]: watches that went silent while their resource changed.
 //! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
+//! - [`load`]: the controller's requests that priority and fairness queued or turned away.
 
 pub mod after_commit;
 pub mod cache_lag;
 pub mod controller;
 pub mod github;
 pub mod history;
+pub mod load;
 pub mod network;
 pub mod removal;
 pub mod removed_registration;
@@ -30,7 +32,7 @@ pub mod watch_stalls;
 use std::collections::BTreeMap;
 
 use arc_sim::apiserver::reads::ReadEntry;
-use arc_sim::apiserver::{ApiFault, AuditEntry, CacheRead, Committed, WatchOpened, WatchSent};
+use arc_sim::apiserver::{ApiFault, AuditEntry, CacheRead, Committed, SeatWait, WatchOpened, WatchSent};
 use arc_sim::github::{GitHubCall, GitHubEvent};
 use arc_sim::kubelet::KubeletEvent;
 use arc_sim::net::NetEvent;
@@ -415,6 +417,22 @@ pub const WATCH_STALLED_OVER_CHANGES: Probe = Probe {
     needs: || Interest::of::<WatchSent>().and::<Committed>(),
 };
 
+/// `request-rejected-under-load`.
+pub const REQUEST_REJECTED_UNDER_LOAD: Probe = Probe {
+    name: "request-rejected-under-load",
+    describe: "a request of the controller or a listener was turned away by the API server's priority and fairness: 429, Retry-After 1",
+    count: load::request_rejected_under_load,
+    needs: Interest::of::<SeatWait>,
+};
+
+/// `request-queued-for-a-second`.
+pub const REQUEST_QUEUED_FOR_A_SECOND: Probe = Probe {
+    name: "request-queued-for-a-second",
+    describe: "a request of the controller or a listener waited 1 s or more for a seat of the API server's priority level",
+    count: load::request_queued_for_a_second,
+    needs: Interest::of::<SeatWait>,
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -451,6 +469,8 @@ pub static PROBES: &[&Probe] = &[
     &SLOW_WATCHER_RESUMED,
     &SLOW_WATCHER_RELISTED,
     &WATCH_STALLED_OVER_CHANGES,
+    &REQUEST_REJECTED_UNDER_LOAD,
+    &REQUEST_QUEUED_FOR_A_SECOND,
 ];
 
 /// Every probe.

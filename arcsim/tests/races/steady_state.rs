@@ -42,9 +42,10 @@ fn every_kill_row_of_the_natural_world_is_met() {
     kill_rows_met(SCENARIO);
 }
 
-/// The watch windows of issue 42 and its runners that outlive their registration are the swarm's: the
-/// standard world, which asks for neither full watch buffers, a watch-cache window, stalled watches
-/// nor removed runners that retry, never opens them, while the swarm does (its goals above).
+/// The watch windows of issue 42, its runners that outlive their registration and its load are the
+/// swarm's: the standard world, which asks for neither full watch buffers, a watch-cache window,
+/// stalled watches, removed runners that retry nor a loaded API server, never opens them, while the
+/// swarm does (its goals above).
 #[test]
 fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
     let quiet = [
@@ -53,6 +54,8 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::WATCH_STALLED_OVER_CHANGES,
         &probes::REGISTRATION_RETRIED_AFTER_REMOVAL,
         &probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
+        &probes::REQUEST_REJECTED_UNDER_LOAD,
+        &probes::REQUEST_QUEUED_FOR_A_SECOND,
     ];
     for v in fixed_passes(&Standard, 1..=3) {
         for probe in quiet {

@@ -11,6 +11,7 @@ pub mod kubectl_delete;
 pub mod leader_election;
 pub mod legacy_standard;
 pub mod legacy_steady_state;
+pub mod load;
 pub mod network_partition;
 pub mod objects;
 pub mod refresh;

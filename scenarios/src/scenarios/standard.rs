@@ -72,15 +72,18 @@ impl Scenario for Standard {
     }
 
     /// The control world of the swarm's windows (issue 42): watch buffers never fill, the watch cache
-    /// keeps its history, no watch stalls, and removed runners stop at once (the default of
-    /// `removed-runner-poll`).
+    /// keeps its history, no watch stalls, removed runners stop at once (the default of
+    /// `removed-runner-poll`), and the API server is not under load.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const QUIET: Rate = Rate::measured(0, 200, 18_300_000);
+        const UNLOADED: Rate = Rate::measured(0, 200, 21_300_000);
         const GOALS: &[ProbeGoal] = &[
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
             ProbeGoal::ceiling(&probes::WATCH_STALLED_OVER_CHANGES, QUIET),
             ProbeGoal::ceiling(&probes::REGISTRATION_RETRIED_AFTER_REMOVAL, QUIET),
+            ProbeGoal::ceiling(&probes::REQUEST_REJECTED_UNDER_LOAD, UNLOADED),
+            ProbeGoal::ceiling(&probes::REQUEST_QUEUED_FOR_A_SECOND, UNLOADED),
         ];
         GOALS
     }

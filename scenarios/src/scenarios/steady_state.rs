@@ -4,7 +4,8 @@
 //! watches, GitHub errors and latency, GitHub calls that commit and then fail (a 5xx or a dropped
 //! connection after the change), a slower or faster GitHub, pod evictions, controller and listener
 //! restarts; in half the worlds a clock per party (`super::clocks`), and in half (drawn apart) removed
-//! runners that retry "Registration … was not found" for minutes (`super::removed_registrations`). Every fault stops at the heal time (the safety phase); the world must then converge
+//! runners that retry "Registration … was not found" for minutes (`super::removed_registrations`), and
+//! in 40% an API server under its other tenants' load (`super::load`). Every fault stops at the heal time (the safety phase); the world must then converge
 //! within the liveness phase: runners back at the minimum, every job ended, nothing left deleting.
 
 use arc_sim::Seed;
@@ -17,6 +18,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::clocks::draw_party_clocks;
+use super::load::draw_load;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::removed_registrations::draw_removed_runner_poll;
 use super::standard::scale_set_world;
@@ -288,6 +290,7 @@ impl Scenario for SteadyState {
         github_pace(&mut github_rng, &mut plan.config.github);
         draw_party_clocks(seed, &mut plan, 0.5);
         draw_removed_runner_poll(seed, &mut plan, 0.5);
+        draw_load(seed, &mut plan, 0.4, HEAL_MS);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -329,6 +332,8 @@ impl Scenario for SteadyState {
                 &probes::REGISTRATION_RETRIED_AFTER_REMOVAL,
                 Rate::measured(198, 400, 20_700_000),
             ),
+            ProbeGoal::floor(&probes::REQUEST_REJECTED_UNDER_LOAD, Rate::measured(42, 200, 21_400_000)),
+            ProbeGoal::floor(&probes::REQUEST_QUEUED_FOR_A_SECOND, Rate::measured(50, 200, 21_400_000)),
         ];
         GOALS
     }

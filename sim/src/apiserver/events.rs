@@ -363,6 +363,43 @@ impl Observed for ApiFault {
     crate::observed_as_any!();
 }
 
+/// A request that waited for a seat of the load's priority level, or was turned away
+/// ([`load`](super::load)); a request seated at once leaves none. Only a rejection has a trace line
+/// (its answer's has the 429 too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatWait {
+    /// Who sent the request (`None` when unattributed).
+    pub actor: Option<String>,
+    /// The verb.
+    pub verb: ApiVerb,
+    /// Resource plural.
+    pub resource: String,
+    /// What the request path named.
+    pub target: String,
+    /// How long it waited, in sim ms.
+    pub waited_ms: u64,
+    /// Why it was rejected (`queue-full`, `waited-too-long`), or `None` when it was seated.
+    pub rejected: Option<&'static str>,
+}
+
+impl Observed for SeatWait {
+    fn line(&self) -> Option<Line<'_>> {
+        let reason = self.rejected?;
+        let (verb, plural, target, waited) = (self.verb, &self.resource, &self.target, self.waited_ms);
+        Some(Line::new(
+            "apiserver",
+            "load",
+            format!("429 {verb} {plural} {target} {reason} after {waited}ms"),
+        ))
+    }
+
+    fn resource(&self) -> Option<&str> {
+        Some(&self.resource)
+    }
+
+    crate::observed_as_any!();
+}
+
 /// A list or watch served from the watch cache (a `resourceVersion` of `0`, or `NotOlderThan`), with
 /// how far the cache was behind the store for what was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! HTTP: routing kube-apiserver's paths to the engine, and the `tower::Service` clients drive.
 //!
-//! One request is: parse the path (discovery or a resource), pick the verb from the method, spend the
-//! serving time before the commit ([`timing`](super::timing)), let the fault layer act (delay, error,
+//! One request is: parse the path (discovery or a resource), pick the verb from the method, wait for a
+//! seat of the load's priority level when there is one ([`load`](super::load); a rejection is answered
+//! at once), spend the serving time (stretched by the seats taken) before the commit ([`timing`](super::timing)), let the fault layer act (delay, error,
 //! conflict, watch drop), run the verb (a read from the watch cache first waits for it to be fresh
 //! enough), spend the serving time after the commit, let a commit-then-fail fault replace the answer,
 //! answer JSON (or a watch stream), count it by verb, resource and code, and put one line in the trace.
@@ -25,11 +26,12 @@ use super::admission::{self, Subresource};
 use super::body::Body;
 use super::cache;
 use super::engine::{self, PatchRequest};
-use super::events::{ApiFault, AuditEntry, DiscoveryServed, FaultEffect, WatchOpened};
+use super::events::{ApiFault, AuditEntry, DiscoveryServed, FaultEffect, SeatWait, WatchOpened};
 use super::faults::{self, ConnectionDropped, Injection};
 use super::field_validation::{self, FieldValidation, WriteKind};
 use super::lifecycle::{DeleteOptions, Propagation};
 use super::list::{self, ListRequest};
+use super::load;
 use super::patch::PatchType;
 use super::reads::{self, ReadVia};
 use super::registry::{ResourceId, ResourceType};
@@ -240,7 +242,12 @@ impl ApiService {
             served_ms: 0,
         };
         let route = &route;
+        let seat = match self.take_seat(&who, route).await {
+            Ok(seat) => seat,
+            Err(rejected) => return Ok(rejected),
+        };
         let (serving, injection) = self.admit(verb, route);
+        let serving = seat.as_ref().map_or(serving, |s| s.stretch(serving));
         tokio::time::sleep(serving.before_commit).await;
         if let Some(Injection::Delay(d)) = injection {
             self.emit_fault(&who, route, None, FaultEffect::Delayed { ms: d.as_millis() as u64 });
@@ -270,6 +277,45 @@ impl ApiService {
             (Some(fault), Ok(served)) => self.fail_after_commit(&who, route, fault, &served),
             (_, result) => Ok(self.finish(&who, route, result)),
         }
+    }
+
+    /// A seat of the load's priority level for a request other than a watch (`None` without a load):
+    /// waited for, or refused with priority and fairness's 429, counted, audited and traced.
+    async fn take_seat(
+        &self,
+        who: &Requester,
+        route: &ResourceRoute,
+    ) -> Result<Option<load::Seat>, Response<ResponseBody>> {
+        let Some(gate) = self.shared.load.as_ref().filter(|_| who.verb != ApiVerb::Watch) else {
+            return Ok(None);
+        };
+        let start_ms = self.shared.clock.elapsed_ms();
+        let entered = gate.enter().await;
+        let waited_ms = self.shared.clock.elapsed_ms() - start_ms;
+        let rejected = entered.as_ref().err().map(|r| r.as_str());
+        if waited_ms > 0 || rejected.is_some() {
+            self.shared.record.emit(SeatWait {
+                actor: who.actor.clone(),
+                verb: who.verb,
+                resource: self.shared.registry.get(route.resource).plural.clone(),
+                target: target_of(route),
+                waited_ms,
+                rejected,
+            });
+        }
+        entered.map(Some).map_err(|_| self.reject_for_load(who, route))
+    }
+
+    /// Priority and fairness's rejection: 429, `Retry-After: 1`, a plain-text body (not a `Status`).
+    fn reject_for_load(&self, who: &Requester, route: &ResourceRoute) -> Response<ResponseBody> {
+        let code = StatusCode::TOO_MANY_REQUESTS;
+        self.count(who.verb, &self.shared.registry.get(route.resource).plural, code.as_u16());
+        let mut entry = self.audit_entry(who, route, code.as_u16(), "", None);
+        entry.reason = "TooManyRequests".into();
+        self.shared.record.emit(entry);
+        let mut response = text_response(code, load::REJECTED_TEXT);
+        response.headers_mut().insert(header::RETRY_AFTER, load::REJECTED_RETRY_AFTER_SECONDS.into());
+        response
     }
 
     /// A scheduling point of the request's client on its resource (before the commit and before the

@@ -49,6 +49,7 @@ pub mod http;
 pub mod labels;
 pub mod lifecycle;
 pub mod list;
+pub mod load;
 pub mod merge;
 pub mod patch;
 pub mod pod_status;
@@ -87,7 +88,7 @@ use crate::seed::{Component, Seed};
 pub use crate::actor::ActorService;
 pub use crd::{Crd, CrdError, CrdSet};
 pub use events::{
-    ApiFault, AuditEntry, CacheRead, Collected, Committed, DiscoveryServed, FaultEffect, WatchItem,
+    ApiFault, AuditEntry, CacheRead, Collected, Committed, DiscoveryServed, FaultEffect, SeatWait, WatchItem,
     WatchOpened, WatchSent,
 };
 pub use http::{ACTOR_HEADER, ApiService, ResponseBody};
@@ -176,6 +177,11 @@ pub struct ApiServerConfig {
     /// its quota's clock read it. Absent (the default): true time.
     #[serde(default, skip_serializing_if = "ClockSkew::is_none")]
     pub clock: ClockSkew,
+    /// Priority and fairness under the cluster's other tenants ([`load`]): requests wait for a seat,
+    /// are served more slowly while seats are taken, and are rejected 429 when the queue is full or
+    /// they wait too long. `None` (the default): every request is served at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<load::LoadConfig>,
 }
 
 /// The window of changes a watch cache keeps for watches to resume over: every change of the last
@@ -213,6 +219,7 @@ impl Default for ApiServerConfig {
             slow_watcher_backlog: None,
             watch_cache_window: None,
             clock: ClockSkew::NONE,
+            load: None,
         }
     }
 }
@@ -275,6 +282,8 @@ pub struct Shared {
     pub schedule: SchedulerSlot,
     /// Told of each named delete just before it is served (see [`delete_hook`]).
     pub delete_hook: delete_hook::DeleteHookSlot,
+    /// The priority level every request but a watch takes a seat of, when `config.load` sets one.
+    pub load: Option<load::LoadGate>,
     state: Mutex<State>,
 }
 
@@ -336,6 +345,7 @@ impl FakeApiServer {
             perturbations: crate::perturb::Perturbations::new(&faults.perturbations),
         };
         let restart_requested = Arc::new(tokio::sync::Notify::new());
+        let load = config.load.map(|l| load::LoadGate::new(l, seed.named_rng("apiserver/load"), clock));
         let shared = Arc::new(Shared {
             registry,
             clock,
@@ -346,6 +356,7 @@ impl FakeApiServer {
             restart_requested,
             schedule: SchedulerSlot::default(),
             delete_hook: Default::default(),
+            load,
             state: Mutex::new(state),
         });
         let server = FakeApiServer { shared };

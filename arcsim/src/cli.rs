@@ -42,6 +42,17 @@ pub fn parse_fault_plan(text: &str) -> Result<FaultPlan, String> {
     FaultPlan::parse(&json).map_err(|e| e.to_string())
 }
 
+/// A `--load` value: a priority level's load as JSON (`arcsim apiserver`), inline or `@FILE`.
+pub fn parse_load(text: &str) -> Result<arc_sim::apiserver::load::LoadConfig, String> {
+    let json = match text.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read load {path}: {e}"))?,
+        None => text.to_string(),
+    };
+    serde_json::from_str(&json).map_err(|e| {
+        format!("not a load ({e}); for example {{\"seats\":4,\"queue_length\":8,\"max_wait_ms\":15000,\"tenants\":{{\"gap_ms\":{{\"min_ms\":10000,\"max_ms\":60000}},\"length_ms\":{{\"min_ms\":2000,\"max_ms\":30000}},\"max_busy_seats\":4}}}}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +64,16 @@ mod tests {
         assert!(parse_fault_plan("{").unwrap_err().contains("not valid JSON"));
         assert!(parse_fault_plan("@/nonexistent/plan.json").unwrap_err().contains("cannot read"));
         assert!(parse_fault_plan(r#"{"api":[]}"#).is_ok());
+    }
+
+    #[test]
+    fn a_bad_load_is_a_clear_error_with_an_example() {
+        let example = parse_load("{").unwrap_err();
+        assert!(example.contains("not a load") && example.contains("max_busy_seats"), "{example}");
+        assert!(parse_load(r#"{"seats":4}"#).unwrap_err().contains("missing field"));
+        assert!(parse_load("@/nonexistent/load.json").unwrap_err().contains("cannot read"));
+        let whole = r#"{"seats":0,"queue_length":0,"max_wait_ms":15000,"tenants":{"gap_ms":{"min_ms":1,"max_ms":1},"length_ms":{"min_ms":1,"max_ms":1},"max_busy_seats":1}}"#;
+        assert_eq!(parse_load(whole).map(|l| l.seats), Ok(0));
     }
 
     #[test]

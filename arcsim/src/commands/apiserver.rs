@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use arc_controller::{Clock, SystemClock};
-use arc_sim::apiserver::{CrdError, CrdSet, tcp};
+use arc_sim::apiserver::{ApiServerConfig, CrdError, CrdSet, tcp};
 use arc_sim::faults::FaultPlan;
 use arc_sim::record::{Interest, Recorder};
 use arc_sim::{Seed, SimClock, TraceMode};
@@ -33,6 +33,10 @@ pub struct ApiServerArgs {
     /// A fault plan: inline JSON, or @FILE to read one.
     #[arg(long, value_parser = crate::cli::parse_fault_plan)]
     pub faults: Option<FaultPlan>,
+    /// Priority and fairness under load (`ApiServerConfig::load`): JSON inline or @FILE, e.g.
+    /// `{"seats":0,"queue_length":0,...}` to answer every request but a watch with APF's 429.
+    #[arg(long, value_parser = crate::cli::parse_load)]
+    pub load: Option<arc_sim::apiserver::load::LoadConfig>,
     /// A file of CustomResourceDefinitions (YAML or JSON, `apiextensions.k8s.io/v1`) to serve instead of
     /// ARC's; repeatable. Without it, ARC's CRDs (`arc-controller crds`) are served.
     #[arg(long = "crd", value_name = "FILE")]
@@ -85,7 +89,9 @@ async fn serve(args: ApiServerArgs) -> anyhow::Result<()> {
     let record = Recorder::new(clock, TraceMode::Stderr);
     record.keep_only(Interest::none()); // a long-running server: lines to stderr, nothing kept
     let faults = args.faults.unwrap_or_default();
-    let cluster = ClusterBuilder::new(args.seed).record(record).faults(&faults).crds(&crds).build();
+    let config = ApiServerConfig { load: args.load, ..ApiServerConfig::default() };
+    let cluster =
+        ClusterBuilder::new(args.seed).record(record).apiserver(config).faults(&faults).crds(&crds).build();
     let server = cluster.apiserver().clone();
     let (listener, addr) =
         tcp::bind(args.listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;

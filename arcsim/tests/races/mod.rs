@@ -5,10 +5,11 @@
 //! Modules: [`watch_lag`] (race 1), [`token_refresh`] (race 2), [`legacy_standard`] (the legacy
 //! bugs' natural world), [`legacy_steady_state`] (the same, disrupted), [`assign_during_delete`] (race 3),
 //! [`standard`] (the quiet world), [`steady_state`] (the swarm), [`kubectl_delete`] (runners deleted by hand, #4580), [`equivalence`] (predicates and lazy copy), [`determinism`],
-//! [`snapshots`], [`shrink`] (failure capsules, shrunk), [`explore`] (generated perturbation plans), [`schedule`] (`--schedule`). [`suite`] holds the shared assertions.
+//! [`snapshots`], [`client_retry`] (the world's clients retry as the binary's), [`shrink`] (failure capsules, shrunk), [`explore`] (generated perturbation plans), [`schedule`] (`--schedule`). [`suite`] holds the shared assertions.
 
 mod app_auth;
 mod assign_during_delete;
+mod client_retry;
 mod determinism;
 mod early_answer;
 mod equivalence;

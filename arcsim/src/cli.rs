@@ -33,22 +33,20 @@ pub fn parse_profile(text: &str) -> Result<arc_controller::Profile, String> {
 
 /// Parses a fault plan given inline as JSON or as `@FILE`.
 pub fn parse_fault_plan(text: &str) -> Result<FaultPlan, String> {
-    let json = match text.strip_prefix('@') {
-        Some(path) => {
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read fault plan {path}: {e}"))?
-        }
-        None => text.to_string(),
-    };
-    FaultPlan::parse(&json).map_err(|e| e.to_string())
+    FaultPlan::parse(&inline_or_file(text, "fault plan")?).map_err(|e| e.to_string())
+}
+
+/// `text` itself, or the content of the file it names as `@FILE` (`what` names it in the error).
+fn inline_or_file(text: &str, what: &str) -> Result<String, String> {
+    match text.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} {path}: {e}")),
+        None => Ok(text.to_string()),
+    }
 }
 
 /// A `--load` value: a priority level's load as JSON (`arcsim apiserver`), inline or `@FILE`.
 pub fn parse_load(text: &str) -> Result<arc_sim::apiserver::load::LoadConfig, String> {
-    let json = match text.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read load {path}: {e}"))?,
-        None => text.to_string(),
-    };
-    serde_json::from_str(&json).map_err(|e| {
+    serde_json::from_str(&inline_or_file(text, "load")?).map_err(|e| {
         format!("not a load ({e}); for example {{\"seats\":4,\"queue_length\":8,\"max_wait_ms\":15000,\"tenants\":{{\"gap_ms\":{{\"min_ms\":10000,\"max_ms\":60000}},\"length_ms\":{{\"min_ms\":2000,\"max_ms\":30000}},\"max_busy_seats\":4}}}}")
     })
 }

@@ -1,7 +1,7 @@
 //! HTTP: routing kube-apiserver's paths to the engine, and the `tower::Service` clients drive.
 //!
 //! One request is: parse the path (discovery or a resource), pick the verb from the method, wait for a
-//! seat of the load's priority level when there is one ([`load`](super::load); a rejection is answered
+//! seat of the load's priority level when there is one ([`load`]; a rejection is answered
 //! at once), spend the serving time (stretched by the seats taken) before the commit ([`timing`](super::timing)), let the fault layer act (delay, error,
 //! conflict, watch drop), run the verb (a read from the watch cache first waits for it to be fresh
 //! enough), spend the serving time after the commit, let a commit-then-fail fault replace the answer,

@@ -11,11 +11,13 @@
 //!   measured rates in [`kill_rates`] (`scenarios/kill-rates.tsv`).
 //! - [`scaled`]: a scenario at another number of runners (`--runners`); [`on_network`]: on another
 //!   network backend (`--network`); [`on_schedule`]: under a schedule (`--schedule`); [`assuming`]:
-//!   under other assumptions about GitHub (`--assume`); [`reshape`]: the wrapper they share.
+//!   under other assumptions about GitHub (`--assume`); [`client_limits`]: with the controller's client
+//!   QPS limits on (`--client-rate-limits`); [`reshape`]: the wrapper they share.
 //! - [`names`]: every oracle and probe of the catalog by name, and names read back from a sweep's JSON.
 //! - [`verdict`]: everything a sweep reports about one seed, and the command that replays it.
 
 pub mod assuming;
+pub mod client_limits;
 pub mod kill_rates;
 pub mod kill_table;
 pub mod names;

@@ -21,6 +21,7 @@ use crate::report::verdict_text;
 use crate::runner::{run_build, run_build_keeping};
 use crate::visual;
 use arc_scenarios::assuming::Assuming;
+use arc_scenarios::client_limits::WithClientLimits;
 use arc_scenarios::kill_table;
 use arc_scenarios::on_network::OnNetwork;
 use arc_scenarios::on_schedule::OnSchedule;
@@ -76,6 +77,11 @@ pub struct RunArgs {
     /// (repeatable; `arcsim list assumptions` names them and their evidence).
     #[arg(long = "assume", value_name = "NAME=ALT", conflicts_with = "capsule")]
     pub assume: Vec<String>,
+    /// Limit the controller's and listeners' API clients as ARC's binaries do (20 QPS and burst 30, 5
+    /// and 10 for a listener; off in the catalog's worlds until their pins are measured with it): does
+    /// this seed's verdict hold under ARC's own client limit? Not for scenarios that compare twins.
+    #[arg(long, conflicts_with = "capsule")]
+    pub client_rate_limits: bool,
 }
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
@@ -93,7 +99,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     let on_network = OnNetwork { inner: sized, network: args.network };
-    let assuming = Assuming::new(&on_network, &assumed);
+    let limited = WithClientLimits { inner: &on_network };
+    let on_network: &dyn Scenario = if args.client_rate_limits {
+        if !on_network.twins(seed, args.build.build().variant).is_empty() {
+            return Err(exit::usage(format!(
+                "--client-rate-limits: {} compares twins whose request counts differ by design; a client limit would make them differ in time",
+                found.name()
+            )));
+        }
+        &limited
+    } else {
+        &on_network
+    };
+    let assuming = Assuming::new(on_network, &assumed);
     let on_schedule = OnSchedule::new(&assuming, args.schedule);
     let scenario: &dyn Scenario = &on_schedule;
     let mode = if args.trace.is_some() { TraceMode::Full } else { TraceMode::HashOnly };
@@ -102,8 +120,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let keep = Some(Interest::everything());
     let (verdict, record) = run_build_keeping(scenario, build, seed, mode, keep)?;
     print!("{}", failure_story::stories(&record, &verdict.violations));
-    let flagged =
-        |text| with_assumed(with_schedule(with_network(text, args.network), args.schedule), &assumed);
+    let flagged = |text| {
+        let text = with_assumed(with_schedule(with_network(text, args.network), args.schedule), &assumed);
+        with_client_limits(text, args.client_rate_limits)
+    };
     print!("{}", flagged(with_runners(verdict_text(&verdict), &verdict, args.runners)));
     write_outputs(
         &args,
@@ -222,6 +242,14 @@ pub fn with_network(text: String, network: Network) -> String {
     match network.is_in_process() {
         true => text,
         false => after_replay_commands(&text, &format!(" --network {network}")),
+    }
+}
+
+/// `text` with `--client-rate-limits` after every replay command, when the run had them.
+pub fn with_client_limits(text: String, on: bool) -> String {
+    match on {
+        true => after_replay_commands(&text, " --client-rate-limits"),
+        false => text,
     }
 }
 

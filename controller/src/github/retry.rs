@@ -9,8 +9,6 @@
 
 use std::time::Duration;
 
-use http::HeaderMap;
-
 /// How the client retries one HTTP request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -83,10 +81,7 @@ impl RetryPolicy {
     }
 }
 
-/// The `Retry-After` header as whole seconds, when it is a number.
-pub(super) fn retry_after_seconds(headers: &HeaderMap) -> Option<u64> {
-    headers.get(http::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
-}
+pub(super) use crate::runtime::retry_after::retry_after_seconds;
 
 #[cfg(test)]
 mod tests {
@@ -125,7 +120,7 @@ mod tests {
         assert_eq!(policy.wait_before_retry(0, with(429)), Some(Duration::from_secs(7)));
         assert_eq!(policy.wait_before_retry(2, with(503)), Some(Duration::from_secs(7)));
         assert_eq!(policy.wait_before_retry(2, with(500)), Some(Duration::from_secs(4)));
-        let mut headers = HeaderMap::new();
+        let mut headers = http::HeaderMap::new();
         headers.insert(http::header::RETRY_AFTER, "12".parse().unwrap());
         assert_eq!(retry_after_seconds(&headers), Some(12));
         headers.insert(http::header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());

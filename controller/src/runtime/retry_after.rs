@@ -30,8 +30,13 @@ pub fn asked_wait<B>(response: &Response<B>) -> Option<Duration> {
     if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
         return None;
     }
-    let seconds = response.headers().get(http::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()?;
-    Some(Duration::from_secs(seconds))
+    Some(Duration::from_secs(retry_after_seconds(response.headers())?))
+}
+
+/// The `Retry-After` header as whole seconds, when it is a number (an HTTP date is not read), for
+/// this client and the GitHub client alike.
+pub fn retry_after_seconds(headers: &http::HeaderMap) -> Option<u64> {
+    headers.get(http::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
 }
 
 impl<B, E> tower::retry::Policy<Request<Body>, Response<B>, E> for RetryAfterPolicy {

@@ -197,7 +197,7 @@ impl LoadGate {
     /// Waits for a seat, or is rejected.
     pub async fn enter(&self) -> Result<Seat, Rejection> {
         let start_ms = self.clock.elapsed_ms();
-        let (id, notify) = {
+        let (id, notify, deadline_ms) = {
             let mut level = self.lock();
             level.advance(start_ms);
             if level.queue.is_empty() && level.free(start_ms) > 0 {
@@ -211,9 +211,8 @@ impl LoadGate {
             level.next_id += 1;
             let notify = Arc::new(tokio::sync::Notify::new());
             level.queue.push_back(Waiter { id, notify: notify.clone() });
-            (id, notify)
+            (id, notify, start_ms + level.config.max_wait_ms)
         };
-        let deadline_ms = start_ms + self.lock().config.max_wait_ms;
         let mut ticket = Ticket { gate: self, id, settled: false };
         loop {
             let now_ms = self.clock.elapsed_ms();

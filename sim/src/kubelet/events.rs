@@ -24,6 +24,17 @@ pub enum StopCause {
 pub enum KubeletEventKind {
     /// The pod was bound to the node.
     Scheduled,
+    /// No node had room for the pod: it stays Pending, PodScheduled False `Unschedulable`, until room
+    /// frees or a node joins (only worlds with [`super::capacity::NodeCapacity`]).
+    Unschedulable {
+        /// The scheduler's message.
+        message: String,
+    },
+    /// A node joined the cluster (a cluster autoscaler's scale-up this pod's wait asked for).
+    NodeJoined {
+        /// The cluster's nodes now.
+        nodes: u32,
+    },
     /// The main container started (attempt `restart_count`).
     ContainerStarted {
         /// Container name.
@@ -37,6 +48,14 @@ pub enum KubeletEventKind {
         container: String,
         /// What is missing.
         message: String,
+    },
+    /// An image pull failed (`ErrImagePull`); the kubelet tries again after its image backoff
+    /// (`ImagePullBackOff` meanwhile). Only worlds with [`super::SlowStarts`] fail pulls.
+    ImagePullFailed {
+        /// Container name.
+        container: String,
+        /// Failed pulls so far, this one included.
+        attempt: u32,
     },
     /// A runner process registered (legacy `config.sh`) or connected (JIT) at GitHub.
     RunnerConnected {

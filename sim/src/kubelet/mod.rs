@@ -14,12 +14,14 @@
 //! lines. What a process reads from its pod spec is the images' contract ([`contract`]), not any
 //! controller's code.
 
+pub mod capacity;
 pub mod container;
 pub mod contract;
 pub mod events;
 pub mod informer;
 pub mod pod;
 pub mod scheduler;
+pub mod slow_starts;
 pub mod status;
 pub mod termination;
 pub mod watched;
@@ -44,10 +46,13 @@ use crate::net::Links;
 use crate::record::Recorder;
 use crate::schedule::{Scheduler, SchedulerSlot};
 use crate::seed::Seed;
+use capacity::Room;
+pub use capacity::{NodeCapacity, ScaleUp};
 pub use container::ListenerLauncher;
 pub use events::{KubeletEvent, KubeletEventKind, StopCause};
 use informer::{PodChange, PodInformer, key_of};
 use pod::{PodSignal, PodTask};
+pub use slow_starts::SlowStarts;
 use watched::WatchedPod;
 
 /// The API client actor the kubelet's requests and watches are attributed to.
@@ -97,6 +102,14 @@ pub struct KubeletConfig {
     /// it, and so does every process it runs (listeners, runners). Absent (the default): true time.
     #[serde(default, skip_serializing_if = "ClockSkew::is_none")]
     pub clock: ClockSkew,
+    /// Slow image pulls, failed pulls and runner boots ([`slow_starts`]). Absent (the default): every
+    /// pull takes `start_delay` and a runner is at GitHub the instant its container runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_starts: Option<SlowStarts>,
+    /// How many pods the nodes run at once, and nodes that join while pods wait ([`capacity`]).
+    /// Absent (the default): room for every pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_capacity: Option<NodeCapacity>,
 }
 
 impl Default for KubeletConfig {
@@ -116,6 +129,8 @@ impl Default for KubeletConfig {
             config_error_retry_ms: 2_000,
             runner_hang_percent: 0,
             clock: ClockSkew::NONE,
+            slow_starts: None,
+            node_capacity: None,
         }
     }
 }
@@ -140,9 +155,17 @@ pub(crate) struct Shared {
     pub last_ip: AtomicU32,
     /// The run's schedule, handed to each process.
     pub schedule: SchedulerSlot,
+    /// The nodes' room for pods, when the world counts it.
+    pub room: Option<Arc<Room>>,
 }
 
 impl Shared {
+    /// The room the scheduler must find for a pod of `namespace`, when the world counts it.
+    pub(crate) fn room_for(&self, namespace: &str) -> Option<&Arc<Room>> {
+        let counted = self.config.node_capacity.as_ref().is_some_and(|c| c.counts(namespace));
+        self.room.as_ref().filter(|_| counted)
+    }
+
     pub(crate) fn record(&self, namespace: &str, name: &str, uid: &str, kind: KubeletEventKind) {
         let pod = format!("{namespace}/{name}");
         let event = KubeletEvent { ms: self.clock.elapsed_ms(), pod, uid: uid.to_string(), kind };
@@ -197,8 +220,19 @@ impl Kubelet {
         let clock = record.clock();
         let last_ip = AtomicU32::new(0);
         let schedule = SchedulerSlot::default();
-        let shared =
-            Arc::new(Shared { config, client, github, clock, record, listener, seed, last_ip, schedule });
+        let room = config.node_capacity.as_ref().map(|capacity| Arc::new(Room::new(capacity)));
+        let shared = Arc::new(Shared {
+            config,
+            client,
+            github,
+            clock,
+            record,
+            listener,
+            seed,
+            last_ip,
+            schedule,
+            room,
+        });
         let kubelet = Kubelet { shared, pods: Arc::default(), scheduling: Arc::default() };
         let informer = PodInformer::new(kubelet.shared.client.clone(), seed.named_rng("kubelet/informer"));
         let this = kubelet.clone();
@@ -223,6 +257,9 @@ impl Kubelet {
     /// its node, and a pod worker hears of its pod's deletion.
     fn seen(&self, pod: Arc<WatchedPod>) {
         let (key, uid) = (key_of(&pod), pod.metadata.uid.clone().unwrap_or_default());
+        if let Some(room) = self.shared.room.as_ref().filter(|_| pod.is_terminal()) {
+            room.release(&uid);
+        }
         let deleting = pod.metadata.deletion_timestamp.is_some();
         let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
         let mut pods = self.pods.lock().expect("kubelet pods");
@@ -247,6 +284,9 @@ impl Kubelet {
             && !deleting
             && self.scheduling.lock().expect("scheduling").insert(uid.clone())
         {
+            if let Some(room) = self.shared.room_for(pod.metadata.namespace.as_deref().unwrap_or_default()) {
+                room.wait_for(&uid);
+            }
             let rng = self.shared.seed.named_rng(&format!("kubelet/schedule/{uid}"));
             tokio::spawn(scheduler::schedule(self.shared.clone(), pod.metadata.clone(), rng));
         }
@@ -256,6 +296,9 @@ impl Kubelet {
     fn gone(&self, pod: &WatchedPod) {
         let (key, uid) = (key_of(pod), pod.metadata.uid.clone().unwrap_or_default());
         self.scheduling.lock().expect("scheduling").remove(&uid);
+        if let Some(room) = &self.shared.room {
+            room.release(&uid);
+        }
         let mut pods = self.pods.lock().expect("kubelet pods");
         if pods.get(&key).is_some_and(|(known, _)| *known == uid)
             && let Some((_, tx)) = pods.remove(&key)

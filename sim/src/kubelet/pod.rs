@@ -91,6 +91,8 @@ pub(crate) struct PodTask {
     pub rng: ChaCha8Rng,
     pub view: PodView,
     pub writes: PodWrites,
+    /// The stream its slow start draws from (`kubelet/pod/<uid>/start`), when the node starts slowly.
+    pub starts: Option<ChaCha8Rng>,
 }
 
 impl PodTask {
@@ -115,7 +117,12 @@ impl PodTask {
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let view = PodView::admitted(&uid, &policy, containers, &existing);
         let writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
-        PodTask { kubelet, pod, signals, closed: false, rng, view, writes }
+        let starts = kubelet
+            .config
+            .slow_starts
+            .is_some()
+            .then(|| kubelet.seed.named_rng(&format!("kubelet/pod/{uid}/start")));
+        PodTask { kubelet, pod, signals, closed: false, rng, view, writes, starts }
     }
 
     fn namespace(&self) -> String {
@@ -189,11 +196,45 @@ impl PodTask {
         self.view.sandbox_ready = true;
         self.view.pod_ip = Some(self.kubelet.next_pod_ip());
         self.write().await;
+        if let Err(signal) = self.pull_image().await {
+            return self.end_without_process(signal).await;
+        }
         let delay = self.draw(self.kubelet.config.start_delay);
         if let Some(signal) = self.wait(delay).await {
             return self.end_without_process(signal).await;
         }
         self.run_containers().await;
+    }
+
+    /// The first start's image pull on a node that starts slowly ([`super::SlowStarts`]): each failed pull is
+    /// reported `ErrImagePull`, then `ImagePullBackOff` from half-way through the image backoff (a
+    /// simplification of the pod worker's resyncs) until the next try; then the successful pull's
+    /// extra time. `Err` when a signal came first.
+    async fn pull_image(&mut self) -> Result<(), PodSignal> {
+        let (Some(slow), Some(rng)) = (self.kubelet.config.slow_starts.clone(), self.starts.as_mut()) else {
+            return Ok(());
+        };
+        let plan = slow.pull_plan(rng);
+        for (attempt, failed) in (1..).zip(plan.failures) {
+            self.hold(failed.pulling).await?;
+            let container = self.view.containers[0].name.clone();
+            self.record(KubeletEventKind::ImagePullFailed { container, attempt });
+            self.view.containers[0].state = ContainerState::Waiting("ErrImagePull".into());
+            self.write().await;
+            self.hold(failed.backoff / 2).await?;
+            self.view.containers[0].state = ContainerState::Waiting("ImagePullBackOff".into());
+            self.write().await;
+            self.hold(failed.backoff - failed.backoff / 2).await?;
+        }
+        self.hold(plan.pull).await
+    }
+
+    /// Waits `d` (not at all when zero); `Err` with the signal that came first.
+    async fn hold(&mut self, d: Duration) -> Result<(), PodSignal> {
+        if d.is_zero() {
+            return Ok(());
+        }
+        self.wait(d).await.map_or(Ok(()), Err)
     }
 
     /// A signal while no process runs.
@@ -352,6 +393,10 @@ impl PodTask {
             stop: self.draw(self.kubelet.config.runner_stop),
             job_cancel: self.draw(self.kubelet.config.runner_job_cancel),
         };
+        let boot = match (&self.kubelet.config.slow_starts, self.starts.as_mut()) {
+            (Some(slow), Some(rng)) => slow.boot(rng),
+            _ => Duration::ZERO,
+        };
         let hang_percent = self.kubelet.config.runner_hang_percent;
         let hangs_after_job = hang_percent > 0 && self.rng.random_range(0..100u8) < hang_percent;
         let (kubelet, ns, name, uid) = (self.kubelet.clone(), self.namespace(), self.name(), self.uid());
@@ -364,6 +409,7 @@ impl PodTask {
             state,
             record: Arc::new(move |kind| kubelet.record(&ns, &name, &uid, kind)),
             shutdown,
+            boot,
             hangs_after_job,
             schedule: self.kubelet.schedule.get().clone(),
             seed: self.kubelet.seed,

@@ -351,6 +351,12 @@ pub fn scheduled_condition(now: &str) -> Value {
     json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now})
 }
 
+/// PodScheduled False as kube-scheduler writes it for a pod no node has room for.
+pub fn unschedulable_condition(now: &str, message: &str) -> Value {
+    json!({"type": "PodScheduled", "status": "False", "lastProbeTime": null, "lastTransitionTime": now,
+        "reason": "Unschedulable", "message": message})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,8 @@ pub struct WatchedPod {
     pub metadata: ObjectMeta,
     /// `spec.nodeName`: the node it is bound to, if any.
     pub node_name: Option<String>,
+    /// `status.phase`, if set.
+    pub phase: Option<String>,
     json: Arc<RawValue>,
 }
 
@@ -27,6 +29,11 @@ impl WatchedPod {
     /// The whole pod, decoded.
     pub fn pod(&self) -> Result<Pod, serde_json::Error> {
         serde_json::from_str(self.json.get())
+    }
+
+    /// Whether the pod has ended (Succeeded or Failed).
+    pub fn is_terminal(&self) -> bool {
+        matches!(self.phase.as_deref(), Some("Succeeded" | "Failed"))
     }
 }
 
@@ -37,6 +44,14 @@ struct Head {
     metadata: ObjectMeta,
     #[serde(default)]
     spec: Option<HeadSpec>,
+    #[serde(default)]
+    status: Option<HeadStatus>,
+}
+
+#[derive(Deserialize)]
+struct HeadStatus {
+    #[serde(default)]
+    phase: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -50,7 +65,8 @@ impl<'de> Deserialize<'de> for WatchedPod {
         let json: Box<RawValue> = Box::deserialize(deserializer)?;
         let head: Head = serde_json::from_str(json.get()).map_err(serde::de::Error::custom)?;
         let node_name = head.spec.and_then(|s| s.node_name);
-        Ok(WatchedPod { metadata: head.metadata, node_name, json: Arc::from(json) })
+        let phase = head.status.and_then(|s| s.phase);
+        Ok(WatchedPod { metadata: head.metadata, node_name, phase, json: Arc::from(json) })
     }
 }
 

@@ -3,15 +3,19 @@
 //! crashes; the status it writes; how late its watch shows it a deletion; determinism.
 //!
 //! - [`support`]: the node harness (API server, GitHub, kubelet, a listener's client).
+//! - [`capacity`]: pods Pending Unschedulable until room frees or a node joins.
 //! - [`lifecycle`]: binding, running, restarts, evictions, crashes, missing secrets.
 //! - [`status`]: the sequence and shape of the kubelet's status writes.
 //! - [`termination`]: SIGTERM after the watch lag and a delay, the grace period, SIGKILL, and jobs
 //!   GitHub assigns inside that window.
+//! - [`slow_starts`]: failed and slow image pulls, runners that boot before they are online.
 //! - [`watch`]: the kubelet's own watch lag, resuming and relisting.
 //! - [`determinism`]: same seed, same trace.
 
+mod capacity;
 mod determinism;
 mod lifecycle;
+mod slow_starts;
 mod status;
 mod support;
 mod termination;

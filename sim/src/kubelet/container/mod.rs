@@ -154,6 +154,8 @@ pub struct ProcessContext {
     pub record: Arc<dyn Fn(KubeletEventKind) + Send + Sync>,
     /// How long a runner takes to shut down after SIGTERM.
     pub shutdown: Shutdown,
+    /// A runner's boot before it reaches GitHub (zero unless the node starts slowly).
+    pub boot: std::time::Duration,
     /// Whether this runner process hangs once its job ends (`KubeletConfig::runner_hang_percent`).
     pub hangs_after_job: bool,
     /// The run's schedule, at a runner's steps.

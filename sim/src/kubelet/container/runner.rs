@@ -32,6 +32,9 @@ pub struct Shutdown {
 
 /// A JIT runner: connect; take one job; report it; exit 0. Refused: exit 1 (7 when outdated).
 pub async fn scale_set_runner(ctx: &ProcessContext, jit: &str, sigterm: &CancellationToken) -> i32 {
+    if !booted(ctx, sigterm).await {
+        return 0;
+    }
     let session = match ctx.github.connect_runner(jit) {
         Ok(session) => session,
         Err(ConnectRefused::VersionDeprecated) => return EXIT_OUTDATED,
@@ -51,6 +54,9 @@ pub async fn legacy_runner(
     ephemeral: bool,
     sigterm: &CancellationToken,
 ) -> i32 {
+    if !booted(ctx, sigterm).await {
+        return 0;
+    }
     let registered = match ctx.github.legacy_configure(token, name, labels, ephemeral) {
         Ok(registered) => registered,
         Err(e) => {
@@ -68,6 +74,23 @@ pub async fn legacy_runner(
     };
     connected(ctx, &session);
     serve_jobs(ctx, &session, sigterm, ephemeral).await
+}
+
+/// The runner's boot before it reaches GitHub ([`ProcessContext::boot`]; none unless the node starts
+/// slowly): its container runs, its runner is not yet online. False when SIGTERM came first: the
+/// listener, with no session yet, stops and the process exits 0.
+async fn booted(ctx: &ProcessContext, sigterm: &CancellationToken) -> bool {
+    if ctx.boot.is_zero() {
+        return true;
+    }
+    tokio::select! {
+        biased;
+        () = sigterm.cancelled() => {
+            tokio::time::sleep(ctx.shutdown.stop).await;
+            false
+        }
+        () = tokio::time::sleep(ctx.boot) => true,
+    }
 }
 
 fn connected(ctx: &ProcessContext, session: &RunnerSession) {

@@ -4,7 +4,7 @@
 use arc_sim::json_at::At;
 use std::collections::BTreeMap;
 
-use arc_sim::apiserver::{AuditEntry, Committed};
+use arc_sim::apiserver::{AuditEntry, Committed, EventType};
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::EventKind;
 use arc_sim::github::GitHubEvent;
@@ -14,6 +14,7 @@ use arc_sim::record::{Event, Interest};
 use arc_world::RunRecord;
 
 use super::Oracle;
+use crate::probes::history::Commits;
 use crate::story::{Evidence, Subject};
 use crate::view::{is_deleting, key_of, runner_id, runner_phase};
 use crate::violation::Violation;
@@ -46,12 +47,20 @@ impl Oracle for NoBusyRunnerDeleted {
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let ids = runner_ids_by_name(run);
         let running = running_pods(run);
+        let runners = Commits::of(run, "ephemeralrunners");
         let mut out = Vec::new();
         for a in run.audit().filter(|a| a.resource == "ephemeralrunners" && a.verb == ApiVerb::Delete) {
             if !crate::view::is_controller(&a.actor) || !a.took_effect() || a.status_subresource {
                 continue;
             }
             let key = format!("{}/{}", a.namespace, a.name);
+            // A delete of a runner whose deletion began before it changes nothing: the delete that
+            // began it is the one judged (with a runner that boots, a repeat can land while a new pod
+            // runs, whose process cannot hold the job).
+            let before = runners.last_strictly_before(&key, a.served_ms);
+            if before.is_some_and(|c| c.kind != EventType::Deleted && is_deleting(&c.object)) {
+                continue;
+            }
             let Some(id) = ids.as_of(&key, a.served_ms) else { continue };
             let pod_live = running.get(&key).is_some_and(|spans| {
                 spans.iter().any(|(from, to)| *from <= a.served_ms && a.served_ms < *to)
@@ -339,6 +348,19 @@ mod tests {
     fn only_the_controllers_successful_deletes_are_judged() {
         assert!(NoBusyRunnerDeleted.check(&deleted(busy_runner(), "user", 200)).is_empty());
         assert!(NoBusyRunnerDeleted.check(&deleted(busy_runner(), "controller", 404)).is_empty());
+    }
+
+    #[test]
+    fn a_repeat_delete_of_a_runner_already_deleting_is_not_judged_again() {
+        let began = deleting(er("r", "u1", Some("Running"), 41, None));
+        let repeat = busy_runner().committed(4, "ephemeralrunners", EventType::Modified, began.clone());
+        assert!(NoBusyRunnerDeleted.check(&deleted(repeat, "controller", 200)).is_empty());
+        let same_instant = busy_runner().committed(5, "ephemeralrunners", EventType::Modified, began);
+        assert_eq!(
+            NoBusyRunnerDeleted.check(&deleted(same_instant, "controller", 200)).len(),
+            1,
+            "the delete that began it"
+        );
     }
 
     /// EphemeralRunner `r` with its deletion begun.

@@ -32,6 +32,11 @@ impl<'a> Commits<'a> {
         self.by_key.get(key)?.iter().rev().find(|(at, _)| *at <= ms).map(|(_, c)| *c)
     }
 
+    /// The last change of `key` committed before `ms` (not at it).
+    pub fn last_strictly_before(&self, key: &str, ms: u64) -> Option<&'a Arc<Change>> {
+        self.by_key.get(key)?.iter().rev().find(|(at, _)| *at < ms).map(|(_, c)| *c)
+    }
+
     /// The creation of the incarnation of `key` that was live at `ms` (the last ADDED at or before it).
     pub fn created_before(&self, key: &str, ms: u64) -> Option<&'a Arc<Change>> {
         let changes = self.by_key.get(key)?;

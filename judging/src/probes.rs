@@ -24,6 +24,7 @@ pub mod network;
 pub mod removal;
 pub mod removed_registration;
 pub mod scale_downs;
+pub mod slow_starts;
 pub mod slow_watchers;
 pub mod tokens;
 pub mod user_delete;
@@ -433,6 +434,38 @@ pub const REQUEST_QUEUED_FOR_A_SECOND: Probe = Probe {
     needs: Interest::of::<SeatWait>,
 };
 
+/// `pod-started-a-minute-after-binding`.
+pub const POD_STARTED_A_MINUTE_AFTER_BINDING: Probe = Probe {
+    name: "pod-started-a-minute-after-binding",
+    describe: "a pod's container first ran a minute or more after the pod was bound to the node (a slow or failed image pull)",
+    count: slow_starts::pod_started_a_minute_after_binding,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `image-pull-backed-off`.
+pub const IMAGE_PULL_BACKED_OFF: Probe = Probe {
+    name: "image-pull-backed-off",
+    describe: "a pod's image pull failed (ErrImagePull) and the kubelet backed off (ImagePullBackOff) before it pulled again",
+    count: slow_starts::image_pull_backed_off,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `runner-removed-while-booting`.
+pub const RUNNER_REMOVED_WHILE_BOOTING: Probe = Probe {
+    name: "runner-removed-while-booting",
+    describe: "a runner was removed at GitHub while its container ran but before it was online (still booting)",
+    count: slow_starts::runner_removed_while_booting,
+    needs: || Interest::of::<KubeletEvent>().and::<GitHubEvent>(),
+};
+
+/// `pod-waited-unschedulable`.
+pub const POD_WAITED_UNSCHEDULABLE: Probe = Probe {
+    name: "pod-waited-unschedulable",
+    describe: "no node had room for a pod: it waited Pending, PodScheduled False Unschedulable, for room to free or a node to join",
+    count: slow_starts::pod_waited_unschedulable,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -471,6 +504,10 @@ pub static PROBES: &[&Probe] = &[
     &WATCH_STALLED_OVER_CHANGES,
     &REQUEST_REJECTED_UNDER_LOAD,
     &REQUEST_QUEUED_FOR_A_SECOND,
+    &POD_STARTED_A_MINUTE_AFTER_BINDING,
+    &IMAGE_PULL_BACKED_OFF,
+    &RUNNER_REMOVED_WHILE_BOOTING,
+    &POD_WAITED_UNSCHEDULABLE,
 ];
 
 /// Every probe.

@@ -42,10 +42,10 @@ fn every_kill_row_of_the_natural_world_is_met() {
     kill_rows_met(SCENARIO);
 }
 
-/// The watch windows of issue 42, its runners that outlive their registration and its load are the
-/// swarm's: the standard world, which asks for neither full watch buffers, a watch-cache window,
-/// stalled watches, removed runners that retry nor a loaded API server, never opens them, while the
-/// swarm does (its goals above).
+/// The watch windows of issue 42, its runners that outlive their registration, its load and its slow
+/// starts are the swarm's: the standard world, which asks for neither full watch buffers, a
+/// watch-cache window, stalled watches, removed runners that retry, a loaded API server nor slow
+/// starts, never opens them, while the swarm does (its goals above).
 #[test]
 fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
     let quiet = [
@@ -56,6 +56,10 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::POD_RAN_ON_AFTER_REGISTRATION_REMOVED,
         &probes::REQUEST_REJECTED_UNDER_LOAD,
         &probes::REQUEST_QUEUED_FOR_A_SECOND,
+        &probes::POD_STARTED_A_MINUTE_AFTER_BINDING,
+        &probes::IMAGE_PULL_BACKED_OFF,
+        &probes::RUNNER_REMOVED_WHILE_BOOTING,
+        &probes::POD_WAITED_UNSCHEDULABLE,
     ];
     for v in fixed_passes(&Standard, 1..=3) {
         for probe in quiet {
@@ -71,6 +75,8 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
     let config = Standard.world(arc_sim::Seed(1), arc_scenarios::variant::Variant::Fixed).config;
     assert_eq!((config.apiserver.slow_watcher_backlog, config.apiserver.watch_cache_window), (None, None));
     assert!(!config.github.removed_registration_retried, "a removed runner stops at once");
+    assert_eq!(config.kubelet.slow_starts, None, "pods start quickly");
+    assert_eq!(config.kubelet.node_capacity, None, "room for every pod");
 }
 
 /// The slow tier (`cargo test --workspace -- --ignored slow::`): the whole seed range.

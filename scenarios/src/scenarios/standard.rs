@@ -73,10 +73,11 @@ impl Scenario for Standard {
 
     /// The control world of the swarm's windows (issue 42): watch buffers never fill, the watch cache
     /// keeps its history, no watch stalls, removed runners stop at once (the default of
-    /// `removed-runner-poll`), and the API server is not under load.
+    /// `removed-runner-poll`), the API server is not under load, and pods start quickly on nodes with room for all.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const QUIET: Rate = Rate::measured(0, 200, 18_300_000);
         const UNLOADED: Rate = Rate::measured(0, 200, 21_300_000);
+        const QUICK_STARTS: Rate = Rate::measured(0, 200, 22_000_000);
         const GOALS: &[ProbeGoal] = &[
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
@@ -84,6 +85,10 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::REGISTRATION_RETRIED_AFTER_REMOVAL, QUIET),
             ProbeGoal::ceiling(&probes::REQUEST_REJECTED_UNDER_LOAD, UNLOADED),
             ProbeGoal::ceiling(&probes::REQUEST_QUEUED_FOR_A_SECOND, UNLOADED),
+            ProbeGoal::ceiling(&probes::POD_STARTED_A_MINUTE_AFTER_BINDING, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::IMAGE_PULL_BACKED_OFF, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::RUNNER_REMOVED_WHILE_BOOTING, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::POD_WAITED_UNSCHEDULABLE, QUICK_STARTS),
         ];
         GOALS
     }

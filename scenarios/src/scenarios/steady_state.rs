@@ -19,8 +19,10 @@ use rand_chacha::ChaCha8Rng;
 
 use super::clocks::draw_party_clocks;
 use super::load::draw_load;
+use super::node_capacity::draw_node_capacity;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::removed_registrations::draw_removed_runner_poll;
+use super::slow_starts::draw_slow_starts;
 use super::standard::scale_set_world;
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
@@ -291,6 +293,8 @@ impl Scenario for SteadyState {
         draw_party_clocks(seed, &mut plan, 0.5);
         draw_removed_runner_poll(seed, &mut plan, 0.5);
         draw_load(seed, &mut plan, 0.4, HEAL_MS);
+        draw_slow_starts(seed, &mut plan, 0.4);
+        draw_node_capacity(seed, &mut plan, 0.3);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -324,7 +328,7 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::GITHUB_COMMITTED_THEN_FAILED, Rate::measured(81, 100, 2_000_000)),
             ProbeGoal::floor(&probes::JIT_RETRY_AGENT_EXISTS, Rate::measured(69, 100, 2_000_000)),
             ProbeGoal::floor(&probes::REMOVE_RUNNER_RETRIED_AFTER_COMMIT, Rate::measured(73, 100, 2_000_000)),
-            ProbeGoal::floor(&probes::SESSION_RETRY_CONFLICT, Rate::measured(49, 100, 2_000_000)),
+            ProbeGoal::floor(&probes::SESSION_RETRY_CONFLICT, Rate::measured(281, 1_000, 22_100_000)),
             ProbeGoal::floor(&probes::SLOW_WATCHER_RESUMED, Rate::measured(76, 200, 15_000_000)),
             ProbeGoal::floor(&probes::SLOW_WATCHER_RELISTED, Rate::measured(17, 200, 15_000_000)),
             ProbeGoal::floor(&probes::WATCH_STALLED_OVER_CHANGES, Rate::measured(20, 200, 15_000_000)),
@@ -334,6 +338,13 @@ impl Scenario for SteadyState {
             ),
             ProbeGoal::floor(&probes::REQUEST_REJECTED_UNDER_LOAD, Rate::measured(42, 200, 21_400_000)),
             ProbeGoal::floor(&probes::REQUEST_QUEUED_FOR_A_SECOND, Rate::measured(50, 200, 21_400_000)),
+            ProbeGoal::floor(
+                &probes::POD_STARTED_A_MINUTE_AFTER_BINDING,
+                Rate::measured(93, 200, 22_000_000),
+            ),
+            ProbeGoal::floor(&probes::IMAGE_PULL_BACKED_OFF, Rate::measured(86, 200, 22_000_000)),
+            ProbeGoal::floor(&probes::RUNNER_REMOVED_WHILE_BOOTING, Rate::measured(41, 200, 22_000_000)),
+            ProbeGoal::floor(&probes::POD_WAITED_UNSCHEDULABLE, Rate::measured(57, 200, 22_000_000)),
         ];
         GOALS
     }

@@ -39,21 +39,10 @@ pub fn draw_load(seed: Seed, plan: &mut WorldPlan, worlds: f64, heal_ms: u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_swarm_draws_it_in_some_worlds_and_the_race_worlds_never() {
-        let loaded = |name: &str| {
-            let scenario = crate::scenarios::find(name).unwrap();
-            (0..40)
-                .filter(|s| {
-                    scenario.world(Seed(*s), crate::variant::Variant::Fixed).config.apiserver.load.is_some()
-                })
-                .count()
-        };
-        for name in
-            ["standard", "watch-lag-duplicate-create", "assign-during-delete", "token-refresh-recreation"]
-        {
+        let loaded = |name| crate::scenarios::worlds_drawing(name, |c| c.apiserver.load.is_some());
+        for name in crate::scenarios::RACE_WORLDS {
             assert_eq!(loaded(name), 0, "{name} serves every request at once");
         }
         assert!(

@@ -62,3 +62,17 @@ pub fn find(name: &str) -> Result<&'static dyn Scenario, String> {
         format!("unknown scenario {name:?}; valid: {}", valid.join(", "))
     })
 }
+
+/// How many of seeds 0–39 of scenario `name` (fixed controller) plan a world that `drew` says drew a
+/// window: the swarm's draws are tested by it.
+#[cfg(test)]
+pub(crate) fn worlds_drawing(name: &str, drew: impl Fn(&arc_world::WorldConfig) -> bool) -> usize {
+    let scenario = find(name).expect("a known scenario");
+    let fixed = crate::variant::Variant::Fixed;
+    (0..40).filter(|s| drew(&scenario.world(arc_sim::Seed(*s), fixed).config)).count()
+}
+
+/// The race worlds, which never draw the swarm's windows.
+#[cfg(test)]
+pub(crate) const RACE_WORLDS: [&str; 4] =
+    ["standard", "watch-lag-duplicate-create", "assign-during-delete", "token-refresh-recreation"];

@@ -43,18 +43,8 @@ mod tests {
 
     #[test]
     fn the_swarm_draws_it_in_some_worlds_and_the_race_worlds_never() {
-        let scarce = |name: &str| {
-            let scenario = crate::scenarios::find(name).unwrap();
-            (0..40)
-                .filter(|s| {
-                    let plan = scenario.world(Seed(*s), crate::variant::Variant::Fixed);
-                    plan.config.kubelet.node_capacity.is_some()
-                })
-                .count()
-        };
-        for name in
-            ["standard", "watch-lag-duplicate-create", "assign-during-delete", "token-refresh-recreation"]
-        {
+        let scarce = |name| crate::scenarios::worlds_drawing(name, |c| c.kubelet.node_capacity.is_some());
+        for name in crate::scenarios::RACE_WORLDS {
             assert_eq!(scarce(name), 0, "{name} has room for every pod");
         }
         assert!(

@@ -21,29 +21,11 @@ pub fn draw_removed_runner_poll(seed: Seed, plan: &mut WorldPlan, worlds: f64) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_swarm_draws_it_in_about_half_its_worlds_and_the_race_worlds_never() {
-        let retried = |name: &str| {
-            let scenario = crate::scenarios::find(name).unwrap();
-            (0..40)
-                .filter(|s| {
-                    scenario
-                        .world(Seed(*s), crate::variant::Variant::Fixed)
-                        .config
-                        .github
-                        .removed_registration_retried
-                })
-                .count()
-        };
-        for name in [
-            "standard",
-            "watch-lag-duplicate-create",
-            "assign-during-delete",
-            "token-refresh-recreation",
-            "legacy-steady-state",
-        ] {
+        let retried =
+            |name| crate::scenarios::worlds_drawing(name, |c| c.github.removed_registration_retried);
+        for name in crate::scenarios::RACE_WORLDS.into_iter().chain(["legacy-steady-state"]) {
             assert_eq!(retried(name), 0, "{name} keeps the default");
         }
         assert!((8..32).contains(&retried("steady-state")), "steady-state draws it in about half its worlds");

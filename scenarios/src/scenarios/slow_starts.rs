@@ -31,22 +31,10 @@ pub fn draw_slow_starts(seed: Seed, plan: &mut WorldPlan, worlds: f64) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_swarm_draws_it_in_some_worlds_and_the_race_worlds_never() {
-        let slow = |name: &str| {
-            let scenario = crate::scenarios::find(name).unwrap();
-            (0..40)
-                .filter(|s| {
-                    let plan = scenario.world(Seed(*s), crate::variant::Variant::Fixed);
-                    plan.config.kubelet.slow_starts.is_some()
-                })
-                .count()
-        };
-        for name in
-            ["standard", "watch-lag-duplicate-create", "assign-during-delete", "token-refresh-recreation"]
-        {
+        let slow = |name| crate::scenarios::worlds_drawing(name, |c| c.kubelet.slow_starts.is_some());
+        for name in crate::scenarios::RACE_WORLDS {
             assert_eq!(slow(name), 0, "{name} starts every pod quickly");
         }
         assert!((6..26).contains(&slow("steady-state")), "steady-state draws it in about 40% of its worlds");

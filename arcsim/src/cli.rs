@@ -51,9 +51,26 @@ pub fn parse_load(text: &str) -> Result<arc_sim::apiserver::load::LoadConfig, St
     })
 }
 
+/// A `--kubelet` value: the staged node's `KubeletConfig` as JSON (every field optional), inline or `@FILE`.
+pub fn parse_kubelet(text: &str) -> Result<arc_sim::kubelet::KubeletConfig, String> {
+    serde_json::from_str(&inline_or_file(text, "kubelet config")?).map_err(|e| {
+        format!("not a kubelet config ({e}); for example {{\"node_capacity\":{{\"pods\":1}},\"slow_starts\":{{\"slow_pull_percent\":0,\"slow_pull\":{{\"min_ms\":0,\"max_ms\":0}},\"failed_pull_percent\":100,\"max_failed_pulls\":2,\"failed_pull\":{{\"min_ms\":1000,\"max_ms\":1000}},\"runner_boot\":{{\"min_ms\":2000,\"max_ms\":2000}}}}}}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_kubelet_config_is_a_clear_error_with_an_example() {
+        let err = parse_kubelet(r#"{"node_capacity":{"pods":"one"}}"#).unwrap_err();
+        assert!(err.contains("not a kubelet config") && err.contains("failed_pull_percent"), "{err}");
+        assert!(parse_kubelet(r#"{"nodes":1}"#).unwrap_err().contains("unknown field"));
+        assert!(parse_kubelet("@/nonexistent/kubelet.json").unwrap_err().contains("cannot read"));
+        let capacity = parse_kubelet(r#"{"node_capacity":{"pods":1}}"#).unwrap().node_capacity;
+        assert_eq!(capacity.map(|c| c.pods), Some(1));
+    }
 
     #[test]
     fn bad_seeds_and_plans_get_clear_errors() {

@@ -72,6 +72,10 @@ pub struct StageArgs {
     /// Assume this alternative about GitHub, `NAME=ALT` (repeatable; `arcsim list assumptions`).
     #[arg(long = "assume", value_name = "NAME=ALT")]
     pub assume: Vec<String>,
+    /// The node (`KubeletConfig`, every field optional): JSON inline or @FILE, e.g.
+    /// `{"node_capacity":{"pods":1}}` for room for one pod, or `slow_starts` for slow and failed pulls.
+    #[arg(long, value_parser = crate::cli::parse_kubelet)]
+    pub kubelet: Option<KubeletConfig>,
 }
 
 /// Runs the staging world until Ctrl-C, or until the workload completes with `--exit-when-done`.
@@ -101,7 +105,7 @@ async fn stage(args: StageArgs) -> anyhow::Result<()> {
         &arc_sim::net::Links::new(arc_sim::net::Network::InProcess, staged.apiserver.clone()),
         staged.github.clone(),
         record,
-        KubeletConfig::default(),
+        args.kubelet.clone().unwrap_or_default(),
         Some(listener),
     );
     create_objects(&staged, &args).await?;

@@ -109,3 +109,12 @@ async fn pods_of_another_namespace_run_elsewhere_with_room() {
     sleep_s(5).await;
     assert!(bound(&n, "a"), "only arc-runners' pods count against the room");
 }
+
+#[tokio::test(start_paused = true)]
+async fn room_counted_for_one_namespace_holds_its_pods() {
+    let n = node_for(NodeCapacity { namespace: Some("default".into()), pods: 1, scale_up: None });
+    create_idle(&n, "a").await;
+    create_idle(&n, "b").await;
+    sleep_s(5).await;
+    assert_eq!(["a", "b"].iter().filter(|p| bound(&n, p)).count(), 1);
+}

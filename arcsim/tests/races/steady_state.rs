@@ -28,6 +28,15 @@ const REGRESSION_SEEDS: &[u64] = &[
     // over and over, and one runner's 5 s requeue made its create 1.7 s late behind the others'
     // reconciles: no-already-exists-reconcile-errors now excuses a requeue delayed by busy workers.
     17_000_519,
+    // Scarce room counted with the listener's namespace deadlocked (idle runners held every place, the
+    // restarted listener waited, no job was acquired, none freed); the listener now runs elsewhere.
+    22_000_003,
+    // Four places and no autoscaler left jobs running at the liveness horizon; every drawn pool can
+    // now grow to the set's most.
+    22_100_283,
+    // A repeat delete of an already deleting EphemeralRunner landed while a replacement pod's runner
+    // booted; no-busy-runner-deleted now judges only the delete that began the deletion.
+    22_100_361,
 ];
 
 #[test]

@@ -54,6 +54,8 @@ pub fn unschedulable_message(nodes: u32) -> String {
 /// informer.
 #[derive(Debug, Default)]
 pub(crate) struct Room {
+    /// The namespace whose pods it counts (all when `None`).
+    namespace: Option<String>,
     state: Mutex<RoomState>,
     changed: Notify,
 }
@@ -84,18 +86,16 @@ pub(crate) enum Taken {
     Gone,
 }
 
-impl NodeCapacity {
-    /// Whether a pod of `namespace` runs on the counted nodes.
-    pub fn counts(&self, namespace: &str) -> bool {
-        self.namespace.as_deref().is_none_or(|ns| ns == namespace)
-    }
-}
-
 impl Room {
     /// Room as `capacity` says.
     pub(crate) fn new(capacity: &NodeCapacity) -> Self {
         let state = RoomState { capacity: capacity.pods, nodes: 1, ..RoomState::default() };
-        Room { state: Mutex::new(state), changed: Notify::new() }
+        Room { namespace: capacity.namespace.clone(), state: Mutex::new(state), changed: Notify::new() }
+    }
+
+    /// Whether a pod of `namespace` needs room here (others run on nodes with room always).
+    pub(crate) fn counts(&self, namespace: &str) -> bool {
+        self.namespace.as_deref().is_none_or(|ns| ns == namespace)
     }
 
     /// A pod the scheduler is about to place.

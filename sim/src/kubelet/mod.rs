@@ -162,8 +162,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// The room the scheduler must find for a pod of `namespace`, when the world counts it.
     pub(crate) fn room_for(&self, namespace: &str) -> Option<&Arc<Room>> {
-        let counted = self.config.node_capacity.as_ref().is_some_and(|c| c.counts(namespace));
-        self.room.as_ref().filter(|_| counted)
+        self.room.as_ref().filter(|room| room.counts(namespace))
     }
 
     pub(crate) fn record(&self, namespace: &str, name: &str, uid: &str, kind: KubeletEventKind) {

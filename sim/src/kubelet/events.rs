@@ -16,6 +16,8 @@ pub enum StopCause {
     PodRemoved,
     /// The pod was evicted.
     Evicted,
+    /// Its node's machine died ([`super::node_loss::LossOutcome::Died`]).
+    NodeDied,
 }
 
 /// One kubelet event.
@@ -128,6 +130,33 @@ pub enum KubeletEventKind {
     },
     /// The kubelet finished a pod's termination and removed it (grace-0 delete).
     PodRemoved,
+    /// The node stopped answering the control plane ([`super::node_loss`]; subject `node/<name>`):
+    /// its kubelet hears nothing and writes nothing until it comes back.
+    NodeLost {
+        /// Whether its machine died with its processes (else they run on).
+        died: bool,
+    },
+    /// The lost node is back (subject `node/<name>`): its kubelet hears what it missed.
+    NodeReturned,
+    /// The node lifecycle set the pod's Ready False: its node had not reported for the grace period.
+    MarkedNotReady {
+        /// The node.
+        node: String,
+    },
+    /// The taint eviction deleted the pod (DisruptionTarget `DeletionByTaintManager`): its node was
+    /// unreachable longer than the pod tolerates.
+    TaintEvicted {
+        /// The node.
+        node: String,
+    },
+    /// The pod was deleted with grace 0 while its node was lost: by pod GC (the Node object was
+    /// deleted; the pod marked Failed first) or by an operator's force delete.
+    ForceDeleted {
+        /// The node.
+        node: String,
+        /// `pod-gc` or `operator`.
+        by: String,
+    },
 }
 
 impl Observed for KubeletEvent {
@@ -143,7 +172,7 @@ impl Observed for KubeletEvent {
 pub struct KubeletEvent {
     /// Sim milliseconds.
     pub ms: u64,
-    /// `namespace/name`.
+    /// `namespace/name` (`node/<name>` for an event of a node).
     pub pod: String,
     /// The pod's uid.
     pub uid: String,

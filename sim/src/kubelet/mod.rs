@@ -12,13 +12,17 @@
 //! terminal status, and the kubelet's grace-0 delete. Its writes are in [`writes`]. Scenarios can
 //! evict pods and crash containers. What it did is a structured event log ([`events`]) and trace
 //! lines. What a process reads from its pod spec is the images' contract ([`contract`]), not any
-//! controller's code.
+//! controller's code. A world may lose a node ([`node_loss`]): then the runners' pods spread over a
+//! pool of nodes, and the control plane's answer to the loss is in [`node_lifecycle`].
 
 pub mod capacity;
 pub mod container;
 pub mod contract;
 pub mod events;
 pub mod informer;
+pub mod node_lifecycle;
+pub(crate) mod node_link;
+pub mod node_loss;
 pub mod pod;
 pub mod scheduler;
 pub mod slow_starts;
@@ -51,6 +55,8 @@ pub use capacity::{NodeCapacity, ScaleUp};
 pub use container::ListenerLauncher;
 pub use events::{KubeletEvent, KubeletEventKind, StopCause};
 use informer::{PodChange, PodInformer, key_of};
+use node_link::NodeLink;
+pub use node_loss::{LossOutcome, NodeLoss};
 use pod::{PodSignal, PodTask};
 pub use slow_starts::SlowStarts;
 use watched::WatchedPod;
@@ -110,6 +116,10 @@ pub struct KubeletConfig {
     /// Absent (the default): room for every pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_capacity: Option<NodeCapacity>,
+    /// A node of the runners' pool that stops answering the control plane ([`node_loss`]). Absent
+    /// (the default): one node, never lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_loss: Option<NodeLoss>,
 }
 
 impl Default for KubeletConfig {
@@ -131,6 +141,7 @@ impl Default for KubeletConfig {
             clock: ClockSkew::NONE,
             slow_starts: None,
             node_capacity: None,
+            node_loss: None,
         }
     }
 }
@@ -157,12 +168,31 @@ pub(crate) struct Shared {
     pub schedule: SchedulerSlot,
     /// The nodes' room for pods, when the world counts it.
     pub room: Option<Arc<Room>>,
+    /// The link of the node that can be lost, when the world loses one.
+    pub link: Option<Arc<NodeLink>>,
 }
 
 impl Shared {
     /// The room the scheduler must find for a pod of `namespace`, when the world counts it.
     pub(crate) fn room_for(&self, namespace: &str) -> Option<&Arc<Room>> {
         self.room.as_ref().filter(|room| room.counts(namespace))
+    }
+
+    /// The node a pod of `namespace` is bound to: one of the pool's untainted nodes (drawn from
+    /// `rng`) when the world loses a node and the pod is of the pool's namespace, else the kubelet's.
+    pub(crate) fn node_for(&self, namespace: &str, rng: &mut ChaCha8Rng) -> String {
+        let Some(loss) = self.config.node_loss.as_ref().filter(|loss| loss.namespace == namespace) else {
+            return self.config.node_name.clone();
+        };
+        let tainted = self.link.as_ref().filter(|link| link.is_tainted()).map(|link| link.node());
+        let nodes: Vec<String> = loss.pool().into_iter().filter(|n| Some(n.as_str()) != tainted).collect();
+        nodes[rng.random_range(0..nodes.len())].clone()
+    }
+
+    /// Whether the model runs pods bound to `node`.
+    fn serves(&self, node: &str) -> bool {
+        node == self.config.node_name
+            || self.config.node_loss.as_ref().is_some_and(|l| l.pool().iter().any(|n| n == node))
     }
 
     pub(crate) fn record(&self, namespace: &str, name: &str, uid: &str, kind: KubeletEventKind) {
@@ -183,8 +213,15 @@ impl Shared {
     }
 }
 
-/// Each running pod's signal channel by `namespace/name`, with the uid it was started for.
-type PodSignals = BTreeMap<String, (String, UnboundedSender<PodSignal>)>;
+/// Each running pod's worker by `namespace/name`.
+type PodSignals = BTreeMap<String, Worker>;
+
+/// A running pod's worker: the uid it was started for, its node, its signal channel.
+struct Worker {
+    uid: String,
+    node: String,
+    signals: UnboundedSender<PodSignal>,
+}
 
 /// The running kubelet. Clones share it.
 #[derive(Clone)]
@@ -220,6 +257,7 @@ impl Kubelet {
         let last_ip = AtomicU32::new(0);
         let schedule = SchedulerSlot::default();
         let room = config.node_capacity.as_ref().map(|capacity| Arc::new(Room::new(capacity)));
+        let link = config.node_loss.as_ref().map(|loss| Arc::new(NodeLink::new(loss.lost_node())));
         let shared = Arc::new(Shared {
             config,
             client,
@@ -231,11 +269,16 @@ impl Kubelet {
             last_ip,
             schedule,
             room,
+            link,
         });
         let kubelet = Kubelet { shared, pods: Arc::default(), scheduling: Arc::default() };
         let informer = PodInformer::new(kubelet.shared.client.clone(), seed.named_rng("kubelet/informer"));
         let this = kubelet.clone();
         tokio::spawn(informer.run(move |change| this.observe(change)));
+        if let Some(loss) = kubelet.shared.config.node_loss.clone() {
+            let client = links.client_as(node_lifecycle::ACTOR);
+            tokio::spawn(node_lifecycle::run(kubelet.clone(), loss, client));
+        }
         kubelet
     }
 
@@ -246,9 +289,59 @@ impl Kubelet {
     }
 
     fn observe(&self, change: PodChange) {
+        if let Some(link) = &self.shared.link {
+            let pod = match &change {
+                PodChange::Seen(pod) | PodChange::Gone(pod) => pod.clone(),
+            };
+            if link.hold(pod.node_name.as_deref(), &change) {
+                return self.release_room(&change);
+            }
+        }
         match change {
             PodChange::Seen(pod) => self.seen(pod),
             PodChange::Gone(pod) => self.gone(&pod),
+        }
+    }
+
+    /// The scheduler's part of a change the lost node's kubelet does not hear: room a pod no longer
+    /// takes is free (the scheduler watches on).
+    fn release_room(&self, change: &PodChange) {
+        let (pod, gone) = match change {
+            PodChange::Seen(pod) => (pod, false),
+            PodChange::Gone(pod) => (pod, true),
+        };
+        if let Some(room) = self.shared.room.as_ref().filter(|_| gone || pod.is_terminal()) {
+            room.release(pod.metadata.uid.as_deref().unwrap_or_default());
+        }
+    }
+
+    /// The lost node stopped answering: its processes die with it if its machine `died`.
+    pub(crate) fn lose_node(&self, died: bool) {
+        let Some(link) = &self.shared.link else { return };
+        link.lose();
+        self.shared.record("node", link.node(), "", KubeletEventKind::NodeLost { died });
+        if died {
+            let pods = self.pods.lock().expect("kubelet pods");
+            for worker in pods.values().filter(|w| w.node == link.node()) {
+                let _ = worker.signals.send(PodSignal::NodeDied);
+            }
+        }
+    }
+
+    /// The lost node is back: its kubelet hears, in order, what it missed.
+    pub(crate) fn node_returned(&self) {
+        let Some(link) = &self.shared.link else { return };
+        let missed = link.come_back();
+        self.shared.record("node", link.node(), "", KubeletEventKind::NodeReturned);
+        for change in missed {
+            self.observe(change);
+        }
+    }
+
+    /// Taints the lost node: the scheduler leaves it.
+    pub(crate) fn taint_node(&self) {
+        if let Some(link) = &self.shared.link {
+            link.taint();
         }
     }
 
@@ -262,21 +355,21 @@ impl Kubelet {
         let deleting = pod.metadata.deletion_timestamp.is_some();
         let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
         let mut pods = self.pods.lock().expect("kubelet pods");
-        if let Some((_, tx)) = pods.get(&key).filter(|(known, _)| *known == uid) {
+        if let Some(worker) = pods.get(&key).filter(|w| w.uid == uid) {
             if deleting {
-                let _ = tx.send(PodSignal::Deleting { grace_seconds: grace });
+                let _ = worker.signals.send(PodSignal::Deleting { grace_seconds: grace });
             }
             return;
         }
         let node = pod.node_name.clone().unwrap_or_default();
-        if node == self.shared.config.node_name {
+        if self.shared.serves(&node) {
             // The server decoded every pod it stores (admission), so its JSON decodes here too.
             let Ok(pod) = pod.pod() else { return };
             let (tx, signals) = unbounded_channel();
             if deleting {
                 let _ = tx.send(PodSignal::Deleting { grace_seconds: grace });
             }
-            pods.insert(key, (uid.clone(), tx));
+            pods.insert(key, Worker { uid: uid.clone(), node, signals: tx });
             let rng = self.shared.seed.named_rng(&format!("kubelet/pod/{uid}"));
             tokio::spawn(PodTask::new(self.shared.clone(), pod, signals, rng).run());
         } else if node.is_empty()
@@ -299,16 +392,16 @@ impl Kubelet {
             room.release(&uid);
         }
         let mut pods = self.pods.lock().expect("kubelet pods");
-        if pods.get(&key).is_some_and(|(known, _)| *known == uid)
-            && let Some((_, tx)) = pods.remove(&key)
+        if pods.get(&key).is_some_and(|w| w.uid == uid)
+            && let Some(worker) = pods.remove(&key)
         {
-            let _ = tx.send(PodSignal::Removed);
+            let _ = worker.signals.send(PodSignal::Removed);
         }
     }
 
     fn signal(&self, namespace: &str, name: &str, signal: PodSignal) -> bool {
         let pods = self.pods.lock().expect("kubelet pods");
-        pods.get(&format!("{namespace}/{name}")).is_some_and(|(_, tx)| tx.send(signal).is_ok())
+        pods.get(&format!("{namespace}/{name}")).is_some_and(|w| w.signals.send(signal).is_ok())
     }
 
     /// Evicts a pod (phase Failed with `reason`, e.g. `Evicted` or `OutOfmemory`); false if unknown.

@@ -54,6 +54,8 @@ pub enum PodSignal {
         /// Exit code.
         exit_code: i32,
     },
+    /// The node's machine died: the process is gone and the worker never acts again.
+    NodeDied,
 }
 
 /// How a run of the main container ended, as far as the container loop cares.
@@ -116,7 +118,10 @@ impl PodTask {
         );
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let view = PodView::admitted(&uid, &policy, containers, &existing);
-        let writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
+        let mut writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
+        if let Some(link) = kubelet.link.as_ref().filter(|l| spec.node_name.as_deref() == Some(l.node())) {
+            writes = writes.on_node(link.clone());
+        }
         let starts = kubelet
             .config
             .slow_starts
@@ -241,6 +246,7 @@ impl PodTask {
     pub(crate) async fn end_without_process(&mut self, signal: PodSignal) {
         match signal {
             PodSignal::Removed | PodSignal::Crash { .. } => {}
+            PodSignal::NodeDied => std::future::pending::<()>().await,
             PodSignal::Deleting { grace_seconds } => self.delete_stopped(grace_seconds).await,
             PodSignal::Evict { reason } => {
                 self.evicted(&reason).await;
@@ -373,7 +379,16 @@ impl PodTask {
                 self.terminate(running, None).await;
                 Ended::Done
             }
+            PodSignal::NodeDied => self.died(running).await,
         }
+    }
+
+    /// The machine died under the process: it is gone, and so is every later act of the worker.
+    pub(crate) async fn died(&mut self, mut running: Running) -> Ended {
+        running.kill();
+        self.stopped(EXIT_SIGKILL, StopCause::NodeDied, &running.state);
+        std::future::pending::<()>().await;
+        Ended::Done
     }
 
     /// Records the container's stop, with the runner and job its process reported.
@@ -437,6 +452,7 @@ impl PodTask {
             match self.next_signal().await {
                 PodSignal::Deleting { grace_seconds } => return self.delete_stopped(grace_seconds).await,
                 PodSignal::Removed => return,
+                PodSignal::NodeDied => std::future::pending::<()>().await,
                 PodSignal::Evict { .. } | PodSignal::Crash { .. } => {}
             }
         }

@@ -34,7 +34,7 @@ pub(crate) async fn schedule(kubelet: Arc<Shared>, metadata: ObjectMeta, mut rng
     if !writes.status(json!({"conditions": [scheduled_condition(&now)]})).await {
         return;
     }
-    if writes.bind(&kubelet.config.node_name).await {
+    if writes.bind(&kubelet.node_for(&namespace, &mut rng)).await {
         kubelet.record(&namespace, &name, &uid, KubeletEventKind::Scheduled);
     }
 }

@@ -30,6 +30,8 @@ struct Ending {
     signalled: bool,
     /// When the current stage ends: SIGTERM, then SIGKILL.
     until: Instant,
+    /// The node's machine died meanwhile.
+    died: bool,
 }
 
 impl Ending {
@@ -48,6 +50,7 @@ impl Ending {
                 self.gone = true;
                 self.shorten(MINIMUM_GRACE_SECONDS);
             }
+            PodSignal::NodeDied => self.died = true,
             PodSignal::Evict { .. } | PodSignal::Crash { .. } => {}
         }
     }
@@ -70,11 +73,16 @@ impl PodTask {
             grace_seconds: grace_seconds.unwrap_or(MINIMUM_GRACE_SECONDS),
             signalled: false,
             until: Instant::now() + delay, // allow-nondeterminism: tokio clock, paused in the sim
+            died: false,
         };
         let code = match self.run_until(&mut running, &mut ending).await {
             Some(code) => code,
             None => self.signal(&mut running, &mut ending).await,
         };
+        if ending.died {
+            self.died(running).await;
+            return;
+        }
         let cause = if ending.gone { StopCause::PodRemoved } else { StopCause::PodDeleted };
         self.stopped(code, cause, &running.state);
         if ending.gone {
@@ -102,6 +110,9 @@ impl PodTask {
         if let Some(code) = self.run_until(running, ending).await {
             return code;
         }
+        if ending.died {
+            return EXIT_SIGKILL;
+        }
         running.kill();
         self.record(KubeletEventKind::Sigkill { container });
         EXIT_SIGKILL
@@ -112,7 +123,12 @@ impl PodTask {
         loop {
             tokio::select! {
                 biased;
-                signal = self.next_signal() => ending.hear(signal),
+                signal = self.next_signal() => {
+                    ending.hear(signal);
+                    if ending.died {
+                        return None;
+                    }
+                }
                 code = &mut running.future => return Some(code),
                 () = tokio::time::sleep_until(ending.until) => return None,
             }

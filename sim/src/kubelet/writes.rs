@@ -4,23 +4,134 @@
 //! server refuses for the moment (5xx, 429), once a second, as a kubelet's status manager keeps
 //! syncing until it succeeds; other answers end it. An answer (the whole pod) is read as text and not
 //! decoded: the kubelet learns the pod's new state from its watch, as the real one does. In debug
-//! builds every status it writes is checked against the ones before it.
+//! builds every status it writes is checked against the ones before it. A pod on a node that can be
+//! lost ([`super::node_loss`]) has a status manager of its own: while the node is cut off its writes
+//! wait in order (a status only the latest), and once it is back they go, or, when none waited, the
+//! latest status again (the kubelet's status manager syncs what the API no longer matches).
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::core::Request;
 use serde_json::{Value, json};
 
-/// The pod's writer: its client, the pods' path, the pod's name and uid.
+use super::node_link::NodeLink;
+
+/// The pod's writer: where its writes go, what it has written, and, on a node that can be lost,
+/// the writes waiting for the node to come back.
 pub struct PodWrites {
+    target: Target,
+    written: Mutex<Written>,
+    held: Option<Held>,
+}
+
+/// Where a pod's writes go: its client, the pods' path, the pod's name and uid.
+#[derive(Clone)]
+struct Target {
     client: kube::Client,
     pods: Request,
     name: String,
     uid: String,
-    written: Mutex<Written>,
+}
+
+/// A write waiting for the node to come back.
+#[derive(Debug, Clone, PartialEq)]
+enum Waiting {
+    Status(Value),
+    Remove,
+}
+
+/// The writes of a pod on the node that can be lost.
+struct Held {
+    link: Arc<NodeLink>,
+    outbox: Arc<Mutex<Outbox>>,
+}
+
+/// Writes waiting, whether the status manager is sending them, and the latest status written.
+#[derive(Default)]
+struct Outbox {
+    queue: VecDeque<Waiting>,
+    flushing: bool,
+    latest: Option<Value>,
+}
+
+impl Outbox {
+    /// Queues `write`; a status replaces a status queued just before it (only the latest is sent).
+    fn push(&mut self, write: Waiting) {
+        if matches!((&write, self.queue.back()), (Waiting::Status(_), Some(Waiting::Status(_)))) {
+            self.queue.pop_back();
+        }
+        self.queue.push_back(write);
+        self.flushing = true;
+    }
+
+    /// The next write to send once the node is back; `None` (and no longer flushing) when done.
+    fn next(&mut self) -> Option<Waiting> {
+        let next = self.queue.pop_front();
+        self.flushing = next.is_some();
+        next
+    }
+}
+
+impl Held {
+    /// Queues `write` when the node is cut off or earlier writes still wait; true when queued.
+    fn hold(&self, write: &Waiting) -> bool {
+        let mut outbox = self.outbox.lock().expect("outbox");
+        if let Waiting::Status(status) = write {
+            outbox.latest = Some(status.clone());
+        }
+        if !self.link.is_lost() && !outbox.flushing {
+            return false;
+        }
+        outbox.push(write.clone());
+        true
+    }
+}
+
+/// The pod's status manager: each time the node comes back, it sends what waited, or the latest
+/// status again when nothing did.
+async fn resync(link: Arc<NodeLink>, target: Target, outbox: Arc<Mutex<Outbox>>) {
+    loop {
+        link.cut().await;
+        link.up().await;
+        {
+            let mut outbox = outbox.lock().expect("outbox");
+            if outbox.queue.is_empty()
+                && let Some(latest) = outbox.latest.clone()
+            {
+                outbox.push(Waiting::Status(latest));
+            }
+        }
+        while !link.is_lost() {
+            let Some(write) = outbox.lock().expect("outbox").next() else { break };
+            match write {
+                Waiting::Status(status) => target.status(&status).await,
+                Waiting::Remove => target.remove().await,
+            };
+        }
+    }
+}
+
+impl Target {
+    async fn status(&self, status: &Value) -> bool {
+        let patch = json!({"metadata": {"uid": self.uid}, "status": status});
+        let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
+        self.send(self.pods.patch_subresource("status", &self.name, &params, &merge)).await
+    }
+
+    async fn remove(&self) -> bool {
+        let pre = Preconditions { uid: Some(self.uid.clone()), resource_version: None };
+        let params = DeleteParams::default().grace_period(0).preconditions(pre);
+        self.send(self.pods.delete(&self.name, &params)).await
+    }
+
+    /// Sends `request` until it is answered for good; true when the server accepted it.
+    async fn send(&self, request: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> bool {
+        let Ok(request) = request else { return false };
+        retrying(|| self.client.request_text(request.clone())).await.is_ok()
+    }
 }
 
 /// What a pod's status writes have said so far: a kubelet never takes a pod back from a terminal
@@ -64,43 +175,51 @@ impl Written {
 impl PodWrites {
     /// Writes for pod `namespace/name` with uid `uid`, through `client`.
     pub fn new(client: kube::Client, namespace: &str, name: &str, uid: &str) -> Self {
-        PodWrites {
-            client,
-            pods: Request::new(format!("/api/v1/namespaces/{namespace}/pods")),
-            name: name.to_string(),
-            uid: uid.to_string(),
-            written: Mutex::default(),
-        }
+        let pods = Request::new(format!("/api/v1/namespaces/{namespace}/pods"));
+        let target = Target { client, pods, name: name.to_string(), uid: uid.to_string() };
+        PodWrites { target, written: Mutex::default(), held: None }
     }
 
-    /// Patches `pods/status` with `status`; true when it was written.
+    /// The same writes for a pod on the node of `link`, which can be lost: they wait while it is cut
+    /// off, and its status manager starts (it runs on the run's runtime until the run ends).
+    pub(crate) fn on_node(mut self, link: Arc<NodeLink>) -> Self {
+        let outbox = Arc::new(Mutex::new(Outbox::default()));
+        tokio::spawn(resync(link.clone(), self.target.clone(), outbox.clone()));
+        self.held = Some(Held { link, outbox });
+        self
+    }
+
+    /// Patches `pods/status` with `status`; true when it was written (or waits to be, on a node cut
+    /// off).
     pub async fn status(&self, status: Value) -> bool {
         if cfg!(debug_assertions) {
-            self.written.lock().expect("the written record is never poisoned").check(&self.name, &status);
+            self.written
+                .lock()
+                .expect("the written record is never poisoned")
+                .check(&self.target.name, &status);
         }
-        let patch = json!({"metadata": {"uid": self.uid}, "status": status});
-        let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
-        self.send(self.pods.patch_subresource("status", &self.name, &params, &merge)).await
+        if let Some(held) = &self.held
+            && held.hold(&Waiting::Status(status.clone()))
+        {
+            return true;
+        }
+        self.target.status(&status).await
     }
 
     /// Binds the pod to `node`; true when it was bound.
     pub async fn bind(&self, node: &str) -> bool {
-        let patch = json!({"metadata": {"uid": self.uid}, "spec": {"nodeName": node}});
+        let patch = json!({"metadata": {"uid": self.target.uid}, "spec": {"nodeName": node}});
         let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
-        self.send(self.pods.patch(&self.name, &params, &merge)).await
+        self.target.send(self.target.pods.patch(&self.target.name, &params, &merge)).await
     }
 
-    /// The kubelet's grace-0 delete once the pod's containers have stopped; true when it was deleted.
+    /// The kubelet's grace-0 delete once the pod's containers have stopped; true when it was deleted
+    /// (or waits to be, on a node cut off).
     pub async fn remove(&self) -> bool {
-        let pre = Preconditions { uid: Some(self.uid.clone()), resource_version: None };
-        let params = DeleteParams::default().grace_period(0).preconditions(pre);
-        self.send(self.pods.delete(&self.name, &params)).await
-    }
-
-    /// Sends `request` until it is answered for good; true when the server accepted it.
-    async fn send(&self, request: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> bool {
-        let Ok(request) = request else { return false };
-        retrying(|| self.client.request_text(request.clone())).await.is_ok()
+        if self.held.as_ref().is_some_and(|held| held.hold(&Waiting::Remove)) {
+            return true;
+        }
+        self.target.remove().await
     }
 }
 

@@ -5,6 +5,8 @@
 //! - [`support`]: the node harness (API server, GitHub, kubelet, a listener's client).
 //! - [`capacity`]: pods Pending Unschedulable until room frees or a node joins.
 //! - [`lifecycle`]: binding, running, restarts, evictions, crashes, missing secrets.
+//! - [`node_loss`]: a node cut off from the control plane: Ready False, taint eviction, its return,
+//!   its machine's death and pod GC, an operator's force delete.
 //! - [`status`]: the sequence and shape of the kubelet's status writes.
 //! - [`termination`]: SIGTERM after the watch lag and a delay, the grace period, SIGKILL, and jobs
 //!   GitHub assigns inside that window.
@@ -15,6 +17,7 @@
 mod capacity;
 mod determinism;
 mod lifecycle;
+mod node_loss;
 mod slow_starts;
 mod status;
 mod support;

@@ -230,6 +230,9 @@ pub struct Kubelet {
     pods: Arc<Mutex<PodSignals>>,
     /// uids of the pods the scheduler has taken on.
     scheduling: Arc<Mutex<BTreeSet<String>>>,
+    /// Workers of pods on the lost node whose name a newer pod took while the node was cut off (a
+    /// replacement of a force-deleted pod), by uid: their node never heard, so they run on.
+    displaced: Arc<Mutex<BTreeMap<String, Worker>>>,
 }
 
 impl std::fmt::Debug for Kubelet {
@@ -271,7 +274,8 @@ impl Kubelet {
             room,
             link,
         });
-        let kubelet = Kubelet { shared, pods: Arc::default(), scheduling: Arc::default() };
+        let kubelet =
+            Kubelet { shared, pods: Arc::default(), scheduling: Arc::default(), displaced: Arc::default() };
         let informer = PodInformer::new(kubelet.shared.client.clone(), seed.named_rng("kubelet/informer"));
         let this = kubelet.clone();
         tokio::spawn(informer.run(move |change| this.observe(change)));
@@ -355,7 +359,8 @@ impl Kubelet {
         let deleting = pod.metadata.deletion_timestamp.is_some();
         let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
         let mut pods = self.pods.lock().expect("kubelet pods");
-        if let Some(worker) = pods.get(&key).filter(|w| w.uid == uid) {
+        let mut displaced = self.displaced.lock().expect("displaced workers");
+        if let Some(worker) = pods.get(&key).filter(|w| w.uid == uid).or_else(|| displaced.get(&uid)) {
             if deleting {
                 let _ = worker.signals.send(PodSignal::Deleting { grace_seconds: grace });
             }
@@ -369,7 +374,13 @@ impl Kubelet {
             if deleting {
                 let _ = tx.send(PodSignal::Deleting { grace_seconds: grace });
             }
-            pods.insert(key, Worker { uid: uid.clone(), node, signals: tx });
+            let cut_off =
+                |w: &Worker| self.shared.link.as_ref().is_some_and(|l| l.is_lost() && l.node() == w.node);
+            if let Some(old) =
+                pods.insert(key, Worker { uid: uid.clone(), node, signals: tx }).filter(cut_off)
+            {
+                displaced.insert(old.uid.clone(), old);
+            }
             let rng = self.shared.seed.named_rng(&format!("kubelet/pod/{uid}"));
             tokio::spawn(PodTask::new(self.shared.clone(), pod, signals, rng).run());
         } else if node.is_empty()
@@ -390,6 +401,10 @@ impl Kubelet {
         self.scheduling.lock().expect("scheduling").remove(&uid);
         if let Some(room) = &self.shared.room {
             room.release(&uid);
+        }
+        if let Some(worker) = self.displaced.lock().expect("displaced workers").remove(&uid) {
+            let _ = worker.signals.send(PodSignal::Removed);
+            return;
         }
         let mut pods = self.pods.lock().expect("kubelet pods");
         if pods.get(&key).is_some_and(|w| w.uid == uid)

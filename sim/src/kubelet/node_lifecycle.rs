@@ -11,8 +11,8 @@
 //!    deleted and pod GC marks each pod on it Failed (DisruptionTarget `DeletionByPodGC`) and deletes it
 //!    with grace 0; or an operator force-deletes (grace 0) its Terminating pods.
 //!
-//! Each request is made once: a refusal (a fault the world injected) leaves that pod as it was, where
-//! the real controllers would try again at their next pass (a simplification).
+//! A request the server refuses for the moment (5xx, 429, no answer) is tried again a second later,
+//! as the controllers' next passes would.
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -22,6 +22,7 @@ use serde_json::json;
 use super::Kubelet;
 use super::events::KubeletEventKind;
 use super::node_loss::{NodeLoss, PlannedEnd};
+use super::writes::retrying;
 
 /// The API client actor of the node lifecycle, the taint eviction and pod GC.
 pub const ACTOR: &str = "node-lifecycle";
@@ -51,6 +52,7 @@ pub(crate) async fn run(kubelet: Kubelet, loss: NodeLoss, client: kube::Client) 
         PlannedEnd::Died(after) => {
             let node_deleted = async {
                 tokio::time::sleep(after).await;
+                kubelet.taint_node();
                 control.force_delete("pod-gc").await;
             };
             tokio::join!(answer, node_deleted);
@@ -74,7 +76,7 @@ impl ControlPlane<'_> {
     /// The pods bound to the node now (none if the list is refused).
     async fn on_node(&self) -> Vec<Pod> {
         let params = ListParams::default().fields(&format!("spec.nodeName={}", self.node));
-        self.pods.list(&params).await.map(|list| list.items).unwrap_or_default()
+        retrying(|| self.pods.list(&params)).await.map(|list| list.items).unwrap_or_default()
     }
 
     fn record(&self, pod: &Pod, kind: KubeletEventKind) {
@@ -90,7 +92,8 @@ impl ControlPlane<'_> {
         };
         let patch = json!({"metadata": {"uid": pod.metadata.uid}, "status": status});
         let api: Api<Pod> = Api::namespaced(self.pods.clone().into_client(), ns);
-        api.patch_status(name, &PatchParams::default(), &Patch::Strategic(&patch)).await.is_ok()
+        let (params, patch) = (PatchParams::default(), Patch::Strategic(&patch));
+        retrying(|| api.patch_status(name, &params, &patch)).await.is_ok()
     }
 
     /// Deletes `pod` (guarded by its uid) with `grace` seconds, or its own grace period.
@@ -102,7 +105,7 @@ impl ControlPlane<'_> {
         let mut params = DeleteParams::default().preconditions(pre);
         params.grace_period_seconds = grace;
         let api: Api<Pod> = Api::namespaced(self.pods.clone().into_client(), ns);
-        api.delete(name, &params).await.is_ok()
+        retrying(|| api.delete(name, &params)).await.is_ok()
     }
 
     fn now(&self) -> String {

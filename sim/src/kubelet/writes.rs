@@ -223,7 +223,7 @@ impl PodWrites {
     }
 }
 
-async fn retrying<T, F, Fut>(mut call: F) -> kube::Result<T>
+pub(crate) async fn retrying<T, F, Fut>(mut call: F) -> kube::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = kube::Result<T>>,
@@ -242,7 +242,7 @@ where
 
 /// A refusal for the moment (5xx, 429) or no answer at all (anything but an API status: a dropped
 /// connection, whose write may have committed).
-fn transient(e: &kube::Error) -> bool {
+pub(crate) fn transient(e: &kube::Error) -> bool {
     match e {
         kube::Error::Api(status) => status.code >= 500 || status.code == 429,
         _ => true,

@@ -158,14 +158,19 @@ fn runner_ids_by_name(run: &RunRecord) -> RunnerIds {
 /// Per pod `namespace/name`: the spans (start, stop) its main container ran.
 fn running_pods(run: &RunRecord) -> BTreeMap<String, Vec<(u64, u64)>> {
     let mut spans: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut open: BTreeMap<&str, (&str, usize)> = BTreeMap::new();
     for e in run.kubelet_events() {
         match e.kind {
             KubeletEventKind::ContainerStarted { .. } => {
-                spans.entry(e.pod.clone()).or_default().push((e.ms, u64::MAX))
+                let pod = spans.entry(e.pod.clone()).or_default();
+                pod.push((e.ms, u64::MAX));
+                open.insert(&e.uid, (&e.pod, pod.len() - 1));
             }
-            KubeletEventKind::ContainerStopped { .. } => {
-                if let Some(last) = spans.get_mut(&e.pod).and_then(|s| s.last_mut()) {
-                    last.1 = e.ms;
+            // A process outlives a pod deleted with grace 0 on a lost node, but no pod holds it
+            // any more: deleting its runner cannot stop it.
+            KubeletEventKind::ContainerStopped { .. } | KubeletEventKind::ForceDeleted { .. } => {
+                if let Some((pod, i)) = open.remove(e.uid.as_str()) {
+                    spans.get_mut(pod).expect("opened above")[i].1 = e.ms;
                 }
             }
             _ => {}
@@ -318,6 +323,28 @@ mod tests {
         assert_eq!(
             found[0].objects,
             vec![format!("ephemeralrunner {NS}/r"), "runner 41".into(), "job 7".into()]
+        );
+    }
+
+    #[test]
+    fn a_process_no_pod_holds_is_not_the_runners_pod() {
+        let forced = KubeletEventKind::ForceDeleted { node: "arcsim-node-2".into(), by: "operator".into() };
+        let orphaned = busy_runner().event(4, kubelet(4, forced));
+        assert!(NoBusyRunnerDeleted.check(&deleted(orphaned, "controller", 200)).is_empty());
+        let replacement = KubeletEventKind::ContainerStarted { container: "runner".into(), restart_count: 0 };
+        let beside = busy_runner().event(4, KubeletEvent { uid: "pod-r2".into(), ..kubelet(4, replacement) });
+        let stopped_old = KubeletEventKind::ContainerStopped {
+            container: "runner".into(),
+            exit_code: 0,
+            cause: StopCause::Exited,
+            runner_id: None,
+            running_job: None,
+        };
+        let beside = beside.event(4, kubelet(4, stopped_old));
+        assert_eq!(
+            NoBusyRunnerDeleted.check(&deleted(beside, "controller", 200)).len(),
+            1,
+            "the old pod's stop does not end the replacement's span"
         );
     }
 

@@ -11,7 +11,9 @@ use crate::violation::Violation;
 
 /// No job is lost because the controller deleted the pod its runner ran it in: it ends neither
 /// "runner lost" (the process was killed with it) nor canceled by its runner's shutdown (the runner
-/// got SIGTERM mid-job). Evictions and crashes are not the controller's doing and are not counted.
+/// got SIGTERM mid-job). Evictions, crashes and the control plane's deletes of a lost node's pods
+/// (taint eviction, pod GC, an operator's force delete) are not the controller's doing and are not
+/// counted.
 pub struct NoJobLostToControllerKill;
 
 impl Oracle for NoJobLostToControllerKill {
@@ -34,13 +36,22 @@ impl Oracle for NoJobLostToControllerKill {
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let mut out = Vec::new();
+        let mut lost_node_deletes = std::collections::BTreeSet::new();
         for event in run.kubelet_events() {
+            if matches!(
+                event.kind,
+                KubeletEventKind::TaintEvicted { .. } | KubeletEventKind::ForceDeleted { .. }
+            ) {
+                lost_node_deletes.insert(event.uid.as_str());
+            }
             let KubeletEventKind::ContainerStopped { cause, running_job: Some(job), runner_id, .. } =
                 &event.kind
             else {
                 continue;
             };
-            if !matches!(cause, StopCause::PodDeleted | StopCause::PodRemoved) {
+            if !matches!(cause, StopCause::PodDeleted | StopCause::PodRemoved)
+                || lost_node_deletes.contains(event.uid.as_str())
+            {
                 continue;
             }
             let lost = run.jobs.iter().any(|j| {
@@ -111,6 +122,21 @@ mod tests {
         assert!(NoJobLostToControllerKill.check(&still_running).is_empty());
         let other_job_lost = run(StopCause::PodDeleted, ended_job(8, EndReason::RunnerLost, Some(41)));
         assert!(NoJobLostToControllerKill.check(&other_job_lost).is_empty(), "job 8 ran elsewhere");
+    }
+
+    #[test]
+    fn a_job_lost_to_the_control_planes_delete_of_a_lost_nodes_pod_is_not_the_controllers_doing() {
+        let evicted = KubeletEvent {
+            ms: 20,
+            kind: KubeletEventKind::TaintEvicted { node: "arcsim-node-2".into() },
+            ..stopped(StopCause::PodDeleted)
+        };
+        let lost = SyntheticRun::new()
+            .event(20, evicted)
+            .event(50, stopped(StopCause::PodDeleted))
+            .jobs(vec![ended_job(7, EndReason::RunnerShutdown, Some(41))])
+            .build();
+        assert!(NoJobLostToControllerKill.check(&lost).is_empty());
     }
 
     #[test]

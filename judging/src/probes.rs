@@ -13,6 +13,8 @@
 //! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
 //! - [`load`]: the controller's requests that priority and fairness queued or turned away.
+//! - [`slow_starts`], [`node_loss`]: the kubelet's slow starts and room, and a node that stops
+//!   answering.
 
 pub mod after_commit;
 pub mod cache_lag;
@@ -21,6 +23,7 @@ pub mod github;
 pub mod history;
 pub mod load;
 pub mod network;
+pub mod node_loss;
 pub mod removal;
 pub mod removed_registration;
 pub mod scale_downs;
@@ -466,6 +469,30 @@ pub const POD_WAITED_UNSCHEDULABLE: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `pod-taint-evicted`.
+pub const POD_TAINT_EVICTED: Probe = Probe {
+    name: "pod-taint-evicted",
+    describe: "the taint eviction deleted a pod whose node had stopped answering (it stays Terminating: no kubelet confirms)",
+    count: node_loss::pod_taint_evicted,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `process-outlived-force-delete`.
+pub const PROCESS_OUTLIVED_FORCE_DELETE: Probe = Probe {
+    name: "process-outlived-force-delete",
+    describe: "a pod on a lost node was deleted with grace 0 (pod GC, an operator) while its process still ran",
+    count: node_loss::process_outlived_force_delete,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `pod-replaced-while-old-process-ran`.
+pub const POD_REPLACED_WHILE_OLD_PROCESS_RAN: Probe = Probe {
+    name: "pod-replaced-while-old-process-ran",
+    describe: "a pod's container started while an earlier pod of the same name still ran its process (a replacement beside a runner that never stopped)",
+    count: node_loss::pod_replaced_while_old_process_ran,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -508,6 +535,9 @@ pub static PROBES: &[&Probe] = &[
     &IMAGE_PULL_BACKED_OFF,
     &RUNNER_REMOVED_WHILE_BOOTING,
     &POD_WAITED_UNSCHEDULABLE,
+    &POD_TAINT_EVICTED,
+    &PROCESS_OUTLIVED_FORCE_DELETE,
+    &POD_REPLACED_WHILE_OLD_PROCESS_RAN,
 ];
 
 /// Every probe.

@@ -49,7 +49,7 @@ pub enum Command {
     /// Serve a staging world on wall-clock time (fake API server and fake GitHub over loopback TCP,
     /// kubelet, a small workload) for a controller started as its own process.
     #[command(after_help = commands::exit::SCHEME)]
-    Stage(commands::stage::StageArgs),
+    Stage(Box<commands::stage::StageArgs>),
     /// Run a scenario's world to a simulated time, pause it, serve it to kubectl and step it from stdin.
     #[command(after_help = commands::exit::SCHEME)]
     Serve(commands::serve::ServeArgs),
@@ -67,7 +67,7 @@ impl Cli {
             Command::List(args) => commands::list::run(args),
             Command::Measure(args) => commands::measure::run(args),
             Command::Apiserver(args) => commands::apiserver::run(args),
-            Command::Stage(args) => commands::stage::run(args),
+            Command::Stage(args) => commands::stage::run(*args),
             Command::Serve(args) => commands::serve::run(args),
         }
     }

@@ -14,6 +14,7 @@ pub mod legacy_steady_state;
 pub mod load;
 pub mod network_partition;
 pub mod node_capacity;
+pub mod node_loss;
 pub mod objects;
 pub mod refresh;
 pub mod removed_registrations;

@@ -89,6 +89,9 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::IMAGE_PULL_BACKED_OFF, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::RUNNER_REMOVED_WHILE_BOOTING, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::POD_WAITED_UNSCHEDULABLE, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::POD_TAINT_EVICTED, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::PROCESS_OUTLIVED_FORCE_DELETE, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN, QUICK_STARTS),
         ];
         GOALS
     }

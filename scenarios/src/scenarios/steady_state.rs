@@ -20,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clocks::draw_party_clocks;
 use super::load::draw_load;
 use super::node_capacity::draw_node_capacity;
+use super::node_loss::draw_node_loss;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::removed_registrations::draw_removed_runner_poll;
 use super::slow_starts::draw_slow_starts;
@@ -295,6 +296,7 @@ impl Scenario for SteadyState {
         draw_load(seed, &mut plan, 0.4, HEAL_MS);
         draw_slow_starts(seed, &mut plan, 0.4);
         draw_node_capacity(seed, &mut plan, 0.3);
+        draw_node_loss(seed, &mut plan, 0.25);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -345,6 +347,12 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::IMAGE_PULL_BACKED_OFF, Rate::measured(86, 200, 22_000_000)),
             ProbeGoal::floor(&probes::RUNNER_REMOVED_WHILE_BOOTING, Rate::measured(41, 200, 22_000_000)),
             ProbeGoal::floor(&probes::POD_WAITED_UNSCHEDULABLE, Rate::measured(57, 200, 22_000_000)),
+            ProbeGoal::floor(&probes::POD_TAINT_EVICTED, Rate::measured(32, 200, 22_000_000)),
+            ProbeGoal::floor(&probes::PROCESS_OUTLIVED_FORCE_DELETE, Rate::measured(11, 200, 22_000_000)),
+            ProbeGoal::floor(
+                &probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN,
+                Rate::measured(11, 200, 22_000_000),
+            ),
         ];
         GOALS
     }

@@ -53,6 +53,16 @@ pub enum Disruption {
         /// When.
         at_ms: u64,
     },
+    /// The kernel's OOM killer ends the main container of the first running pod whose name starts
+    /// with `prefix` (exit 137, reason `OOMKilled`; it restarts per its policy).
+    OomKillPod {
+        /// When.
+        at_ms: u64,
+        /// Namespace.
+        namespace: String,
+        /// Name prefix.
+        prefix: String,
+    },
     /// Evict the first running pod whose name starts with `prefix`.
     EvictPod {
         /// When.
@@ -94,6 +104,7 @@ impl Disruption {
             | Disruption::CrashPod { at_ms, .. }
             | Disruption::PatchObject { at_ms, .. }
             | Disruption::EvictPod { at_ms, .. }
+            | Disruption::OomKillPod { at_ms, .. }
             | Disruption::DeleteAll { at_ms, .. }
             | Disruption::DeleteScaleSet { at_ms, .. }
             | Disruption::KillLeader { at_ms } => *at_ms,
@@ -135,6 +146,12 @@ pub(crate) async fn apply(disruption: Disruption, targets: Targets<'_>) {
             user.patch(&plural, &namespace, &name, &patch).await.err()
         }
         Disruption::KillLeader { .. } => host.kill_leader().err().map(|e| e.message().to_string()),
+        Disruption::OomKillPod { namespace, prefix, .. } => {
+            if let Some(name) = running_pod(kubelet, &namespace, &prefix) {
+                kubelet.oom_kill(&namespace, &name);
+            }
+            None
+        }
         Disruption::EvictPod { namespace, prefix, reason, .. } => {
             if let Some(name) = running_pod(kubelet, &namespace, &prefix) {
                 kubelet.evict(&namespace, &name, &reason);

@@ -59,6 +59,14 @@ pub enum KubeletEventKind {
         /// Failed pulls so far, this one included.
         attempt: u32,
     },
+    /// An init container failed to start (`terminated`, reason `StartError`): the pod fails under
+    /// `restartPolicy: Never`, else the kubelet backs off and tries again.
+    InitContainerFailed {
+        /// Container name.
+        container: String,
+        /// Its exit code.
+        exit_code: i32,
+    },
     /// A runner process registered (legacy `config.sh`) or connected (JIT) at GitHub.
     RunnerConnected {
         /// GitHub runner id.
@@ -120,6 +128,11 @@ pub enum KubeletEventKind {
     },
     /// The grace period ran out: the container's process got SIGKILL.
     Sigkill {
+        /// Container name.
+        container: String,
+    },
+    /// The kernel's OOM killer ended the main container (exit 137, reason `OOMKilled`).
+    OomKilled {
         /// Container name.
         container: String,
     },

@@ -20,6 +20,7 @@ pub mod container;
 pub mod contract;
 pub mod events;
 pub mod informer;
+pub mod init_containers;
 pub mod node_lifecycle;
 pub(crate) mod node_link;
 pub mod node_loss;
@@ -55,6 +56,7 @@ pub use capacity::{NodeCapacity, ScaleUp};
 pub use container::ListenerLauncher;
 pub use events::{KubeletEvent, KubeletEventKind, StopCause};
 use informer::{PodChange, PodInformer, key_of};
+pub use init_containers::InitContainers;
 use node_link::NodeLink;
 pub use node_loss::{LossOutcome, NodeLoss};
 use pod::{PodSignal, PodTask};
@@ -116,6 +118,10 @@ pub struct KubeletConfig {
     /// Absent (the default): room for every pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_capacity: Option<NodeCapacity>,
+    /// How init containers run and how many fail to start ([`init_containers`]). Absent (the
+    /// default): each runs 200 ms–2 s and none fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_containers: Option<InitContainers>,
     /// A node of the runners' pool that stops answering the control plane ([`node_loss`]). Absent
     /// (the default): one node, never lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -142,6 +148,7 @@ impl Default for KubeletConfig {
             slow_starts: None,
             node_capacity: None,
             node_loss: None,
+            init_containers: None,
         }
     }
 }
@@ -426,7 +433,14 @@ impl Kubelet {
 
     /// Crashes the pod's main container with `exit_code` (it restarts per its policy); false if unknown.
     pub fn crash(&self, namespace: &str, name: &str, exit_code: i32) -> bool {
-        self.signal(namespace, name, PodSignal::Crash { exit_code })
+        self.signal(namespace, name, PodSignal::Crash { exit_code, reason: None })
+    }
+
+    /// The kernel's OOM killer ends the pod's main container: exit 137, reason `OOMKilled` (it
+    /// restarts per its policy); false if unknown.
+    pub fn oom_kill(&self, namespace: &str, name: &str) -> bool {
+        let reason = Some("OOMKilled".to_string());
+        self.signal(namespace, name, PodSignal::Crash { exit_code: container::EXIT_SIGKILL, reason })
     }
 
     /// Everything the kubelet has done so far.

@@ -30,6 +30,7 @@ use super::Shared;
 use super::container::runner::Shutdown;
 use super::container::{self, EXIT_SIGKILL, Process, ProcessContext, ProcessState};
 use super::events::{KubeletEventKind, StopCause};
+use super::init_containers::{self, Initialized};
 use super::status::{ContainerState, ContainerView, Eviction, PodView};
 use super::writes::PodWrites;
 use crate::apiserver::LagRange;
@@ -53,6 +54,8 @@ pub enum PodSignal {
     Crash {
         /// Exit code.
         exit_code: i32,
+        /// The runtime's reason, when not `Error` (`OOMKilled`: the kernel's OOM killer).
+        reason: Option<String>,
     },
     /// The node's machine died: the process is gone and the worker never acts again.
     NodeDied,
@@ -60,8 +63,9 @@ pub enum PodSignal {
 
 /// How a run of the main container ended, as far as the container loop cares.
 pub(crate) enum Ended {
-    /// The process exited (or crashed) with this code; the restart policy decides what follows.
-    Exited(i32),
+    /// The process exited (or crashed) with this code (and the runtime's reason, if not the usual);
+    /// the restart policy decides what follows.
+    Exited(i32, Option<String>),
     /// The pod's life is over (terminated, evicted or removed); the worker is done.
     Done,
 }
@@ -107,8 +111,14 @@ impl PodTask {
     ) -> Self {
         let spec = pod.spec.clone().unwrap_or_default();
         let policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
+        let init = spec.init_containers.clone().unwrap_or_default();
+        let first_wait = if init.is_empty() { "ContainerCreating" } else { "PodInitializing" };
         let containers = main_container(&spec)
-            .map(|c| vec![ContainerView::creating(&c.name, c.image.as_deref().unwrap_or_default())])
+            .map(|c| ContainerView {
+                state: ContainerState::Waiting(first_wait.into()),
+                ..ContainerView::creating(&c.name, c.image.as_deref().unwrap_or_default())
+            })
+            .map(|c| vec![c])
             .unwrap_or_default();
         let existing =
             pod.status.as_ref().and_then(|s| serde_json::to_value(&s.conditions).ok()).unwrap_or_default();
@@ -117,7 +127,8 @@ impl PodTask {
             pod.metadata.name.clone().unwrap_or_default(),
         );
         let uid = pod.metadata.uid.clone().unwrap_or_default();
-        let view = PodView::admitted(&uid, &policy, containers, &existing);
+        let mut view = PodView::admitted(&uid, &policy, containers, &existing);
+        view.init_containers = init_containers::admitted(&init);
         let mut writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
         if let Some(link) = kubelet.link.as_ref().filter(|l| spec.node_name.as_deref() == Some(l.node())) {
             writes = writes.on_node(link.clone());
@@ -138,7 +149,7 @@ impl PodTask {
         self.pod.metadata.name.clone().unwrap_or_default()
     }
 
-    fn uid(&self) -> String {
+    pub(crate) fn uid(&self) -> String {
         self.pod.metadata.uid.clone().unwrap_or_default()
     }
 
@@ -201,6 +212,15 @@ impl PodTask {
         self.view.sandbox_ready = true;
         self.view.pod_ip = Some(self.kubelet.next_pod_ip());
         self.write().await;
+        let init = self.pod.spec.as_ref().and_then(|s| s.init_containers.clone()).unwrap_or_default();
+        match self.initialize(&init).await {
+            Initialized::Done => {}
+            Initialized::Failed => {
+                self.finish().await;
+                return self.await_deletion().await;
+            }
+            Initialized::Interrupted(signal) => return self.end_without_process(signal).await,
+        }
         if let Err(signal) = self.pull_image().await {
             return self.end_without_process(signal).await;
         }
@@ -266,12 +286,13 @@ impl PodTask {
                 Err(signal) => return self.end_without_process(signal).await,
             };
             let since = started.started.clone();
-            let Ended::Exited(code) = self.supervise(started).await else { return };
+            let Ended::Exited(code, reason) = self.supervise(started).await else { return };
             let finished = self.now();
             self.view.containers[0].state = ContainerState::Terminated {
                 exit_code: code,
                 started: since.clone(),
                 finished: finished.clone(),
+                reason,
             };
             let policy = self.view.restart_policy.clone();
             let restart = policy == "Always" || (policy == "OnFailure" && code != 0);
@@ -355,14 +376,19 @@ impl PodTask {
             signal = self.next_signal() => signal,
             code = &mut running.future => {
                 self.stopped(code, StopCause::Exited, &running.state);
-                return Ended::Exited(code);
+                return Ended::Exited(code, None);
             }
         };
         match signal {
-            PodSignal::Crash { exit_code } => {
+            PodSignal::Crash { exit_code, reason } => {
                 running.kill();
+                if reason.as_deref() == Some("OOMKilled") {
+                    self.record(KubeletEventKind::OomKilled {
+                        container: self.view.containers[0].name.clone(),
+                    });
+                }
                 self.stopped(exit_code, StopCause::Exited, &running.state);
-                Ended::Exited(exit_code)
+                Ended::Exited(exit_code, reason)
             }
             PodSignal::Evict { reason } => {
                 running.kill();

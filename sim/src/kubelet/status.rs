@@ -35,6 +35,9 @@ pub enum ContainerState {
         started: String,
         /// When it exited.
         finished: String,
+        /// The runtime's reason when not the usual `Completed` (exit 0) or `Error` (`OOMKilled`,
+        /// `StartError`).
+        reason: Option<String>,
     },
 }
 
@@ -70,6 +73,19 @@ impl ContainerView {
         matches!(self.state, ContainerState::Running(_))
     }
 
+    /// Whether it exited 0 (an init container's success).
+    pub fn completed(&self) -> bool {
+        matches!(self.state, ContainerState::Terminated { exit_code: 0, .. })
+    }
+
+    /// The `initContainerStatuses[]` entry: ready once it completed, never `started`.
+    pub fn to_init_json(&self, pod_uid: &str) -> Value {
+        let mut status = self.to_json(pod_uid);
+        status["ready"] = json!(self.completed());
+        status["started"] = json!(self.is_running());
+        status
+    }
+
     /// Whether it has run at least once (the runtime then reports a container and image id).
     pub fn has_run(&self) -> bool {
         !matches!(self.state, ContainerState::Waiting(_)) || self.last_terminated.is_some()
@@ -96,6 +112,7 @@ impl ContainerView {
                 exit_code: *code,
                 started: started.clone(),
                 finished: finished.clone(),
+                reason: None,
             };
             let previous =
                 ContainerView { restart_count: self.restart_count.saturating_sub(1), ..self.clone() };
@@ -128,9 +145,9 @@ fn state_json(state: &ContainerState, container_id: &str) -> Value {
     match state {
         ContainerState::Waiting(reason) => json!({"waiting": {"reason": reason}}),
         ContainerState::Running(since) => json!({"running": {"startedAt": since}}),
-        ContainerState::Terminated { exit_code, started, finished } => json!({"terminated": {
+        ContainerState::Terminated { exit_code, started, finished, reason } => json!({"terminated": {
             "exitCode": exit_code,
-            "reason": if *exit_code == 0 { "Completed" } else { "Error" },
+            "reason": reason.as_deref().unwrap_or(if *exit_code == 0 { "Completed" } else { "Error" }),
             "startedAt": started,
             "finishedAt": finished,
             "containerID": container_id,
@@ -165,6 +182,22 @@ pub fn phase(containers: &[ContainerView], restart_policy: &str, terminal: bool)
         () if restart_policy == "Always" => "Running",
         () if all_succeeded => "Succeeded",
         () => "Running",
+    }
+}
+
+/// The phase the init containers impose, as `getPhase` counts them: Failed when one failed and the
+/// pod never restarts, Pending while any has not completed; `None` once all completed (or there are
+/// none).
+pub fn init_phase(init: &[ContainerView], restart_policy: &str) -> Option<&'static str> {
+    let failed = init.iter().any(|c| match &c.state {
+        ContainerState::Terminated { exit_code, .. } => *exit_code != 0,
+        ContainerState::Waiting(_) => c.last_terminated.as_ref().is_some_and(|(code, _, _)| *code != 0),
+        ContainerState::Running(_) => false,
+    });
+    match () {
+        () if failed && restart_policy == "Never" => Some("Failed"),
+        () if failed || init.iter().any(|c| !c.completed()) => Some("Pending"),
+        () => None,
     }
 }
 
@@ -213,6 +246,8 @@ pub struct PodView {
     pub start_time: Option<String>,
     /// Its containers.
     pub containers: Vec<ContainerView>,
+    /// Its init containers, in order (none for most pods).
+    pub init_containers: Vec<ContainerView>,
     /// The pod will not run again (deleted and stopped): its phase is final.
     pub terminal: bool,
     /// The pod was evicted: phase Failed with this reason, and a DisruptionTarget condition.
@@ -248,6 +283,7 @@ impl PodView {
             pod_ip: None,
             start_time: None,
             containers,
+            init_containers: Vec::new(),
             terminal: false,
             evicted: None,
             transitions,
@@ -259,7 +295,11 @@ impl PodView {
         if self.evicted.is_some() {
             return "Failed";
         }
-        phase(&self.containers, &self.restart_policy, self.terminal)
+        match init_phase(&self.init_containers, &self.restart_policy) {
+            Some("Failed") => "Failed",
+            Some(pending) if !self.terminal => pending,
+            _ => phase(&self.containers, &self.restart_policy, self.terminal),
+        }
     }
 
     /// The status document at `now` (and the transition times it reports, remembered).
@@ -274,6 +314,10 @@ impl PodView {
             "startTime": self.start_time,
             "containerStatuses": self.containers.iter().map(|c| c.to_json(&self.uid)).collect::<Vec<_>>(),
         });
+        if !self.init_containers.is_empty() {
+            let init: Vec<Value> = self.init_containers.iter().map(|c| c.to_init_json(&self.uid)).collect();
+            status["initContainerStatuses"] = json!(init);
+        }
         if let Some(ip) = &self.pod_ip {
             status["podIP"] = json!(ip);
             status["podIPs"] = json!([{"ip": ip}]);
@@ -310,8 +354,13 @@ impl PodView {
             ),
         };
         let ready = Generated { kind: "Ready", ..containers_ready.clone() };
-        let mut initialized = Generated::new("Initialized", true);
-        if phase == "Succeeded" {
+        let incomplete: Vec<&str> =
+            self.init_containers.iter().filter(|c| !c.completed()).map(|c| c.name.as_str()).collect();
+        let mut initialized = Generated::new("Initialized", incomplete.is_empty());
+        if !incomplete.is_empty() {
+            let message = format!("containers with incomplete status: [{}]", incomplete.join(" "));
+            initialized = initialized.because("ContainersNotInitialized", Some(message));
+        } else if phase == "Succeeded" {
             initialized = initialized.because("PodCompleted", None);
         }
         vec![
@@ -399,8 +448,12 @@ mod tests {
 
     #[test]
     fn a_terminated_container_reports_its_code_and_the_pod_its_terminal_phase() {
-        let done =
-            runner(ContainerState::Terminated { exit_code: 7, started: "t0".into(), finished: "t2".into() });
+        let done = runner(ContainerState::Terminated {
+            exit_code: 7,
+            started: "t0".into(),
+            finished: "t2".into(),
+            reason: None,
+        });
         let json = done.to_json("u1");
         assert_eq!(json["state"]["terminated"]["exitCode"], 7);
         assert_eq!(json["state"]["terminated"]["reason"], "Error");
@@ -409,8 +462,12 @@ mod tests {
         assert_eq!(phase(std::slice::from_ref(&done), "Never", false), "Failed");
         assert_eq!(phase(std::slice::from_ref(&done), "OnFailure", false), "Running");
         assert_eq!(phase(std::slice::from_ref(&done), "Always", true), "Failed");
-        let ok =
-            runner(ContainerState::Terminated { exit_code: 0, started: "t0".into(), finished: "t2".into() });
+        let ok = runner(ContainerState::Terminated {
+            exit_code: 0,
+            started: "t0".into(),
+            finished: "t2".into(),
+            reason: None,
+        });
         let mut view = PodView::admitted("u1", "Never", vec![ok], &Value::Null);
         let status = view.document("t3");
         assert_eq!(status["phase"], "Succeeded");

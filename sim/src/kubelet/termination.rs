@@ -90,7 +90,8 @@ impl PodTask {
         }
         let finished = self.now();
         let started = running.started.clone();
-        self.view.containers[0].state = ContainerState::Terminated { exit_code: code, started, finished };
+        self.view.containers[0].state =
+            ContainerState::Terminated { exit_code: code, started, finished, reason: None };
         self.view.terminal = true;
         self.write().await;
         let teardown = self.draw(self.kubelet.config.teardown_delay);

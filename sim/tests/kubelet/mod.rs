@@ -4,6 +4,8 @@
 //!
 //! - [`support`]: the node harness (API server, GitHub, kubelet, a listener's client).
 //! - [`capacity`]: pods Pending Unschedulable until room frees or a node joins.
+//! - [`init_containers`]: init containers in order, failed starts (`StartError`) under Never and
+//!   OnFailure, and OOMKilled.
 //! - [`lifecycle`]: binding, running, restarts, evictions, crashes, missing secrets.
 //! - [`node_loss`]: a node cut off from the control plane: Ready False, taint eviction, its return,
 //!   its machine's death and pod GC, an operator's force delete.
@@ -16,6 +18,7 @@
 
 mod capacity;
 mod determinism;
+mod init_containers;
 mod lifecycle;
 mod node_loss;
 mod slow_starts;

@@ -13,11 +13,12 @@
 //! - [`network`]: the network's faults (turmoil backend) and what the clients did after them.
 //! - [`github`]: the fake GitHub's commit-then-fail faults, timing and capacity, from its call log.
 //! - [`load`]: the controller's requests that priority and fairness queued or turned away.
-//! - [`slow_starts`], [`node_loss`]: the kubelet's slow starts and room, and a node that stops
-//!   answering.
+//! - [`slow_starts`], [`node_loss`], [`container_failures`]: the kubelet's slow starts and room, a
+//!   node that stops answering, init containers that fail and OOM kills.
 
 pub mod after_commit;
 pub mod cache_lag;
+pub mod container_failures;
 pub mod controller;
 pub mod github;
 pub mod history;
@@ -493,6 +494,22 @@ pub const POD_REPLACED_WHILE_OLD_PROCESS_RAN: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `init-container-failed`.
+pub const INIT_CONTAINER_FAILED: Probe = Probe {
+    name: "init-container-failed",
+    describe: "a pod's init container failed to start (StartError): the pod failed, or backed off and tried again",
+    count: container_failures::init_container_failed,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `container-oom-killed`.
+pub const CONTAINER_OOM_KILLED: Probe = Probe {
+    name: "container-oom-killed",
+    describe: "the kernel's OOM killer ended a pod's main container (exit 137, reason OOMKilled)",
+    count: container_failures::container_oom_killed,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -538,6 +555,8 @@ pub static PROBES: &[&Probe] = &[
     &POD_TAINT_EVICTED,
     &PROCESS_OUTLIVED_FORCE_DELETE,
     &POD_REPLACED_WHILE_OLD_PROCESS_RAN,
+    &INIT_CONTAINER_FAILED,
+    &CONTAINER_OOM_KILLED,
 ];
 
 /// Every probe.

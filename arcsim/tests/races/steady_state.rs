@@ -59,7 +59,7 @@ fn every_kill_row_of_the_natural_world_is_met() {
 /// The watch windows of issue 42, its runners that outlive their registration, its load and its slow
 /// starts are the swarm's: the standard world, which asks for neither full watch buffers, a
 /// watch-cache window, stalled watches, removed runners that retry, a loaded API server, slow
-/// starts nor a lost node, never opens them, while the swarm does (its goals above).
+/// starts, a lost node nor failing init containers and OOM kills, never opens them, while the swarm does (its goals above).
 #[test]
 fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
     let quiet = [
@@ -77,6 +77,8 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::POD_TAINT_EVICTED,
         &probes::PROCESS_OUTLIVED_FORCE_DELETE,
         &probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN,
+        &probes::INIT_CONTAINER_FAILED,
+        &probes::CONTAINER_OOM_KILLED,
     ];
     for v in fixed_passes(&Standard, 1..=3) {
         for probe in quiet {

@@ -3,6 +3,7 @@
 pub mod app_auth;
 pub mod assign_during_delete;
 pub mod clocks;
+pub mod container_failures;
 pub mod control;
 pub mod equivalence;
 pub mod field_reports;

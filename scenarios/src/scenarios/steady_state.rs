@@ -18,6 +18,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::clocks::draw_party_clocks;
+use super::container_failures::draw_container_failures;
 use super::load::draw_load;
 use super::node_capacity::draw_node_capacity;
 use super::node_loss::draw_node_loss;
@@ -297,6 +298,7 @@ impl Scenario for SteadyState {
         draw_slow_starts(seed, &mut plan, 0.4);
         draw_node_capacity(seed, &mut plan, 0.3);
         draw_node_loss(seed, &mut plan, 0.25);
+        draw_container_failures(seed, &mut plan, 0.3, HEAL_MS);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -347,12 +349,14 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::IMAGE_PULL_BACKED_OFF, Rate::measured(86, 200, 22_000_000)),
             ProbeGoal::floor(&probes::RUNNER_REMOVED_WHILE_BOOTING, Rate::measured(41, 200, 22_000_000)),
             ProbeGoal::floor(&probes::POD_WAITED_UNSCHEDULABLE, Rate::measured(57, 200, 22_000_000)),
-            ProbeGoal::floor(&probes::POD_TAINT_EVICTED, Rate::measured(32, 200, 22_000_000)),
+            ProbeGoal::floor(&probes::POD_TAINT_EVICTED, Rate::measured(31, 200, 22_000_000)),
             ProbeGoal::floor(&probes::PROCESS_OUTLIVED_FORCE_DELETE, Rate::measured(11, 200, 22_000_000)),
             ProbeGoal::floor(
                 &probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN,
                 Rate::measured(11, 200, 22_000_000),
             ),
+            ProbeGoal::floor(&probes::INIT_CONTAINER_FAILED, Rate::measured(50, 200, 22_000_000)),
+            ProbeGoal::floor(&probes::CONTAINER_OOM_KILLED, Rate::measured(29, 200, 22_000_000)),
         ];
         GOALS
     }

@@ -16,8 +16,8 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::events::KubeletEventKind;
-use super::pod::{PodSignal, PodTask};
-use super::status::{ContainerState, ContainerView};
+use super::pod::{Initialized, PodSignal, PodTask};
+use super::status::ContainerState;
 use crate::apiserver::LagRange;
 
 /// How long an init container runs when the world says nothing (copying the runner's externals).
@@ -36,16 +36,6 @@ pub struct InitContainers {
     pub failed_percent: u8,
     /// The most failures in a row for such a pod.
     pub max_failures: u32,
-}
-
-/// How a pod's initialization ended.
-pub(crate) enum Initialized {
-    /// Every init container completed: the main container may be created.
-    Done,
-    /// An init container failed under `restartPolicy: Never`: the pod is Failed.
-    Failed,
-    /// A signal came first (a deletion, an eviction, the node's death).
-    Interrupted(PodSignal),
 }
 
 impl PodTask {
@@ -134,14 +124,4 @@ impl PodTask {
             None => Ok(true),
         }
     }
-}
-
-/// The init containers' views as a pod is admitted: waiting `PodInitializing`.
-pub(crate) fn admitted(init: &[Container]) -> Vec<ContainerView> {
-    init.iter()
-        .map(|c| ContainerView {
-            state: ContainerState::Waiting("PodInitializing".into()),
-            ..ContainerView::creating(&c.name, c.image.as_deref().unwrap_or_default())
-        })
-        .collect()
 }

@@ -30,7 +30,6 @@ use super::Shared;
 use super::container::runner::Shutdown;
 use super::container::{self, EXIT_SIGKILL, Process, ProcessContext, ProcessState};
 use super::events::{KubeletEventKind, StopCause};
-use super::init_containers::{self, Initialized};
 use super::status::{ContainerState, ContainerView, Eviction, PodView};
 use super::writes::PodWrites;
 use crate::apiserver::LagRange;
@@ -68,6 +67,16 @@ pub(crate) enum Ended {
     Exited(i32, Option<String>),
     /// The pod's life is over (terminated, evicted or removed); the worker is done.
     Done,
+}
+
+/// How a pod's initialization ended ([`super::init_containers`]).
+pub(crate) enum Initialized {
+    /// Every init container completed: the main container may be created.
+    Done,
+    /// An init container failed under `restartPolicy: Never`: the pod is Failed.
+    Failed,
+    /// A signal came first (a deletion, an eviction, the node's death).
+    Interrupted(PodSignal),
 }
 
 /// A started process: its future (dropping it is SIGKILL), its SIGTERM, what it reported.
@@ -113,13 +122,7 @@ impl PodTask {
         let policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
         let init = spec.init_containers.clone().unwrap_or_default();
         let first_wait = if init.is_empty() { "ContainerCreating" } else { "PodInitializing" };
-        let containers = main_container(&spec)
-            .map(|c| ContainerView {
-                state: ContainerState::Waiting(first_wait.into()),
-                ..ContainerView::creating(&c.name, c.image.as_deref().unwrap_or_default())
-            })
-            .map(|c| vec![c])
-            .unwrap_or_default();
+        let containers = main_container(&spec).map(|c| vec![waiting(&c, first_wait)]).unwrap_or_default();
         let existing =
             pod.status.as_ref().and_then(|s| serde_json::to_value(&s.conditions).ok()).unwrap_or_default();
         let (namespace, name) = (
@@ -128,7 +131,7 @@ impl PodTask {
         );
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let mut view = PodView::admitted(&uid, &policy, containers, &existing);
-        view.init_containers = init_containers::admitted(&init);
+        view.init_containers = init.iter().map(|c| waiting(c, "PodInitializing")).collect();
         let mut writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
         if let Some(link) = kubelet.link.as_ref().filter(|l| spec.node_name.as_deref() == Some(l.node())) {
             writes = writes.on_node(link.clone());
@@ -482,6 +485,14 @@ impl PodTask {
                 PodSignal::Evict { .. } | PodSignal::Crash { .. } => {}
             }
         }
+    }
+}
+
+/// A container's view before it runs: `waiting` with `reason`.
+fn waiting(container: &Container, reason: &str) -> ContainerView {
+    ContainerView {
+        state: ContainerState::Waiting(reason.into()),
+        ..ContainerView::creating(&container.name, container.image.as_deref().unwrap_or_default())
     }
 }
 

@@ -1,7 +1,7 @@
 //! `legacy-steady-state`: `legacy-standard` with what production does to legacy runners, drawn from
 //! the seed at the swarm's counts (`steady-state`'s disruptions and watch lags) and spread over the
 //! workload and the first half of the heal (idle runners crash too): the controller restarted 0–2
-//! times, a runner container OOM-killed (exit 137) 0–2 times, and watch and watch-cache lag per
+//! times, a runner container OOM-killed (exit 137, reason `OOMKilled`) 0–2 times, and watch and watch-cache lag per
 //! resource from ranges that include 0, and in half the worlds a clock per party (`super::clocks`).
 //! Nothing is timed to a race: `bug-1087` fails here only when a
 //! runner that sat idle past its token's expiry later crashes while busy, so the kubelet restarts its
@@ -45,7 +45,7 @@ fn disruptions(rng: &mut ChaCha8Rng) -> Vec<Disruption> {
     }
     for _ in 0..rng.random_range(0..3) {
         let (at_ms, prefix) = (at(rng), runner(rng));
-        out.push(Disruption::CrashPod { at_ms, namespace: RUNNER_NAMESPACE.into(), prefix, exit_code: 137 });
+        out.push(Disruption::OomKillPod { at_ms, namespace: RUNNER_NAMESPACE.into(), prefix });
     }
     out
 }
@@ -95,7 +95,7 @@ mod tests {
             let plan = LegacySteadyState.world(Seed(seed), Variant::Fixed);
             let count = |f: fn(&Disruption) -> bool| plan.config.disruptions.iter().filter(|d| f(d)).count();
             assert!(count(|d| matches!(d, Disruption::RestartController { .. })) <= 2);
-            assert!(count(|d| matches!(d, Disruption::CrashPod { .. })) <= 2);
+            assert!(count(|d| matches!(d, Disruption::OomKillPod { .. })) <= 2);
             assert_eq!(count(|d| matches!(d, Disruption::EvictPod { .. })), 0);
             assert!(plan.config.disruptions.iter().all(|d| d.at_ms() < DISRUPTIONS_END_MS));
         }

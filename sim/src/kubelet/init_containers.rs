@@ -105,11 +105,7 @@ impl PodTask {
         if self.view.restart_policy == "Never" {
             return Ok(false);
         }
-        let config = &self.kubelet.config;
-        let view = &mut self.view.init_containers[i];
-        let exponent = view.restart_count.min(16);
-        let backoff =
-            config.crash_backoff_initial_ms.saturating_mul(1 << exponent).min(config.crash_backoff_max_ms);
+        let backoff = self.kubelet.crash_backoff(self.view.init_containers[i].restart_count);
         let pause = self.draw(LagRange::between(100, 1_000));
         if let Some(signal) = self.wait(pause).await {
             return Err(signal);
@@ -119,7 +115,7 @@ impl PodTask {
         view.last_terminated = Some((EXIT_START_ERROR, now.clone(), now));
         view.state = ContainerState::Waiting("CrashLoopBackOff".into());
         self.write().await;
-        match self.wait(Duration::from_millis(backoff)).await {
+        match self.wait(backoff).await {
             Some(signal) => Err(signal),
             None => Ok(true),
         }

@@ -208,6 +208,13 @@ impl Shared {
         self.record.emit(event);
     }
 
+    /// The CrashLoopBackOff before a container's next start after `restarts` restarts: the first
+    /// delay doubled per restart, at most the cap.
+    pub(crate) fn crash_backoff(&self, restarts: u32) -> Duration {
+        let (initial, max) = (self.config.crash_backoff_initial_ms, self.config.crash_backoff_max_ms);
+        Duration::from_millis(initial.saturating_mul(1 << restarts.min(16)).min(max))
+    }
+
     /// Now, as the API's timestamps spell it (seconds).
     pub(crate) fn now(&self) -> String {
         timestamp_seconds(PartyClock::new(self.clock, self.config.clock).now())
@@ -308,14 +315,15 @@ impl Kubelet {
                 return self.release_room(&change);
             }
         }
+        self.release_room(&change);
         match change {
             PodChange::Seen(pod) => self.seen(pod),
             PodChange::Gone(pod) => self.gone(&pod),
         }
     }
 
-    /// The scheduler's part of a change the lost node's kubelet does not hear: room a pod no longer
-    /// takes is free (the scheduler watches on).
+    /// The scheduler's part of a change, heard even when the lost node's kubelet does not hear it:
+    /// room a terminal or gone pod no longer takes is free.
     fn release_room(&self, change: &PodChange) {
         let (pod, gone) = match change {
             PodChange::Seen(pod) => (pod, false),
@@ -360,9 +368,6 @@ impl Kubelet {
     /// its node, and a pod worker hears of its pod's deletion.
     fn seen(&self, pod: Arc<WatchedPod>) {
         let (key, uid) = (key_of(&pod), pod.metadata.uid.clone().unwrap_or_default());
-        if let Some(room) = self.shared.room.as_ref().filter(|_| pod.is_terminal()) {
-            room.release(&uid);
-        }
         let deleting = pod.metadata.deletion_timestamp.is_some();
         let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
         let mut pods = self.pods.lock().expect("kubelet pods");
@@ -406,9 +411,6 @@ impl Kubelet {
     fn gone(&self, pod: &WatchedPod) {
         let (key, uid) = (key_of(pod), pod.metadata.uid.clone().unwrap_or_default());
         self.scheduling.lock().expect("scheduling").remove(&uid);
-        if let Some(room) = &self.shared.room {
-            room.release(&uid);
-        }
         if let Some(worker) = self.displaced.lock().expect("displaced workers").remove(&uid) {
             let _ = worker.signals.send(PodSignal::Removed);
             return;

@@ -85,26 +85,26 @@ impl ControlPlane<'_> {
         self.kubelet.shared.record(ns, name, meta.uid.as_deref().unwrap_or(""), kind);
     }
 
+    /// The pods of `pod`'s namespace, and its name.
+    fn api_of<'p>(&self, pod: &'p Pod) -> Option<(Api<Pod>, &'p str)> {
+        let (ns, name) = (pod.metadata.namespace.as_deref()?, pod.metadata.name.as_deref()?);
+        Some((Api::namespaced(self.pods.clone().into_client(), ns), name))
+    }
+
     /// Patches `pods/status` of `pod` with `status` (strategic merge: conditions merge by type).
     async fn patch_status(&self, pod: &Pod, status: serde_json::Value) -> bool {
-        let (Some(ns), Some(name)) = (pod.metadata.namespace.as_deref(), pod.metadata.name.as_deref()) else {
-            return false;
-        };
+        let Some((api, name)) = self.api_of(pod) else { return false };
         let patch = json!({"metadata": {"uid": pod.metadata.uid}, "status": status});
-        let api: Api<Pod> = Api::namespaced(self.pods.clone().into_client(), ns);
         let (params, patch) = (PatchParams::default(), Patch::Strategic(&patch));
         retrying(|| api.patch_status(name, &params, &patch)).await.is_ok()
     }
 
     /// Deletes `pod` (guarded by its uid) with `grace` seconds, or its own grace period.
     async fn delete(&self, pod: &Pod, grace: Option<u32>) -> bool {
-        let (Some(ns), Some(name)) = (pod.metadata.namespace.as_deref(), pod.metadata.name.as_deref()) else {
-            return false;
-        };
+        let Some((api, name)) = self.api_of(pod) else { return false };
         let pre = Preconditions { uid: pod.metadata.uid.clone(), resource_version: None };
         let mut params = DeleteParams::default().preconditions(pre);
         params.grace_period_seconds = grace;
-        let api: Api<Pod> = Api::namespaced(self.pods.clone().into_client(), ns);
         retrying(|| api.delete(name, &params)).await.is_ok()
     }
 

@@ -321,16 +321,13 @@ impl PodTask {
 
     /// Waits out CrashLoopBackOff before the next start; false when the pod ended meanwhile.
     async fn back_off(&mut self, code: i32, started: String, finished: String) -> bool {
-        let config = &self.kubelet.config;
         let view = &mut self.view.containers[0];
-        let exponent = view.restart_count.min(16);
-        let backoff =
-            config.crash_backoff_initial_ms.saturating_mul(1 << exponent).min(config.crash_backoff_max_ms);
+        let backoff = self.kubelet.crash_backoff(view.restart_count);
         view.restart_count += 1;
         view.last_terminated = Some((code, started, finished));
         view.state = ContainerState::Waiting("CrashLoopBackOff".into());
         self.write().await;
-        match self.wait(Duration::from_millis(backoff)).await {
+        match self.wait(backoff).await {
             None => true,
             Some(signal) => {
                 self.end_without_process(signal).await;

@@ -6,6 +6,7 @@
 use crate::SharedClock;
 use crate::github::GitHubTransport;
 use crate::runtime::metrics::Metrics;
+use crate::runtime::tasks::SharedTaskWrap;
 use crate::switches::Switches;
 
 /// The seams and switches of one controller or listener process.
@@ -21,6 +22,8 @@ pub struct Inputs {
     pub github: GitHubTransport,
     /// The behaviour switches (a profile's, by default this project's controller).
     pub switches: Switches,
+    /// How the process runs its long-lived tasks ([`AsIs`](crate::runtime::tasks::AsIs) in the binary).
+    pub tasks: SharedTaskWrap,
 }
 
 impl std::fmt::Debug for Inputs {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arc_controller::crd::constants::ENV_LISTENER_CONFIG_PATH;
 use arc_controller::runtime::kube_client::KubeClientLayer;
 use arc_controller::runtime::metrics::Metrics;
+use arc_controller::runtime::tasks::AsIs;
 use arc_controller::scaleset::listener;
 use arc_controller::scaleset::resource_builder::ListenerConfig;
 use arc_controller::{GitHubTransport, Inputs, Switches, SystemClock};
@@ -138,6 +139,7 @@ async fn listen(config: ListenerConfig, switches: Switches) -> Result<(), BoxErr
         metrics: Metrics::new(),
         github: GitHubTransport::Https,
         switches,
+        tasks: AsIs::shared(),
     };
     let cancel = CancellationToken::new();
     tokio::spawn(cancel_on_signal(cancel.clone()));

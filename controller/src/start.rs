@@ -45,7 +45,8 @@ impl Families {
 /// manager (stop it with [`Manager::shutdown`]). Must be called inside the tokio runtime that will
 /// drive it.
 pub fn start(inputs: &Inputs, families: &Families) -> Manager {
-    let mut manager = Manager::new(inputs.client.clone(), inputs.metrics.clone(), inputs.clock.clone());
+    let mut manager = Manager::new(inputs.client.clone(), inputs.metrics.clone(), inputs.clock.clone())
+        .wrapping_tasks(inputs.tasks.clone());
     if let Some(settings) = &families.scale_set {
         scaleset::start(&mut manager, inputs, settings.clone());
     }

@@ -16,25 +16,29 @@ use arc_sim::net::sim::Hosting;
 use arc_sim::net::{HOST_CONTROLLER, Links};
 use arc_sim::record::{Recorder, WorldEvent};
 
+use super::pause::ProcessGate;
 use super::process_clocks::ProcessClocks;
 use super::replicas::{ReplicaConfig, ReplicaWorld, Replicas};
 use super::seam;
 
-/// Why the leader could not be killed.
+/// Why a disruption of the controller process found nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NoLeader {
+pub(crate) enum Refused {
     /// The world runs one controller process, not replicas.
     NoReplicas,
     /// No replica leads at the moment.
     NoneLeads,
+    /// The process is stopped already.
+    Paused,
 }
 
-impl NoLeader {
+impl Refused {
     /// What the record says of the failed disruption.
     pub(crate) fn message(self) -> &'static str {
         match self {
-            NoLeader::NoReplicas => "kill-leader needs replicas",
-            NoLeader::NoneLeads => "no replica leads",
+            Refused::NoReplicas => "kill-leader needs replicas",
+            Refused::NoneLeads => "no replica leads",
+            Refused::Paused => "the controller is paused already",
         }
     }
 }
@@ -64,6 +68,8 @@ pub(crate) struct ControllerHost {
     inputs: HostInputs,
     metrics: Metrics,
     manager: Option<Manager>,
+    /// The single controller process's gate (replicas have their own).
+    gate: ProcessGate,
     replicas: Replicas,
     restarts: u32,
     restarts_mid_reconcile: u32,
@@ -78,6 +84,7 @@ impl ControllerHost {
             inputs,
             metrics: Metrics::new(),
             manager: None,
+            gate: ProcessGate::default(),
             replicas: Replicas::default(),
             restarts: 0,
             restarts_mid_reconcile: 0,
@@ -113,10 +120,14 @@ impl ControllerHost {
         }
         if let Some(mut old) = self.manager.take() {
             let in_flight = self.in_flight();
+            // A stopped process is killed all the same.
+            self.gate.open();
             old.shutdown().await;
             self.count_restart(in_flight);
         }
-        let inputs = self.process_inputs();
+        self.gate = ProcessGate::default();
+        let mut inputs = self.process_inputs();
+        inputs.tasks = Arc::new(self.gate.clone());
         self.manager = Some(arc_controller::start(&inputs, &self.inputs.families));
     }
 
@@ -128,8 +139,10 @@ impl ControllerHost {
             let HostInputs { links, script, switches, families, .. } = &self.inputs;
             let (links, script, switches, families, metrics) =
                 (links.clone(), script.clone(), *switches, families.clone(), self.metrics.clone());
+            let gate = self.gate.clone();
             hosting.start_controller(Arc::new(move || {
-                let inputs = seam::inputs_on(&links, "controller", clock, &metrics, &script, switches);
+                let mut inputs = seam::inputs_on(&links, "controller", clock, &metrics, &script, switches);
+                inputs.tasks = Arc::new(gate.clone());
                 Box::new(arc_controller::start(&inputs, &families))
             }));
             self.handed = true;
@@ -140,9 +153,35 @@ impl ControllerHost {
         self.bounced();
     }
 
-    /// Notes the in-flight reconciles of a controller about to crash (its host crashed).
+    /// Notes the in-flight reconciles of a controller about to crash (its host crashed); a stopped
+    /// process is killed all the same, and its next incarnation starts unstopped.
     pub(crate) fn crashing(&mut self) {
         self.in_flight_at_crash = Some(self.in_flight());
+        self.gate.open();
+    }
+
+    /// Stops the controller process (the leading replica, when replicas run) for `for_ms`, then lets
+    /// it go on; both recorded.
+    pub(crate) fn pause(&mut self, for_ms: u64) -> Result<(), Refused> {
+        let (who, gate) = match &self.inputs.replicas {
+            Some(_) => self.replicas.leader_gate().ok_or(Refused::NoneLeads)?,
+            None => ("controller".to_string(), self.gate.clone()),
+        };
+        if gate.is_shut() {
+            return Err(Refused::Paused);
+        }
+        gate.shut();
+        let record = self.inputs.record.clone();
+        record.emit(WorldEvent::ControllerPaused { who: who.clone(), for_ms, in_flight: self.in_flight() });
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(for_ms)).await;
+            // A process killed meanwhile had its gate opened at the kill; its successor is not stopped.
+            if gate.is_shut() {
+                gate.open();
+                record.emit(WorldEvent::ControllerResumed { who });
+            }
+        });
+        Ok(())
     }
 
     /// Counts a controller restart after a crash (its host came back).
@@ -152,19 +191,20 @@ impl ControllerHost {
     }
 
     /// Crashes the leading replica and restarts it; counted as a controller restart.
-    pub(crate) fn kill_leader(&mut self) -> Result<(), NoLeader> {
-        let replicas = self.inputs.replicas.clone().ok_or(NoLeader::NoReplicas)?;
+    pub(crate) fn kill_leader(&mut self) -> Result<(), Refused> {
+        let replicas = self.inputs.replicas.clone().ok_or(Refused::NoReplicas)?;
         let in_flight = self.in_flight();
         let mut running = std::mem::take(&mut self.replicas);
         let killed = running.kill_leader(&self.replica_world(), &replicas);
         self.replicas = running;
-        killed.ok_or(NoLeader::NoneLeads)?;
+        killed.ok_or(Refused::NoneLeads)?;
         self.count_restart(in_flight);
         Ok(())
     }
 
     /// Stops every controller process at the end of the run.
     pub(crate) async fn stop(&mut self) {
+        self.gate.open();
         if let Some(mut manager) = self.manager.take() {
             manager.shutdown().await;
         }

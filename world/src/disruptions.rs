@@ -53,6 +53,15 @@ pub enum Disruption {
         /// When.
         at_ms: u64,
     },
+    /// Stop the controller process (the leading replica, when replicas run) for `for_ms` and let it go
+    /// on: nothing of it runs meanwhile, its timers fire late and at once after, its sent requests are
+    /// served (`ProcessGate`). A process restarted while stopped starts afresh, unstopped.
+    PauseController {
+        /// When.
+        at_ms: u64,
+        /// How long it stays stopped.
+        for_ms: u64,
+    },
     /// The kernel's OOM killer ends the main container of the first running pod whose name starts
     /// with `prefix` (exit 137, reason `OOMKilled`; it restarts per its policy).
     OomKillPod {
@@ -97,6 +106,11 @@ pub enum Disruption {
 }
 
 impl Disruption {
+    /// Whether it stops a process mid-run (so the world serves requests detached from their callers).
+    pub fn pauses(&self) -> bool {
+        matches!(self, Disruption::PauseController { .. })
+    }
+
     /// The sim ms it happens at.
     pub fn at_ms(&self) -> u64 {
         match self {
@@ -107,7 +121,8 @@ impl Disruption {
             | Disruption::OomKillPod { at_ms, .. }
             | Disruption::DeleteAll { at_ms, .. }
             | Disruption::DeleteScaleSet { at_ms, .. }
-            | Disruption::KillLeader { at_ms } => *at_ms,
+            | Disruption::KillLeader { at_ms }
+            | Disruption::PauseController { at_ms, .. } => *at_ms,
         }
     }
 }
@@ -146,6 +161,9 @@ pub(crate) async fn apply(disruption: Disruption, targets: Targets<'_>) {
             user.patch(&plural, &namespace, &name, &patch).await.err()
         }
         Disruption::KillLeader { .. } => host.kill_leader().err().map(|e| e.message().to_string()),
+        Disruption::PauseController { for_ms, .. } => {
+            host.pause(for_ms).err().map(|e| e.message().to_string())
+        }
         Disruption::OomKillPod { namespace, prefix, .. } => {
             if let Some(name) = running_pod(kubelet, &namespace, &prefix) {
                 kubelet.oom_kill(&namespace, &name);

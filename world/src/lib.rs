@@ -27,6 +27,7 @@ mod crds;
 mod disruptions;
 mod held_release;
 mod on_turmoil;
+mod pause;
 mod process_clocks;
 mod record;
 mod replicas;
@@ -69,6 +70,7 @@ pub use crds::arc_crds;
 pub use disruptions::Disruption;
 use held_release::release_held_assignments_on_delete;
 pub use on_turmoil::run_world_on_turmoil;
+pub use pause::{Gated, ProcessGate};
 use process_clocks::ProcessClocks;
 pub use record::RunRecord;
 pub use replicas::{ReplicaConfig, replica_actor};
@@ -237,7 +239,8 @@ impl World {
             Some(hosting) => Links::on_turmoil(apiserver.clone(), Arc::clone(hosting.connections())),
             None => Links::new(config.network, apiserver.clone()),
         }
-        .with_rate_limits(config.client_rate_limits);
+        .with_rate_limits(config.client_rate_limits)
+        .with_detached_requests(config.disruptions.iter().any(Disruption::pauses));
         let listener_metrics = Metrics::new();
         let switches = config.switches;
         let node_clock = PartyClock::new(clock, config.kubelet.clock);

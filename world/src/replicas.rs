@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::pause::ProcessGate;
 use super::process_clocks::ProcessClocks;
 use super::seam;
 use arc_controller::Switches;
@@ -44,6 +45,7 @@ pub fn replica_actor(index: u32) -> String {
 struct Replica {
     index: u32,
     incarnation: u32,
+    gate: ProcessGate,
     status: ProcessStatus,
     cancel: CancellationToken,
     task: JoinHandle<()>,
@@ -81,7 +83,8 @@ impl Replicas {
 
     fn start(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig, index: u32, incarnation: u32) {
         let actor = replica_actor(index);
-        let inputs = seam::inputs_on(
+        let gate = ProcessGate::default();
+        let mut inputs = seam::inputs_on(
             world.links,
             &actor,
             world.clocks.of(&actor),
@@ -89,6 +92,7 @@ impl Replicas {
             world.github,
             world.switches,
         );
+        inputs.tasks = std::sync::Arc::new(gate.clone());
         let mut election = LeaderElection::new(
             &replicas.lease_namespace,
             &replicas.lease_name,
@@ -99,13 +103,13 @@ impl Replicas {
         let families = world.families.clone();
         let task = {
             let (status, cancel) = (status.clone(), cancel.clone());
-            tokio::spawn(async move {
+            tokio::spawn(gate.gated(async move {
                 if let Err(error) = run_process(&inputs, &families, Some(election), &status, cancel).await {
                     tracing::info!(%error, "controller replica stopped");
                 }
-            })
+            }))
         };
-        self.running.push(Replica { index, incarnation, status, cancel, task });
+        self.running.push(Replica { index, incarnation, gate, status, cancel, task });
     }
 
     /// Crashes the leading replica (if one leads) and starts its next incarnation; returns its index.
@@ -117,6 +121,12 @@ impl Replicas {
         Some(killed.index)
     }
 
+    /// The leading replica's actor and gate, if one leads.
+    pub(crate) fn leader_gate(&self) -> Option<(String, ProcessGate)> {
+        let leader = self.running.iter().find(|r| r.status.is_leading())?;
+        Some((replica_actor(leader.index), leader.gate.clone()))
+    }
+
     /// Whether no replica has been started.
     pub(crate) fn is_empty(&self) -> bool {
         self.running.is_empty()
@@ -125,6 +135,7 @@ impl Replicas {
     /// Stops every replica cleanly and waits for them.
     pub(crate) async fn stop_all(&mut self) {
         for replica in &self.running {
+            replica.gate.open();
             replica.cancel.cancel();
         }
         for replica in self.running.drain(..) {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use arc_controller::runtime::kube_client::KubeClientLayer;
 use arc_controller::runtime::metrics::Metrics;
+use arc_controller::runtime::tasks::AsIs;
 use arc_controller::scaleset::listener::{self, CancellationToken};
 use arc_controller::scaleset::resource_builder::ListenerConfig;
 use arc_controller::{Clock, GitHubTransport, Inputs, SharedClock, Switches};
@@ -45,7 +46,14 @@ pub fn inputs(
     github: GitHubTransport,
     switches: Switches,
 ) -> Inputs {
-    Inputs { client, clock: controller_clock(clock), metrics: metrics.clone(), github, switches }
+    Inputs {
+        client,
+        clock: controller_clock(clock),
+        metrics: metrics.clone(),
+        github,
+        switches,
+        tasks: AsIs::shared(),
+    }
 }
 
 /// How a process whose actor is `actor` reaches the fake GitHub on `links`' network: its service

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use arc_controller::runtime::metrics::Metrics;
+use arc_controller::runtime::tasks::AsIs;
 use arc_controller::{Clock, GitHubTransport, Inputs, Profile, SystemClock};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, tcp};
 use arc_sim::faults::FaultPlan;
@@ -177,6 +178,7 @@ fn listener_inputs(staged: &Staged, clock: SimClock, profile: Profile) -> Inputs
         metrics: Metrics::new(),
         github: GitHubTransport::service(staged.github.service()),
         switches: profile.switches(),
+        tasks: AsIs::shared(),
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 use arc_controller::legacy::LegacySettings;
 use arc_controller::runtime::manager::Manager;
 use arc_controller::runtime::metrics::Metrics;
+use arc_controller::runtime::tasks::AsIs;
 use arc_controller::scaleset::{ScaleSetContext, ScaleSetReconcilers, ScaleSetSettings};
 use arc_controller::{Families, Fixes, GitHubTransport, Inputs, Switches};
 use arc_sim::apiserver::{ApiServerConfig, FakeApiServer, WatchLag};
@@ -99,6 +100,7 @@ impl HarnessBuilder {
             metrics: metrics.clone(),
             github: GitHubTransport::service(script.clone()),
             switches: self.switches,
+            tasks: AsIs::shared(),
         };
         let ctx = Arc::new(ScaleSetContext::new(&inputs, self.settings.clone()));
         let settings = self.settings;

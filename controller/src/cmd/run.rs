@@ -10,6 +10,7 @@ use arc_controller::legacy::LegacySettings;
 use arc_controller::ops::{LeaderElection, ProcessStatus, run_process, serve_endpoints};
 use arc_controller::runtime::kube_client::{self, KubeClientLayer};
 use arc_controller::runtime::metrics::Metrics;
+use arc_controller::runtime::tasks::AsIs;
 use arc_controller::scaleset::{AcceptedVersions, ScaleSetReconcilers, ScaleSetSettings, resource_builder};
 use arc_controller::{Families, GitHubTransport, Inputs, SystemClock};
 
@@ -136,6 +137,7 @@ pub(crate) async fn run(args: RunArgs, cancel: tokio_util::sync::CancellationTok
         metrics: Metrics::new(),
         github: github_transport(&args),
         switches: args.switches.switches()?,
+        tasks: AsIs::shared(),
     };
     tracing::info!(
         optimisations_off = ?args.switches.disable_optimisations,

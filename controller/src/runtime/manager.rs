@@ -24,6 +24,7 @@ use super::clock::SharedClock;
 use super::controller::{Controller, Reconciler};
 use super::informer::{Informer, WatchedResource};
 use super::metrics::Metrics;
+use super::tasks::{AsIs, SharedTaskWrap};
 
 /// Runs informers and controllers together and stops them together.
 pub struct Manager {
@@ -38,6 +39,8 @@ pub struct Manager {
     /// Tasks registered before `start`, in registration order.
     pending: Vec<BoxFuture<'static, ()>>,
     tasks: JoinSet<()>,
+    /// How each task is run (as it is, unless the process was given a wrap).
+    wrap: SharedTaskWrap,
     started: bool,
 }
 
@@ -64,8 +67,15 @@ impl Manager {
             synced: Vec::new(),
             pending: Vec::new(),
             tasks: JoinSet::new(),
+            wrap: AsIs::shared(),
             started: false,
         }
+    }
+
+    /// The manager, running each task through `wrap` (the process's [`Inputs::tasks`](crate::Inputs)).
+    pub fn wrapping_tasks(mut self, wrap: SharedTaskWrap) -> Self {
+        self.wrap = wrap;
+        self
     }
 
     /// The client.
@@ -184,13 +194,18 @@ impl Manager {
 
     fn spawn(&mut self, task: BoxFuture<'static, ()>) {
         let cancel = self.cancel.clone();
-        self.tasks.spawn(async move {
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => {}
-                () = task => {}
-            }
-        });
+        self.tasks.spawn(
+            self.wrap.wrap(
+                async move {
+                    tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => {}
+                        () = task => {}
+                    }
+                }
+                .boxed(),
+            ),
+        );
     }
 }
 

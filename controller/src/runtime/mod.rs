@@ -19,6 +19,8 @@
 //! - [`informer`]: kube's watcher feeding the cache, with relist diffing and fan-out.
 //! - [`manager`]: shared informers per type, controllers, start and crash-like stop.
 //! - [`lazy_copy`]: copy-on-first-mutation wrapper producing merge patches.
+//! - [`lease_deadline`]: until when a leader may write (its renew deadline).
+//! - [`tasks`]: how a process runs its long-lived tasks (the binary: as they are).
 
 pub(crate) mod api;
 pub mod client_limit;
@@ -28,6 +30,7 @@ pub(crate) mod controller_ref;
 pub mod informer;
 pub mod kube_client;
 pub mod lazy_copy;
+pub mod lease_deadline;
 pub mod manager;
 pub(crate) mod merge_patch;
 pub mod metrics;
@@ -37,6 +40,7 @@ pub(crate) mod predicate;
 pub(crate) mod rate_limiter;
 pub mod retry_after;
 pub(crate) mod store;
+pub mod tasks;
 pub(crate) mod workqueue;
 
 #[cfg(test)]

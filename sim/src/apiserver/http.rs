@@ -41,6 +41,7 @@ use super::store::StoreKey;
 use super::timing::Serving;
 use super::versions::{self, ListFrom, VersionParams, WatchFrom};
 use super::watch::{self, WatchFault, WatchRequest};
+use super::watch_stream;
 use super::{Shared, discovery, quota};
 use crate::faults::ApiVerb;
 
@@ -566,7 +567,7 @@ impl ApiService {
         }
         let from =
             if request.requested_rv.is_empty() { "now".to_string() } else { request.requested_rv.clone() };
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = watch_stream::watch_stream();
         let id = watch::start(&self.shared, request, fault, tx);
         let plural = &self.shared.registry.get(route.resource).plural;
         self.count(ApiVerb::Watch, plural, 200);
@@ -925,7 +926,7 @@ fn error_response(e: &ApiError) -> Response<ResponseBody> {
     response
 }
 
-fn stream_response(rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response<ResponseBody> {
+fn stream_response(rx: watch_stream::WatchReceiver) -> Response<ResponseBody> {
     let frames = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|bytes| (Ok::<_, Infallible>(http_body::Frame::data(bytes)), rx))
     });

@@ -69,6 +69,7 @@ pub mod timing;
 pub mod validate;
 pub mod versions;
 pub mod watch;
+pub mod watch_stream;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -168,6 +169,11 @@ pub struct ApiServerConfig {
     /// client resumes from its last resourceVersion. `None` (the default): buffers never fill.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_watcher_backlog: Option<usize>,
+    /// A watch whose client has left this many events unread (it stopped reading: a paused process)
+    /// is closed as the cacher closes a watcher it cannot dispatch to (`watch_stream`). `None` (the
+    /// default): a client may leave any number unread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread_watch_events: Option<usize>,
     /// The watch cache keeps its changes for a time as well as by count, as kube-apiserver's does: a
     /// watch resuming from a resourceVersion older than its window gets 410 Expired. `None` (the
     /// default): resumes reach back over the store's history (`history_capacity`).
@@ -217,6 +223,7 @@ impl Default for ApiServerConfig {
                 .map(String::from)
                 .to_vec(),
             slow_watcher_backlog: None,
+            unread_watch_events: None,
             watch_cache_window: None,
             clock: ClockSkew::NONE,
             load: None,

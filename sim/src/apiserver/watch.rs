@@ -17,13 +17,11 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{Instant, sleep_until};
 
 use super::events::{CacheRead, WatchItem, WatchSent};
@@ -33,6 +31,7 @@ use super::selector::Selectors;
 use super::status;
 use super::store::{Change, EventType, StoreKey};
 use super::versions::WatchFrom;
+use super::watch_stream::WatchSender;
 use super::wire::{Wire, watch_line};
 use super::{LagRange, Shared, State};
 use crate::faults::ApiVerb;
@@ -103,7 +102,7 @@ struct WatchTask {
     shared: Arc<Shared>,
     request: WatchRequest,
     changes: UnboundedReceiver<Arc<Change>>,
-    out: UnboundedSender<Bytes>,
+    out: WatchSender,
     rng: ChaCha8Rng,
     lag: LagRange,
     pending: VecDeque<Queued>,
@@ -132,7 +131,7 @@ pub fn start(
     shared: &Arc<Shared>,
     request: WatchRequest,
     fault: Option<WatchFault>,
-    out: UnboundedSender<Bytes>,
+    out: WatchSender,
 ) -> u64 {
     let (tx, changes) = futures::channel::mpsc::unbounded();
     let plural = &shared.registry.get(request.resource).plural;
@@ -423,6 +422,16 @@ impl WatchTask {
         }
     }
 
+    /// Ends the watch at once when its client has left `unread_watch_events` events unread (it
+    /// stopped reading), as the cacher closes a watcher whose buffer stays full.
+    fn close_if_unread(&mut self) {
+        let (Some(limit), None) = (self.shared.config.unread_watch_events, self.too_slow) else { return };
+        let unread = self.out.unread();
+        if unread >= limit {
+            self.too_slow = Some((Instant::now(), unread)); // allow-nondeterminism: tokio clock, paused in the sim
+        }
+    }
+
     /// Queues a bookmark at the watch cache's resourceVersion, after every change it covers (none when
     /// the cache is still behind where the watch started, as the cacher sends none then).
     fn bookmark(&mut self) {
@@ -530,10 +539,11 @@ impl WatchTask {
                 (watch_line("ERROR", &encode(status)), true)
             }
         };
-        let sent = self.out.send(line).is_ok();
+        let sent = self.out.send(line);
         if sent && let Item::Event(_, obj, _) = &item {
             let actor = self.request.actor.as_deref();
             reads::record(&self.shared, self.request.resource, actor, ReadVia::Watch, [&**obj]);
+            self.close_if_unread();
         }
         sent && !ends
     }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use super::connections::Connections;
 use super::http::TurmoilHttp;
+use super::sent::SentRequests;
 use super::{APISERVER_PORT, GITHUB_PORT, HOST_APISERVER, HOST_GITHUB, Network};
 use crate::actor::ActorService;
-use crate::apiserver::{ApiService, FakeApiServer};
+use crate::apiserver::FakeApiServer;
 
 /// Builds clients of the fakes on one network.
 #[derive(Clone)]
@@ -18,23 +19,43 @@ pub struct Links {
     apiserver: FakeApiServer,
     connections: Arc<Connections>,
     rate_limited: bool,
+    detached_requests: bool,
 }
 
 impl Links {
     /// Clients of `apiserver` over `network`.
     pub fn new(network: Network, apiserver: FakeApiServer) -> Self {
-        Links { network, apiserver, connections: Arc::default(), rate_limited: false }
+        Links {
+            network,
+            apiserver,
+            connections: Arc::default(),
+            rate_limited: false,
+            detached_requests: false,
+        }
     }
 
     /// Clients over turmoil whose connections are registered in `connections`.
     pub fn on_turmoil(apiserver: FakeApiServer, connections: Arc<Connections>) -> Self {
-        Links { network: Network::Turmoil, apiserver, connections, rate_limited: false }
+        Links {
+            network: Network::Turmoil,
+            apiserver,
+            connections,
+            rate_limited: false,
+            detached_requests: false,
+        }
     }
 
     /// These links, whose clients the world builds with client-side rate limits or without (without
     /// unless asked).
     pub fn with_rate_limits(mut self, on: bool) -> Self {
         self.rate_limited = on;
+        self
+    }
+
+    /// These links, whose in-process clients have each request served detached from its caller (on
+    /// where a process may pause mid-request; over turmoil a sent request is the server's anyway).
+    pub fn with_detached_requests(mut self, on: bool) -> Self {
+        self.detached_requests = on;
         self
     }
 
@@ -58,9 +79,10 @@ impl Links {
         }
     }
 
-    /// The fake API server's service itself (what an in-process client drives).
-    pub fn api_in_process(&self) -> ApiService {
-        self.apiserver.service()
+    /// The fake API server's service (what an in-process client drives), its requests served detached
+    /// from their callers when these links say so.
+    pub fn api_in_process(&self) -> SentRequests {
+        SentRequests::new(self.apiserver.service(), self.detached_requests)
     }
 
     /// HTTP to the fake API server's host.

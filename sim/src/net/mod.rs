@@ -26,6 +26,7 @@
 //!
 //! - [`links`]: how a client is built on either backend.
 //! - [`connections`]: the live connections, so a partition can reset those crossing it.
+//! - [`sent`]: in process, a request served whatever becomes of its caller (a paused process).
 //! - [`http`]: the client side, one hyper HTTP/1 connection per request over turmoil TCP.
 //! - [`serve`]: the server side, and the server-side faults (watch streams cut, long polls dropped).
 //! - [`NetFault`]: the network faults of the fault plan (plain data, in [`crate::faults::network`]).
@@ -36,6 +37,7 @@ pub mod connections;
 pub mod events;
 pub mod http;
 pub mod links;
+pub mod sent;
 pub mod serve;
 pub mod sim;
 

@@ -15,6 +15,20 @@ pub enum WorldEvent {
         /// Reconciles in flight when it was killed.
         in_flight: i64,
     },
+    /// A controller process (`who`: `controller` or a replica's actor) was stopped for `for_ms`.
+    ControllerPaused {
+        /// The process's actor.
+        who: String,
+        /// How long it stays stopped.
+        for_ms: u64,
+        /// Reconciles in flight when it stopped.
+        in_flight: i64,
+    },
+    /// A stopped controller process went on (`who`, as [`WorldEvent::ControllerPaused`] named it).
+    ControllerResumed {
+        /// The process's actor.
+        who: String,
+    },
     /// A scheduled disruption was applied (as JSON).
     Disruption(String),
     /// A disruption could not be applied (why).
@@ -34,6 +48,10 @@ impl Observed for WorldEvent {
             WorldEvent::ControllerRestart { number, in_flight } => {
                 Line::new("world", "controller-restart", format!("#{number} in-flight={in_flight}"))
             }
+            WorldEvent::ControllerPaused { who, for_ms, in_flight } => {
+                Line::new("world", "controller-paused", format!("{who} for={for_ms}ms in-flight={in_flight}"))
+            }
+            WorldEvent::ControllerResumed { who } => Line::new("world", "controller-resumed", who),
             WorldEvent::Disruption(json) => Line::new("world", "disruption", json),
             WorldEvent::DisruptionFailed(why) => Line::new("world", "disruption-failed", why),
             WorldEvent::Settled(ms) => Line::new("world", "settled", ms),

@@ -25,6 +25,7 @@ mod patch;
 mod pod_status;
 mod quota;
 mod read;
+mod sent;
 mod service_accounts;
 mod strategic;
 mod support;

@@ -7,12 +7,14 @@
 //! - [`oracles`]: named invariants of a run's record, each reporting [`violation::Violation`]s, and
 //!   twin oracles comparing two runs.
 //! - [`probes`]: named race windows a run hit or not; [`probe_hits`]: where a probe first fired.
-//! - [`view`]: the record readers oracles and probes share; [`story`]: what a violation is about and the
+//! - [`view`]: the record readers oracles and probes share; [`pauses`]: the controller processes
+//!   stopped and when (time a promptness deadline does not count); [`story`]: what a violation is about and the
 //!   events that led to it (the evidence an oracle gives).
 //! - [`rates`]: measured rates and the bounds derived from them (kill rows, probe floors and
 //!   ceilings).
 
 pub mod oracles;
+pub mod pauses;
 pub mod probe_hits;
 pub mod probes;
 pub mod rates;

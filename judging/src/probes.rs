@@ -15,6 +15,7 @@
 //! - [`load`]: the controller's requests that priority and fairness queued or turned away.
 //! - [`slow_starts`], [`node_loss`], [`container_failures`]: the kubelet's slow starts and room, a
 //!   node that stops answering, init containers that fail and OOM kills.
+//! - [`pauses`]: a controller process stopped and gone on.
 
 pub mod after_commit;
 pub mod cache_lag;
@@ -25,6 +26,7 @@ pub mod history;
 pub mod load;
 pub mod network;
 pub mod node_loss;
+pub mod pauses;
 pub mod removal;
 pub mod removed_registration;
 pub mod scale_downs;
@@ -510,6 +512,30 @@ pub const CONTAINER_OOM_KILLED: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `controller-paused-mid-reconcile`.
+pub const CONTROLLER_PAUSED_MID_RECONCILE: Probe = Probe {
+    name: "controller-paused-mid-reconcile",
+    describe: "a controller process stopped (a pause) while reconciles were in flight, and went on later",
+    count: pauses::controller_paused_mid_reconcile,
+    needs: Interest::of::<WorldEvent>,
+};
+
+/// `watch-closed-while-paused`.
+pub const WATCH_CLOSED_WHILE_PAUSED: Probe = Probe {
+    name: "watch-closed-while-paused",
+    describe: "the API server closed a watch of a stopped controller process for falling behind",
+    count: pauses::watch_closed_while_paused,
+    needs: || Interest::of::<WorldEvent>().and::<WatchSent>(),
+};
+
+/// `leader-resumed-after-takeover`.
+pub const LEADER_RESUMED_AFTER_TAKEOVER: Probe = Probe {
+    name: "leader-resumed-after-takeover",
+    describe: "a leading controller replica was stopped (a pause) while another took its Lease over, and went on",
+    count: pauses::leader_resumed_after_takeover,
+    needs: || Interest::of::<WorldEvent>().and_resources::<Committed>(&["leases"]),
+};
+
 /// Every probe, in the order reports list them.
 pub static PROBES: &[&Probe] = &[
     &POD_CREATE_ALREADY_EXISTS,
@@ -557,6 +583,9 @@ pub static PROBES: &[&Probe] = &[
     &POD_REPLACED_WHILE_OLD_PROCESS_RAN,
     &INIT_CONTAINER_FAILED,
     &CONTAINER_OOM_KILLED,
+    &CONTROLLER_PAUSED_MID_RECONCILE,
+    &WATCH_CLOSED_WHILE_PAUSED,
+    &LEADER_RESUMED_AFTER_TAKEOVER,
 ];
 
 /// Every probe.

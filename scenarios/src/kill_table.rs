@@ -26,6 +26,7 @@ use crate::scenarios::leader_election::LeaderElectionFailover;
 use crate::scenarios::legacy_standard::LegacyStandard;
 use crate::scenarios::legacy_steady_state::LegacySteadyState;
 use crate::scenarios::network_partition::NetworkPartition;
+use crate::scenarios::paused_leader::PausedLeader;
 use crate::scenarios::standard::Standard;
 use crate::scenarios::steady_state::SteadyState;
 use crate::scenarios::token_refresh::TokenRefreshRecreation;
@@ -261,6 +262,8 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     expect(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal),
     // A standby that acts: the controllers started before the Lease is held (leader-election world).
     expect(Variant::BugControllersBeforeLease, &LeaderElectionFailover, &leadership::OneLeaderAtATime),
+    // A leader stopped past its lease writes once it goes on (client-go's election is not fencing).
+    expect(Variant::BugWritesAfterLeaseLost, &PausedLeader, &leadership::OneLeaderAtATime),
     // #4027 as the suite found it: AcquireJobs failing past its retries after the listener acked.
     // Only where the service requires AcquireJobs (GHES, scaleset #90): where a delivered offer is
     // already the scale set's, nothing is lost between the acknowledgement and the acquisition.

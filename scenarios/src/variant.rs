@@ -76,11 +76,14 @@ pub enum Variant {
     /// A plausible bug, not in ARC: with leader election, every replica starts its controllers at
     /// once and the election decides only who renews the Lease.
     BugControllersBeforeLease,
+    /// Every ARC release (client-go's election is not fencing): a leader writes past its renew
+    /// deadline, as a leader stopped past its lease does once it goes on.
+    BugWritesAfterLeaseLost,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 25] = [
+    pub const ALL: [Variant; 26] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -106,6 +109,7 @@ impl Variant {
         Variant::BugPodOwnerNotController,
         Variant::BugCreateErrorFinal,
         Variant::BugControllersBeforeLease,
+        Variant::BugWritesAfterLeaseLost,
     ];
 
     /// The command-line name.
@@ -136,6 +140,7 @@ impl Variant {
             Variant::BugPodOwnerNotController => "bug-pod-owner-not-controller",
             Variant::BugCreateErrorFinal => "bug-create-error-final",
             Variant::BugControllersBeforeLease => "bug-controllers-before-lease",
+            Variant::BugWritesAfterLeaseLost => "bug-writes-after-lease-lost",
         }
     }
 
@@ -195,6 +200,9 @@ impl Variant {
             Variant::BugControllersBeforeLease => {
                 "controllers start on every replica before the Lease is held (plausible bug, not in ARC)"
             }
+            Variant::BugWritesAfterLeaseLost => {
+                "a leader writes past its renew deadline: a leader stopped past its lease writes once it goes on (every ARC release)"
+            }
         }
     }
 
@@ -244,6 +252,7 @@ impl Variant {
             Variant::BugPodOwnerNotController => "fixes.pod_controller_reference",
             Variant::BugCreateErrorFinal => "fixes.transient_create_error_retried",
             Variant::BugControllersBeforeLease => "fixes.controllers_wait_for_lease",
+            Variant::BugWritesAfterLeaseLost => "fixes.writes_stop_at_lease_deadline",
         })
     }
 

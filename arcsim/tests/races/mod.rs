@@ -21,6 +21,7 @@ mod leader_election;
 mod legacy_standard;
 mod legacy_steady_state;
 mod network_partition;
+mod paused_leader;
 mod record;
 mod schedule;
 mod shrink;

@@ -20,9 +20,10 @@ use super::config::GitHubConfigUrl;
 use super::error::{ActionsError, BoxError, ErrorBody, from_answer};
 use super::operation::Operation;
 use super::retry::RetryPolicy;
-use super::transport::{Answer, BoxedService, Call, HttpRequest, Transport, boxed};
+use super::transport::{Answer, BoxedService, Call, HttpRequest, Transport, boxed, guard_writes};
 use super::wire::{API_VERSION, InstallationAccessToken};
 use crate::runtime::clock::SharedClock;
+use crate::runtime::lease_deadline::LeaseDeadline;
 use crate::runtime::metrics::{GITHUB_CALLS_TOTAL, Metrics};
 
 /// How the client authenticates to GitHub.
@@ -161,6 +162,13 @@ impl ActionsClient {
     pub fn with_user_agent(self, user_agent: impl Into<String>) -> Self {
         let user_agent = user_agent.into();
         self.rebuild(|inner| inner.user_agent = user_agent)
+    }
+
+    /// The same client, its writes refused unsent once `deadline` has passed. Call before cloning.
+    pub(crate) fn with_write_guard(self, deadline: LeaseDeadline) -> Self {
+        self.rebuild(|inner| {
+            inner.transport.service = guard_writes(inner.transport.service.clone(), deadline)
+        })
     }
 
     fn rebuild(self, change: impl FnOnce(&mut ClientInner)) -> Self {

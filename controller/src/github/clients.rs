@@ -14,6 +14,7 @@ use super::credentials::GitHubCredentials;
 use super::error::{ActionsError, BoxError};
 use super::transport::{BoxedService, HttpRequest, boxed};
 use crate::SharedClock;
+use crate::runtime::lease_deadline::LeaseDeadline;
 use crate::runtime::metrics::Metrics;
 
 /// How a process reaches GitHub.
@@ -27,6 +28,8 @@ pub enum GitHubTransport {
     HttpsVia(ProxyUrls),
     /// Any service over `http` requests with absolute URIs (a proxy, a recorder, a fake).
     Service(BoxedService),
+    /// Another transport whose writes are refused past a leader's renew deadline.
+    Guarded(Box<GitHubTransport>, LeaseDeadline),
 }
 
 impl std::fmt::Debug for GitHubTransport {
@@ -35,6 +38,7 @@ impl std::fmt::Debug for GitHubTransport {
             GitHubTransport::Https => "GitHubTransport::Https",
             GitHubTransport::HttpsVia(_) => "GitHubTransport::HttpsVia",
             GitHubTransport::Service(_) => "GitHubTransport::Service",
+            GitHubTransport::Guarded(..) => "GitHubTransport::Guarded",
         })
     }
 }
@@ -51,6 +55,12 @@ impl GitHubTransport {
         B::Error: Into<BoxError>,
     {
         GitHubTransport::Service(boxed(service))
+    }
+
+    /// This transport, its writes (every method but GET, HEAD and OPTIONS) refused once `deadline` has
+    /// passed (`ops::lease_guard`).
+    pub fn guarded(self, deadline: LeaseDeadline) -> Self {
+        GitHubTransport::Guarded(Box::new(self), deadline)
     }
 
     /// A client for `github_config_url` with `credentials` on this transport. HTTPS clients must be
@@ -76,6 +86,9 @@ impl GitHubTransport {
             GitHubTransport::Service(service) => {
                 ActionsClient::over(service.clone(), github_config_url, credentials, clock, metrics)
             }
+            GitHubTransport::Guarded(inner, deadline) => Ok(inner
+                .client(github_config_url, credentials, options, clock, metrics)?
+                .with_write_guard(deadline.clone())),
         }
     }
 }

@@ -14,6 +14,7 @@ use tower::util::BoxCloneSyncService;
 use super::error::{ActionsError, BoxError};
 use super::operation::Operation;
 use super::retry::{AttemptOutcome, RetryPolicy, retry_after_seconds};
+use crate::runtime::lease_deadline::{LeaseDeadline, LeaseDeadlinePassed};
 use crate::runtime::metrics::{GITHUB_HTTP_REQUESTS_TOTAL, Metrics};
 
 /// The request type every transport must accept.
@@ -21,6 +22,21 @@ pub(super) type HttpRequest = Request<Full<Bytes>>;
 
 /// The erased transport: requests in, collected responses out.
 pub(super) type BoxedService = BoxCloneSyncService<HttpRequest, Response<Bytes>, BoxError>;
+
+/// `service`, its writes (every method but GET, HEAD and OPTIONS) refused unsent once `deadline` has
+/// passed (`ops::lease_guard`).
+pub(super) fn guard_writes(service: BoxedService, deadline: LeaseDeadline) -> BoxedService {
+    BoxCloneSyncService::new(tower::service_fn(move |request: HttpRequest| {
+        let refused = deadline.refuses(request.method());
+        let service = service.clone();
+        async move {
+            if let Some(overdue) = refused {
+                return Err(BoxError::from(LeaseDeadlinePassed { overdue }));
+            }
+            service.oneshot(request).await
+        }
+    }))
+}
 
 /// Erases a service's type, collecting its response bodies.
 pub(crate) fn boxed<S, B>(service: S) -> BoxedService

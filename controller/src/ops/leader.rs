@@ -25,6 +25,7 @@ use kube::{Api, Client};
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::clock::SharedClock;
+use crate::runtime::lease_deadline::LeaseDeadline;
 use crate::runtime::metrics::{LEADER_ELECTION_MASTER_STATUS, Metrics};
 
 /// Where and how to elect a leader.
@@ -81,6 +82,7 @@ pub struct LeaderElector {
     metrics: Metrics,
     config: LeaderElection,
     observed: tokio::sync::Mutex<Observed>,
+    deadline: LeaseDeadline,
 }
 
 impl std::fmt::Debug for LeaderElector {
@@ -97,7 +99,20 @@ impl LeaderElector {
     /// A candidate for `config` over `client`, reading time from `clock`.
     pub fn new(client: Client, clock: SharedClock, metrics: Metrics, config: LeaderElection) -> Self {
         let api = Api::namespaced(client, &config.namespace);
-        LeaderElector { api, clock, metrics, config, observed: Default::default() }
+        LeaderElector {
+            api,
+            clock,
+            metrics,
+            config,
+            observed: Default::default(),
+            deadline: LeaseDeadline::default(),
+        }
+    }
+
+    /// Until when this candidate's leadership is known good: `renew_deadline` after the attempt that
+    /// last acquired or renewed the Lease began.
+    pub fn deadline(&self) -> LeaseDeadline {
+        self.deadline.clone()
     }
 
     /// The election's settings.
@@ -109,8 +124,10 @@ impl LeaderElector {
     pub async fn acquire(&self, cancel: &CancellationToken) -> bool {
         self.set_leading(false);
         loop {
+            let attempt_began = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
             match self.try_acquire_or_renew().await {
                 Ok(true) => {
+                    self.deadline.renewed(attempt_began, self.config.renew_deadline);
                     tracing::info!(lease = %self.config.name, identity = %self.config.identity, "became leader");
                     self.set_leading(true);
                     return true;
@@ -138,8 +155,12 @@ impl LeaderElector {
                 () = cancel.cancelled() => return Ended::Released,
                 () = tokio::time::sleep(self.config.retry_period) => {}
             }
+            let attempt_began = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
             match self.try_acquire_or_renew().await {
-                Ok(true) => last_renewal = tokio::time::Instant::now(), // allow-nondeterminism: tokio clock, paused in the sim
+                Ok(true) => {
+                    self.deadline.renewed(attempt_began, self.config.renew_deadline);
+                    last_renewal = tokio::time::Instant::now(); // allow-nondeterminism: tokio clock, paused in the sim
+                }
                 Ok(false) => {}
                 Err(error) => tracing::warn!(%error, "leader election: renewal failed"),
             }

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use super::leader::{Ended, LeaderElection, LeaderElector};
+use super::lease_guard::guarded_client;
 use crate::inputs::Inputs;
 use crate::start::Families;
 
@@ -91,7 +92,19 @@ pub async fn run_process(
         status.set_ready(false);
     }
     status.set_leading(true);
-    let mut manager = started_early.unwrap_or_else(|| crate::start(inputs, families));
+    let leader_inputs = match &elector {
+        Some(elector) if inputs.switches.fixes.writes_stop_at_lease_deadline => {
+            let (client, github) = (inputs.client.clone(), inputs.github.clone());
+            let deadline = elector.deadline();
+            Inputs {
+                client: guarded_client(client, deadline.clone()),
+                github: github.guarded(deadline),
+                ..inputs.clone()
+            }
+        }
+        _ => inputs.clone(),
+    };
+    let mut manager = started_early.unwrap_or_else(|| crate::start(&leader_inputs, families));
     tracing::info!(families = families.name(), "controllers started; waiting for caches");
     if manager.cache_sync().await {
         tracing::info!("caches synced");

@@ -188,6 +188,12 @@ pub struct Fixes {
     /// who renews the Lease, as controller-runtime does for a runnable whose `NeedLeaderElection()`
     /// is false (a controller built with `NeedLeaderElection: false`): a standby writes too.
     pub controllers_wait_for_lease: bool,
+    /// arcsim's, not in ARC (client-go's election is not fencing): a leader's controllers write only
+    /// while the Lease was renewed within `renew_deadline` on the process's own clock
+    /// (`ops::lease_guard`). Off, as in every ARC release: a leader stopped past its lease (a paused
+    /// VM, a long GC) goes on writing from its in-flight reconciles and due timers until its renewal
+    /// loop notices that another process took the Lease.
+    pub writes_stop_at_lease_deadline: bool,
 }
 
 /// Every fix, with its origin, in declaration order.
@@ -319,6 +325,11 @@ pub(super) const DOCS: &[SwitchDoc] = &[
         "plausible bug, not in ARC",
         "with leader election, controllers start only once the Lease is held",
     ),
+    SwitchDoc::new(
+        "writes_stop_at_lease_deadline",
+        "arcsim (client-go's election is not fencing)",
+        "a leader writes only within the renew deadline of its last renewal",
+    ),
 ];
 
 impl Default for Fixes {
@@ -367,6 +378,7 @@ impl Fixes {
             pod_controller_reference: on,
             transient_create_error_retried: on,
             controllers_wait_for_lease: on,
+            writes_stop_at_lease_deadline: on,
         }
     }
 

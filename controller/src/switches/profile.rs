@@ -96,6 +96,7 @@ const fn upstream_fixes() -> Fixes {
         acquire_acquirable_jobs_on_open: false,
         new_session_when_session_gone: false,
         recreate_crashed_runner_with_stale_token: false,
+        writes_stop_at_lease_deadline: false,
         ..Fixes::all_on()
     }
 }

@@ -159,8 +159,8 @@ impl Oracle for NoAlreadyExistsErrors {
                 .iter()
                 .rev()
                 .find(|a| a.namespace == refused.namespace && a.name == refused.name);
-            let lost_answer_requeue =
-                requeued_by_a_failure(run, &removals, previous_of_pod.copied(), refused);
+            let failure_window_from = failure_window_start(&creates[..i], refused, previous_of_pod.copied());
+            let lost_answer_requeue = requeued_by_a_failure(run, &removals, failure_window_from, refused);
             let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next, &busy));
             if waited
                 || lost_answer_requeue
@@ -185,8 +185,8 @@ impl Oracle for NoAlreadyExistsErrors {
 }
 
 /// Whether a controller request on `refused`'s runner (its EphemeralRunner, status, pod or secret,
-/// which share the name) failed into a reconcile error between the pod's previous create
-/// (`previous`, included; whatever other pods' creates came in between) and `refused`: a create or a
+/// which share the name) failed into a reconcile error from `from_ms` ([`failure_window_start`]: the
+/// pod's previous create, included, whatever other pods' creates came in between) to `refused`: a create or a
 /// status patch whose answer was lost after its commit (steady-state seeds 2,000,003 and 2,000,026;
 /// `arc-0.15.0` seed 4, whose #4681 order records the identity after the create), a 5xx or a 429.
 /// That failure already put a rate-limited requeue in the work queue, and a requeue-after for
@@ -199,11 +199,11 @@ impl Oracle for NoAlreadyExistsErrors {
 fn requeued_by_a_failure(
     run: &RunRecord,
     removals: &FailedRemovals,
-    previous: Option<&AuditEntry>,
+    from_ms: Option<u64>,
     refused: &AuditEntry,
 ) -> bool {
-    let Some(previous) = previous else { return false };
-    let window = previous.ms..refused.ms;
+    let Some(from_ms) = from_ms else { return false };
+    let window = from_ms..refused.ms;
     run.audit().any(|a| {
         a.actor == "controller"
             && a.namespace == refused.namespace
@@ -211,6 +211,31 @@ fn requeued_by_a_failure(
             && window.contains(&a.ms)
             && (a.committed_then_failed || a.code == 0 || a.code == 429 || a.code >= 500)
     }) || removals.within(&refused.name, window)
+}
+
+/// How long after a failure its rate-limited requeue may still come due (the per-item backoff of the
+/// first eight failures in a row: 5 ms doubling).
+pub const FAILURE_REQUEUE_MS: u64 = 2_000;
+
+/// From when a failure on `refused`'s runner may have put the requeue that made the next create: the
+/// pod's previous create (`previous`). When that create was answered 201 it ended no 409 loop, and the
+/// failure's requeue may come due after it and after a pass an event woke: then the window opens at
+/// the create before it, and at most [`FAILURE_REQUEUE_MS`] before `refused` (steady-state seed
+/// 24,000,038: a status patch failed after its commit at 141.773 s, the pass the runner's own update
+/// had marked created the pod at 141.777 s, a pass woken by the next update met AlreadyExists at
+/// 141.783 s, and the failure's requeue met it again at 141.791 s).
+fn failure_window_start(
+    earlier: &[&AuditEntry],
+    refused: &AuditEntry,
+    previous: Option<&AuditEntry>,
+) -> Option<u64> {
+    let previous = previous?;
+    if !(200..300).contains(&previous.code) {
+        return Some(previous.ms);
+    }
+    let same_pod = |a: &&&AuditEntry| a.namespace == refused.namespace && a.name == refused.name;
+    let before_previous = earlier.iter().rev().filter(same_pod).nth(1).map_or(0, |a| a.ms);
+    Some(before_previous.max(refused.ms.saturating_sub(FAILURE_REQUEUE_MS)).min(previous.ms))
 }
 
 /// When a RemoveRunner of a registration got a failure (an error status, a dropped connection or a
@@ -608,6 +633,44 @@ mod tests {
             1,
             "the loop goes on after the excused retry"
         );
+    }
+
+    #[test]
+    fn a_failure_before_a_successful_create_excuses_one_fast_retry_after_a_pass_an_event_woke() {
+        // Steady-state seed 24,000,038: a status patch failed after its commit, the runner's own update
+        // woke the pass that created the pod, the next update woke a pass that met AlreadyExists, and
+        // the failure's requeue met it again 8 ms later.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let lost_patch = AuditEntry {
+            code: 0,
+            committed_then_failed: true,
+            status_subresource: true,
+            ..request(4, "controller", ApiVerb::Patch, "ephemeralrunners", "r", 0)
+        };
+        let failed_first = |extra: Option<u64>| {
+            let run = with_pod()
+                .event(4, lost_patch.clone())
+                .event(5, create(5, 201))
+                .event(10, create(10, 409))
+                .event(16, create(16, 409));
+            match extra {
+                Some(ms) => run.event(ms, create(ms, 409)).build(),
+                None => run.build(),
+            }
+        };
+        let once = failed_first(None);
+        assert!(NoAlreadyExistsErrors.check(&once).is_empty(), "{:?}", NoAlreadyExistsErrors.check(&once));
+        assert_eq!(NoAlreadyExistsErrors.check(&failed_first(Some(22))).len(), 1, "and no more");
+        let no_failure =
+            with_pod().event(5, create(5, 201)).event(10, create(10, 409)).event(16, create(16, 409)).build();
+        assert_eq!(NoAlreadyExistsErrors.check(&no_failure).len(), 1, "without the failure, judged");
+        let long_before = with_pod()
+            .event(4, lost_patch.clone())
+            .event(5, create(5, 201))
+            .event(3_000, create(3_000, 409))
+            .event(3_006, create(3_006, 409))
+            .build();
+        assert_eq!(NoAlreadyExistsErrors.check(&long_before).len(), 1, "a failure seconds before is spent");
     }
 
     #[test]

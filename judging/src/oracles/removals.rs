@@ -11,6 +11,7 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
+use crate::pauses::deadline_after;
 use crate::view::{is_deleting, key_of, runner_id, runner_phase, uid_of};
 use crate::violation::Violation;
 
@@ -24,7 +25,8 @@ use crate::violation::Violation;
 pub const REMOVED_RUNNER_DELETED_WITHIN_MS: u64 = 120_000;
 
 /// A runner removed at GitHub (RemoveRunner) while its EphemeralRunner was live and held its id leaves
-/// its set's count (deleting, gone, or Succeeded) within [`REMOVED_RUNNER_DELETED_WITHIN_MS`], or is
+/// its set's count (deleting, gone, or Succeeded) within [`REMOVED_RUNNER_DELETED_WITHIN_MS`] of the
+/// controller's running time (a pause of the controller process stops the count), or is
 /// registered again under another id, which ends what the removal asked of it.
 pub struct RemovedRunnerDeletedPromptly;
 
@@ -53,7 +55,8 @@ impl Oracle for RemovedRunnerDeletedPromptly {
             let Some((key, history)) = histories.iter().find(|(_, h)| h.held_live(id, removed_ms)) else {
                 continue;
             };
-            let due_ms = removed_ms + REMOVED_RUNNER_DELETED_WITHIN_MS;
+            // Time the controller was stopped (a pause) does not count.
+            let due_ms = deadline_after(run, removed_ms, REMOVED_RUNNER_DELETED_WITHIN_MS);
             let left_ms = history.left_after(id, removed_ms);
             if left_ms.is_none_or(|left| left > due_ms) && run.end_ms >= due_ms {
                 out.push(Violation {

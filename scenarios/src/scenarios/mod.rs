@@ -17,6 +17,8 @@ pub mod network_partition;
 pub mod node_capacity;
 pub mod node_loss;
 pub mod objects;
+pub mod paused_leader;
+pub mod pauses;
 pub mod refresh;
 pub mod removed_registrations;
 pub mod slow_starts;
@@ -38,6 +40,7 @@ pub fn all() -> Vec<&'static dyn Scenario> {
         &equivalence::OptimisationEquivalence,
         &app_auth::StandardAppAuth,
         &leader_election::LeaderElectionFailover,
+        &paused_leader::PausedLeader,
         &network_partition::NetworkPartition,
         &kubectl_delete::KubectlDeleteRunners,
         &legacy_standard::LegacyStandard,

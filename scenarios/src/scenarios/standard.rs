@@ -73,11 +73,13 @@ impl Scenario for Standard {
 
     /// The control world of the swarm's windows (issue 42): watch buffers never fill, the watch cache
     /// keeps its history, no watch stalls, removed runners stop at once (the default of
-    /// `removed-runner-poll`), the API server is not under load, and pods start quickly on nodes with room for all.
+    /// `removed-runner-poll`), the API server is not under load, pods start quickly on nodes with room for
+    /// all, and no controller process is ever stopped.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const QUIET: Rate = Rate::measured(0, 200, 18_300_000);
         const UNLOADED: Rate = Rate::measured(0, 200, 21_300_000);
         const QUICK_STARTS: Rate = Rate::measured(0, 200, 22_000_000);
+        const UNPAUSED: Rate = Rate::measured(0, 200, 24_000_000);
         const GOALS: &[ProbeGoal] = &[
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
@@ -94,6 +96,8 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::INIT_CONTAINER_FAILED, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::CONTAINER_OOM_KILLED, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::CONTROLLER_PAUSED_MID_RECONCILE, UNPAUSED),
+            ProbeGoal::ceiling(&probes::LEADER_RESUMED_AFTER_TAKEOVER, UNPAUSED),
         ];
         GOALS
     }

@@ -23,6 +23,7 @@ use super::load::draw_load;
 use super::node_capacity::draw_node_capacity;
 use super::node_loss::draw_node_loss;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
+use super::pauses::draw_pauses;
 use super::removed_registrations::draw_removed_runner_poll;
 use super::slow_starts::draw_slow_starts;
 use super::standard::scale_set_world;
@@ -299,6 +300,7 @@ impl Scenario for SteadyState {
         draw_node_capacity(seed, &mut plan, 0.3);
         draw_node_loss(seed, &mut plan, 0.25);
         draw_container_failures(seed, &mut plan, 0.3, HEAL_MS);
+        draw_pauses(seed, &mut plan, 0.25, HEAL_MS);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -357,6 +359,7 @@ impl Scenario for SteadyState {
             ),
             ProbeGoal::floor(&probes::INIT_CONTAINER_FAILED, Rate::measured(50, 200, 22_000_000)),
             ProbeGoal::floor(&probes::CONTAINER_OOM_KILLED, Rate::measured(29, 200, 22_000_000)),
+            ProbeGoal::floor(&probes::CONTROLLER_PAUSED_MID_RECONCILE, Rate::measured(17, 200, 24_000_000)),
         ];
         GOALS
     }

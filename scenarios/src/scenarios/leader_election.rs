@@ -31,19 +31,31 @@ impl Scenario for LeaderElectionFailover {
     }
 
     fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
-        let mut plan = scale_set_world(seed, variant, 0, 10);
-        plan.config.replicas = Some(ReplicaConfig {
-            count: 2,
-            lease_namespace: CONTROLLER_NAMESPACE.into(),
-            lease_name: "arc-controller".into(),
-        });
+        let mut plan = replicated_world(seed, variant);
         plan.config.disruptions.push(Disruption::KillLeader { at_ms: KILL_LEADER_AT_MS });
         plan
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        let mut oracles = scale_set_oracles();
-        oracles.push(&OneLeaderAtATime);
-        oracles
+        replicated_oracles()
     }
+}
+
+/// The standard world on two controller replicas electing a leader on the Lease `arc-controller` in
+/// the controller namespace, nothing done to them yet.
+pub fn replicated_world(seed: Seed, variant: Variant) -> WorldPlan {
+    let mut plan = scale_set_world(seed, variant, 0, 10);
+    plan.config.replicas = Some(ReplicaConfig {
+        count: 2,
+        lease_namespace: CONTROLLER_NAMESPACE.into(),
+        lease_name: "arc-controller".into(),
+    });
+    plan
+}
+
+/// The standard oracles and `one-leader-at-a-time`.
+pub fn replicated_oracles() -> Vec<&'static dyn Oracle> {
+    let mut oracles = scale_set_oracles();
+    oracles.push(&OneLeaderAtATime);
+    oracles
 }

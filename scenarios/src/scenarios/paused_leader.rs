@@ -8,16 +8,13 @@
 //! ARC release lacks it.
 
 use arc_sim::Seed;
-use arc_world::{Disruption, ReplicaConfig};
+use arc_world::Disruption;
 use rand::Rng;
 
-use super::leader_election::KILL_LEADER_AT_MS;
-use super::objects::CONTROLLER_NAMESPACE;
-use super::standard::{scale_set_oracles, scale_set_world};
+use super::leader_election::{KILL_LEADER_AT_MS, replicated_oracles, replicated_world};
 use crate::scenario::{Scenario, WorldPlan};
 use crate::variant::Variant;
 use arc_judging::oracles::Oracle;
-use arc_judging::oracles::leadership::OneLeaderAtATime;
 use arc_judging::probes;
 use arc_judging::probes::ProbeGoal;
 use arc_judging::rates::Rate;
@@ -35,21 +32,14 @@ impl Scenario for PausedLeader {
     }
 
     fn world(&self, seed: Seed, variant: Variant) -> WorldPlan {
-        let mut plan = scale_set_world(seed, variant, 0, 10);
-        plan.config.replicas = Some(ReplicaConfig {
-            count: 2,
-            lease_namespace: CONTROLLER_NAMESPACE.into(),
-            lease_name: "arc-controller".into(),
-        });
+        let mut plan = replicated_world(seed, variant);
         let for_ms = seed.named_rng("scenario/paused-leader").random_range(20_000..120_000);
         plan.config.disruptions.push(Disruption::PauseController { at_ms: KILL_LEADER_AT_MS, for_ms });
         plan
     }
 
     fn oracles(&self) -> Vec<&'static dyn Oracle> {
-        let mut oracles = scale_set_oracles();
-        oracles.push(&OneLeaderAtATime);
-        oracles
+        replicated_oracles()
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {

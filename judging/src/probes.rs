@@ -372,6 +372,14 @@ pub const CONTROLLER_BOUNCED_MID_RECONCILE: Probe = Probe {
     needs: network_needs,
 };
 
+/// `controller-requests-held`.
+pub const CONTROLLER_REQUESTS_HELD: Probe = Probe {
+    name: "controller-requests-held",
+    describe: "a half-open partition held the controller's requests to the API server (connections kept) until it healed",
+    count: network::controller_requests_held,
+    needs: network_needs,
+};
+
 /// `listener-session-lost`.
 pub const LISTENER_SESSION_LOST: Probe = Probe {
     name: "listener-session-lost",
@@ -586,6 +594,7 @@ pub static PROBES: &[&Probe] = &[
     &CONTROLLER_PAUSED_MID_RECONCILE,
     &WATCH_CLOSED_WHILE_PAUSED,
     &LEADER_RESUMED_AFTER_TAKEOVER,
+    &CONTROLLER_REQUESTS_HELD,
 ];
 
 /// Every probe.

@@ -1,12 +1,13 @@
 //! The network probes (issue 17), from the network's own events ([`NetEvent`]) and the API and
 //! GitHub traffic around them: a cut watch resumed from its last resourceVersion, a 410 Expired
 //! answered by a relist, the controller's host crashed within 1 s of its last request, a listener's
-//! long poll or host cut under it and a new message session created after.
+//! long poll or host cut under it and a new message session created after, and the controller's
+//! requests held by a half-open partition (connections kept, segments held) until it healed.
 
 use arc_sim::apiserver::{AuditEntry, WatchItem, WatchOpened, WatchSent};
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::GitHubCall;
-use arc_sim::net::{HOST_CONTROLLER, HOST_LISTENERS, NetCommand, NetEvent};
+use arc_sim::net::{HOST_APISERVER, HOST_CONTROLLER, HOST_LISTENERS, NetCommand, NetEvent};
 use arc_sim::record::Event;
 use arc_world::RunRecord;
 
@@ -17,6 +18,27 @@ const RELIST_WITHIN_MS: u64 = 60_000;
 
 fn net_events(run: &RunRecord) -> impl Iterator<Item = (&Event, &NetEvent)> + '_ {
     run.events.iter().filter_map(|e| e.get::<NetEvent>().map(|n| (e, n)))
+}
+
+/// How soon after a hold is released a controller request still counts as one it held.
+const RELEASED_WITHIN_MS: u64 = 100;
+
+/// Holds of the link between the controller's host and the API server's (a half-open partition: the
+/// connections stay open, their segments wait) whose release delivered a controller request that had
+/// waited through it: one served within 100 ms of the release.
+pub fn controller_requests_held(run: &RunRecord) -> u32 {
+    let controller_link = |a: &str, b: &str| {
+        let mut hosts = [a, b];
+        hosts.sort_unstable();
+        hosts == [HOST_APISERVER, HOST_CONTROLLER]
+    };
+    let releases = net_events(run).filter_map(|(e, n)| match n {
+        NetEvent::Applied(NetCommand::Release { a, b }) if controller_link(a, b) => Some(e.at_ms),
+        _ => None,
+    });
+    let served: Vec<u64> =
+        run.events_of::<AuditEntry>().filter(|a| a.actor == "controller").map(|a| a.served_ms).collect();
+    releases.filter(|at| served.iter().any(|ms| (*at..=at + RELEASED_WITHIN_MS).contains(ms))).count() as u32
 }
 
 /// Cut watches whose watcher's next watch of the resource started from a resourceVersion.
@@ -84,4 +106,29 @@ pub fn listener_session_lost(run: &RunRecord) -> u32 {
             .any(|c| c.operation == "create-session" && c.status.is_some_and(|s| (200..300).contains(&s)))
     };
     cuts.filter(|(e, _)| session_after(e)).count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_world::SyntheticRun;
+
+    use super::*;
+    use crate::oracles::fixtures::request;
+
+    fn command(at_ms: u64, hold: bool, run: SyntheticRun) -> SyntheticRun {
+        let (a, b) = (HOST_APISERVER.to_string(), HOST_CONTROLLER.to_string());
+        let command = if hold { NetCommand::Hold { a, b } } else { NetCommand::Release { a, b } };
+        run.event(at_ms, NetEvent::Applied(command))
+    }
+
+    #[test]
+    fn a_hold_counts_when_its_release_delivers_a_controller_request() {
+        let held = |served_ms, actor| {
+            let run = command(1_000, true, SyntheticRun::new());
+            command(10_000, false, run).event(served_ms, request(served_ms, actor, ApiVerb::Get, "pods", "p", 200))
+        };
+        assert_eq!(controller_requests_held(&held(10_040, "controller").build()), 1);
+        assert_eq!(controller_requests_held(&held(10_400, "controller").build()), 0, "long after");
+        assert_eq!(controller_requests_held(&held(10_040, "kubelet").build()), 0, "not the controller's");
+    }
 }

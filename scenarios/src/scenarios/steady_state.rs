@@ -223,7 +223,8 @@ fn disruptions(rng: &mut ChaCha8Rng) -> Vec<Disruption> {
 }
 
 /// The swarm's network faults under `--network turmoil`, all healed by [`HEAL_MS`]: the controller
-/// partitioned from the API server (one way half the time), its watches cut, a long poll dropped, the
+/// partitioned from the API server (one way a third of the time, half-open, its segments held, a
+/// third), its watches cut, a long poll dropped, the
 /// controller's host crashed and bounced — each drawn or not.
 fn swarm_network_faults(rng: &mut ChaCha8Rng) -> Vec<NetFault> {
     let mut out = Vec::new();
@@ -234,7 +235,12 @@ fn swarm_network_faults(rng: &mut ChaCha8Rng) -> Vec<NetFault> {
     if chance(rng, 0.5) {
         let (a, b) = (HOST_CONTROLLER.to_string(), HOST_APISERVER.to_string());
         let window = window(rng, 5_000, 60_000);
-        out.push(NetFault::Partition { a, b, window, one_way: rng.random_bool(0.5) });
+        // A third of them half-open: the connections stay, their segments wait (requests hang).
+        let fault = match rng.random_range(0..6) {
+            0 | 1 => NetFault::Hold { a, b, window },
+            n => NetFault::Partition { a, b, window, one_way: n % 2 == 0 },
+        };
+        out.push(fault);
     }
     if chance(rng, 0.5) {
         let window = window(rng, 30_000, 300_000);

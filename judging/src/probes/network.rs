@@ -125,7 +125,8 @@ mod tests {
     fn a_hold_counts_when_its_release_delivers_a_controller_request() {
         let held = |served_ms, actor| {
             let run = command(1_000, true, SyntheticRun::new());
-            command(10_000, false, run).event(served_ms, request(served_ms, actor, ApiVerb::Get, "pods", "p", 200))
+            command(10_000, false, run)
+                .event(served_ms, request(served_ms, actor, ApiVerb::Get, "pods", "p", 200))
         };
         assert_eq!(controller_requests_held(&held(10_040, "controller").build()), 1);
         assert_eq!(controller_requests_held(&held(10_400, "controller").build()), 0, "long after");

@@ -116,6 +116,8 @@ impl Replicas {
     pub(crate) fn kill_leader(&mut self, world: &ReplicaWorld<'_>, replicas: &ReplicaConfig) -> Option<u32> {
         let position = self.running.iter().position(|r| r.status.is_leading())?;
         let killed = self.running.remove(position);
+        // A stopped replica is killed all the same (its pause then ends unrecorded).
+        killed.gate.open();
         killed.task.abort();
         self.start(world, replicas, killed.index, killed.incarnation + 1);
         Some(killed.index)

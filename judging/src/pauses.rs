@@ -29,24 +29,35 @@ pub fn pauses(run: &RunRecord) -> impl Iterator<Item = Pause<'_>> + '_ {
     })
 }
 
-/// How long, within `from_ms..to_ms`, some controller process was stopped.
-pub fn stopped_ms_within(run: &RunRecord, from_ms: u64, to_ms: u64) -> u64 {
-    pauses(run).map(|p| p.until_ms.min(to_ms).saturating_sub(p.from_ms.max(from_ms))).sum()
-}
+/// The run's stops (pause intervals), read once: what a promptness deadline does not count.
+#[derive(Debug, Clone, Default)]
+pub struct Stops(Vec<(u64, u64)>);
 
-/// The sim ms by which `ms` of time in which no controller process was stopped have passed since
-/// `from_ms` (pauses of one process never overlap: the world refuses a second while one lasts).
-pub fn deadline_after(run: &RunRecord, from_ms: u64, ms: u64) -> u64 {
-    let mut stops: Vec<(u64, u64)> = pauses(run).map(|p| (p.from_ms, p.until_ms)).collect();
-    stops.sort_unstable();
-    let mut due = from_ms + ms;
-    for (start, end) in stops.into_iter().filter(|(_, end)| *end > from_ms) {
-        if start >= due {
-            break;
-        }
-        due += end - start.max(from_ms);
+impl Stops {
+    /// The stops of `run`, in order.
+    pub fn of(run: &RunRecord) -> Self {
+        let mut stops: Vec<(u64, u64)> = pauses(run).map(|p| (p.from_ms, p.until_ms)).collect();
+        stops.sort_unstable();
+        Stops(stops)
     }
-    due
+
+    /// How long, within `from_ms..to_ms`, some controller process was stopped.
+    pub fn within(&self, from_ms: u64, to_ms: u64) -> u64 {
+        self.0.iter().map(|(start, end)| (*end).min(to_ms).saturating_sub((*start).max(from_ms))).sum()
+    }
+
+    /// The sim ms by which `ms` of time in which no controller process was stopped have passed since
+    /// `from_ms` (pauses of one process never overlap: the world refuses a second while one lasts).
+    pub fn deadline_after(&self, from_ms: u64, ms: u64) -> u64 {
+        let mut due = from_ms + ms;
+        for (start, end) in self.0.iter().filter(|(_, end)| *end > from_ms) {
+            if *start >= due {
+                break;
+            }
+            due += end - (*start).max(from_ms);
+        }
+        due
+    }
 }
 
 #[cfg(test)]
@@ -61,11 +72,12 @@ mod tests {
 
     #[test]
     fn a_deadline_moves_by_the_stops_before_it() {
-        let run = paused(paused(SyntheticRun::new(), 10_000, 5_000), 100_000, 60_000).build();
-        assert_eq!(deadline_after(&run, 0, 20_000), 25_000, "the first stop falls before it");
-        assert_eq!(deadline_after(&run, 0, 96_000), 161_000, "so does the second, once the first moved it");
-        assert_eq!(deadline_after(&run, 20_000, 10_000), 30_000, "none after");
-        assert_eq!(deadline_after(&run, 12_000, 10_000), 25_000, "one begun before it counts from its start");
-        assert_eq!(stopped_ms_within(&run, 12_000, 130_000), 3_000 + 30_000);
+        let stops = Stops::of(&paused(paused(SyntheticRun::new(), 10_000, 5_000), 100_000, 60_000).build());
+        assert_eq!(stops.deadline_after(0, 20_000), 25_000, "the first stop falls before it");
+        assert_eq!(stops.deadline_after(0, 96_000), 161_000, "so does the second, once the first moved it");
+        assert_eq!(stops.deadline_after(20_000, 10_000), 30_000, "none after");
+        assert_eq!(stops.deadline_after(12_000, 10_000), 25_000, "one begun before it counts from its start");
+        assert_eq!(stops.within(12_000, 130_000), 3_000 + 30_000);
+        assert_eq!(Stops::default().deadline_after(5, 10), 15, "no stop, no change");
     }
 }

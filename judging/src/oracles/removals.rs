@@ -11,7 +11,7 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use crate::pauses::deadline_after;
+use crate::pauses::Stops;
 use crate::view::{is_deleting, key_of, runner_id, runner_phase, uid_of};
 use crate::violation::Violation;
 
@@ -50,13 +50,14 @@ impl Oracle for RemovedRunnerDeletedPromptly {
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let histories = histories(run);
+        let stops = Stops::of(run);
         let mut out = Vec::new();
         for (removed_ms, id) in removals(run) {
             let Some((key, history)) = histories.iter().find(|(_, h)| h.held_live(id, removed_ms)) else {
                 continue;
             };
             // Time the controller was stopped (a pause) does not count.
-            let due_ms = deadline_after(run, removed_ms, REMOVED_RUNNER_DELETED_WITHIN_MS);
+            let due_ms = stops.deadline_after(removed_ms, REMOVED_RUNNER_DELETED_WITHIN_MS);
             let left_ms = history.left_after(id, removed_ms);
             if left_ms.is_none_or(|left| left > due_ms) && run.end_ms >= due_ms {
                 out.push(Violation {

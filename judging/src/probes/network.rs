@@ -32,13 +32,21 @@ pub fn controller_requests_held(run: &RunRecord) -> u32 {
         hosts.sort_unstable();
         hosts == [HOST_APISERVER, HOST_CONTROLLER]
     };
-    let releases = net_events(run).filter_map(|(e, n)| match n {
-        NetEvent::Applied(NetCommand::Release { a, b }) if controller_link(a, b) => Some(e.at_ms),
-        _ => None,
-    });
+    let releases: Vec<u64> = net_events(run)
+        .filter_map(|(e, n)| match n {
+            NetEvent::Applied(NetCommand::Release { a, b }) if controller_link(a, b) => Some(e.at_ms),
+            _ => None,
+        })
+        .collect();
+    if releases.is_empty() {
+        return 0;
+    }
     let served: Vec<u64> =
         run.events_of::<AuditEntry>().filter(|a| a.actor == "controller").map(|a| a.served_ms).collect();
-    releases.filter(|at| served.iter().any(|ms| (*at..=at + RELEASED_WITHIN_MS).contains(ms))).count() as u32
+    releases
+        .iter()
+        .filter(|at| served.iter().any(|ms| (**at..=*at + RELEASED_WITHIN_MS).contains(ms)))
+        .count() as u32
 }
 
 /// Cut watches whose watcher's next watch of the resource started from a resourceVersion.

@@ -14,6 +14,9 @@ pub fn controller_paused_mid_reconcile(run: &RunRecord) -> u32 {
 
 /// Watches of a stopped process that the API server closed for falling behind while it was stopped.
 pub fn watch_closed_while_paused(run: &RunRecord) -> u32 {
+    if pauses(run).next().is_none() {
+        return 0;
+    }
     let closed: Vec<(u64, &WatchSent)> = run
         .events
         .iter()
@@ -32,6 +35,9 @@ pub fn watch_closed_while_paused(run: &RunRecord) -> u32 {
 /// Pauses of a controller replica during which another replica took its Lease over: the stopped
 /// leader goes on as if it still led.
 pub fn leader_resumed_after_takeover(run: &RunRecord) -> u32 {
+    if pauses(run).next().is_none() {
+        return 0;
+    }
     let holders: Vec<(u64, &str)> = run
         .changes_of("leases")
         .filter_map(|(ms, change)| Some((ms, change.object.pointer("/spec/holderIdentity")?.as_str()?)))

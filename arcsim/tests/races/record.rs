@@ -51,6 +51,14 @@ fn judges_agree_on_their_declared_needs(scenario: &dyn Scenario, variant: Varian
     }
 }
 
+/// A world whose controller is stopped (steady-state seed 24,000,054: 159 s, just after it removed two
+/// runners) and one whose leader is: the judges that read the pauses declare them.
+#[test]
+fn judges_declare_the_pauses_they_read() {
+    judges_agree_on_their_declared_needs(&scenarios::steady_state::SteadyState, Variant::Fixed, 24_000_054);
+    judges_agree_on_their_declared_needs(&scenarios::paused_leader::PausedLeader, Variant::Fixed, 1);
+}
+
 /// The slow tier (`cargo test --workspace -- --ignored slow::`).
 mod slow {
     use super::*;

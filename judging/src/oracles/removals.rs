@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use arc_sim::apiserver::{Committed, EventType};
 use arc_sim::github::{EventKind, GitHubEvent, RemovalReason};
-use arc_sim::record::Interest;
+use arc_sim::record::{Interest, WorldEvent};
 use arc_world::RunRecord;
 
 use super::Oracle;
@@ -45,7 +45,8 @@ impl Oracle for RemovedRunnerDeletedPromptly {
     }
 
     fn needs(&self) -> Interest {
-        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>()
+        // The controller's pauses (WorldEvent): time it was stopped does not count.
+        Interest::of_resources::<Committed>(&["ephemeralrunners"]).and::<GitHubEvent>().and::<WorldEvent>()
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {

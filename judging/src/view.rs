@@ -9,6 +9,11 @@ pub fn is_controller(actor: &str) -> bool {
     actor == "controller" || actor.starts_with("controller#")
 }
 
+/// The actor of a Lease holder identity (`controller#<i>.<incarnation>` → `controller#<i>`).
+pub fn holder_actor(holder: &str) -> &str {
+    holder.split('.').next().unwrap_or(holder)
+}
+
 /// The string at JSON pointer `ptr`, if any and non-empty.
 pub fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     v.at(ptr).and_then(Value::as_str).filter(|s| !s.is_empty())

@@ -3,15 +3,16 @@
 //! `fixes.writes_stop_at_lease_deadline`, arcsim's, not in ARC).
 //!
 //! client-go's leader election is not fencing: its package doc (`tools/leaderelection/leaderelection.go`,
-//! v0.33.4) says it "does not guarantee that only one client is acting as a leader (a.k.a. fencing)". A leader whose process stops (a VM paused, a long garbage collection) for
-//! longer than the lease goes on, once resumed, with every reconcile it had in flight and every timer
-//! that came due, and writes before its own renewal loop finds that another process took the Lease
-//! over. With this guard, every write of the leader's controllers first checks, on the process's
-//! monotonic clock, that the Lease was renewed within `renew_deadline` (shorter than the
-//! `lease_duration` a standby waits out); past it the write is refused unsent, the reconcile fails and
-//! is retried, and the renewal loop decides. Reads are not guarded. It narrows the window, not
-//! closes it: a process stopped between the check and the write's bytes leaving still writes late, as
-//! only a server-side fence could prevent.
+//! v0.33.4) says it "does not guarantee that only one client is acting as a leader (a.k.a. fencing)".
+//! A leader whose process stops (a VM paused, a long garbage collection) for longer than the lease
+//! goes on, once resumed, with every reconcile it had in flight and every timer that came due, and
+//! writes before its own renewal loop finds that another process took the Lease over. With this
+//! guard, every write of the leader's controllers first checks, on the process's monotonic clock, that
+//! the Lease was renewed within `renew_deadline` (shorter than the `lease_duration` a standby waits
+//! out); past it the write is refused unsent, the reconcile fails and is retried, and the renewal loop
+//! decides. Reads are not guarded. It narrows the window, not closes it: a process stopped between
+//! the check and the write's bytes leaving still writes late, as only a server-side fence could
+//! prevent.
 
 use std::task::{Context, Poll};
 

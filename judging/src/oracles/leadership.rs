@@ -5,7 +5,7 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use crate::view::str_at;
+use crate::view::{holder_actor, str_at};
 use crate::violation::Violation;
 
 /// Every successful write a controller replica makes (other than to the Lease) comes while the
@@ -47,7 +47,7 @@ impl Oracle for OneLeaderAtATime {
             {
                 continue;
             }
-            let leading = holder.split('.').next() == Some(a.actor.as_str());
+            let leading = holder_actor(&holder) == a.actor;
             if !leading {
                 out.push(Violation {
                     oracle: self.name(),

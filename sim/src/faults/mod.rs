@@ -199,6 +199,7 @@ pub const GITHUB_OPERATIONS: &[&str] = &[
     "list-runners",
     "delete-runner",
     "installation-token",
+    "create-runner-session",
 ];
 
 /// The fake GitHub operations that change state, the ones a `commit-then-error` or `commit-then-drop`
@@ -218,6 +219,7 @@ pub const GITHUB_MUTATING_OPERATIONS: &[&str] = &[
     "remove-runner",
     "delete-runner",
     "installation-token",
+    "create-runner-session",
 ];
 
 /// One fault rule of the fake GitHub service.

@@ -281,6 +281,22 @@ const ASSUMPTIONS: &[Assumption] = &[
             },
         ],
     },
+    Assumption {
+        name: "unpolled-session",
+        question: "How long does the service keep a runner session that no process ever polls (its creation's answer was lost) before it treats the runner's process as gone?",
+        alternatives: &[
+            Alternative {
+                name: "one-long-poll",
+                evidence: "actions/runner RunnerServer.cs:74 holds the message queue's connection 60 s: a service expecting a poll within one long poll (50 s) learns of the missing one then",
+                apply: |c| c.unclaimed_session_ms = super::config::ONE_LONG_POLL_MS,
+            },
+            Alternative {
+                name: "five-minutes",
+                evidence: "actions/runner MessageListener.cs:338 recovers from TaskAgentSessionExpiredException: sessions expire on a clock of the service's own, whose length no public source gives",
+                apply: |c| c.unclaimed_session_ms = 300_000,
+            },
+        ],
+    },
 ];
 
 /// The alternatives chosen for a run, by assumption name; an assumption not named keeps its default.

@@ -6,7 +6,8 @@
 //! installation token (`ghs_…`) must be one the fake issued and unexpired; an installation-token
 //! request needs `Bearer <app JWT>` (verified in `app_auth`); the exchange
 //! needs `RemoteAuth <unexpired registration token>`; Actions service calls need `Bearer <unexpired
-//! admin token>`; queue calls need `Bearer <unexpired queue token of a session of that scale set>`.
+//! admin token>`; queue calls need `Bearer <unexpired queue token of a session of that scale set>`; a
+//! runner's own session needs `Bearer <its runner credential>` (`runner_sessions`).
 
 use http::HeaderMap;
 
@@ -27,6 +28,9 @@ pub(crate) enum Authorized {
     Registration { scope: String },
     /// A queue call, with the session.
     Session { session_id: String },
+    /// A runner process, with the credential it presented (checked when served: a refusal is the
+    /// session's answer, not a bare 401).
+    Runner { credential: String },
 }
 
 impl World {
@@ -56,6 +60,9 @@ impl World {
                 .and_then(|t| self.session_for_token(scale_set_id, t))
                 .map(|session_id| Authorized::Session { session_id })
                 .ok_or_else(|| Reply::text(401, "The message queue access token is expired or invalid.")),
+            Auth::Runner => credential(headers, "Bearer")
+                .map(|c| Authorized::Runner { credential: c.to_string() })
+                .ok_or_else(|| super::runner_sessions::invalid_client("no client credential")),
         }
     }
 

@@ -127,11 +127,23 @@ pub struct GitHubConfig {
     /// `removed-runner-poll`).
     #[serde(skip_serializing_if = "is_false")]
     pub removed_registration_retried: bool,
+    /// How long a runner session created over HTTP may go untaken by a process (its answer lost, its
+    /// process killed while the request was in flight) before the service treats that process as
+    /// dead: default 50 s, one long poll (assumption `unpolled-session`).
+    #[serde(skip_serializing_if = "is_one_long_poll")]
+    pub unclaimed_session_ms: u64,
 }
 
 fn is_zero(ms: &u64) -> bool {
     *ms == 0
 }
+
+fn is_one_long_poll(ms: &u64) -> bool {
+    *ms == ONE_LONG_POLL_MS
+}
+
+/// The default of [`GitHubConfig::unclaimed_session_ms`]: one long poll of a runner's message queue.
+pub(crate) const ONE_LONG_POLL_MS: u64 = 50_000;
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -191,6 +203,7 @@ impl Default for GitHubConfig {
             reoffer_unstarted_after_ms: None,
             rest_rate_limit: None,
             removed_registration_retried: false,
+            unclaimed_session_ms: ONE_LONG_POLL_MS,
         }
     }
 }
@@ -274,6 +287,7 @@ impl GitHubConfig {
         let positive = [
             ("lost_runner_timeout_ms", self.lost_runner_timeout_ms),
             ("long_poll_timeout_ms", self.long_poll_timeout_ms),
+            ("unclaimed_session_ms", self.unclaimed_session_ms),
             ("queue_token_ttl_ms", self.queue_token_ttl_ms),
             ("registration_token_ttl_ms", self.registration_token_ttl_ms),
             ("admin_token_ttl_ms", self.admin_token_ttl_ms),

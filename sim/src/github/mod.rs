@@ -47,6 +47,7 @@ mod process;
 mod reply;
 mod route;
 mod rsa_key;
+mod runner_sessions;
 mod runners;
 mod scale_sets;
 mod scripted;

@@ -52,11 +52,14 @@ pub enum Operation {
     DeleteRunner,
     /// REST `POST /app/installations/{id}/access_tokens`: an app JWT for an installation token.
     InstallationToken,
+    /// `POST _apis/distributedtask/pools/{pool}/sessions`: a runner process's own session (actions/runner's
+    /// `CreateAgentSessionAsync`), not a listener's.
+    CreateRunnerSession,
 }
 
 impl Operation {
     /// Every operation, in the order of `GITHUB_OPERATIONS`.
-    pub const ALL: [Operation; 21] = [
+    pub const ALL: [Operation; 22] = [
         Operation::AdminToken,
         Operation::RegistrationToken,
         Operation::GetRunnerGroup,
@@ -78,6 +81,7 @@ impl Operation {
         Operation::ListRunners,
         Operation::DeleteRunner,
         Operation::InstallationToken,
+        Operation::CreateRunnerSession,
     ];
 
     /// The kebab-case name (`remove-runner`).
@@ -104,6 +108,7 @@ impl Operation {
             Operation::ListRunners => "list-runners",
             Operation::DeleteRunner => "delete-runner",
             Operation::InstallationToken => "installation-token",
+            Operation::CreateRunnerSession => "create-runner-session",
         }
     }
 

@@ -55,6 +55,8 @@ pub(crate) enum Route {
     GetRunnerByName,
     /// `DELETE _apis/distributedtask/pools/0/agents/{id}`.
     RemoveRunner { runner_id: i64 },
+    /// `POST _apis/distributedtask/pools/{pool}/sessions`: a runner process's session.
+    CreateRunnerSession,
 }
 
 /// How a route is authorised.
@@ -70,6 +72,9 @@ pub(crate) enum Auth {
     Admin,
     /// `Bearer <queue token>` of a session of scale set `.0`.
     Queue(i64),
+    /// `Bearer <runner credential>`: a runner process. Simplification: it presents the credential of
+    /// its JIT config or `config.sh` registration itself, with no OAuth token exchange first.
+    Runner,
 }
 
 impl Route {
@@ -113,6 +118,9 @@ impl Route {
             ["runtime", "runnergroups"] if method == Method::GET => Some(Route::GetRunnerGroup),
             ["runtime", "runnerscalesets", rest @ ..] => Route::scale_sets(method, rest),
             ["distributedtask", "pools", "0", "agents", rest @ ..] => Route::agents(method, rest),
+            ["distributedtask", "pools", pool, "sessions"] if method == Method::POST => {
+                pool.parse::<i64>().ok().map(|_| Route::CreateRunnerSession)
+            }
             _ => None,
         }
     }
@@ -174,6 +182,7 @@ impl Route {
             Route::GetRunner { .. } => Operation::GetRunner,
             Route::GetRunnerByName => Operation::GetRunnerByName,
             Route::RemoveRunner { .. } => Operation::RemoveRunner,
+            Route::CreateRunnerSession => Operation::CreateRunnerSession,
         }
     }
 
@@ -185,6 +194,7 @@ impl Route {
             }
             Route::AdminToken => Auth::RegistrationToken,
             Route::InstallationToken { .. } => Auth::AppJwt,
+            Route::CreateRunnerSession => Auth::Runner,
             Route::GetMessage { id } | Route::DeleteMessage { id, .. } | Route::AcquireJobs { id } => {
                 Auth::Queue(*id)
             }
@@ -226,6 +236,11 @@ mod tests {
         );
         assert_eq!(op(Method::DELETE, "/t/_apis/distributedtask/pools/0/agents/12"), Some("remove-runner"));
         assert_eq!(op(Method::GET, "/t/_apis/distributedtask/pools/0/agents"), Some("get-runner-by-name"));
+        assert_eq!(
+            op(Method::POST, "/t/_apis/distributedtask/pools/1/sessions"),
+            Some("create-runner-session")
+        );
+        assert_eq!(op(Method::POST, "/t/_apis/distributedtask/pools/x/sessions"), None);
         assert_eq!(op(Method::PUT, "/t/_apis/runtime/runnerscalesets/3"), None);
         assert_eq!(op(Method::GET, "/t/_apis/runtime/runnerscalesets/x"), None);
     }

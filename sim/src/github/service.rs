@@ -238,6 +238,11 @@ async fn serve(shared: &Arc<Shared>, route: &Route, request: &Incoming) -> Reply
     if let (Route::InstallationToken { installation_id }, Authorized::App { jwt }) = (route, &authorized) {
         return shared.mutate(|world| world.http_installation_token(*installation_id, jwt));
     }
+    if let (Route::CreateRunnerSession, Authorized::Runner { credential }) = (route, &authorized) {
+        return with_json(&request.body, |body| {
+            shared.mutate(|world| world.http_create_runner_session(credential, &body))
+        });
+    }
     if let (Route::GetMessage { id }, Authorized::Session { session_id }) = (route, &authorized) {
         return sessions::get_message(shared, *id, session_id, &request.query, &request.headers).await;
     }
@@ -290,6 +295,7 @@ fn dispatch(w: &mut World, route: &Route, query: &str, body: &Bytes) -> Reply {
         Route::DeleteSession { id, session } => w.http_delete_session(*id, session),
         Route::GetMessage { .. } => unreachable!("GetMessage is long-polled by serve()"),
         Route::InstallationToken { .. } => unreachable!("installation tokens are served by serve()"),
+        Route::CreateRunnerSession => unreachable!("runner sessions are served by serve()"),
         Route::DeleteMessage { id, message_id } => w.http_delete_message(*id, *message_id),
         Route::AcquireJobs { id } => {
             with_json(body, |ids: Vec<i64>| Reply::json(200, &ItemList::of(w.acquire_jobs(*id, &ids))))

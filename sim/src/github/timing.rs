@@ -128,6 +128,7 @@ impl LatencyClass {
             Operation::GenerateJitConfig => LatencyClass::JitConfig,
             Operation::RemoveRunner | Operation::DeleteRunner => LatencyClass::RemoveRunner,
             Operation::CreateSession
+            | Operation::CreateRunnerSession
             | Operation::RefreshSession
             | Operation::DeleteSession
             | Operation::GetMessage

@@ -301,3 +301,44 @@ mod tests {
         assert!(serde_json::from_str::<RunnerRegistrationRequest>(registration).is_err());
     }
 }
+
+/// A runner process's session request (actions/runner's `TaskAgentSession`, `src/Sdk/DTWebApi/WebApi/
+/// TaskAgentSession.cs`): who owns it (the listener sends "{machine} (PID: n)") and the agent it runs as.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RunnerSessionRequest {
+    #[serde(default)]
+    pub owner_name: String,
+    #[serde(default)]
+    pub agent: AgentReference,
+}
+
+/// The agent a runner session names (`TaskAgentReference`; the fields the model uses).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AgentReference {
+    #[serde(default)]
+    pub id: i64,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
+}
+
+/// A runner session as the service answers its creation (`TaskAgentSession`; no encryption key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RunnerSessionAnswer {
+    pub session_id: String,
+    pub owner_name: String,
+    pub agent: AgentReference,
+    pub use_fips_encryption: bool,
+}
+
+/// An OAuth token endpoint's error (RFC 6749 §5.2), as actions/runner's `VssOAuthTokenRequestException`
+/// reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct OAuthError {
+    pub error: &'static str,
+    pub error_description: String,
+}

@@ -38,6 +38,14 @@ pub(crate) enum Later {
         /// The runner.
         runner_id: i64,
     },
+    /// A runner session created over HTTP is still not taken up by a process: its runner is treated
+    /// as one whose process died without a word.
+    UnclaimedSession {
+        /// The runner.
+        runner_id: i64,
+        /// The session's connection number.
+        connection: u64,
+    },
     /// A job acquired at `acquired_ms` is offered again unless a runner took it since.
     ReofferUnstarted {
         /// The job.
@@ -70,6 +78,9 @@ impl World {
             Later::ExpireRegistration { runner_id } => self.expire_registration(runner_id),
             Later::ReofferUnstarted { request_id, acquired_ms } => {
                 self.reoffer_unstarted(request_id, acquired_ms)
+            }
+            Later::UnclaimedSession { runner_id, connection } => {
+                self.forget_unclaimed_session(runner_id, connection)
             }
         }
     }

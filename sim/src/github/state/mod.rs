@@ -112,6 +112,9 @@ pub(crate) struct World {
     /// Runners whose process died while idle and that the service has not noticed yet: runner id →
     /// the dead process's connection (assumption `dead-runner-detection`).
     pub dead_processes: BTreeMap<i64, u64>,
+    /// Runner sessions created over HTTP whose process has not yet taken them up: session id → the
+    /// runner and connection (`runner_sessions`).
+    pub(crate) unclaimed_sessions: BTreeMap<String, (i64, u64)>,
     /// The views reads are served from (assumption `service-reads`).
     pub(crate) views: stale_reads::ReadViews,
     /// Who the call being served named as its caller, while it is served (the `by` of its events).
@@ -153,6 +156,7 @@ impl World {
             held: Default::default(),
             later: Vec::new(),
             dead_processes: BTreeMap::new(),
+            unclaimed_sessions: BTreeMap::new(),
             views: Default::default(),
             caller: None,
         }

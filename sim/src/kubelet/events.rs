@@ -72,6 +72,16 @@ pub enum KubeletEventKind {
         /// GitHub runner id.
         runner_id: i64,
     },
+    /// A runner's session creation at GitHub failed (over HTTP): `status` is the answer's (none when
+    /// the connection dropped); it tries again in `retry_in_ms`, or gives up (none).
+    SessionCreationFailed {
+        /// The answer's status.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        /// When it tries again.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_in_ms: Option<u64>,
+    },
     /// A legacy runner's `config.sh` failed.
     RegistrationFailed {
         /// The token used.

@@ -126,6 +126,11 @@ pub struct KubeletConfig {
     /// (the default): one node, never lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_loss: Option<NodeLoss>,
+    /// Whether a runner process creates its session at GitHub over the fake's HTTP interface, with the
+    /// service's latency and faults, retrying as actions/runner does (`container::session`). False
+    /// (the default): a direct call that cannot fail but for the service's refusals.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub runner_sessions_over_http: bool,
 }
 
 impl Default for KubeletConfig {
@@ -149,6 +154,7 @@ impl Default for KubeletConfig {
             node_capacity: None,
             node_loss: None,
             init_containers: None,
+            runner_sessions_over_http: false,
         }
     }
 }

@@ -451,6 +451,7 @@ impl PodTask {
             record: Arc::new(move |kind| kubelet.record(&ns, &name, &uid, kind)),
             shutdown,
             boot,
+            sessions_over_http: self.kubelet.config.runner_sessions_over_http,
             hangs_after_job,
             schedule: self.kubelet.schedule.get().clone(),
             seed: self.kubelet.seed,

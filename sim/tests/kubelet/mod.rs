@@ -12,6 +12,8 @@
 //! - [`status`]: the sequence and shape of the kubelet's status writes.
 //! - [`termination`]: SIGTERM after the watch lag and a delay, the grace period, SIGKILL, and jobs
 //!   GitHub assigns inside that window.
+//! - [`runner_sessions`]: a runner's session created over the fake GitHub's HTTP interface, retried
+//!   as actions/runner retries it.
 //! - [`slow_starts`]: failed and slow image pulls, runners that boot before they are online.
 //! - [`watch`]: the kubelet's own watch lag, resuming and relisting.
 //! - [`determinism`]: same seed, same trace.
@@ -21,6 +23,7 @@ mod determinism;
 mod init_containers;
 mod lifecycle;
 mod node_loss;
+mod runner_sessions;
 mod slow_starts;
 mod status;
 mod support;

@@ -62,7 +62,7 @@ pub(super) fn node_with(setup: Setup) -> Node {
         &setup.faults,
         arc_crds(),
     );
-    let github = FakeGitHub::new(seed, clock, record.clone(), setup.github, &FaultPlan::none()).unwrap();
+    let github = FakeGitHub::new(seed, clock, record.clone(), setup.github, &setup.faults).unwrap();
     let kubelet = Kubelet::start(
         seed,
         &apiserver,

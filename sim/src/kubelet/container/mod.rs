@@ -5,6 +5,7 @@
 
 pub mod lost_registration;
 pub mod runner;
+pub mod session;
 
 use std::sync::{Arc, Mutex};
 
@@ -156,6 +157,8 @@ pub struct ProcessContext {
     pub shutdown: Shutdown,
     /// A runner's boot before it reaches GitHub (zero unless the node starts slowly).
     pub boot: std::time::Duration,
+    /// Whether the runner creates its session over the fake GitHub's HTTP interface ([`session`]).
+    pub sessions_over_http: bool,
     /// Whether this runner process hangs once its job ends (`KubeletConfig::runner_hang_percent`).
     pub hangs_after_job: bool,
     /// The run's schedule, at a runner's steps.

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::super::events::KubeletEventKind;
 use super::ProcessContext;
 use super::lost_registration::retrying_for;
+use super::session;
 use crate::github::{ConnectRefused, JobResult, RunnerSession, SessionEnded};
 
 /// Exit code of a runner whose version is deprecated (ARC-MODEL §2.4).
@@ -35,10 +36,9 @@ pub async fn scale_set_runner(ctx: &ProcessContext, jit: &str, sigterm: &Cancell
     if !booted(ctx, sigterm).await {
         return 0;
     }
-    let session = match ctx.github.connect_runner(jit) {
+    let session = match connect(ctx, jit, sigterm).await {
         Ok(session) => session,
-        Err(ConnectRefused::VersionDeprecated) => return EXIT_OUTDATED,
-        Err(_) => return 1,
+        Err(exit_code) => return exit_code,
     };
     connected(ctx, &session);
     serve_jobs(ctx, &session, sigterm, true).await
@@ -67,10 +67,9 @@ pub async fn legacy_runner(
             return 1;
         }
     };
-    let session = match ctx.github.connect_runner(&registered.config) {
+    let session = match connect(ctx, &registered.config, sigterm).await {
         Ok(session) => session,
-        Err(ConnectRefused::VersionDeprecated) => return EXIT_OUTDATED,
-        Err(_) => return 1,
+        Err(exit_code) => return exit_code,
     };
     connected(ctx, &session);
     serve_jobs(ctx, &session, sigterm, ephemeral).await
@@ -91,6 +90,18 @@ async fn booted(ctx: &ProcessContext, sigterm: &CancellationToken) -> bool {
         }
         () = tokio::time::sleep(ctx.boot) => true,
     }
+}
+
+/// The listener's session at GitHub with `credential`: over HTTP with actions/runner's retries when the
+/// world asks for it ([`session::create`]), else a direct call. `Err` is the exit code.
+async fn connect(ctx: &ProcessContext, credential: &str, sigterm: &CancellationToken) -> Result<RunnerSession, i32> {
+    if ctx.sessions_over_http {
+        return session::create(ctx, credential, sigterm).await;
+    }
+    ctx.github.connect_runner(credential).map_err(|refused| match refused {
+        ConnectRefused::VersionDeprecated => EXIT_OUTDATED,
+        _ => 1,
+    })
 }
 
 fn connected(ctx: &ProcessContext, session: &RunnerSession) {

@@ -16,6 +16,7 @@
 //! - [`slow_starts`], [`node_loss`], [`container_failures`]: the kubelet's slow starts and room, a
 //!   node that stops answering, init containers that fail and OOM kills.
 //! - [`pauses`]: a controller process stopped and gone on.
+//! - [`runner_sessions`]: runners' sessions created over HTTP, failed and tried again.
 
 pub mod after_commit;
 pub mod cache_lag;
@@ -29,6 +30,7 @@ pub mod node_loss;
 pub mod pauses;
 pub mod removal;
 pub mod removed_registration;
+pub mod runner_sessions;
 pub mod scale_downs;
 pub mod slow_starts;
 pub mod slow_watchers;
@@ -472,6 +474,22 @@ pub const RUNNER_REMOVED_WHILE_BOOTING: Probe = Probe {
     needs: || Interest::of::<KubeletEvent>().and::<GitHubEvent>(),
 };
 
+/// `runner-session-retried`.
+pub const RUNNER_SESSION_RETRIED: Probe = Probe {
+    name: "runner-session-retried",
+    describe: "a runner's session creation at GitHub (over HTTP) failed and the runner tried again 30 s later, as actions/runner does",
+    count: runner_sessions::runner_session_retried,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `runner-session-conflicted`.
+pub const RUNNER_SESSION_CONFLICTED: Probe = Probe {
+    name: "runner-session-conflicted",
+    describe: "a runner's session creation met a session of its own in the way (409): an earlier try committed and its answer was lost",
+    count: runner_sessions::runner_session_conflicted,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// `pod-waited-unschedulable`.
 pub const POD_WAITED_UNSCHEDULABLE: Probe = Probe {
     name: "pod-waited-unschedulable",
@@ -585,6 +603,8 @@ pub static PROBES: &[&Probe] = &[
     &POD_STARTED_A_MINUTE_AFTER_BINDING,
     &IMAGE_PULL_BACKED_OFF,
     &RUNNER_REMOVED_WHILE_BOOTING,
+    &RUNNER_SESSION_RETRIED,
+    &RUNNER_SESSION_CONFLICTED,
     &POD_WAITED_UNSCHEDULABLE,
     &POD_TAINT_EVICTED,
     &PROCESS_OUTLIVED_FORCE_DELETE,

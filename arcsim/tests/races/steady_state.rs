@@ -63,7 +63,7 @@ fn every_kill_row_of_the_natural_world_is_met() {
 /// The watch windows of issue 42, its runners that outlive their registration, its load and its slow
 /// starts are the swarm's: the standard world, which asks for neither full watch buffers, a
 /// watch-cache window, stalled watches, removed runners that retry, a loaded API server, slow
-/// starts, a lost node, failing init containers and OOM kills nor a stopped controller, never opens them, while the swarm does (its goals above).
+/// starts, a lost node, failing init containers and OOM kills, a stopped controller nor runners' sessions over HTTP, never opens them, while the swarm does (its goals above).
 #[test]
 fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
     let quiet = [
@@ -77,6 +77,8 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::POD_STARTED_A_MINUTE_AFTER_BINDING,
         &probes::IMAGE_PULL_BACKED_OFF,
         &probes::RUNNER_REMOVED_WHILE_BOOTING,
+        &probes::RUNNER_SESSION_RETRIED,
+        &probes::RUNNER_SESSION_CONFLICTED,
         &probes::POD_WAITED_UNSCHEDULABLE,
         &probes::POD_TAINT_EVICTED,
         &probes::PROCESS_OUTLIVED_FORCE_DELETE,

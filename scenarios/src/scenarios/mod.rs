@@ -21,6 +21,7 @@ pub mod paused_leader;
 pub mod pauses;
 pub mod refresh;
 pub mod removed_registrations;
+pub mod runner_sessions;
 pub mod slow_starts;
 pub mod standard;
 pub mod steady_state;

@@ -12,6 +12,7 @@ use arc_controller::Profile;
 use arc_sim::apiserver::WatchLag;
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::Assumed;
+use arc_sim::kubelet::KubeletConfig;
 use arc_sim::net::Network;
 use arc_sim::record::Interest;
 use arc_sim::schedule::Schedule;
@@ -78,6 +79,11 @@ pub struct CapsulePlan {
     pub watch_lag: WatchLag,
     /// Watch-cache lag, per resource.
     pub watch_cache_lag: WatchLag,
+    /// The node the capsule was cut from (slow starts, room, node loss, init containers, runners'
+    /// sessions over HTTP), so that a window the swarm draws later does not change its world. Absent in
+    /// capsules written before 2026-12-06: the scenario's own node for the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet: Option<KubeletConfig>,
 }
 
 /// Why a capsule cannot be read or run.
@@ -156,6 +162,7 @@ impl Capsule {
                 disruptions: world.disruptions,
                 watch_lag: world.apiserver.watch_lag,
                 watch_cache_lag: world.apiserver.watch_cache_lag,
+                kubelet: Some(world.kubelet),
             },
             workload: world.workload,
             duration_ms: world.horizon_ms,
@@ -240,6 +247,9 @@ impl Capsule {
         config.disruptions = self.plan.disruptions.clone();
         config.apiserver.watch_lag = self.plan.watch_lag.clone();
         config.apiserver.watch_cache_lag = self.plan.watch_cache_lag.clone();
+        if let Some(kubelet) = &self.plan.kubelet {
+            config.kubelet = kubelet.clone();
+        }
         config.workload = self.workload.clone();
         config.horizon_ms = self.duration_ms;
         config.schedule = self.schedule;

@@ -56,6 +56,11 @@ fn perturbed_build(
     let run = Capsule::of_run(found, build, Seed(seed), Network::InProcess, oracle);
     let mut capsule = fault_free(&run);
     capsule.plan.faults.perturbations = perturbations;
+    // The world `explore` searched: runners' sessions by direct call, as every world had them before
+    // the steady-state swarm drew them over HTTP (2026-12-06).
+    if let Some(kubelet) = capsule.plan.kubelet.as_mut() {
+        kubelet.runner_sessions_over_http = false;
+    }
     capsule
 }
 

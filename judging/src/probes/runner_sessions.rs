@@ -8,16 +8,16 @@ use arc_world::RunRecord;
 
 /// Session creations that failed and were tried again.
 pub fn runner_session_retried(run: &RunRecord) -> u32 {
-    let retried = run.kubelet_events().filter(|e| {
-        matches!(e.kind, KubeletEventKind::SessionCreationFailed { retry_in_ms: Some(_), .. })
-    });
+    let retried = run
+        .kubelet_events()
+        .filter(|e| matches!(e.kind, KubeletEventKind::SessionCreationFailed { retry_in_ms: Some(_), .. }));
     retried.count() as u32
 }
 
 /// Session creations answered 409 (a conflicting session), whether tried again or given up.
 pub fn runner_session_conflicted(run: &RunRecord) -> u32 {
-    let conflicts = run.kubelet_events().filter(|e| {
-        matches!(e.kind, KubeletEventKind::SessionCreationFailed { status: Some(409), .. })
-    });
+    let conflicts = run
+        .kubelet_events()
+        .filter(|e| matches!(e.kind, KubeletEventKind::SessionCreationFailed { status: Some(409), .. }));
     conflicts.count() as u32
 }

@@ -21,10 +21,14 @@ pub fn draw_runner_sessions(seed: Seed, plan: &mut WorldPlan, worlds: f64) {
 mod tests {
     #[test]
     fn the_swarm_draws_it_in_about_half_its_worlds_and_the_race_worlds_never() {
-        let over_http = |name| crate::scenarios::worlds_drawing(name, |c| c.kubelet.runner_sessions_over_http);
+        let over_http =
+            |name| crate::scenarios::worlds_drawing(name, |c| c.kubelet.runner_sessions_over_http);
         for name in crate::scenarios::RACE_WORLDS.into_iter().chain(["legacy-steady-state"]) {
             assert_eq!(over_http(name), 0, "{name} keeps direct sessions");
         }
-        assert!((8..32).contains(&over_http("steady-state")), "steady-state draws it in about half its worlds");
+        assert!(
+            (8..32).contains(&over_http("steady-state")),
+            "steady-state draws it in about half its worlds"
+        );
     }
 }

@@ -44,7 +44,8 @@ impl World {
                 let mut agent = request.agent.clone();
                 agent.id = runner_id;
                 let owner_name = request.owner_name.clone();
-                let answer = RunnerSessionAnswer { session_id, owner_name, agent, use_fips_encryption: false };
+                let answer =
+                    RunnerSessionAnswer { session_id, owner_name, agent, use_fips_encryption: false };
                 Reply::json(200, &answer)
             }
             Err(refused) => refusal(refused, request.agent.id),

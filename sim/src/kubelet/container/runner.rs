@@ -94,7 +94,11 @@ async fn booted(ctx: &ProcessContext, sigterm: &CancellationToken) -> bool {
 
 /// The listener's session at GitHub with `credential`: over HTTP with actions/runner's retries when the
 /// world asks for it ([`session::create`]), else a direct call. `Err` is the exit code.
-async fn connect(ctx: &ProcessContext, credential: &str, sigterm: &CancellationToken) -> Result<RunnerSession, i32> {
+async fn connect(
+    ctx: &ProcessContext,
+    credential: &str,
+    sigterm: &CancellationToken,
+) -> Result<RunnerSession, i32> {
     if ctx.sessions_over_http {
         return session::create(ctx, credential, sigterm).await;
     }

@@ -172,7 +172,8 @@ mod tests {
         assert_eq!(read(200, b"not json"), Answer::Transient(Some(200)));
         assert_eq!(read(401, br#"{"error":"invalid_client"}"#), Answer::InvalidClient);
         assert_eq!(read(401, b""), Answer::Transient(Some(401)));
-        let conflict = br#"{"typeName":"GitHub.DistributedTask.WebApi.TaskAgentSessionConflictException, x"}"#;
+        let conflict =
+            br#"{"typeName":"GitHub.DistributedTask.WebApi.TaskAgentSessionConflictException, x"}"#;
         assert_eq!(read(409, conflict), Answer::Conflict);
         assert_eq!(read(503, b"injected fault"), Answer::Transient(Some(503)));
         assert_eq!(read(429, b""), Answer::Transient(Some(429)));

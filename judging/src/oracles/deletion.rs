@@ -179,7 +179,10 @@ fn running_pods(run: &RunRecord) -> BTreeMap<String, Vec<(u64, u64)>> {
     spans
 }
 
-/// The job GitHub had assigned to `runner` at `ms`, if any.
+/// The job GitHub had assigned to `runner` at `ms` and a live process of it could still run, if any.
+/// A job whose process died holding it (GitHub holds it as lost until the lost-runner timeout) is no
+/// live pod's: the runner's later processes are refused while it is held, so deleting the runner
+/// cannot lose it.
 fn job_held_at(run: &RunRecord, runner: i64, ms: u64) -> Option<i64> {
     let mut held = None;
     for e in run.github_events().take_while(|e| e.at_ms <= ms) {
@@ -189,6 +192,12 @@ fn job_held_at(run: &RunRecord, runner: i64, ms: u64) -> Option<i64> {
             }
             EventKind::JobCompleted { request_id, .. } if held == Some(request_id) => held = None,
             EventKind::RunnerRemoved { runner_id, .. } if runner_id == runner => held = None,
+            EventKind::ProcessExited { runner_id, lost_job: Some(job) }
+            | EventKind::DeadRunnerNoticed { runner_id, lost_job: Some(job) }
+                if runner_id == runner && held == Some(job) =>
+            {
+                held = None
+            }
             _ => {}
         }
     }
@@ -346,6 +355,25 @@ mod tests {
             1,
             "the old pod's stop does not end the replacement's span"
         );
+    }
+
+    /// Steady-state seed 27,100,777: the runner's process died holding its job (GitHub holds it as
+    /// lost), and a later pod's process, refused while the job is held, was booting when the runner
+    /// was deleted: no live process could run the job.
+    #[test]
+    fn a_job_whose_process_died_holding_it_is_no_live_pods() {
+        let died = EventKind::ProcessExited { runner_id: 41, lost_job: Some(7) };
+        let started = KubeletEventKind::ContainerStarted { container: "runner".into(), restart_count: 0 };
+        let rebooting = busy_runner()
+            .event(4, github(4, died))
+            .event(4, KubeletEvent { uid: "pod-r2".into(), ..kubelet(4, started) });
+        assert!(NoBusyRunnerDeleted.check(&deleted(rebooting, "controller", 200)).is_empty());
+        let noticed = EventKind::DeadRunnerNoticed { runner_id: 41, lost_job: Some(7) };
+        let late = busy_runner().event(4, github(4, noticed));
+        assert!(NoBusyRunnerDeleted.check(&deleted(late, "controller", 200)).is_empty());
+        let other = EventKind::ProcessExited { runner_id: 42, lost_job: Some(7) };
+        let elsewhere = busy_runner().event(4, github(4, other));
+        assert_eq!(NoBusyRunnerDeleted.check(&deleted(elsewhere, "controller", 200)).len(), 1);
     }
 
     #[test]

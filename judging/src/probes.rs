@@ -15,7 +15,7 @@
 //! - [`load`]: the controller's requests that priority and fairness queued or turned away.
 //! - [`slow_starts`], [`node_loss`], [`container_failures`]: the kubelet's slow starts and room, a
 //!   node that stops answering, init containers that fail and OOM kills.
-//! - [`pauses`]: a controller process stopped and gone on.
+//! - [`pauses`]: a controller process stopped and gone on; [`listener_pauses`]: a listener's.
 //! - [`runner_sessions`]: runners' sessions created over HTTP, failed and tried again.
 
 pub mod after_commit;
@@ -24,6 +24,7 @@ pub mod container_failures;
 pub mod controller;
 pub mod github;
 pub mod history;
+pub mod listener_pauses;
 pub mod load;
 pub mod network;
 pub mod node_loss;
@@ -546,6 +547,22 @@ pub const CONTROLLER_PAUSED_MID_RECONCILE: Probe = Probe {
     needs: Interest::of::<WorldEvent>,
 };
 
+/// `listener-paused-as-jobs-queued`.
+pub const LISTENER_PAUSED_AS_JOBS_QUEUED: Probe = Probe {
+    name: "listener-paused-as-jobs-queued",
+    describe: "a listener pod's process was stopped while jobs were queued at GitHub, which waited for it to go on",
+    count: listener_pauses::listener_paused_as_jobs_queued,
+    needs: || Interest::of::<WorldEvent>().and::<GitHubEvent>(),
+};
+
+/// `listener-answer-waited-while-paused`.
+pub const LISTENER_ANSWER_WAITED_WHILE_PAUSED: Probe = Probe {
+    name: "listener-answer-waited-while-paused",
+    describe: "GitHub answered a stopped listener's long poll with a job message, which waited in the connection until the listener went on",
+    count: listener_pauses::listener_answer_waited_while_paused,
+    needs: || Interest::of::<WorldEvent>().and::<GitHubEvent>(),
+};
+
 /// `watch-closed-while-paused`.
 pub const WATCH_CLOSED_WHILE_PAUSED: Probe = Probe {
     name: "watch-closed-while-paused",
@@ -612,6 +629,8 @@ pub static PROBES: &[&Probe] = &[
     &INIT_CONTAINER_FAILED,
     &CONTAINER_OOM_KILLED,
     &CONTROLLER_PAUSED_MID_RECONCILE,
+    &LISTENER_PAUSED_AS_JOBS_QUEUED,
+    &LISTENER_ANSWER_WAITED_WHILE_PAUSED,
     &WATCH_CLOSED_WHILE_PAUSED,
     &LEADER_RESUMED_AFTER_TAKEOVER,
     &CONTROLLER_REQUESTS_HELD,

@@ -10,6 +10,7 @@ use arc_sim::kubelet::Kubelet;
 use arc_sim::record::{Recorder, WorldEvent};
 
 use super::controller_host::ControllerHost;
+use super::listener_pause::ListenerGates;
 use super::user::User;
 
 /// Something the world does to itself at a sim time.
@@ -62,6 +63,15 @@ pub enum Disruption {
         /// How long it stays stopped.
         for_ms: u64,
     },
+    /// Stop every running listener pod's process (the listener binary) for `for_ms` and let it go on:
+    /// its long poll's answer, its timers and its watch wait; its sent requests are served. Its pod
+    /// stays Running; a listener that ends meanwhile (its pod deleted) is not resumed.
+    PauseListener {
+        /// When.
+        at_ms: u64,
+        /// How long it stays stopped.
+        for_ms: u64,
+    },
     /// The kernel's OOM killer ends the main container of the first running pod whose name starts
     /// with `prefix` (exit 137, reason `OOMKilled`; it restarts per its policy).
     OomKillPod {
@@ -108,7 +118,7 @@ pub enum Disruption {
 impl Disruption {
     /// Whether it stops a process mid-run (so the world serves requests detached from their callers).
     pub fn pauses(&self) -> bool {
-        matches!(self, Disruption::PauseController { .. })
+        matches!(self, Disruption::PauseController { .. } | Disruption::PauseListener { .. })
     }
 
     /// The sim ms it happens at.
@@ -122,7 +132,8 @@ impl Disruption {
             | Disruption::DeleteAll { at_ms, .. }
             | Disruption::DeleteScaleSet { at_ms, .. }
             | Disruption::KillLeader { at_ms }
-            | Disruption::PauseController { at_ms, .. } => *at_ms,
+            | Disruption::PauseController { at_ms, .. }
+            | Disruption::PauseListener { at_ms, .. } => *at_ms,
         }
     }
 }
@@ -139,12 +150,14 @@ pub(crate) struct Targets<'a> {
     pub user: User<'a>,
     /// Where it is recorded.
     pub record: &'a Recorder,
+    /// The running listener processes.
+    pub listeners: &'a ListenerGates,
 }
 
 /// Does `disruption` to `targets`: recorded first, and again as failed when it found nothing to do
 /// (no running pod by that prefix is not a failure: the pod may be gone already).
 pub(crate) async fn apply(disruption: Disruption, targets: Targets<'_>) {
-    let Targets { host, kubelet, github, user, record } = targets;
+    let Targets { host, kubelet, github, user, record, listeners } = targets;
     record.emit(WorldEvent::Disruption(serde_json::to_string(&disruption).unwrap_or_default()));
     let failed = match disruption {
         Disruption::RestartController { .. } => {
@@ -163,6 +176,9 @@ pub(crate) async fn apply(disruption: Disruption, targets: Targets<'_>) {
         Disruption::KillLeader { .. } => host.kill_leader().err().map(|e| e.message().to_string()),
         Disruption::PauseController { for_ms, .. } => {
             host.pause(for_ms).err().map(|e| e.message().to_string())
+        }
+        Disruption::PauseListener { for_ms, .. } => {
+            listeners.pause(for_ms, record).err().map(|e| e.to_string())
         }
         Disruption::OomKillPod { namespace, prefix, .. } => {
             if let Some(name) = running_pod(kubelet, &namespace, &prefix) {

@@ -26,6 +26,7 @@ mod controller_host;
 mod crds;
 mod disruptions;
 mod held_release;
+mod listener_pause;
 mod on_turmoil;
 mod pause;
 mod process_clocks;
@@ -69,6 +70,7 @@ use controller_host::{ControllerHost, HostInputs};
 pub use crds::arc_crds;
 pub use disruptions::Disruption;
 use held_release::release_held_assignments_on_delete;
+pub use listener_pause::ListenerGates;
 pub use on_turmoil::run_world_on_turmoil;
 pub use pause::{Gated, ProcessGate};
 use process_clocks::ProcessClocks;
@@ -149,6 +151,7 @@ pub struct World {
     hosting: Option<Arc<Hosting>>,
     controller: ControllerHost,
     listener_metrics: Metrics,
+    listeners: ListenerGates,
     answer: Option<EarlyAnswer>,
 }
 
@@ -234,21 +237,26 @@ impl World {
         let github = FakeGitHub::new(seed, clock, record.clone(), config.github.clone(), &config.faults)
             .map_err(|e| WorldError::GitHub(e.to_string()))?;
         release_held_assignments_on_delete(&apiserver, &github, &config.faults.perturbations);
+        let pauses = config.disruptions.iter().any(Disruption::pauses);
+        if pauses {
+            github.detach_long_polls();
+        }
         let script = ScriptedGitHub::new(github.service());
         let links = match &hosting {
             Some(hosting) => Links::on_turmoil(apiserver.clone(), Arc::clone(hosting.connections())),
             None => Links::new(config.network, apiserver.clone()),
         }
         .with_rate_limits(config.client_rate_limits)
-        .with_detached_requests(config.disruptions.iter().any(Disruption::pauses));
+        .with_detached_requests(pauses);
         let listener_metrics = Metrics::new();
         let switches = config.switches;
         let node_clock = PartyClock::new(clock, config.kubelet.clock);
+        let listeners = ListenerGates::default();
         let launcher = families.scale_set.is_some().then(|| match &hosting {
             None => {
                 let inputs =
                     seam::inputs_on(&links, "listener", node_clock, &listener_metrics, &script, switches);
-                seam::listener_launcher(inputs)
+                seam::listener_launcher(inputs, listeners.clone())
             }
             Some(hosting) => {
                 let (links, metrics, script) = (links.clone(), listener_metrics.clone(), script.clone());
@@ -256,7 +264,7 @@ impl World {
                     Arc::new(move || {
                         seam::inputs_on(&links, "listener", node_clock, &metrics, &script, switches)
                     });
-                seam::listener_launcher_on(Arc::clone(hosting), make_inputs)
+                seam::listener_launcher_on(Arc::clone(hosting), make_inputs, listeners.clone())
             }
         });
         if let Some(hosting) = &hosting {
@@ -302,6 +310,7 @@ impl World {
             hosting,
             controller,
             listener_metrics,
+            listeners,
             answer: None,
         })
     }
@@ -452,6 +461,7 @@ impl World {
             github: &self.github,
             user: User::new(&self.apiserver),
             record: &self.record,
+            listeners: &self.listeners,
         };
         disruptions::apply(disruption, targets).await;
     }

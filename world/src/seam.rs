@@ -19,6 +19,8 @@ use arc_sim::actor::ActorService;
 use arc_sim::clock_skew::PartyClock;
 use arc_sim::github::ScriptedGitHub;
 use arc_sim::kubelet::ListenerLauncher;
+
+use crate::listener_pause::ListenerGates;
 use arc_sim::net::sim::Hosting;
 use arc_sim::net::{Links, Network};
 
@@ -101,11 +103,12 @@ pub fn api_client(links: &Links, actor: &str, layers: &KubeClientLayer) -> kube:
 }
 
 /// The kubelet's hook for listener pods: the config file parsed as the binary parses it, then the
-/// controller's listener entry point with the pod's name as its hostname. Exit 0 when it stops
-/// cleanly (cancelled), 1 on any error, as the binary exits.
-pub fn listener_launcher(inputs: Inputs) -> ListenerLauncher {
+/// controller's listener entry point with the pod's name as its hostname, behind a gate of `gates`
+/// (a disruption may stop it). Exit 0 when it stops cleanly (cancelled), 1 on any error, as the
+/// binary exits.
+pub fn listener_launcher(inputs: Inputs, gates: ListenerGates) -> ListenerLauncher {
     Arc::new(move |pod: String, config_file: Vec<u8>, cancel: CancellationToken| {
-        run_listener(inputs.clone(), pod, config_file, cancel).boxed()
+        gates.gated(pod.clone(), run_listener(inputs.clone(), pod, config_file, cancel)).boxed()
     })
 }
 
@@ -130,15 +133,17 @@ async fn run_listener(inputs: Inputs, pod: String, config_file: Vec<u8>, cancel:
 pub fn listener_launcher_on(
     hosting: Arc<Hosting>,
     make_inputs: Arc<dyn Fn() -> Inputs + Send + Sync>,
+    gates: ListenerGates,
 ) -> ListenerLauncher {
     Arc::new(move |pod: String, config_file: Vec<u8>, cancel: CancellationToken| {
         let host = hosting.listeners();
-        let make_inputs = Arc::clone(&make_inputs);
+        let (make_inputs, gates) = (Arc::clone(&make_inputs), gates.clone());
         async move {
             let Some(host) = host else { return 1 };
-            let task = AbortOnDrop(
-                host.spawn(async move { run_listener(make_inputs(), pod, config_file, cancel).await }),
-            );
+            let task = AbortOnDrop(host.spawn(async move {
+                let process = run_listener(make_inputs(), pod.clone(), config_file, cancel);
+                gates.gated(pod, process).await
+            }));
             task.join().await
         }
         .boxed()

@@ -99,7 +99,10 @@ async fn stage(args: StageArgs) -> anyhow::Result<()> {
     let record = Recorder::new(clock, TraceMode::HashOnly);
     record.keep_only(Interest::none());
     let staged = serve_fakes(&args, clock, &record).await?;
-    let listener = seam::listener_launcher(listener_inputs(&staged, clock, args.profile));
+    let listener = seam::listener_launcher(
+        listener_inputs(&staged, clock, args.profile),
+        arc_world::ListenerGates::default(),
+    );
     let _kubelet = Kubelet::start(
         args.seed,
         &staged.apiserver,

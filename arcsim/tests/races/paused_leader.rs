@@ -1,6 +1,7 @@
 //! Process pauses (issue 42, item 6): a stopped controller does nothing while stopped and goes on
 //! after; `paused-leader`'s stopped leader is taken over, and its writes after it goes on are refused
-//! by `fixes.writes_stop_at_lease_deadline` and caught by `one-leader-at-a-time` without it.
+//! by `fixes.writes_stop_at_lease_deadline` and caught by `one-leader-at-a-time` without it; a stopped
+//! listener sends nothing and finds its long poll answered when it goes on.
 
 use arc_judging::pauses::pauses;
 use arc_scenarios::scenarios::paused_leader::PausedLeader;
@@ -42,4 +43,47 @@ fn the_fixed_controller_passes_with_its_leader_stopped_past_its_lease() {
 fn a_leader_that_writes_past_its_renew_deadline_is_caught() {
     fails_with(&PausedLeader, Variant::BugWritesAfterLeaseLost, 24_300_000, "one-leader-at-a-time");
     fixed_passes(&PausedLeader, [24_300_000]);
+}
+
+/// Steady-state seed 27,000,000 stops its listener for 53.7 s at 390.2 s, just after it acknowledged a
+/// message: the service seals the next one for its long poll while it is stopped, the listener sends
+/// nothing to GitHub or the API server meanwhile, and on going on it reads that answer at once.
+#[test]
+fn a_stopped_listener_sends_nothing_and_its_answer_waits_until_it_goes_on() {
+    use arc_sim::apiserver::AuditEntry;
+    use arc_sim::github::{EventKind, GitHubCall, GitHubEvent};
+    use arc_sim::record::WorldEvent;
+
+    let (_, record) = run_one(&SteadyState, Variant::Fixed, Seed(27_000_000), TraceMode::HashOnly)
+        .expect("the run completes");
+    let (from, until) = record
+        .events
+        .iter()
+        .find_map(|e| match e.get::<WorldEvent>()? {
+            WorldEvent::ListenerPaused { for_ms, .. } => Some((e.at_ms, e.at_ms + for_ms)),
+            _ => None,
+        })
+        .expect("a listener pause is drawn");
+    assert!(until - from > 30_000, "{from}..{until}");
+    let listener_ops = ["get-message", "delete-message", "acquire-jobs", "create-session", "refresh-session"];
+    let calls = |lo: u64, hi: u64| {
+        record
+            .events_of::<GitHubCall>()
+            .filter(|c| listener_ops.contains(&c.operation) && (lo..hi).contains(&c.received_ms))
+            .count()
+    };
+    let writes = |lo: u64, hi: u64| {
+        record
+            .events_of::<AuditEntry>()
+            .filter(|a| a.actor == "listener" && (lo..hi).contains(&a.served_ms))
+            .count()
+    };
+    assert_eq!(calls(from + 1_000, until), 0, "no call to GitHub while stopped");
+    assert_eq!(writes(from + 1_000, until), 0, "no request to the API server while stopped");
+    let sealed_while_stopped = record.events.iter().any(|e| {
+        (from..until).contains(&e.at_ms)
+            && matches!(e.get::<GitHubEvent>(), Some(g) if matches!(g.kind, EventKind::MessageSealed { .. }))
+    });
+    assert!(sealed_while_stopped, "the service answered its poll while it was stopped");
+    assert!(calls(until, until + 1_000) > 0, "it goes on at once");
 }

@@ -87,6 +87,8 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::CONTAINER_OOM_KILLED,
         &probes::CONTROLLER_PAUSED_MID_RECONCILE,
         &probes::WATCH_CLOSED_WHILE_PAUSED,
+        &probes::LISTENER_PAUSED_AS_JOBS_QUEUED,
+        &probes::LISTENER_ANSWER_WAITED_WHILE_PAUSED,
         &probes::LEADER_RESUMED_AFTER_TAKEOVER,
     ];
     for v in fixed_passes(&Standard, 1..=3) {

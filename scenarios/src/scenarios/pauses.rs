@@ -5,7 +5,9 @@
 //! minute (three in ten), one to three minutes (one in ten). Nothing of it runs meanwhile; its
 //! timers, watch events and answers wait, and it goes on from a clock that jumped. A watch whose
 //! client leaves 10–80 events unread is closed, as kube-apiserver closes an unresponsive watcher
-//! (its channel of about ten events, then what the connection's buffers hold).
+//! (its channel of about ten events, then what the connection's buffers hold). In another share, drawn
+//! apart, the listener pod's process is stopped 1–2 times the same way: its long poll's answer waits,
+//! and a session idle past the service's expiry is gone when it goes on.
 
 use arc_sim::Seed;
 use arc_world::Disruption;
@@ -37,6 +39,20 @@ pub fn draw_pauses(seed: Seed, plan: &mut WorldPlan, worlds: f64, until_ms: u64)
     plan.config.apiserver.unread_watch_events = Some(rng.random_range(10..=80));
 }
 
+/// In a share `worlds` of seeds (a stream of its own), the listener pod's process is stopped 1–2
+/// times before `until_ms`, for the same long-tailed times.
+pub fn draw_listener_pauses(seed: Seed, plan: &mut WorldPlan, worlds: f64, until_ms: u64) {
+    let mut rng = seed.named_rng("scenario/listener-pauses");
+    if !rng.random_bool(worlds) {
+        return;
+    }
+    for _ in 0..rng.random_range(1..=2) {
+        let for_ms = pause_ms(&mut rng);
+        let at_ms = rng.random_range(10_000..until_ms);
+        plan.config.disruptions.push(Disruption::PauseListener { at_ms, for_ms });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use arc_world::Disruption;
@@ -50,6 +66,22 @@ mod tests {
         };
         for name in crate::scenarios::RACE_WORLDS {
             assert_eq!(paused(name), 0, "{name} pauses no process");
+        }
+        assert!(
+            (3..20).contains(&paused("steady-state")),
+            "steady-state draws it in about 25% of its worlds"
+        );
+    }
+
+    #[test]
+    fn the_swarm_stops_its_listener_in_some_worlds_and_the_race_worlds_never() {
+        let paused = |name| {
+            crate::scenarios::worlds_drawing(name, |c| {
+                c.disruptions.iter().any(|d| matches!(d, Disruption::PauseListener { .. }))
+            })
+        };
+        for name in crate::scenarios::RACE_WORLDS {
+            assert_eq!(paused(name), 0, "{name} stops no listener");
         }
         assert!(
             (3..20).contains(&paused("steady-state")),

@@ -74,13 +74,14 @@ impl Scenario for Standard {
     /// The control world of the swarm's windows (issue 42): watch buffers never fill, the watch cache
     /// keeps its history, no watch stalls, removed runners stop at once (the default of
     /// `removed-runner-poll`), the API server is not under load, pods start quickly on nodes with room for
-    /// all, no controller process is ever stopped, and runners create their sessions by direct call.
+    /// all, no controller or listener process is ever stopped, and runners create their sessions by direct call.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const QUIET: Rate = Rate::measured(0, 200, 18_300_000);
         const UNLOADED: Rate = Rate::measured(0, 200, 21_300_000);
         const QUICK_STARTS: Rate = Rate::measured(0, 200, 22_000_000);
         const UNPAUSED: Rate = Rate::measured(0, 200, 24_000_000);
         const DIRECT_SESSIONS: Rate = Rate::measured(0, 200, 26_000_000);
+        const LISTENER_UNPAUSED: Rate = Rate::measured(0, 200, 27_000_000);
         const GOALS: &[ProbeGoal] = &[
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
@@ -99,6 +100,8 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::CONTAINER_OOM_KILLED, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::CONTROLLER_PAUSED_MID_RECONCILE, UNPAUSED),
             ProbeGoal::ceiling(&probes::LEADER_RESUMED_AFTER_TAKEOVER, UNPAUSED),
+            ProbeGoal::ceiling(&probes::LISTENER_PAUSED_AS_JOBS_QUEUED, LISTENER_UNPAUSED),
+            ProbeGoal::ceiling(&probes::LISTENER_ANSWER_WAITED_WHILE_PAUSED, LISTENER_UNPAUSED),
             ProbeGoal::ceiling(&probes::RUNNER_SESSION_RETRIED, DIRECT_SESSIONS),
             ProbeGoal::ceiling(&probes::RUNNER_SESSION_CONFLICTED, DIRECT_SESSIONS),
         ];

@@ -23,7 +23,7 @@ use super::load::draw_load;
 use super::node_capacity::draw_node_capacity;
 use super::node_loss::draw_node_loss;
 use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
-use super::pauses::draw_pauses;
+use super::pauses::{draw_listener_pauses, draw_pauses};
 use super::removed_registrations::draw_removed_runner_poll;
 use super::runner_sessions::draw_runner_sessions;
 use super::slow_starts::draw_slow_starts;
@@ -309,6 +309,7 @@ impl Scenario for SteadyState {
         draw_container_failures(seed, &mut plan, 0.3, HEAL_MS);
         draw_pauses(seed, &mut plan, 0.25, HEAL_MS);
         draw_runner_sessions(seed, &mut plan, 0.5);
+        draw_listener_pauses(seed, &mut plan, 0.25, HEAL_MS);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -369,6 +370,11 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::CONTAINER_OOM_KILLED, Rate::measured(29, 200, 22_000_000)),
             ProbeGoal::floor(&probes::CONTROLLER_PAUSED_MID_RECONCILE, Rate::measured(17, 200, 24_000_000)),
             ProbeGoal::floor(&probes::RUNNER_SESSION_RETRIED, Rate::measured(84, 200, 26_000_000)),
+            ProbeGoal::floor(&probes::LISTENER_PAUSED_AS_JOBS_QUEUED, Rate::measured(15, 200, 27_000_000)),
+            ProbeGoal::floor(
+                &probes::LISTENER_ANSWER_WAITED_WHILE_PAUSED,
+                Rate::measured(21, 200, 27_000_000),
+            ),
             ProbeGoal::floor(&probes::RUNNER_SESSION_CONFLICTED, Rate::measured(53, 200, 26_000_000)),
         ];
         GOALS

@@ -127,6 +127,9 @@ pub(crate) struct Shared {
     schedule: crate::schedule::SchedulerSlot,
     /// This, for the timers a change asks for (`later`).
     this: std::sync::Weak<Shared>,
+    /// Whether a long poll is served by a task of its own (`service`), as in worlds whose processes
+    /// stop: the service answers a stopped client's poll, and the answer waits for it.
+    detached_long_polls: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -285,6 +288,7 @@ impl FakeGitHub {
             topics: Mutex::new(BTreeMap::new()),
             schedule: Default::default(),
             this: this.clone(),
+            detached_long_polls: Default::default(),
         });
         runtime.spawn(run_assigner(Arc::clone(&shared)));
         Ok(FakeGitHub { shared })

@@ -9,11 +9,13 @@
 //!
 //! A request whose latency before the commit is not zero is served by a task of its own, so it
 //! commits even if the client gives up on it meanwhile (a request on the wire reaches the service
-//! whatever its sender does next); GetMessage's long poll stays tied to its connection.
+//! whatever its sender does next); GetMessage's long poll stays tied to its connection (in worlds
+//! whose processes stop, a task of its own that ends when its caller drops it).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -199,21 +201,39 @@ async fn pause(delay: Duration) {
 /// Serves the request after `delay`: inline when there is no delay or it is a long poll, otherwise in
 /// a task of its own that commits whatever becomes of the caller.
 async fn commit(shared: &Arc<Shared>, route: Route, request: Arc<Incoming>, delay: Duration) -> Reply {
-    if delay.is_zero() || matches!(route, Route::GetMessage { .. }) {
+    let long_poll = matches!(route, Route::GetMessage { .. });
+    let detached_poll = long_poll && shared.detached_long_polls.load(Ordering::Relaxed);
+    if (delay.is_zero() || long_poll) && !detached_poll {
         pause(delay).await;
         schedule_point(shared, route.operation()).await;
         return serve(shared, &route, &request).await;
     }
     let task_shared = Arc::clone(shared);
     let task = tokio::spawn(async move {
-        tokio::time::sleep(delay).await;
+        pause(delay).await;
         schedule_point(&task_shared, route.operation()).await;
         serve(&task_shared, &route, &request).await
     });
-    match task.await {
+    // A long poll ends when its client's connection does (the caller dropped); other requests commit.
+    let mut task = AbortOnDrop { task, abort: long_poll };
+    match (&mut task.task).await {
         Ok(reply) => reply,
         Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
         Err(_) => Reply::text(503, "the service is shutting down"),
+    }
+}
+
+/// A serving task, aborted with its caller when `abort` (a long poll, whose connection closes).
+struct AbortOnDrop {
+    task: tokio::task::JoinHandle<Reply>,
+    abort: bool,
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if self.abort {
+            self.task.abort();
+        }
     }
 }
 
@@ -223,6 +243,14 @@ async fn schedule_point(shared: &Shared, operation: Operation) {
 }
 
 impl super::FakeGitHub {
+    /// Serves each long poll in a task of its own from now on, so that a client that stops (a paused
+    /// process) gets its answer when it goes on, as a real server answers into the connection's
+    /// buffer; the poll still ends when its client drops it. Off by default: the poll is served inside
+    /// its caller's future, and every world without pauses keeps its traces.
+    pub fn detach_long_polls(&self) {
+        self.shared.detached_long_polls.store(true, Ordering::Relaxed);
+    }
+
     /// Orders the fake's same-instant work by the run's `scheduler` (set once, before the first
     /// request; `fifo` until then).
     pub fn set_scheduler(&self, scheduler: crate::schedule::Scheduler) {

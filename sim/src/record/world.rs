@@ -29,6 +29,18 @@ pub enum WorldEvent {
         /// The process's actor.
         who: String,
     },
+    /// A listener pod's process (the listener binary, pod `pod`) was stopped for `for_ms`.
+    ListenerPaused {
+        /// The listener's pod.
+        pod: String,
+        /// How long it stays stopped.
+        for_ms: u64,
+    },
+    /// A stopped listener process went on.
+    ListenerResumed {
+        /// The listener's pod.
+        pod: String,
+    },
     /// A scheduled disruption was applied (as JSON).
     Disruption(String),
     /// A disruption could not be applied (why).
@@ -52,6 +64,10 @@ impl Observed for WorldEvent {
                 Line::new("world", "controller-paused", format!("{who} for={for_ms}ms in-flight={in_flight}"))
             }
             WorldEvent::ControllerResumed { who } => Line::new("world", "controller-resumed", who),
+            WorldEvent::ListenerPaused { pod, for_ms } => {
+                Line::new("world", "listener-paused", format!("{pod} for={for_ms}ms"))
+            }
+            WorldEvent::ListenerResumed { pod } => Line::new("world", "listener-resumed", pod),
             WorldEvent::Disruption(json) => Line::new("world", "disruption", json),
             WorldEvent::DisruptionFailed(why) => Line::new("world", "disruption-failed", why),
             WorldEvent::Settled(ms) => Line::new("world", "settled", ms),

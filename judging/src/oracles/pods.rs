@@ -160,7 +160,8 @@ impl Oracle for NoAlreadyExistsErrors {
                 .rev()
                 .find(|a| a.namespace == refused.namespace && a.name == refused.name);
             let failure_window_from = failure_window_start(&creates[..i], refused, previous_of_pod.copied());
-            let lost_answer_requeue = requeued_by_a_failure(run, &removals, failure_window_from, refused);
+            let lost_answer_requeue = requeued_by_a_failure(run, &removals, failure_window_from, refused)
+                || requeued_by_a_failure(run, &removals, Some(refused.ms + 1), next);
             let requeue_due = creates[..i].iter().any(|a| earlier_requeue_came_due(a, refused, next, &busy));
             if waited
                 || lost_answer_requeue
@@ -195,7 +196,10 @@ impl Oracle for NoAlreadyExistsErrors {
 /// after a failure is excused and a hot loop of 409s is still judged. A failed RemoveRunner of the
 /// runner's registration counts too (watch-lag seed 2,000,210 with `bug-secrets-cached`: a JIT secret
 /// the controller could not see, AgentExists, then RemoveRunner answered 400 JobStillRunning, a
-/// reconcile error in ARC as here).
+/// reconcile error in ARC as here). A failure between the 409 and the next create excuses that create
+/// the same way: its requeue comes before the 409's requeue-after (steady-state seed 27,500,319: a 409
+/// at 563.231 s, a patch of the runner answered 500 after its commit at 564.688 s, the failure's
+/// requeue meeting AlreadyExists again at 568.089 s).
 fn requeued_by_a_failure(
     run: &RunRecord,
     removals: &FailedRemovals,
@@ -671,6 +675,33 @@ mod tests {
             .event(3_006, create(3_006, 409))
             .build();
         assert_eq!(NoAlreadyExistsErrors.check(&long_before).len(), 1, "a failure seconds before is spent");
+    }
+
+    #[test]
+    fn a_failure_after_the_409_excuses_the_create_its_requeue_makes() {
+        // Steady-state seed 27,500,319: a 409, then a patch of the runner answered 500 after its commit;
+        // the failure's requeue met AlreadyExists again 4.9 s after the 409.
+        let create = |ms, code| request(ms, "controller", ApiVerb::Create, "pods", "r", code);
+        let lost_patch = AuditEntry {
+            code: 500,
+            committed_then_failed: true,
+            ..request(1_500, "controller", ApiVerb::Patch, "ephemeralrunners", "r", 500)
+        };
+        let failed_between =
+            with_pod().event(5, create(5, 201)).event(10, create(10, 409)).event(1_500, lost_patch.clone());
+        let run = failed_between.event(4_868, create(4_868, 409)).build();
+        assert!(NoAlreadyExistsErrors.check(&run).is_empty(), "{:?}", NoAlreadyExistsErrors.check(&run));
+        let without =
+            with_pod().event(5, create(5, 201)).event(10, create(10, 409)).event(4_868, create(4_868, 409));
+        assert_eq!(NoAlreadyExistsErrors.check(&without.build()).len(), 1, "without the failure, judged");
+        let other_runner = AuditEntry { name: "other".into(), ..lost_patch };
+        let elsewhere = with_pod()
+            .event(5, create(5, 201))
+            .event(10, create(10, 409))
+            .event(1_500, other_runner)
+            .event(4_868, create(4_868, 409))
+            .build();
+        assert_eq!(NoAlreadyExistsErrors.check(&elsewhere).len(), 1, "another runner's failure");
     }
 
     #[test]

@@ -101,11 +101,28 @@ impl ControlPlane<'_> {
 
     /// Deletes `pod` (guarded by its uid) with `grace` seconds, or its own grace period.
     async fn delete(&self, pod: &Pod, grace: Option<u32>) -> bool {
-        let Some((api, name)) = self.api_of(pod) else { return false };
+        self.send_delete(pod, grace).await.is_some_and(|answer| answer.is_ok())
+    }
+
+    /// A grace-0 delete of `pod`: whether the pod is gone, by this request or by an earlier try of it
+    /// whose answer was lost (the retry then meets 404, or 409 when a new pod of the name already holds
+    /// it: the uid precondition fails; steady-state seed 27,500,454).
+    async fn force_deleted(&self, pod: &Pod) -> bool {
+        match self.send_delete(pod, Some(0)).await {
+            Some(Ok(())) => true,
+            Some(Err(kube::Error::Api(status))) => status.code == 404 || status.code == 409,
+            _ => false,
+        }
+    }
+
+    /// Deletes `pod` (this uid only) with `grace`, retrying transient failures; `None` when the pod
+    /// names no namespace.
+    async fn send_delete(&self, pod: &Pod, grace: Option<u32>) -> Option<kube::Result<()>> {
+        let (api, name) = self.api_of(pod)?;
         let pre = Preconditions { uid: pod.metadata.uid.clone(), resource_version: None };
         let mut params = DeleteParams::default().preconditions(pre);
         params.grace_period_seconds = grace;
-        retrying(|| api.delete(name, &params)).await.is_ok()
+        Some(retrying(|| api.delete(name, &params)).await.map(|_| ()))
     }
 
     fn now(&self) -> String {
@@ -154,7 +171,7 @@ impl ControlPlane<'_> {
                 let condition = disruption("DeletionByPodGC", "PodGC: node no longer exists", &self.now());
                 self.patch_status(&pod, json!({"phase": "Failed", "conditions": [condition]})).await;
             }
-            if self.delete(&pod, Some(0)).await {
+            if self.force_deleted(&pod).await {
                 self.record(
                     &pod,
                     KubeletEventKind::ForceDeleted { node: self.node.clone(), by: by.to_string() },

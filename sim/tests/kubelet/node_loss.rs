@@ -180,3 +180,40 @@ async fn a_force_deleted_pods_runner_stays_online_at_github() {
     let runner = n.github.runner(id).expect("still registered");
     assert_eq!(format!("{:?}", runner.state), "Idle", "online with no pod");
 }
+
+/// An operator's force delete whose answer was lost (a commit-then-drop on the first delete): the retry
+/// meets 404, and the pod counts as force-deleted all the same (steady-state seed 27,500,454, where the
+/// retry met 409 from a new pod of the name and the deleted pod's process was taken for a live pod's).
+#[tokio::test(start_paused = true)]
+async fn a_force_delete_whose_answer_was_lost_still_counts() {
+    use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan, Window};
+
+    let loss = NodeLoss {
+        namespace: "default".into(),
+        nodes: 2,
+        lost_after: LagRange::fixed(30_000),
+        monitor_grace_ms: 40_000,
+        toleration_seconds: 300,
+        outcome: LossOutcome::ForceDeleted { after: LagRange::fixed(60_000) },
+    };
+    let lost_answer = ApiFault {
+        verbs: vec![ApiVerb::Delete],
+        resources: vec!["pods".into()],
+        probability: 1.0,
+        window: Some(Window { start_ms: 429_000, end_ms: 430_500 }),
+        action: ApiFaultAction::CommitThenDrop,
+    };
+    let kubelet = KubeletConfig { node_loss: Some(loss), ..KubeletConfig::default() };
+    let faults = FaultPlan { api: vec![lost_answer], ..FaultPlan::none() };
+    let n = node_with(Setup { kubelet, faults, ..Setup::default() });
+    let (lost, _) = spread(&n).await;
+    sleep_to(&n, 440_000).await;
+    for name in &lost {
+        assert!(object(&n, name).is_none(), "{name} force-deleted");
+        assert!(
+            n.first(name, |e| matches!(e, KubeletEventKind::ForceDeleted { .. })).is_some(),
+            "{name}: {:?}",
+            n.events_of(name)
+        );
+    }
+}

@@ -37,7 +37,7 @@ fn the_fixed_controller_passes_with_its_leader_stopped_past_its_lease() {
 }
 
 /// Without the guard (every ARC release), the stopped leader writes after it goes on: seed
-/// 24,300,000 of the kill row's measurement (its bound, 239 seeds, is over the CI budget;
+/// 24,300,000 of the kill row's first measurement (its bound, 131 seeds, is over the CI budget;
 /// `scripts/kill-rows.sh` sweeps it whole); with the guard the same seed passes.
 #[test]
 fn a_leader_that_writes_past_its_renew_deadline_is_caught() {

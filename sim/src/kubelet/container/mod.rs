@@ -24,6 +24,8 @@ use runner::Shutdown;
 
 /// Exit code of a process that dies of SIGTERM (128 + 15).
 pub const EXIT_SIGTERM: i32 = 143;
+/// Exit code of a runner whose version is deprecated (ARC-MODEL §2.4).
+pub const EXIT_OUTDATED: i32 = 7;
 /// Exit code of a process killed by SIGKILL (128 + 9).
 pub const EXIT_SIGKILL: i32 = 137;
 

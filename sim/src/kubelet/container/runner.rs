@@ -14,13 +14,10 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::super::events::KubeletEventKind;
-use super::ProcessContext;
 use super::lost_registration::retrying_for;
 use super::session;
+use super::{EXIT_OUTDATED, ProcessContext};
 use crate::github::{ConnectRefused, JobResult, RunnerSession, SessionEnded};
-
-/// Exit code of a runner whose version is deprecated (ARC-MODEL §2.4).
-pub const EXIT_OUTDATED: i32 = 7;
 
 /// How long a runner takes to shut down after SIGTERM (drawn by the kubelet per container start).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

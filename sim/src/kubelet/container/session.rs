@@ -22,8 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
 use super::super::events::KubeletEventKind;
-use super::ProcessContext;
-use super::runner::EXIT_OUTDATED;
+use super::{EXIT_OUTDATED, ProcessContext};
 use crate::github::RunnerSession;
 
 /// actions/runner's wait between two tries of a session's creation.

@@ -15,6 +15,11 @@ use crate::kubelet::support::{Node, Setup, condition, jit_pod, node_with, pod};
 
 /// The loss comes 30 s in; grace 40 s, toleration 300 s (so eviction at 370 s).
 fn lossy_node(outcome: LossOutcome) -> Node {
+    lossy_node_under(outcome, arc_sim::faults::FaultPlan::none())
+}
+
+/// [`lossy_node`] under the API server faults of `faults`.
+fn lossy_node_under(outcome: LossOutcome, faults: arc_sim::faults::FaultPlan) -> Node {
     let loss = NodeLoss {
         namespace: "default".into(),
         nodes: 2,
@@ -24,7 +29,7 @@ fn lossy_node(outcome: LossOutcome) -> Node {
         outcome,
     };
     let kubelet = KubeletConfig { node_loss: Some(loss), ..KubeletConfig::default() };
-    node_with(Setup { kubelet, ..Setup::default() })
+    node_with(Setup { kubelet, faults, ..Setup::default() })
 }
 
 async fn sleep_to(n: &Node, ms: u64) {
@@ -188,14 +193,6 @@ async fn a_force_deleted_pods_runner_stays_online_at_github() {
 async fn a_force_delete_whose_answer_was_lost_still_counts() {
     use arc_sim::faults::{ApiFault, ApiFaultAction, ApiVerb, FaultPlan, Window};
 
-    let loss = NodeLoss {
-        namespace: "default".into(),
-        nodes: 2,
-        lost_after: LagRange::fixed(30_000),
-        monitor_grace_ms: 40_000,
-        toleration_seconds: 300,
-        outcome: LossOutcome::ForceDeleted { after: LagRange::fixed(60_000) },
-    };
     let lost_answer = ApiFault {
         verbs: vec![ApiVerb::Delete],
         resources: vec!["pods".into()],
@@ -203,9 +200,8 @@ async fn a_force_delete_whose_answer_was_lost_still_counts() {
         window: Some(Window { start_ms: 429_000, end_ms: 430_500 }),
         action: ApiFaultAction::CommitThenDrop,
     };
-    let kubelet = KubeletConfig { node_loss: Some(loss), ..KubeletConfig::default() };
     let faults = FaultPlan { api: vec![lost_answer], ..FaultPlan::none() };
-    let n = node_with(Setup { kubelet, faults, ..Setup::default() });
+    let n = lossy_node_under(LossOutcome::ForceDeleted { after: LagRange::fixed(60_000) }, faults);
     let (lost, _) = spread(&n).await;
     sleep_to(&n, 440_000).await;
     for name in &lost {

@@ -61,9 +61,7 @@ impl World {
             return;
         }
         if let Some(lost) = self.process_exited(runner_id, connection, false) {
-            let timeout_ms = self.cfg.lost_runner_timeout_ms;
-            let (runner_id, request_id) = (lost.runner_id, lost.request_id);
-            self.after(timeout_ms, Later::ExpireLostRunner { runner_id, request_id });
+            self.expire_lost_later(lost.runner_id, lost.request_id);
         }
     }
 }

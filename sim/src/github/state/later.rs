@@ -85,6 +85,11 @@ impl World {
         }
     }
 
+    /// Starts the lost-runner timeout of job `request_id` on `runner_id`, whose process is gone.
+    pub(crate) fn expire_lost_later(&mut self, runner_id: i64, request_id: i64) {
+        self.after(self.cfg.lost_runner_timeout_ms, Later::ExpireLostRunner { runner_id, request_id });
+    }
+
     /// The service notices a process that died while its runner was idle: an idle runner goes
     /// offline; one that was assigned a job since holds it lost until the lost-runner timeout.
     fn notice_dead_runner(&mut self, runner_id: i64, connection: u64) {
@@ -101,10 +106,7 @@ impl World {
             RunnerState::Busy { request_id } => {
                 let since_ms = self.now_ms();
                 self.set_runner_state(runner_id, RunnerState::Lost { request_id, since_ms });
-                self.after(
-                    self.cfg.lost_runner_timeout_ms,
-                    Later::ExpireLostRunner { runner_id, request_id },
-                );
+                self.expire_lost_later(runner_id, request_id);
                 Some(request_id)
             }
             _ => return,

@@ -141,6 +141,22 @@ pub enum KubeletEventKind {
         /// Container name.
         container: String,
     },
+    /// A native sidecar (an init container with `restartPolicy: Always`) started, or started again
+    /// ([`super::sidecars`]).
+    SidecarStarted {
+        /// Container name.
+        container: String,
+        /// Its restarts so far.
+        restart_count: u32,
+    },
+    /// A native sidecar's process exited while the main container ran (1, or 137 `OOMKilled`); the
+    /// kubelet restarts it.
+    SidecarCrashed {
+        /// Container name.
+        container: String,
+        /// Its exit code.
+        exit_code: i32,
+    },
     /// The kernel's OOM killer ended the main container (exit 137, reason `OOMKilled`).
     OomKilled {
         /// Container name.

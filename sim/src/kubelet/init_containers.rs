@@ -54,6 +54,10 @@ impl PodTask {
             _ => 0,
         };
         for i in 0..init.len() {
+            if init[i].restart_policy.as_deref() == Some("Always") && !(i == 0 && failures > 0) {
+                self.start_sidecar(i).await;
+                continue;
+            }
             loop {
                 if i == 0 && failures > 0 {
                     failures -= 1;

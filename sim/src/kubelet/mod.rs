@@ -26,6 +26,7 @@ pub(crate) mod node_link;
 pub mod node_loss;
 pub mod pod;
 pub mod scheduler;
+pub mod sidecars;
 pub mod slow_starts;
 pub mod status;
 pub mod termination;
@@ -60,6 +61,7 @@ pub use init_containers::InitContainers;
 use node_link::NodeLink;
 pub use node_loss::{LossOutcome, NodeLoss};
 use pod::{PodSignal, PodTask};
+pub use sidecars::SidecarCrashes;
 pub use slow_starts::SlowStarts;
 use watched::WatchedPod;
 
@@ -131,6 +133,10 @@ pub struct KubeletConfig {
     /// (the default): a direct call that cannot fail but for the service's refusals.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub runner_sessions_over_http: bool,
+    /// How native sidecars crash ([`sidecars`]). Absent (the default): a sidecar runs until the
+    /// kubelet stops it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sidecar_crashes: Option<SidecarCrashes>,
 }
 
 impl Default for KubeletConfig {
@@ -155,6 +161,7 @@ impl Default for KubeletConfig {
             node_loss: None,
             init_containers: None,
             runner_sessions_over_http: false,
+            sidecar_crashes: None,
         }
     }
 }

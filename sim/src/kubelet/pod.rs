@@ -30,6 +30,7 @@ use super::Shared;
 use super::container::runner::Shutdown;
 use super::container::{self, EXIT_SIGKILL, Process, ProcessContext, ProcessState};
 use super::events::{KubeletEventKind, StopCause};
+use super::sidecars::Sidecars;
 use super::status::{ContainerState, ContainerView, Eviction, PodView};
 use super::writes::PodWrites;
 use crate::apiserver::LagRange;
@@ -108,6 +109,8 @@ pub(crate) struct PodTask {
     pub writes: PodWrites,
     /// The stream its slow start draws from (`kubelet/pod/<uid>/start`), when the node starts slowly.
     pub starts: Option<ChaCha8Rng>,
+    /// Its native sidecars' steps to come ([`super::sidecars`]).
+    pub sidecars: Sidecars,
 }
 
 impl PodTask {
@@ -131,7 +134,13 @@ impl PodTask {
         );
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let mut view = PodView::admitted(&uid, &policy, containers, &existing);
-        view.init_containers = init.iter().map(|c| waiting(c, "PodInitializing")).collect();
+        view.init_containers = init
+            .iter()
+            .map(|c| ContainerView {
+                restartable: c.restart_policy.as_deref() == Some("Always"),
+                ..waiting(c, "PodInitializing")
+            })
+            .collect();
         let mut writes = PodWrites::new(kubelet.client.clone(), &namespace, &name, &uid);
         if let Some(link) = kubelet.link.as_ref().filter(|l| spec.node_name.as_deref() == Some(l.node())) {
             writes = writes.on_node(link.clone());
@@ -141,7 +150,17 @@ impl PodTask {
             .slow_starts
             .is_some()
             .then(|| kubelet.seed.named_rng(&format!("kubelet/pod/{uid}/start")));
-        PodTask { kubelet, pod, signals, closed: false, rng, view, writes, starts }
+        PodTask {
+            kubelet,
+            pod,
+            signals,
+            closed: false,
+            rng,
+            view,
+            writes,
+            starts,
+            sidecars: Sidecars::default(),
+        }
     }
 
     fn namespace(&self) -> String {
@@ -289,6 +308,7 @@ impl PodTask {
                 Err(signal) => return self.end_without_process(signal).await,
             };
             let since = started.started.clone();
+            self.plan_sidecar_crashes();
             let Ended::Exited(code, reason) = self.supervise(started).await else { return };
             let finished = self.now();
             self.view.containers[0].state = ContainerState::Terminated {
@@ -309,8 +329,15 @@ impl PodTask {
         }
     }
 
-    /// The pod ran to its end: the terminal status, then the sandbox torn down.
+    /// The pod ran to its end: its sidecars stopped (the main container's end written first), the
+    /// terminal status, then the sandbox torn down.
     async fn finish(&mut self) {
+        if self.view.sidecar_running() {
+            self.write().await;
+            let delay = self.draw(self.kubelet.config.sigterm_delay);
+            tokio::time::sleep(delay).await;
+            self.stop_sidecars();
+        }
         self.view.terminal = true;
         self.write().await;
         let delay = self.draw(self.kubelet.config.teardown_delay);
@@ -369,16 +396,23 @@ impl PodTask {
         Ok(Running { future, sigterm, state, started })
     }
 
-    /// Runs the process until it exits or a signal ends it.
+    /// Runs the process until it exits or a signal ends it (its sidecars' crashes and restarts
+    /// meanwhile).
     async fn supervise(&mut self, mut running: Running) -> Ended {
-        let signal = tokio::select! {
-            biased;
-            signal = self.next_signal() => signal,
-            code = &mut running.future => {
-                self.stopped(code, StopCause::Exited, &running.state);
-                return Ended::Exited(code, None);
+        let signal = loop {
+            let sidecar = self.sidecars.next_due();
+            tokio::select! {
+                biased;
+                signal = self.next_signal() => break signal,
+                code = &mut running.future => {
+                    self.sidecars.clear();
+                    self.stopped(code, StopCause::Exited, &running.state);
+                    return Ended::Exited(code, None);
+                }
+                () = sleep_until_some(sidecar) => self.step_sidecar().await,
             }
         };
+        self.sidecars.clear();
         match signal {
             PodSignal::Crash { exit_code, reason } => {
                 running.kill();
@@ -483,6 +517,14 @@ impl PodTask {
                 PodSignal::Evict { .. } | PodSignal::Crash { .. } => {}
             }
         }
+    }
+}
+
+/// Sleeps until `at`; forever when there is no `at`.
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

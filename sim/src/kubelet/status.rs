@@ -54,6 +54,9 @@ pub struct ContainerView {
     pub restart_count: u32,
     /// The previous termination (exit code, started, finished), after a restart.
     pub last_terminated: Option<(i32, String, String)>,
+    /// An init container with `restartPolicy: Always`: a native sidecar, which runs beside the main
+    /// container instead of completing before it ([`super::sidecars`]).
+    pub restartable: bool,
 }
 
 impl ContainerView {
@@ -65,6 +68,7 @@ impl ContainerView {
             state: ContainerState::Waiting("ContainerCreating".into()),
             restart_count: 0,
             last_terminated: None,
+            restartable: false,
         }
     }
 
@@ -78,12 +82,21 @@ impl ContainerView {
         matches!(self.state, ContainerState::Terminated { exit_code: 0, .. })
     }
 
-    /// The `initContainerStatuses[]` entry: ready once it completed, never `started`.
+    /// The `initContainerStatuses[]` entry: ready once it completed (a sidecar: while it runs),
+    /// `started` while it runs.
     pub fn to_init_json(&self, pod_uid: &str) -> Value {
         let mut status = self.to_json(pod_uid);
-        status["ready"] = json!(self.completed());
+        if !self.restartable {
+            status["ready"] = json!(self.completed());
+        }
         status["started"] = json!(self.is_running());
         status
+    }
+
+    /// Whether it no longer holds the pod's initialization back: an init container once it completed,
+    /// a sidecar once it has started (later crashes do not undo it).
+    pub fn initialized(&self) -> bool {
+        if self.restartable { self.has_run() } else { self.completed() }
     }
 
     /// Whether it has run at least once (the runtime then reports a container and image id).
@@ -189,14 +202,14 @@ pub fn phase(containers: &[ContainerView], restart_policy: &str, terminal: bool)
 /// pod never restarts, Pending while any has not completed; `None` once all completed (or there are
 /// none).
 pub fn init_phase(init: &[ContainerView], restart_policy: &str) -> Option<&'static str> {
-    let failed = init.iter().any(|c| match &c.state {
+    let failed = init.iter().filter(|c| !c.restartable || !c.has_run()).any(|c| match &c.state {
         ContainerState::Terminated { exit_code, .. } => *exit_code != 0,
         ContainerState::Waiting(_) => c.last_terminated.as_ref().is_some_and(|(code, _, _)| *code != 0),
         ContainerState::Running(_) => false,
     });
     match () {
         () if failed && restart_policy == "Never" => Some("Failed"),
-        () if failed || init.iter().any(|c| !c.completed()) => Some("Pending"),
+        () if failed || init.iter().any(|c| !c.initialized()) => Some("Pending"),
         () => None,
     }
 }
@@ -298,8 +311,20 @@ impl PodView {
         match init_phase(&self.init_containers, &self.restart_policy) {
             Some("Failed") => "Failed",
             Some(pending) if !self.terminal => pending,
+            _ if !self.terminal && self.sidecar_running() => {
+                match phase(&self.containers, &self.restart_policy, false) {
+                    "Pending" => "Pending",
+                    _ => "Running",
+                }
+            }
             _ => phase(&self.containers, &self.restart_policy, self.terminal),
         }
+    }
+
+    /// Whether a sidecar runs (`getPhase` counts it as a running container: the pod stays Running
+    /// after its main container exits until the kubelet has stopped its sidecars).
+    pub fn sidecar_running(&self) -> bool {
+        self.init_containers.iter().any(|c| c.restartable && c.is_running())
     }
 
     /// The status document at `now` (and the transition times it reports, remembered).
@@ -343,8 +368,9 @@ impl PodView {
             "Failed" => Some("PodFailed"),
             _ => None,
         };
+        let sidecars = self.init_containers.iter().filter(|c| c.restartable);
         let unready: Vec<&str> =
-            self.containers.iter().filter(|c| !c.is_running()).map(|c| c.name.as_str()).collect();
+            sidecars.chain(&self.containers).filter(|c| !c.is_running()).map(|c| c.name.as_str()).collect();
         let containers_ready = match terminal_reason {
             Some(reason) => Generated::new("ContainersReady", false).because(reason, None),
             None if unready.is_empty() => Generated::new("ContainersReady", true),
@@ -355,7 +381,7 @@ impl PodView {
         };
         let ready = Generated { kind: "Ready", ..containers_ready.clone() };
         let incomplete: Vec<&str> =
-            self.init_containers.iter().filter(|c| !c.completed()).map(|c| c.name.as_str()).collect();
+            self.init_containers.iter().filter(|c| !c.initialized()).map(|c| c.name.as_str()).collect();
         let mut initialized = Generated::new("Initialized", incomplete.is_empty());
         if !incomplete.is_empty() {
             let message = format!("containers with incomplete status: [{}]", incomplete.join(" "));

@@ -92,6 +92,7 @@ impl PodTask {
         let started = running.started.clone();
         self.view.containers[0].state =
             ContainerState::Terminated { exit_code: code, started, finished, reason: None };
+        self.stop_sidecars();
         self.view.terminal = true;
         self.write().await;
         let teardown = self.draw(self.kubelet.config.teardown_delay);
@@ -142,7 +143,7 @@ impl PodTask {
         self.record(KubeletEventKind::Terminating { grace_seconds });
         let delay = self.draw(self.kubelet.config.sigterm_delay);
         tokio::time::sleep(delay).await;
-        let changed = !self.view.terminal || self.view.sandbox_ready;
+        let changed = self.stop_sidecars() | !self.view.terminal | self.view.sandbox_ready;
         self.view.terminal = true;
         self.view.sandbox_ready = false;
         if changed {

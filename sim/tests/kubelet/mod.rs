@@ -24,6 +24,7 @@ mod init_containers;
 mod lifecycle;
 mod node_loss;
 mod runner_sessions;
+mod sidecars;
 mod slow_starts;
 mod status;
 mod support;

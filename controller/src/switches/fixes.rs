@@ -194,6 +194,13 @@ pub struct Fixes {
     /// VM, a long GC) goes on writing from its in-flight reconciles and due timers until its renewal
     /// loop notices that another process took the Lease.
     pub writes_stop_at_lease_deadline: bool,
+    /// arcsim's, not in ARC (found by this suite; docs/windows.md "Sidecars"): the init-container
+    /// check (#4457, `releases.init_container_check`) passes over native sidecars, init containers
+    /// with `restartPolicy: Always` such as the chart's `dind` (#3842), which the kubelet restarts
+    /// when they exit. Off, as in ARC 0.14.2 to HEAD: a sidecar's crash, reported `terminated` until
+    /// the kubelet's next sync restarts it, reads as a failed init container, and the runner's pod is
+    /// deleted as failed (or, with a job, the runner deleted) though the runner is fine.
+    pub init_check_skips_sidecars: bool,
 }
 
 /// Every fix, with its origin, in declaration order.
@@ -330,6 +337,11 @@ pub(super) const DOCS: &[SwitchDoc] = &[
         "arcsim (client-go's election is not fencing)",
         "a leader writes only within the renew deadline of its last renewal",
     ),
+    SwitchDoc::new(
+        "init_check_skips_sidecars",
+        "arcsim (#4457's check and #3842's dind sidecar)",
+        "a crashed native sidecar is not a failed init container",
+    ),
 ];
 
 impl Default for Fixes {
@@ -379,6 +391,7 @@ impl Fixes {
             transient_create_error_retried: on,
             controllers_wait_for_lease: on,
             writes_stop_at_lease_deadline: on,
+            init_check_skips_sidecars: on,
         }
     }
 

@@ -97,6 +97,7 @@ const fn upstream_fixes() -> Fixes {
         new_session_when_session_gone: false,
         recreate_crashed_runner_with_stale_token: false,
         writes_stop_at_lease_deadline: false,
+        init_check_skips_sidecars: false,
         ..Fixes::all_on()
     }
 }

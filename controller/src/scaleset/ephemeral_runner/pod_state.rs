@@ -16,7 +16,10 @@
 //!
 //! Rows c and h (exit 7, #4404) and e (#4457) came after 0.13.1; with `releases.outdated_phase` off
 //! exit 7 is one more non-zero exit, and with `releases.init_container_check` off init containers
-//! are not looked at ([`PodChecks`]).
+//! are not looked at ([`PodChecks`]). Row e skips native sidecars (init containers with
+//! `restartPolicy: Always`, such as the chart's `dind`): the kubelet restarts a sidecar that exits, so
+//! its `terminated` state is a crash being recovered from, not a pod that cannot start
+//! (`fixes.init_check_skips_sidecars`; ARC's check reads every init container).
 //!
 //! A failed runner with a job is deleted (the job is lost, #4239) with a best-effort RemoveRunner
 //! (#4260); without a job only its pod is deleted, and the failure is recorded under the pod's UID, so
@@ -66,17 +69,21 @@ pub struct PodChecks {
     pub outdated_phase: bool,
     /// Row e: a failed init container (#4457, 0.14.2).
     pub init_container_check: bool,
+    /// Row e passes over native sidecars (arcsim's fix; ARC's check reads them too).
+    pub skip_sidecars: bool,
 }
 
 impl PodChecks {
     /// Every row.
-    pub const ALL: PodChecks = PodChecks { outdated_phase: true, init_container_check: true };
+    pub const ALL: PodChecks =
+        PodChecks { outdated_phase: true, init_container_check: true, skip_sidecars: true };
 
     /// The rows `switches` select.
     pub fn of(switches: &crate::switches::Switches) -> Self {
         PodChecks {
             outdated_phase: switches.releases.outdated_phase,
             init_container_check: switches.releases.init_container_check,
+            skip_sidecars: switches.fixes.init_check_skips_sidecars,
         }
     }
 }
@@ -93,7 +100,7 @@ pub fn classify_pod(pod: &Pod, checks: PodChecks) -> PodVerdict {
             Some(code) => verdict_of_exit(code, checks),
         };
     }
-    if checks.init_container_check && init_container_failed(pod) {
+    if checks.init_container_check && init_container_failed(pod, checks.skip_sidecars) {
         return PodVerdict::InitContainerFailed;
     }
     match (runner, runner_exit) {
@@ -129,9 +136,21 @@ fn terminated(status: &ContainerStatus) -> Option<&ContainerStateTerminated> {
     status.state.as_ref().and_then(|state| state.terminated.as_ref())
 }
 
-fn init_container_failed(pod: &Pod) -> bool {
+fn init_container_failed(pod: &Pod, skip_sidecars: bool) -> bool {
     let statuses = pod.status.as_ref().and_then(|s| s.init_container_statuses.as_deref());
-    statuses.unwrap_or_default().iter().filter_map(terminated).any(|t| t.exit_code != 0)
+    let sidecar = |status: &ContainerStatus| skip_sidecars && is_sidecar(pod, &status.name);
+    statuses
+        .unwrap_or_default()
+        .iter()
+        .filter(|s| !sidecar(s))
+        .filter_map(terminated)
+        .any(|t| t.exit_code != 0)
+}
+
+/// Whether the pod's init container `name` is a native sidecar (`restartPolicy: Always`).
+fn is_sidecar(pod: &Pod, name: &str) -> bool {
+    let init = pod.spec.as_ref().and_then(|s| s.init_containers.as_deref()).unwrap_or_default();
+    init.iter().any(|c| c.name == name && c.restart_policy.as_deref() == Some("Always"))
 }
 
 /// The status fields ARC's `updateRunStatusFromPod` publishes for a live pod.
@@ -402,9 +421,27 @@ mod tests {
     }
 
     #[test]
+    fn a_crashed_native_sidecar_fails_the_pod_only_without_the_sidecar_fix() {
+        use k8s_openapi::api::core::v1::{Container, PodSpec};
+        let mut crashed = pod("Running", Some(None), Some(137));
+        let sidecar =
+            Container { name: "setup".into(), restart_policy: Some("Always".into()), ..Default::default() };
+        crashed.spec = Some(PodSpec { init_containers: Some(vec![sidecar]), ..Default::default() });
+        assert_eq!(classify_pod(&crashed, PodChecks::ALL), PodVerdict::Running, "the kubelet restarts it");
+        let upstream = PodChecks { skip_sidecars: false, ..PodChecks::ALL };
+        assert_eq!(classify_pod(&crashed, upstream), PodVerdict::InitContainerFailed, "ARC 0.14.2's check");
+        let plain = pod("Running", Some(None), Some(137));
+        assert_eq!(
+            classify_pod(&plain, PodChecks::ALL),
+            PodVerdict::InitContainerFailed,
+            "an init container"
+        );
+    }
+
+    #[test]
     fn before_0_14_exit_7_is_a_plain_failure_and_init_containers_are_not_inspected() {
         use PodVerdict::*;
-        let none = PodChecks { outdated_phase: false, init_container_check: false };
+        let none = PodChecks { outdated_phase: false, init_container_check: false, skip_sidecars: false };
         assert_eq!(classify_pod(&pod("Failed", Some(Some(7)), None), none), RunnerFailed, "c");
         assert_eq!(classify_pod(&pod("Running", Some(Some(7)), None), none), RunnerFailed, "h");
         assert_eq!(classify_pod(&pod("Pending", None, Some(1)), none), Starting, "e");

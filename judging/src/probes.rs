@@ -539,6 +539,14 @@ pub const CONTAINER_OOM_KILLED: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `sidecar-crashed-beside-runner`.
+pub const SIDECAR_CRASHED_BESIDE_RUNNER: Probe = Probe {
+    name: "sidecar-crashed-beside-runner",
+    describe: "a pod's native sidecar (an init container with restartPolicy Always, as the chart's dind) crashed while the main container ran; the kubelet restarted it",
+    count: container_failures::sidecar_crashed,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// `controller-paused-mid-reconcile`.
 pub const CONTROLLER_PAUSED_MID_RECONCILE: Probe = Probe {
     name: "controller-paused-mid-reconcile",
@@ -628,6 +636,7 @@ pub static PROBES: &[&Probe] = &[
     &POD_REPLACED_WHILE_OLD_PROCESS_RAN,
     &INIT_CONTAINER_FAILED,
     &CONTAINER_OOM_KILLED,
+    &SIDECAR_CRASHED_BESIDE_RUNNER,
     &CONTROLLER_PAUSED_MID_RECONCILE,
     &LISTENER_PAUSED_AS_JOBS_QUEUED,
     &LISTENER_ANSWER_WAITED_WHILE_PAUSED,

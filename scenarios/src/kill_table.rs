@@ -258,6 +258,10 @@ pub const KILL_TABLE: &[KillExpectation] = &[
     // process stopped): the runner stays, counted live with no registration, for as long as its pod
     // runs on, minutes where actions/runner retries "registration not found" (drawn in half the worlds).
     expect(Variant::BugRemovedRunnerKept, &SteadyState, &removals::RemovedRunnerDeletedPromptly),
+    // ARC's init-container check (#4457) meets the chart's dind sidecar (#3842): a sidecar that crashed
+    // reads as a failed init container until the kubelet restarts it, and a busy runner is deleted
+    // (the swarm draws the sidecar, crashing, in 30% of its worlds).
+    expect(Variant::BugInitCheckReadsSidecars, &SteadyState, &deletion::NoBusyRunnerDeleted),
     expect(Variant::BugCreateErrorFinal, &SteadyState, &phases::TerminalPhaseIsFinal),
     expect(Variant::BugCreateErrorFinal, &SteadyState, &convergence::ConvergesAfterHeal),
     // A standby that acts: the controllers started before the Lease is held (leader-election world).

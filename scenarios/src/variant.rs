@@ -79,11 +79,14 @@ pub enum Variant {
     /// Every ARC release (client-go's election is not fencing): a leader writes past its renew
     /// deadline, as a leader stopped past its lease does once it goes on.
     BugWritesAfterLeaseLost,
+    /// ARC 0.14.2 to HEAD (#4457's check with #3842's dind sidecar): a native sidecar's crash, reported
+    /// `terminated` until the kubelet restarts it, reads as a failed init container.
+    BugInitCheckReadsSidecars,
 }
 
 impl Variant {
     /// Every variant, fixed first.
-    pub const ALL: [Variant; 26] = [
+    pub const ALL: [Variant; 27] = [
         Variant::Fixed,
         Variant::Bug4201,
         Variant::Bug1087,
@@ -110,6 +113,7 @@ impl Variant {
         Variant::BugCreateErrorFinal,
         Variant::BugControllersBeforeLease,
         Variant::BugWritesAfterLeaseLost,
+        Variant::BugInitCheckReadsSidecars,
     ];
 
     /// The command-line name.
@@ -141,6 +145,7 @@ impl Variant {
             Variant::BugCreateErrorFinal => "bug-create-error-final",
             Variant::BugControllersBeforeLease => "bug-controllers-before-lease",
             Variant::BugWritesAfterLeaseLost => "bug-writes-after-lease-lost",
+            Variant::BugInitCheckReadsSidecars => "bug-init-check-reads-sidecars",
         }
     }
 
@@ -203,6 +208,9 @@ impl Variant {
             Variant::BugWritesAfterLeaseLost => {
                 "a leader writes past its renew deadline: a leader stopped past its lease writes once it goes on (every ARC release)"
             }
+            Variant::BugInitCheckReadsSidecars => {
+                "a crashed native sidecar (dind) reads as a failed init container (#4457's check, 0.14.2 to HEAD)"
+            }
         }
     }
 
@@ -253,6 +261,7 @@ impl Variant {
             Variant::BugCreateErrorFinal => "fixes.transient_create_error_retried",
             Variant::BugControllersBeforeLease => "fixes.controllers_wait_for_lease",
             Variant::BugWritesAfterLeaseLost => "fixes.writes_stop_at_lease_deadline",
+            Variant::BugInitCheckReadsSidecars => "fixes.init_check_skips_sidecars",
         })
     }
 

@@ -22,6 +22,7 @@ pub mod pauses;
 pub mod refresh;
 pub mod removed_registrations;
 pub mod runner_sessions;
+pub mod sidecars;
 pub mod slow_starts;
 pub mod standard;
 pub mod steady_state;

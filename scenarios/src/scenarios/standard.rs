@@ -74,7 +74,8 @@ impl Scenario for Standard {
     /// The control world of the swarm's windows (issue 42): watch buffers never fill, the watch cache
     /// keeps its history, no watch stalls, removed runners stop at once (the default of
     /// `removed-runner-poll`), the API server is not under load, pods start quickly on nodes with room for
-    /// all, no controller or listener process is ever stopped, and runners create their sessions by direct call.
+    /// all, no controller or listener process is ever stopped, runners create their sessions by direct call, and
+    /// runner pods run no sidecar.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const QUIET: Rate = Rate::measured(0, 200, 18_300_000);
         const UNLOADED: Rate = Rate::measured(0, 200, 21_300_000);
@@ -82,6 +83,7 @@ impl Scenario for Standard {
         const UNPAUSED: Rate = Rate::measured(0, 200, 24_000_000);
         const DIRECT_SESSIONS: Rate = Rate::measured(0, 200, 26_000_000);
         const LISTENER_UNPAUSED: Rate = Rate::measured(0, 200, 27_000_000);
+        const NO_SIDECARS: Rate = Rate::measured(0, 200, 28_400_000);
         const GOALS: &[ProbeGoal] = &[
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
@@ -104,6 +106,7 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::LISTENER_ANSWER_WAITED_WHILE_PAUSED, LISTENER_UNPAUSED),
             ProbeGoal::ceiling(&probes::RUNNER_SESSION_RETRIED, DIRECT_SESSIONS),
             ProbeGoal::ceiling(&probes::RUNNER_SESSION_CONFLICTED, DIRECT_SESSIONS),
+            ProbeGoal::ceiling(&probes::SIDECAR_CRASHED_BESIDE_RUNNER, NO_SIDECARS),
         ];
         GOALS
     }

@@ -7,8 +7,9 @@
 //! §5.4 cleanup also takes runners still unregistered in the cache and re-reads them, so a tighter
 //! bound would be wrong) and before it called RemoveRunner for `x`; the read log bounds which
 //! versions of the set the cache held in that window. A removal is a candidate when GitHub answered
-//! the controller's RemoveRunner for `x`'s runner with a 204 and the controller then deleted `x` while
-//! `x` had never had a job, finished or begun deleting. Other paths also remove then delete idle runners: a set being
+//! the controller's RemoveRunner for `x`'s runner with a 204 after `x` carried that runner id (the
+//! scaling path reads the id from `x`) and the controller then deleted `x` while `x` had never had a
+//! job, finished or begun deleting. Other paths also remove then delete idle runners: a set being
 //! deleted, an Outdated set, and a set applying a new runner spec (§5.4); a candidate for which some
 //! held version allows one of those is not judged. Every other one is a scale-down, and some held
 //! version must have had patch ID 0. The creation side of the gate is not judged: upstream may
@@ -180,6 +181,24 @@ mod tests {
         let run = removed_and_deleted(set_deleted, RemoveOutcome::Removed).build();
         assert_eq!(scale_downs::judged_count(&run), 0, "a set being deleted removes its runners");
         assert!(ScaleDownOnlyOnPatchZero.check(&run).is_empty());
+    }
+
+    #[test]
+    fn a_removal_before_the_runner_carried_the_id_is_not_a_scale_down() {
+        let unregistered = er("r", "u1", Some("Pending"), 0, None);
+        let mut unregistered_of_set = unregistered.clone();
+        unregistered_of_set["metadata"]["ownerReferences"] =
+            idle_runner(None)["metadata"]["ownerReferences"].clone();
+        let run = SyntheticRun::new()
+            .committed(1, "ephemeralrunnersets", EventType::Added, set(3))
+            .event(1, read(1, "ephemeralrunnersets", "set", 1))
+            .committed(2, "ephemeralrunners", EventType::Added, unregistered_of_set)
+            .event(3, read(3, "ephemeralrunners", "r", 2))
+            .event(4, github(4, EventKind::RemoveRunner { runner_id: 41, outcome: RemoveOutcome::Removed }))
+            .committed(5, "ephemeralrunners", EventType::Modified, idle_runner(None))
+            .event(7, request(7, "controller", ApiVerb::Delete, "ephemeralrunners", "r", 200))
+            .build();
+        assert_eq!(scale_downs::judged_count(&run), 0, "id 41 reached the runner after its removal");
     }
 
     /// The set at patch ID 3 stamped with `hash` over runner spec `image`.

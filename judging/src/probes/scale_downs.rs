@@ -75,6 +75,9 @@ pub fn judged(run: &RunRecord) -> Vec<ScaleDown> {
         let Some(victim) = runners.get(&key).and_then(|v| idle_before(v, a.served_ms)) else { continue };
         let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
         let Some(removed_at) = removed_before(run, victim.runner_id, a.served_ms) else { continue };
+        if recorded_at(&runners[&key], victim.runner_id).is_none_or(|at| at > removed_at) {
+            continue;
+        }
         let Some(from) = cache.first_read("ephemeralrunners", &key) else { continue };
         let held: Vec<&Value> = cache
             .versions_held(set, (from, removed_at))
@@ -163,6 +166,14 @@ fn idle_before(versions: &[(u64, &Value)], ms: u64) -> Option<Victim> {
     let owner_uid = controller_uid(o)?.to_string();
     let runner_id = runner_id(o);
     (runner_id != 0).then_some(Victim { owner_uid, runner_id })
+}
+
+/// When the store first held the runner with `runner_id` in its status. A scale-down takes the id it
+/// removes from the runner it walks, so a removal before it is another path's: a registration
+/// conflict's removal of the id a killed process registered, whose JIT secret then still gave the
+/// runner that id (seed 28,200,626: the runner, refused, was then replaced, not scaled down).
+fn recorded_at(versions: &[(u64, &Value)], id: i64) -> Option<u64> {
+    versions.iter().find(|(_, o)| runner_id(o) == id).map(|(at, _)| *at)
 }
 
 /// The sim ms of the latest RemoveRunner for `runner` answered 204 (removed, or unknown) at or before

@@ -84,6 +84,11 @@ pub struct CapsulePlan {
     /// capsules written before 2026-12-06: the scenario's own node for the seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubelet: Option<KubeletConfig>,
+    /// The objects the world starts with (the runner template among them), so that a template the
+    /// swarm changes later (a sidecar) does not change its world. Absent in capsules written before
+    /// 2026-12-06's sidecars: the scenario's own objects for the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<Vec<serde_json::Value>>,
 }
 
 /// Why a capsule cannot be read or run.
@@ -163,6 +168,7 @@ impl Capsule {
                 watch_lag: world.apiserver.watch_lag,
                 watch_cache_lag: world.apiserver.watch_cache_lag,
                 kubelet: Some(world.kubelet),
+                objects: Some(world.objects),
             },
             workload: world.workload,
             duration_ms: world.horizon_ms,
@@ -249,6 +255,9 @@ impl Capsule {
         config.apiserver.watch_cache_lag = self.plan.watch_cache_lag.clone();
         if let Some(kubelet) = &self.plan.kubelet {
             config.kubelet = kubelet.clone();
+        }
+        if let Some(objects) = &self.plan.objects {
+            config.objects = objects.clone();
         }
         config.workload = self.workload.clone();
         config.horizon_ms = self.duration_ms;

@@ -54,3 +54,14 @@ fn every_finding_and_capsule_is_linked_from_the_index_and_the_index_from_the_fro
     let front = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
     assert!(front.contains("findings/README.md"), "README links the findings");
 }
+
+#[test]
+fn finding_12s_world_loses_no_job_without_the_init_container_check_or_with_the_sidecar_fix() {
+    let path = findings_dir().join("capsules/12-crashed-sidecar-arc-0.15.0.json");
+    let capsule = Capsule::load(&path).unwrap();
+    for profile in [arc_controller::Profile::Arc0131, arc_controller::Profile::Arcsim] {
+        let control = Capsule { profile, ..capsule.clone() };
+        let (verdict, _) = control.run(TraceMode::HashOnly, None).unwrap();
+        assert!(!control.fails(&verdict), "{profile}: {:?}", verdict.violations);
+    }
+}

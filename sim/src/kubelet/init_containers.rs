@@ -53,11 +53,8 @@ impl PodTask {
             }
             _ => 0,
         };
-        for i in 0..init.len() {
-            if init[i].restart_policy.as_deref() == Some("Always") && !(i == 0 && failures > 0) {
-                self.start_sidecar(i).await;
-                continue;
-            }
+        for (i, container) in init.iter().enumerate() {
+            let sidecar = container.restart_policy.as_deref() == Some("Always");
             loop {
                 if i == 0 && failures > 0 {
                     failures -= 1;
@@ -66,6 +63,10 @@ impl PodTask {
                         Ok(false) => return Initialized::Failed,
                         Err(signal) => return Initialized::Interrupted(signal),
                     }
+                }
+                if sidecar {
+                    self.start_sidecar(i).await;
+                    break;
                 }
                 match self.run_init(i, super::draw(&mut rng, run)).await {
                     Ok(()) => break,

@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn a_sized_capsule_keeps_its_size_and_replays_at_it() {
-        assert!(!standard().to_json().contains("runners"));
+        assert!(!standard().to_json().contains(r#""runners""#));
         let scenario = scenarios::find("standard").unwrap();
         let build = Build::arcsim(Variant::Fixed);
         let sized =

@@ -35,10 +35,9 @@ pub fn first_counted(run: &RunRecord, count: fn(&RunRecord) -> u32) -> Option<Fi
     if count(run) == 0 {
         return None;
     }
-    let mut prefix = RunRecord { events: Vec::new(), ..run.clone() };
+    let mut prefix = run.without_events();
     let mut counts_at = |len: usize| {
-        prefix.events.clear();
-        prefix.events.extend_from_slice(&run.events[..len]);
+        prefix.set_events(&run.events[..len]);
         prefix.end_ms = len.checked_sub(1).map_or(0, |last| run.events[last].at_ms);
         count(&prefix) > 0
     };

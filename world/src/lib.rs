@@ -25,6 +25,7 @@ mod cluster;
 mod controller_host;
 mod crds;
 mod disruptions;
+mod events_by_type;
 mod held_release;
 mod listener_pause;
 mod on_turmoil;

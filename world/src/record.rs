@@ -2,6 +2,7 @@
 //! event stream, as far as the run's interest kept it, and its text form, the trace), and the state
 //! at the end (jobs, runners, objects, metrics, counters).
 
+use std::any::TypeId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -16,6 +17,8 @@ use arc_sim::kubelet::KubeletEvent;
 use arc_sim::record::{Event, Interest, Observed, WorldEvent};
 use arc_sim::seed::Seed;
 use arc_sim::trace::Trace;
+
+use crate::events_by_type::EventsByType;
 
 /// The clocks a run's configuration names (the rest of it is not read).
 #[derive(serde::Deserialize)]
@@ -33,6 +36,11 @@ struct ConfiguredClocks {
 struct OneClock {
     #[serde(default)]
     clock: ClockSkew,
+}
+
+/// `event` with its body as a `T`, if it is one.
+fn with_body<T: Observed>(event: &Event) -> Option<(&Event, &T)> {
+    event.get::<T>().map(|t| (event, t))
 }
 
 /// Everything observable about one run.
@@ -76,6 +84,8 @@ pub struct RunRecord {
     pub controller_restarts: u32,
     /// Restarts that cut at least one reconcile short.
     pub restarts_mid_reconcile: u32,
+    /// Where each type's events sit in `events`, found the first time a judge asks.
+    pub(crate) by_type: EventsByType,
 }
 
 impl RunRecord {
@@ -90,7 +100,16 @@ impl RunRecord {
 
     /// The kept events of type `T`, in order.
     pub fn events_of<T: Observed>(&self) -> impl Iterator<Item = &T> + '_ {
-        self.events.iter().filter_map(Event::get::<T>)
+        self.typed::<T>().map(|(_, t)| t)
+    }
+
+    /// The kept events of type `T` with the events that carry them (time, sequence), in order: by
+    /// their positions ([`EventsByType`]), or a scan when the events changed since those were found.
+    fn typed<T: Observed>(&self) -> Box<dyn Iterator<Item = (&Event, &T)> + '_> {
+        match self.by_type.positions(&self.events, TypeId::of::<T>()) {
+            Some(positions) => Box::new(positions.iter().filter_map(move |&i| with_body(&self.events[i]))),
+            None => Box::new(self.events.iter().filter_map(with_body)),
+        }
     }
 
     /// Every mutating API request the run kept, in order (the audit log).
@@ -115,16 +134,14 @@ impl RunRecord {
 
     /// The committed changes of `plural` the run kept, in commit order, with their sim ms.
     pub fn changes_of<'a>(&'a self, plural: &'a str) -> impl Iterator<Item = (u64, &'a Arc<Change>)> + 'a {
-        self.events.iter().filter_map(move |e| {
-            e.get::<Committed>().filter(|c| c.resource == plural).map(|c| (e.at_ms, &c.change))
-        })
+        self.typed::<Committed>()
+            .filter(move |(_, c)| c.resource == plural)
+            .map(|(e, c)| (e.at_ms, &c.change))
     }
 
     /// Every committed change the run kept, across kinds, in commit order, with its sim ms and plural.
     pub fn committed(&self) -> impl Iterator<Item = (u64, &str, &Arc<Change>)> + '_ {
-        self.events
-            .iter()
-            .filter_map(|e| e.get::<Committed>().map(|c| (e.at_ms, c.resource.as_str(), &c.change)))
+        self.typed::<Committed>().map(|(e, c)| (e.at_ms, c.resource.as_str(), &c.change))
     }
 
     /// This record with only the events `interest` wants (what a run keeping `interest` would hold).
@@ -135,7 +152,20 @@ impl RunRecord {
             .filter(|e| interest.wants(e.body.as_any().type_id(), e.body.resource()))
             .cloned()
             .collect();
-        RunRecord { events, ..self.clone() }
+        RunRecord { events, by_type: EventsByType::default(), ..self.clone() }
+    }
+
+    /// This record with no events, its state at the end kept: a prefix's frame, which
+    /// [`RunRecord::set_events`] fills.
+    pub fn without_events(&self) -> RunRecord {
+        RunRecord { events: Vec::new(), by_type: EventsByType::default(), ..self.clone() }
+    }
+
+    /// Replaces the events with `events`.
+    pub fn set_events(&mut self, events: &[Event]) {
+        self.events.clear();
+        self.events.extend_from_slice(events);
+        self.by_type = EventsByType::default();
     }
 
     /// This record as it stood before sim ms `at_ms`: only the events kept before it (events of that
@@ -144,6 +174,7 @@ impl RunRecord {
     pub fn before(mut self, at_ms: u64) -> RunRecord {
         let cut = self.events.partition_point(|e| e.at_ms < at_ms);
         self.events.truncate(cut);
+        self.by_type = EventsByType::default();
         self.end_ms = self.end_ms.min(at_ms);
         self
     }
@@ -211,6 +242,7 @@ impl Sources<'_> {
             submitted_jobs,
             controller_restarts: 0,
             restarts_mid_reconcile: 0,
+            by_type: EventsByType::default(),
         }
     }
 }

@@ -53,6 +53,7 @@ impl SyntheticRun {
             submitted_jobs: Vec::new(),
             controller_restarts: 0,
             restarts_mid_reconcile: 0,
+            by_type: crate::events_by_type::EventsByType::default(),
         };
         SyntheticRun { record, next_rv: 1 }
     }

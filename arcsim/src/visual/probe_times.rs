@@ -23,7 +23,7 @@ pub struct ProbeMark {
 
 /// The first [`MARKS_PER_PROBE`] windows of every probe that fired in `run`, in time order.
 pub fn probe_marks(run: &RunRecord) -> Vec<ProbeMark> {
-    let mut prefix = RunRecord { events: Vec::new(), ..run.clone() };
+    let mut prefix = run.without_events();
     let mut marks = Vec::new();
     for probe in probes::all() {
         let total = (probe.count)(run);
@@ -50,8 +50,7 @@ fn shortest_prefix(
     let (mut lo, mut hi) = (low, run.events.len());
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        prefix.events.clear();
-        prefix.events.extend_from_slice(&run.events[..mid]);
+        prefix.set_events(&run.events[..mid]);
         if holds(prefix) { hi = mid } else { lo = mid + 1 }
     }
     lo

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_sim::apiserver::reads::ReadEntry;
-use arc_sim::apiserver::{Change, Committed, EventType};
+use arc_sim::apiserver::{Change, EventType};
 use arc_world::RunRecord;
 use serde_json::Value;
 
@@ -19,10 +19,8 @@ impl<'a> Commits<'a> {
     /// The commits of `plural` in `run`.
     pub fn of(run: &'a RunRecord, plural: &str) -> Self {
         let mut by_key: BTreeMap<String, Vec<(u64, &'a Arc<Change>)>> = BTreeMap::new();
-        for event in &run.events {
-            let Some(committed) = event.get::<Committed>().filter(|c| c.resource == plural) else { continue };
-            let key = crate::view::key_of(&committed.change.object);
-            by_key.entry(key).or_default().push((event.at_ms, &committed.change));
+        for (at_ms, _, change) in run.committed().filter(|(_, resource, _)| *resource == plural) {
+            by_key.entry(crate::view::key_of(&change.object)).or_default().push((at_ms, change));
         }
         Commits { by_key }
     }

@@ -30,7 +30,7 @@ use super::Shared;
 use super::container::runner::Shutdown;
 use super::container::{self, EXIT_SIGKILL, Process, ProcessContext, ProcessState};
 use super::events::{KubeletEventKind, StopCause};
-use super::sidecars::Sidecars;
+use super::sidecar_steps::Sidecars;
 use super::status::{ContainerState, ContainerView, Eviction, PodView};
 use super::writes::PodWrites;
 use crate::apiserver::LagRange;

@@ -13,15 +13,12 @@
 //! dropped when the main container stops), and the main container's process is not polled while the
 //! kubelet writes a sidecar's status (a few milliseconds).
 
-use std::time::Duration;
-
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tokio::time::Instant;
 
 use super::events::KubeletEventKind;
 use super::pod::PodTask;
+use super::sidecar_steps::Step;
 use super::status::ContainerState;
 use crate::apiserver::LagRange;
 
@@ -38,50 +35,6 @@ pub struct SidecarCrashes {
     pub after: LagRange,
     /// Percent of the crashes that are the OOM killer's (exit 137, `OOMKilled`); the rest exit 1.
     pub oom_percent: u8,
-}
-
-/// What comes next for one sidecar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    /// Its process exits with this code (OOM-killed when 137).
-    Crash(i32),
-    /// The kubelet's next sync after a crash: the first restart at once, later ones back off.
-    Sync,
-    /// CrashLoopBackOff is over: started again.
-    Restart,
-}
-
-/// The pod's sidecars: which init containers they are, what each does next, and their stream.
-#[derive(Debug, Default)]
-pub(crate) struct Sidecars {
-    /// `(init container index, when, what)` of each sidecar with a step to come.
-    due: Vec<(usize, Instant, Step)>,
-    rng: Option<ChaCha8Rng>,
-}
-
-impl Sidecars {
-    /// The earliest step to come.
-    pub(crate) fn next_due(&self) -> Option<Instant> {
-        self.due.iter().map(|(_, at, _)| *at).min()
-    }
-
-    /// Takes the earliest step (the first declared sidecar's on a tie).
-    fn take_due(&mut self) -> Option<(usize, Step)> {
-        let at = self.next_due()?;
-        let position = self.due.iter().position(|(_, when, _)| *when == at)?;
-        let (index, _, step) = self.due.remove(position);
-        Some((index, step))
-    }
-
-    fn set(&mut self, index: usize, after: Duration, step: Step) {
-        self.due.retain(|(i, _, _)| *i != index);
-        self.due.push((index, Instant::now() + after, step)); // allow-nondeterminism: tokio's paused clock is the sim clock
-    }
-
-    /// Forgets every step to come (the main container has stopped).
-    pub(crate) fn clear(&mut self) {
-        self.due.clear();
-    }
 }
 
 impl PodTask {

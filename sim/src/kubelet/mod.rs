@@ -26,7 +26,7 @@ pub(crate) mod node_link;
 pub mod node_loss;
 pub mod pod;
 pub mod scheduler;
-pub mod sidecar_steps;
+pub(crate) mod sidecar_steps;
 pub mod sidecars;
 pub mod slow_starts;
 pub mod status;

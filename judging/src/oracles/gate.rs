@@ -185,8 +185,7 @@ mod tests {
 
     #[test]
     fn a_removal_before_the_runner_carried_the_id_is_not_a_scale_down() {
-        let unregistered = er("r", "u1", Some("Pending"), 0, None);
-        let mut unregistered_of_set = unregistered.clone();
+        let mut unregistered_of_set = er("r", "u1", Some("Pending"), 0, None);
         unregistered_of_set["metadata"]["ownerReferences"] =
             idle_runner(None)["metadata"]["ownerReferences"].clone();
         let run = SyntheticRun::new()

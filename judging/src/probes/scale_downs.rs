@@ -72,10 +72,11 @@ pub fn judged(run: &RunRecord) -> Vec<ScaleDown> {
     let mut out = Vec::new();
     for a in deletes {
         let key = format!("{}/{}", a.namespace, a.name);
-        let Some(victim) = runners.get(&key).and_then(|v| idle_before(v, a.served_ms)) else { continue };
+        let Some(versions) = runners.get(&key) else { continue };
+        let Some(victim) = idle_before(versions, a.served_ms) else { continue };
         let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
         let Some(removed_at) = removed_before(run, victim.runner_id, a.served_ms) else { continue };
-        if recorded_at(&runners[&key], victim.runner_id).is_none_or(|at| at > removed_at) {
+        if recorded_at(versions, victim.runner_id).is_none_or(|at| at > removed_at) {
             continue;
         }
         let Some(from) = cache.first_read("ephemeralrunners", &key) else { continue };

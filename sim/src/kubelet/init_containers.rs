@@ -53,8 +53,8 @@ impl PodTask {
             }
             _ => 0,
         };
-        for (i, container) in init.iter().enumerate() {
-            let sidecar = container.restart_policy.as_deref() == Some("Always");
+        for i in 0..init.len() {
+            let sidecar = self.view.init_containers[i].restartable;
             loop {
                 if i == 0 && failures > 0 {
                     failures -= 1;

@@ -20,6 +20,7 @@
 
 pub mod after_commit;
 pub mod cache_lag;
+pub mod config_sh;
 pub mod container_failures;
 pub mod controller;
 pub mod github;
@@ -491,6 +492,22 @@ pub const RUNNER_SESSION_CONFLICTED: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `config-sh-request-retried`.
+pub const CONFIG_SH_REQUEST_RETRIED: Probe = Probe {
+    name: "config-sh-request-retried",
+    describe: "a request of a legacy runner's config.sh (token exchange or registration, over HTTP) failed and was sent again 1-5 s later, as actions/runner does",
+    count: config_sh::config_sh_request_retried,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `config-sh-registration-answer-lost`.
+pub const CONFIG_SH_REGISTRATION_ANSWER_LOST: Probe = Probe {
+    name: "config-sh-registration-answer-lost",
+    describe: "a legacy runner's registration committed at GitHub and its answer was lost: config.sh registers again and replaces its own lost registration",
+    count: config_sh::config_sh_registration_answer_lost,
+    needs: Interest::of::<GitHubCall>,
+};
+
 /// `pod-waited-unschedulable`.
 pub const POD_WAITED_UNSCHEDULABLE: Probe = Probe {
     name: "pod-waited-unschedulable",
@@ -630,6 +647,8 @@ pub static PROBES: &[&Probe] = &[
     &RUNNER_REMOVED_WHILE_BOOTING,
     &RUNNER_SESSION_RETRIED,
     &RUNNER_SESSION_CONFLICTED,
+    &CONFIG_SH_REQUEST_RETRIED,
+    &CONFIG_SH_REGISTRATION_ANSWER_LOST,
     &POD_WAITED_UNSCHEDULABLE,
     &POD_TAINT_EVICTED,
     &PROCESS_OUTLIVED_FORCE_DELETE,

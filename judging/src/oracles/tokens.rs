@@ -9,9 +9,10 @@
 //! means as the service lists it: a runner whose process died under its job stays busy until the
 //! service removes it as lost, whatever became of the job. The window counts from the moment the
 //! controller's own clock reached the expiry: a controller whose clock reads behind GitHub's cannot
-//! act sooner (clocks per party, docs/windows.md).
+//! act sooner (clocks per party, docs/windows.md). Over HTTP `config.sh` sees only GitHub's 404; the
+//! service's own record of the refusal says whether the token had expired.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use arc_sim::apiserver::Committed;
 use arc_sim::clock_skew::ClockSkew;
@@ -57,10 +58,11 @@ impl Oracle for NoExpiredTokenRegistration {
         let expiry = token_expiry(run);
         let busy = busy_spans(run);
         let clocks = run.controller_clocks();
+        let refused_expired = refused_as_expired(run);
         let mut out = Vec::new();
         for e in run.kubelet_events() {
             let KubeletEventKind::RegistrationFailed { token, reason } = &e.kind else { continue };
-            if !reason.contains("expired") {
+            if !reason.contains("expired") && !refused_expired.contains(token.as_str()) {
                 continue;
             }
             let name = e.pod.rsplit('/').next().unwrap_or("");
@@ -88,6 +90,17 @@ impl Oracle for NoExpiredTokenRegistration {
 /// party").
 fn behind_ms(clocks: &BTreeMap<String, ClockSkew>, at_ms: u64) -> u64 {
     clocks.values().map(|skew| u64::try_from(-skew.ahead_ms(at_ms)).unwrap_or(0)).max().unwrap_or(0)
+}
+
+/// The tokens GitHub refused because they had expired. Over HTTP `config.sh` sees only a 404, so
+/// its failure is known to be an expiry from the service's side.
+fn refused_as_expired(run: &RunRecord) -> BTreeSet<&str> {
+    run.github_events()
+        .filter_map(|e| match &e.kind {
+            EventKind::RegistrationTokenRefused { token, expired: true } => Some(token.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Sim ms at which each registration token (from the Runners' status) expires.
@@ -224,6 +237,22 @@ mod tests {
         let late = EXPIRES_MS + FRESHNESS_WINDOW_MS + 1;
         let refused = token_run(late, "runner name already taken").build();
         assert!(NoExpiredTokenRegistration.check(&refused).is_empty(), "not an expiry");
+    }
+
+    #[test]
+    fn over_http_the_services_refusal_says_whether_a_404_was_an_expiry() {
+        let late = EXPIRES_MS + FRESHNESS_WINDOW_MS + 1;
+        let refused = |expired| GitHubEvent {
+            at_ms: late - 5,
+            kind: EventKind::RegistrationTokenRefused { token: "tok".into(), expired },
+            by: None,
+        };
+        let failed = || token_run(late, "POST /actions/runner-registration: 404");
+        let expired = failed().event(late - 5, refused(true)).build();
+        assert_eq!(NoExpiredTokenRegistration.check(&expired).len(), 1, "expired, as the service knows");
+        let unknown = failed().event(late - 5, refused(false)).build();
+        assert!(NoExpiredTokenRegistration.check(&unknown).is_empty(), "a token never issued");
+        assert!(NoExpiredTokenRegistration.check(&failed().build()).is_empty(), "no refusal: another 404");
     }
 
     #[test]

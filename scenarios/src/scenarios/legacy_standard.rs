@@ -79,8 +79,12 @@ impl Scenario for LegacyStandard {
 
     /// Tokens expire and are replaced here, on true clocks: the clock-skew probe's control world.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        const GOALS: &[ProbeGoal] =
-            &[ProbeGoal::ceiling(&probes::TOKEN_REFRESHED_BEFORE_EXPIRY, Rate::measured(0, 400, 18_400_000))];
+        const DIRECT_CONFIG: Rate = Rate::measured(0, 200, 28_600_000);
+        const GOALS: &[ProbeGoal] = &[
+            ProbeGoal::ceiling(&probes::TOKEN_REFRESHED_BEFORE_EXPIRY, Rate::measured(0, 400, 18_400_000)),
+            ProbeGoal::ceiling(&probes::CONFIG_SH_REQUEST_RETRIED, DIRECT_CONFIG),
+            ProbeGoal::ceiling(&probes::CONFIG_SH_REGISTRATION_ANSWER_LOST, DIRECT_CONFIG),
+        ];
         GOALS
     }
 }

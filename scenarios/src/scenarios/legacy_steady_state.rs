@@ -2,7 +2,10 @@
 //! the seed at the swarm's counts (`steady-state`'s disruptions and watch lags) and spread over the
 //! workload and the first half of the heal (idle runners crash too): the controller restarted 0–2
 //! times, a runner container OOM-killed (exit 137, reason `OOMKilled`) 0–2 times, and watch and watch-cache lag per
-//! resource from ranges that include 0, and in half the worlds a clock per party (`super::clocks`).
+//! resource from ranges that include 0, in half the worlds a clock per party (`super::clocks`), and
+//! in half runners that reach GitHub over HTTP with some of their requests failing
+//! (`super::legacy_registrations`). No slow starts: they do not open #1295's window against a
+//! 30-minute reuse margin (docs/windows.md).
 //! Nothing is timed to a race: `bug-1087` fails here only when a
 //! runner that sat idle past its token's expiry later crashes while busy, so the kubelet restarts its
 //! container in place with the old token, as it would in a cluster. No evictions (a simplification):
@@ -16,6 +19,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::clocks::draw_party_clocks;
+use super::legacy_registrations::draw_legacy_registrations;
 use super::legacy_standard::{self, legacy_oracles};
 use super::objects::RUNNER_NAMESPACE;
 use crate::scenario::{Scenario, WorldPlan};
@@ -71,6 +75,7 @@ impl Scenario for LegacySteadyState {
         }
         plan.config.disruptions = disruptions(&mut rng);
         draw_party_clocks(seed, &mut plan, 0.5);
+        draw_legacy_registrations(seed, &mut plan, 0.5, DISRUPTIONS_END_MS);
         plan
     }
 
@@ -79,8 +84,14 @@ impl Scenario for LegacySteadyState {
     }
 
     fn probe_goals(&self) -> &'static [ProbeGoal] {
-        const GOALS: &[ProbeGoal] =
-            &[ProbeGoal::floor(&probes::TOKEN_REFRESHED_BEFORE_EXPIRY, Rate::measured(23, 400, 18_400_000))];
+        const GOALS: &[ProbeGoal] = &[
+            ProbeGoal::floor(&probes::TOKEN_REFRESHED_BEFORE_EXPIRY, Rate::measured(23, 400, 18_400_000)),
+            ProbeGoal::floor(&probes::CONFIG_SH_REQUEST_RETRIED, Rate::measured(103, 200, 28_600_000)),
+            ProbeGoal::floor(
+                &probes::CONFIG_SH_REGISTRATION_ANSWER_LOST,
+                Rate::measured(42, 200, 28_600_000),
+            ),
+        ];
         GOALS
     }
 }

@@ -10,6 +10,7 @@ pub mod field_reports;
 pub mod jobid_equivalence;
 pub mod kubectl_delete;
 pub mod leader_election;
+pub mod legacy_registrations;
 pub mod legacy_standard;
 pub mod legacy_steady_state;
 pub mod load;

@@ -23,7 +23,7 @@ mod tests {
     fn the_swarm_draws_it_in_about_half_its_worlds_and_the_race_worlds_never() {
         let over_http =
             |name| crate::scenarios::worlds_drawing(name, |c| c.kubelet.runner_sessions_over_http);
-        for name in crate::scenarios::RACE_WORLDS.into_iter().chain(["legacy-steady-state"]) {
+        for name in crate::scenarios::RACE_WORLDS {
             assert_eq!(over_http(name), 0, "{name} keeps direct sessions");
         }
         assert!(

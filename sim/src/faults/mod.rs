@@ -200,6 +200,7 @@ pub const GITHUB_OPERATIONS: &[&str] = &[
     "delete-runner",
     "installation-token",
     "create-runner-session",
+    "register-runner",
 ];
 
 /// The fake GitHub operations that change state, the ones a `commit-then-error` or `commit-then-drop`
@@ -220,6 +221,7 @@ pub const GITHUB_MUTATING_OPERATIONS: &[&str] = &[
     "delete-runner",
     "installation-token",
     "create-runner-session",
+    "register-runner",
 ];
 
 /// One fault rule of the fake GitHub service.

@@ -5,12 +5,14 @@
 //! REST calls need `Bearer <any non-empty token>` (the fake does not model PAT scopes), except that an
 //! installation token (`ghs_…`) must be one the fake issued and unexpired; an installation-token
 //! request needs `Bearer <app JWT>` (verified in `app_auth`); the exchange
-//! needs `RemoteAuth <unexpired registration token>`; Actions service calls need `Bearer <unexpired
+//! needs `RemoteAuth <unexpired registration token>` (refused with GitHub's bare 404, as config.sh
+//! quotes it), as does `config.sh`'s registration; Actions service calls need `Bearer <unexpired
 //! admin token>`; queue calls need `Bearer <unexpired queue token of a session of that scale set>`; a
 //! runner's own session needs `Bearer <its runner credential>` (`runner_sessions`).
 
 use http::HeaderMap;
 
+use super::events::EventKind;
 use super::reply::Reply;
 use super::route::{Auth, credential};
 use super::state::{RegistrationTokenRec, World};
@@ -50,7 +52,7 @@ impl World {
                 .and_then(|t| self.registration_tokens.get(t))
                 .filter(|rec| now < rec.expires_ms)
                 .map(|rec| Authorized::Registration { scope: rec.scope.clone() })
-                .ok_or_else(|| Reply::rest_error(401, "Bad credentials")),
+                .ok_or_else(Reply::not_found),
             Auth::Admin => credential(headers, "Bearer")
                 .and_then(|t| self.admin_tokens.get(t))
                 .filter(|expires_ms| now < **expires_ms)
@@ -64,6 +66,14 @@ impl World {
                 .map(|c| Authorized::Runner { credential: c.to_string() })
                 .ok_or_else(|| super::runner_sessions::invalid_client("no client credential")),
         }
+    }
+
+    /// Records why the registration token of a refused request did not pass: expired, or never
+    /// issued (none presented: nothing to record). The client sees the same 404 either way.
+    pub(super) fn note_refused_registration(&mut self, headers: &HeaderMap) {
+        let Some(token) = credential(headers, "RemoteAuth") else { return };
+        let expired = self.registration_tokens.contains_key(token);
+        self.record(EventKind::RegistrationTokenRefused { token: token.to_string(), expired });
     }
 
     /// Issues a registration token for REST scope `scope` (`/orgs/x`).

@@ -70,6 +70,13 @@ pub enum EventKind {
         /// Name.
         name: String,
     },
+    /// A request's registration token was refused (404): it had expired, or was never issued.
+    RegistrationTokenRefused {
+        /// The token presented.
+        token: String,
+        /// Whether it was issued and has expired.
+        expired: bool,
+    },
     /// A scale set was deleted.
     ScaleSetDeleted {
         /// Id.
@@ -296,6 +303,7 @@ impl EventKind {
         match self {
             EventKind::ScaleSetCreated { .. } => "scale-set-created",
             EventKind::ScaleSetDeleted { .. } => "scale-set-deleted",
+            EventKind::RegistrationTokenRefused { .. } => "registration-token-refused",
             EventKind::RunnerRegistered { .. } => "runner-registered",
             EventKind::RunnerConnected { .. } => "runner-connected",
             EventKind::RunnerRefused { .. } => "runner-refused",
@@ -326,6 +334,9 @@ impl fmt::Display for EventKind {
                 write!(f, "scale-set={scale_set_id} name={name}")
             }
             EventKind::ScaleSetDeleted { scale_set_id } => write!(f, "scale-set={scale_set_id}"),
+            EventKind::RegistrationTokenRefused { token, expired } => {
+                write!(f, "token={token} expired={expired}")
+            }
             EventKind::RunnerRegistered { runner_id, name, scale_set_id } => {
                 write!(f, "runner={runner_id} name={name} scale-set={}", scale_set_id.unwrap_or(0))
             }

@@ -1,7 +1,10 @@
 //! The legacy REST view of self-hosted runners (ARC-MODEL §6.3 legacy, §6.6 legacy, §8.2).
 //!
 //! `config.sh` registers a runner with a registration token, which works only until it expires
-//! (1 h): a container that re-runs `config.sh` with an expired token fails. Like ARC's entrypoint it
+//! (1 h): a container that re-runs `config.sh` with an expired token fails. Over HTTP it exchanges
+//! the token at `POST /actions/runner-registration` and registers at `POST /actions/runners/register`
+//! (actions/runner's runner-admin flow), each refusing an expired token with a bare 404; worlds whose
+//! runners do not reach GitHub over HTTP make it one direct call. Like ARC's entrypoint it
 //! passes `--replace`, so a name already registered is taken over unless that runner holds a job.
 //! `GET …/actions/runners` serves a snapshot up to `list_runners_staleness_ms` old, so `busy` can lag
 //! the service; `DELETE …/actions/runners/{id}` answers 422 for a runner holding a job.
@@ -11,7 +14,9 @@ use super::events::{EventKind, RemoveOutcome};
 use super::model::{RemovalReason, Runner, RunnerState};
 use super::reply::Reply;
 use super::state::{CachedRunnerList, World};
-use super::wire::{RestRunner, RestRunnerLabel, RestRunnerList};
+use super::wire::{
+    RegisterRunnerRequest, RegisteredRunner, RestRunner, RestRunnerLabel, RestRunnerList, RunnerAuthorization,
+};
 
 /// The most runners one page holds (GitHub's REST API: `per_page`, max 100).
 const MAX_PER_PAGE: u32 = 100;
@@ -40,7 +45,8 @@ pub struct LegacyRegistration {
 }
 
 impl World {
-    /// `config.sh --unattended --replace --token <token> --name <name> --labels <labels>`.
+    /// `config.sh --unattended --replace --token <token> --name <name> --labels <labels>`, as one
+    /// direct call (worlds whose runners do not reach GitHub over HTTP).
     pub(super) fn legacy_configure(
         &mut self,
         token: &str,
@@ -52,13 +58,6 @@ impl World {
         if self.now_ms() >= rec.expires_ms {
             return Err(RegistrationFailed::TokenExpired);
         }
-        if let Some(existing) = self.live_runner_named(name) {
-            if existing.job().is_some() {
-                return Err(RegistrationFailed::NameBusy(name.to_string()));
-            }
-            let id = existing.id;
-            self.remove(id, RemovalReason::Replaced);
-        }
         let mut all_labels = vec!["self-hosted".to_string(), "linux".to_string(), "x64".to_string()];
         all_labels.extend(
             labels
@@ -67,7 +66,54 @@ impl World {
                 .cloned()
                 .collect::<Vec<_>>(),
         );
-        let registered = self.register_runner(name, None, Some(rec.scope), all_labels, ephemeral);
+        self.register_or_replace(&rec.scope, name, all_labels, ephemeral)
+    }
+
+    /// `POST /actions/runners/register` in `scope` (the registration token's): 200 with the runner
+    /// and its credential. Simplification: the service's answer to replacing a runner that holds a
+    /// job is not public; the fake answers 422 with a message of its own (config.sh fails on it).
+    pub(super) fn http_register_runner(&mut self, scope: &str, body: &RegisterRunnerRequest) -> Reply {
+        if body.name.is_empty() || body.url.is_empty() {
+            return Reply::rest_error(422, "url and name are required");
+        }
+        if !body.replace && self.live_runner_named(&body.name).is_some() {
+            return Reply::rest_error(422, format!("A runner named {} already exists", body.name));
+        }
+        let labels = body.labels.iter().map(|l| l.name.clone()).collect();
+        match self.register_or_replace(scope, &body.name, labels, body.ephemeral) {
+            Ok(registered) => {
+                let server_url = self.cfg.service_url.clone();
+                let authorization = RunnerAuthorization {
+                    authorization_url: format!("{}/_apis/oauth2/token", server_url.trim_end_matches('/')),
+                    server_url,
+                    client_id: registered.config,
+                };
+                Reply::json(
+                    200,
+                    &RegisteredRunner { id: registered.runner_id, name: body.name.clone(), authorization },
+                )
+            }
+            Err(refused) => Reply::rest_error(422, refused.to_string()),
+        }
+    }
+
+    /// Registers runner `name` in `scope`, taking over (`--replace`) a live runner of that name
+    /// unless it holds a job.
+    fn register_or_replace(
+        &mut self,
+        scope: &str,
+        name: &str,
+        labels: Vec<String>,
+        ephemeral: bool,
+    ) -> Result<LegacyRegistration, RegistrationFailed> {
+        if let Some(existing) = self.live_runner_named(name) {
+            if existing.job().is_some() {
+                return Err(RegistrationFailed::NameBusy(name.to_string()));
+            }
+            let id = existing.id;
+            self.remove(id, RemovalReason::Replaced);
+        }
+        let registered = self.register_runner(name, None, Some(scope.to_string()), labels, ephemeral);
         Ok(LegacyRegistration { runner_id: registered.runner.id, config: registered.config })
     }
 

@@ -55,11 +55,14 @@ pub enum Operation {
     /// `POST _apis/distributedtask/pools/{pool}/sessions`: a runner process's own session (actions/runner's
     /// `CreateAgentSessionAsync`), not a listener's.
     CreateRunnerSession,
+    /// `POST /actions/runners/register`: a legacy runner's `config.sh` adds or replaces its runner with
+    /// its registration token (actions/runner's `AddOrReplaceRunner`).
+    RegisterRunner,
 }
 
 impl Operation {
     /// Every operation, in the order of `GITHUB_OPERATIONS`.
-    pub const ALL: [Operation; 22] = [
+    pub const ALL: [Operation; 23] = [
         Operation::AdminToken,
         Operation::RegistrationToken,
         Operation::GetRunnerGroup,
@@ -82,6 +85,7 @@ impl Operation {
         Operation::DeleteRunner,
         Operation::InstallationToken,
         Operation::CreateRunnerSession,
+        Operation::RegisterRunner,
     ];
 
     /// The kebab-case name (`remove-runner`).
@@ -109,6 +113,7 @@ impl Operation {
             Operation::DeleteRunner => "delete-runner",
             Operation::InstallationToken => "installation-token",
             Operation::CreateRunnerSession => "create-runner-session",
+            Operation::RegisterRunner => "register-runner",
         }
     }
 

@@ -57,6 +57,14 @@ impl Reply {
         Reply::json(status, &RestErrorBody { message: message.into(), documentation_url })
     }
 
+    /// GitHub's bare 404 (`{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`),
+    /// what `POST /actions/runner-registration` answers an expired or unknown registration token
+    /// (actions/runner #1748 and #4042 quote it).
+    pub(super) fn not_found() -> Reply {
+        let documentation_url = "https://docs.github.com/rest".to_string();
+        Reply::json(404, &RestErrorBody { message: "Not Found".into(), documentation_url })
+    }
+
     /// A 400 for a body or query the service cannot read.
     pub(super) fn bad_request(message: impl Into<String>) -> Reply {
         Reply::exception(400, "InvalidRequestException", message)

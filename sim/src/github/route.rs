@@ -57,6 +57,8 @@ pub(crate) enum Route {
     RemoveRunner { runner_id: i64 },
     /// `POST _apis/distributedtask/pools/{pool}/sessions`: a runner process's session.
     CreateRunnerSession,
+    /// `POST /actions/runners/register`: `config.sh` registers a runner.
+    RegisterRunner,
 }
 
 /// How a route is authorised.
@@ -90,6 +92,9 @@ impl Route {
     fn rest(method: &Method, s: &[&str]) -> Option<Route> {
         if s == ["actions", "runner-registration"] {
             return (method == Method::POST).then_some(Route::AdminToken);
+        }
+        if s == ["actions", "runners", "register"] {
+            return (method == Method::POST).then_some(Route::RegisterRunner);
         }
         if let ["app", "installations", id, "access_tokens"] = s {
             let installation_id = id.parse().ok()?;
@@ -183,6 +188,7 @@ impl Route {
             Route::GetRunnerByName => Operation::GetRunnerByName,
             Route::RemoveRunner { .. } => Operation::RemoveRunner,
             Route::CreateRunnerSession => Operation::CreateRunnerSession,
+            Route::RegisterRunner => Operation::RegisterRunner,
         }
     }
 
@@ -192,7 +198,7 @@ impl Route {
             Route::RegistrationToken { .. } | Route::ListRunners { .. } | Route::DeleteRunner { .. } => {
                 Auth::Pat
             }
-            Route::AdminToken => Auth::RegistrationToken,
+            Route::AdminToken | Route::RegisterRunner => Auth::RegistrationToken,
             Route::InstallationToken { .. } => Auth::AppJwt,
             Route::CreateRunnerSession => Auth::Runner,
             Route::GetMessage { id } | Route::DeleteMessage { id, .. } | Route::AcquireJobs { id } => {
@@ -253,6 +259,12 @@ mod tests {
         assert_eq!(delete, Some(Route::DeleteRunner { scope: "/orgs/o".into(), runner_id: 5 }));
         assert_eq!(op(Method::GET, "/enterprises/e/actions/runners"), Some("list-runners"));
         assert_eq!(op(Method::POST, "/actions/runner-registration"), Some("admin-token"));
+        let register = Route::parse(&Method::POST, "/api/v3/actions/runners/register").unwrap();
+        assert_eq!(
+            (register.operation().as_str(), register.auth()),
+            ("register-runner", Auth::RegistrationToken)
+        );
+        assert_eq!(op(Method::GET, "/actions/runners/register"), None);
         let app = Route::parse(&Method::POST, "/api/v3/app/installations/42/access_tokens");
         assert_eq!(app, Some(Route::InstallationToken { installation_id: 42 }));
         assert_eq!(app.unwrap().auth(), Auth::AppJwt);

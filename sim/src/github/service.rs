@@ -259,9 +259,15 @@ impl super::FakeGitHub {
 }
 
 async fn serve(shared: &Arc<Shared>, route: &Route, request: &Incoming) -> Reply {
-    let authorized = match shared.lock().authorize(route.auth(), &request.headers) {
+    let checked = shared.lock().authorize(route.auth(), &request.headers);
+    let authorized = match checked {
         Ok(authorized) => authorized,
-        Err(reply) => return reply,
+        Err(reply) => {
+            if route.auth() == Auth::RegistrationToken {
+                shared.mutate(|world| world.note_refused_registration(&request.headers));
+            }
+            return reply;
+        }
     };
     if let (Route::InstallationToken { installation_id }, Authorized::App { jwt }) = (route, &authorized) {
         return shared.mutate(|world| world.http_installation_token(*installation_id, jwt));
@@ -277,14 +283,14 @@ async fn serve(shared: &Arc<Shared>, route: &Route, request: &Incoming) -> Reply
     let caller = crate::actor::actor_of(&request.headers).map(str::to_string);
     shared.mutate(|world| {
         world.caller = caller;
-        let reply = serve_in(world, route, request);
+        let reply = serve_in(world, route, &authorized, request);
         world.caller = None;
         reply
     })
 }
 
 /// Serves a call that needs no waiting: meters it (a REST call) and dispatches it.
-fn serve_in(world: &mut World, route: &Route, request: &Incoming) -> Reply {
+fn serve_in(world: &mut World, route: &Route, authorized: &Authorized, request: &Incoming) -> Reply {
     let metered = if route.auth() == Auth::Pat {
         match world.meter_rest(&request.headers, route.operation().is_mutating()) {
             Ok(headers) => headers,
@@ -293,6 +299,9 @@ fn serve_in(world: &mut World, route: &Route, request: &Incoming) -> Reply {
     } else {
         Vec::new()
     };
+    if let (Route::RegisterRunner, Authorized::Registration { scope }) = (route, authorized) {
+        return with_json(&request.body, |body| world.http_register_runner(scope, &body));
+    }
     with_headers(dispatch(world, route, &request.query, &request.body), metered)
 }
 
@@ -324,6 +333,7 @@ fn dispatch(w: &mut World, route: &Route, query: &str, body: &Bytes) -> Reply {
         Route::GetMessage { .. } => unreachable!("GetMessage is long-polled by serve()"),
         Route::InstallationToken { .. } => unreachable!("installation tokens are served by serve()"),
         Route::CreateRunnerSession => unreachable!("runner sessions are served by serve()"),
+        Route::RegisterRunner => unreachable!("registrations are served by serve_in()"),
         Route::DeleteMessage { id, message_id } => w.http_delete_message(*id, *message_id),
         Route::AcquireJobs { id } => {
             with_json(body, |ids: Vec<i64>| Reply::json(200, &ItemList::of(w.acquire_jobs(*id, &ids))))

@@ -125,7 +125,7 @@ impl LatencyClass {
             | Operation::CreateScaleSet
             | Operation::UpdateScaleSet
             | Operation::DeleteScaleSet => LatencyClass::ScaleSets,
-            Operation::GenerateJitConfig => LatencyClass::JitConfig,
+            Operation::GenerateJitConfig | Operation::RegisterRunner => LatencyClass::JitConfig,
             Operation::RemoveRunner | Operation::DeleteRunner => LatencyClass::RemoveRunner,
             Operation::CreateSession
             | Operation::CreateRunnerSession

@@ -202,10 +202,50 @@ pub(crate) struct RunnerRegistrationRequest {
 }
 
 /// The answer of `POST /actions/runner-registration`: the tenant's service URL and an admin JWT.
+/// Simplification: actions/runner's `GitHubAuthResult` also reads `token_schema` and `use_v2_flow`;
+/// the wire cases carry neither, and the fake serves `config.sh` only the flow `use_v2_flow` selects.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct AdminConnection {
     pub url: String,
     pub token: String,
+}
+
+/// The body of `POST /actions/runners/register` (actions/runner's `AddOrReplaceRunner`): the
+/// fields the fake reads. Simplification: the scope is the registration token's, whatever `url`
+/// says, and `replace` takes over the live runner of that name whatever `runner_id` says.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct RegisterRunnerRequest {
+    pub url: String,
+    pub name: String,
+    #[serde(default)]
+    pub ephemeral: bool,
+    #[serde(default)]
+    pub labels: Vec<AgentLabel>,
+    #[serde(default)]
+    pub replace: bool,
+}
+
+/// A label as `config.sh` sends it (`AgentLabel`: name and type).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct AgentLabel {
+    pub name: String,
+}
+
+/// The answer of `POST /actions/runners/register` (actions/runner's `Runner`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct RegisteredRunner {
+    pub id: i64,
+    pub name: String,
+    pub authorization: RunnerAuthorization,
+}
+
+/// Where and as whom the registered runner authenticates. Simplification: `client_id` carries the
+/// runner's credential itself (a runner presents it directly, with no OAuth exchange: `Auth::Runner`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct RunnerAuthorization {
+    pub authorization_url: String,
+    pub server_url: String,
+    pub client_id: String,
 }
 
 /// The body of GenerateJitRunnerConfig: the runner's name (required) and work folder.

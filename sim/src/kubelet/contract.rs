@@ -12,6 +12,15 @@ pub const RUNNER_TOKEN_ENV: &str = "RUNNER_TOKEN";
 pub const RUNNER_NAME_ENV: &str = "RUNNER_NAME";
 /// The summerwind runner image: comma-separated extra labels.
 pub const RUNNER_LABELS_ENV: &str = "RUNNER_LABELS";
+/// The summerwind runner image: the GitHub server `config.sh --url` starts from (`https://github.com/`
+/// when absent), followed by one of the three below (`runner/startup.sh`'s `ATTACH`).
+pub const RUNNER_GITHUB_URL_ENV: &str = "GITHUB_URL";
+/// The summerwind runner image: the organization a runner registers in.
+pub const RUNNER_ORG_ENV: &str = "RUNNER_ORG";
+/// The summerwind runner image: the repository (`owner/name`) a runner registers in.
+pub const RUNNER_REPO_ENV: &str = "RUNNER_REPO";
+/// The summerwind runner image: the enterprise a runner registers in (`enterprises/<name>`).
+pub const RUNNER_ENTERPRISE_ENV: &str = "RUNNER_ENTERPRISE";
 /// The summerwind runner image: `true` for a runner that takes one job and exits.
 pub const RUNNER_EPHEMERAL_ENV: &str = "RUNNER_EPHEMERAL";
 /// The arc-controller image's listener: the program and subcommand a listener container runs

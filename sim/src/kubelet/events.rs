@@ -82,6 +82,18 @@ pub enum KubeletEventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         retry_in_ms: Option<u64>,
     },
+    /// A request of a legacy runner's `config.sh` failed (over HTTP): `status` is the answer's (none
+    /// when the connection dropped); `config.sh` sends it again in `retry_in_ms`, or fails (none).
+    RegistrationRequestFailed {
+        /// The request's path.
+        path: String,
+        /// The answer's status.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        /// When it is sent again.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_in_ms: Option<u64>,
+    },
     /// A legacy runner's `config.sh` failed.
     RegistrationFailed {
         /// The token used.

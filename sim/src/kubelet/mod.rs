@@ -129,9 +129,11 @@ pub struct KubeletConfig {
     /// (the default): one node, never lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_loss: Option<NodeLoss>,
-    /// Whether a runner process creates its session at GitHub over the fake's HTTP interface, with the
-    /// service's latency and faults, retrying as actions/runner does (`container::session`). False
-    /// (the default): a direct call that cannot fail but for the service's refusals.
+    /// Whether a runner process reaches GitHub over the fake's HTTP interface, with the service's
+    /// latency and faults, retrying as actions/runner does: a legacy runner's `config.sh` as
+    /// `startup.sh` runs it (`container::config_sh`), then every runner's session
+    /// (`container::session`). False (the default): direct calls that cannot fail but for the
+    /// service's refusals.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub runner_sessions_over_http: bool,
     /// How native sidecars crash ([`sidecars`]). Absent (the default): a sidecar runs until the

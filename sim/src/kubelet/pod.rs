@@ -475,6 +475,7 @@ impl PodTask {
         let hang_percent = self.kubelet.config.runner_hang_percent;
         let hangs_after_job = hang_percent > 0 && self.rng.random_range(0..100u8) < hang_percent;
         let (kubelet, ns, name, uid) = (self.kubelet.clone(), self.namespace(), self.name(), self.uid());
+        let stream = format!("kubelet/pod/{uid}/process/{}", self.view.containers[0].restart_count);
         ProcessContext {
             github: self.kubelet.github.clone(),
             client: self.kubelet.client.clone(),
@@ -489,6 +490,7 @@ impl PodTask {
             hangs_after_job,
             schedule: self.kubelet.schedule.get().clone(),
             seed: self.kubelet.seed,
+            stream,
         }
     }
 

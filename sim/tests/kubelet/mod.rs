@@ -12,6 +12,8 @@
 //! - [`status`]: the sequence and shape of the kubelet's status writes.
 //! - [`termination`]: SIGTERM after the watch lag and a delay, the grace period, SIGKILL, and jobs
 //!   GitHub assigns inside that window.
+//! - [`config_sh`]: a legacy runner's `config.sh` over the fake GitHub's HTTP interface, as the
+//!   summerwind image's `startup.sh` runs it.
 //! - [`runner_sessions`]: a runner's session created over the fake GitHub's HTTP interface, retried
 //!   as actions/runner retries it.
 //! - [`slow_starts`]: failed and slow image pulls, runners that boot before they are online.
@@ -19,6 +21,7 @@
 //! - [`determinism`]: same seed, same trace.
 
 mod capacity;
+mod config_sh;
 mod determinism;
 mod init_containers;
 mod lifecycle;

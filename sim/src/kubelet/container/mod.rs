@@ -3,6 +3,7 @@
 //! ends with an exit code; SIGTERM is a cancellation token the process handles as its image does, and
 //! SIGKILL is the kubelet dropping the future (and the connection the process held, [`ProcessState`]).
 
+pub mod config_sh;
 pub mod lost_registration;
 pub mod runner;
 pub mod session;
@@ -15,8 +16,9 @@ use kube::Api;
 use tokio_util::sync::CancellationToken;
 
 use super::contract::{
-    LISTENER_CONFIG_PATH_ENV, LISTENER_PROGRAM, LISTENER_SUBCOMMAND, RUNNER_EPHEMERAL_ENV,
-    RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV, RUNNER_NAME_ENV, RUNNER_TOKEN_ENV,
+    LISTENER_CONFIG_PATH_ENV, LISTENER_PROGRAM, LISTENER_SUBCOMMAND, RUNNER_ENTERPRISE_ENV,
+    RUNNER_EPHEMERAL_ENV, RUNNER_GITHUB_URL_ENV, RUNNER_JIT_CONFIG_ENV, RUNNER_LABELS_ENV, RUNNER_NAME_ENV,
+    RUNNER_ORG_ENV, RUNNER_REPO_ENV, RUNNER_TOKEN_ENV,
 };
 use super::events::KubeletEventKind;
 use crate::github::{FakeGitHub, RunnerSession};
@@ -49,6 +51,8 @@ pub enum Process {
         labels: Vec<String>,
         /// `RUNNER_EPHEMERAL`.
         ephemeral: bool,
+        /// `config.sh --url`: `GITHUB_URL` and the org, repository or enterprise.
+        url: String,
     },
     /// The listener image: the world's listener (the controller's own entry point) with the config
     /// file from a mounted secret.
@@ -81,7 +85,8 @@ impl Process {
                 .map(|l| l.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
                 .unwrap_or_default();
             let ephemeral = plain(RUNNER_EPHEMERAL_ENV).is_some_and(|e| e == "true");
-            return Process::LegacyRunner { token, name, labels, ephemeral };
+            let url = registration_url(&plain);
+            return Process::LegacyRunner { token, name, labels, ephemeral, url };
         }
         if let Some((secret, key)) = plain(LISTENER_CONFIG_PATH_ENV)
             .filter(|_| runs_the_listener(container))
@@ -91,6 +96,18 @@ impl Process {
         }
         Process::Idle
     }
+}
+
+/// `config.sh --url` as `runner/startup.sh` builds it: `GITHUB_URL` (default `https://github.com/`)
+/// followed by the org, else the repository, else `enterprises/<enterprise>`.
+fn registration_url(plain: &dyn Fn(&str) -> Option<String>) -> String {
+    let given = |name| plain(name).filter(|v: &String| !v.is_empty());
+    let base = given(RUNNER_GITHUB_URL_ENV).unwrap_or_else(|| "https://github.com/".to_string());
+    let attach = given(RUNNER_ORG_ENV)
+        .or_else(|| given(RUNNER_REPO_ENV))
+        .or_else(|| given(RUNNER_ENTERPRISE_ENV).map(|e| format!("enterprises/{e}")))
+        .unwrap_or_default();
+    format!("{}/{attach}", base.trim_end_matches('/'))
 }
 
 /// Whether `container` runs `…/arc-controller listener` (command, then args).
@@ -167,6 +184,8 @@ pub struct ProcessContext {
     pub schedule: crate::schedule::Scheduler,
     /// The run's seed: a runner draws what it alone needs from a stream of its own.
     pub seed: crate::seed::Seed,
+    /// The name of this process's own streams (its pod's uid and the container's start).
+    pub stream: String,
 }
 
 /// Why a container could not start (the kubelet retries).
@@ -207,8 +226,9 @@ pub async fn run(
             let jit = String::from_utf8_lossy(&input.unwrap_or_default()).into_owned();
             runner::scale_set_runner(&ctx, &jit, &sigterm).await
         }
-        Process::LegacyRunner { token, name, labels, ephemeral } => {
-            runner::legacy_runner(&ctx, &token, &name, &labels, ephemeral, &sigterm).await
+        Process::LegacyRunner { token, name, labels, ephemeral, url } => {
+            let args = config_sh::ConfigArgs { token, name, labels, ephemeral, url };
+            runner::legacy_runner(&ctx, &args, &sigterm).await
         }
         Process::Listener { .. } => match &ctx.listener {
             Some(launch) => launch(ctx.pod.clone(), input.unwrap_or_default(), sigterm).await,

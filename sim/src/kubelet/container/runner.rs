@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::super::events::KubeletEventKind;
+use super::config_sh::{self, ConfigArgs};
 use super::lost_registration::retrying_for;
 use super::session;
 use super::{EXIT_OUTDATED, ProcessContext};
@@ -41,35 +42,36 @@ pub async fn scale_set_runner(ctx: &ProcessContext, jit: &str, sigterm: &Cancell
     serve_jobs(ctx, &session, sigterm, true).await
 }
 
-/// A legacy runner: `config.sh` with the token (exit 1 when refused), then serve jobs; an ephemeral
-/// one exits 0 after its job, a persistent one keeps serving.
-pub async fn legacy_runner(
-    ctx: &ProcessContext,
-    token: &str,
-    name: &str,
-    labels: &[String],
-    ephemeral: bool,
-    sigterm: &CancellationToken,
-) -> i32 {
+/// A legacy runner: `config.sh` with the token (over HTTP as `startup.sh` runs it, [`config_sh`], when
+/// the world asks for it, else one direct call that exits 1 when refused), then serve jobs; an
+/// ephemeral one exits 0 after its job, a persistent one keeps serving.
+pub async fn legacy_runner(ctx: &ProcessContext, args: &ConfigArgs, sigterm: &CancellationToken) -> i32 {
     if !booted(ctx, sigterm).await {
         return 0;
     }
-    let registered = match ctx.github.legacy_configure(token, name, labels, ephemeral) {
-        Ok(registered) => registered,
-        Err(e) => {
-            (ctx.record)(KubeletEventKind::RegistrationFailed {
-                token: token.to_string(),
-                reason: e.to_string(),
-            });
-            return 1;
+    let credential = if ctx.sessions_over_http {
+        match config_sh::configure(ctx, args, sigterm).await {
+            Ok(configured) => configured.credential,
+            Err(exit_code) => return exit_code,
+        }
+    } else {
+        match ctx.github.legacy_configure(&args.token, &args.name, &args.labels, args.ephemeral) {
+            Ok(registered) => registered.config,
+            Err(e) => {
+                (ctx.record)(KubeletEventKind::RegistrationFailed {
+                    token: args.token.clone(),
+                    reason: e.to_string(),
+                });
+                return 1;
+            }
         }
     };
-    let session = match connect(ctx, &registered.config, sigterm).await {
+    let session = match connect(ctx, &credential, sigterm).await {
         Ok(session) => session,
         Err(exit_code) => return exit_code,
     };
     connected(ctx, &session);
-    serve_jobs(ctx, &session, sigterm, ephemeral).await
+    serve_jobs(ctx, &session, sigterm, args.ephemeral).await
 }
 
 /// The runner's boot before it reaches GitHub ([`ProcessContext::boot`]; none unless the node starts

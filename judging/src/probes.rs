@@ -540,6 +540,14 @@ pub const POD_REPLACED_WHILE_OLD_PROCESS_RAN: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `kubelet-stall-held-a-deletion`.
+pub const KUBELET_STALL_HELD_A_DELETION: Probe = Probe {
+    name: "kubelet-stall-held-a-deletion",
+    describe: "a kubelet stalled for less than the node monitor's grace (never NotReady) and only then heard of a pod's deletion, its runner running on meanwhile",
+    count: node_loss::kubelet_stall_held_a_deletion,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// `init-container-failed`.
 pub const INIT_CONTAINER_FAILED: Probe = Probe {
     name: "init-container-failed",
@@ -653,6 +661,7 @@ pub static PROBES: &[&Probe] = &[
     &POD_TAINT_EVICTED,
     &PROCESS_OUTLIVED_FORCE_DELETE,
     &POD_REPLACED_WHILE_OLD_PROCESS_RAN,
+    &KUBELET_STALL_HELD_A_DELETION,
     &INIT_CONTAINER_FAILED,
     &CONTAINER_OOM_KILLED,
     &SIDECAR_CRASHED_BESIDE_RUNNER,

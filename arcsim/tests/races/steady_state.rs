@@ -83,6 +83,7 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::POD_TAINT_EVICTED,
         &probes::PROCESS_OUTLIVED_FORCE_DELETE,
         &probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN,
+        &probes::KUBELET_STALL_HELD_A_DELETION,
         &probes::INIT_CONTAINER_FAILED,
         &probes::CONTAINER_OOM_KILLED,
         &probes::CONTROLLER_PAUSED_MID_RECONCILE,

@@ -1,11 +1,13 @@
 //! The node-loss probes (issue 42, item 4): a pod the taint eviction deleted because its node stopped
 //! answering; a runner process that ran on after its pod was deleted with grace 0 by pod GC or an
 //! operator (the pod gone, the process not); and a pod started for a name while an earlier pod of the
-//! same name still ran its process (the controller's replacement beside a runner that never stopped).
+//! same name still ran its process (the controller's replacement beside a runner that never stopped);
+//! and a kubelet that stalled for less than the node monitor's grace and then heard a deletion it had
+//! missed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arc_sim::kubelet::KubeletEventKind;
+use arc_sim::kubelet::{KubeletEventKind, node_loss};
 use arc_world::RunRecord;
 
 /// Pods the taint eviction deleted (their node unreachable longer than they tolerate).
@@ -52,6 +54,26 @@ pub fn pod_replaced_while_old_process_ran(run: &RunRecord) -> u32 {
             uids.insert(event.uid.clone());
         }
         track(&mut live, &event.uid, &event.kind);
+    }
+    hits
+}
+
+/// Stalls of a kubelet (its node back before the node monitor's grace, so never marked NotReady)
+/// after which it heard a pod's deletion it had missed: a runner ran on, online at GitHub, for as long
+/// as its kubelet did not hear that its pod was being deleted.
+pub fn kubelet_stall_held_a_deletion(run: &RunRecord) -> u32 {
+    let mut lost_at = None;
+    let mut hits = 0;
+    for event in run.kubelet_events() {
+        match event.kind {
+            KubeletEventKind::NodeLost { died: false } => lost_at = Some(event.ms),
+            KubeletEventKind::NodeReturned { deletions_heard } => {
+                let short = lost_at.is_some_and(|at| event.ms - at < node_loss::MONITOR_GRACE_MS);
+                hits += u32::from(short && deletions_heard > 0);
+                lost_at = None;
+            }
+            _ => {}
+        }
     }
     hits
 }
@@ -106,6 +128,17 @@ mod tests {
         ]);
         assert_eq!(process_outlived_force_delete(&after), 0);
         assert_eq!(pod_replaced_while_old_process_ran(&after), 0);
+    }
+
+    #[test]
+    fn a_stall_counts_when_short_and_a_deletion_waited_for_its_end() {
+        let lost = KubeletEventKind::NodeLost { died: false };
+        let back = |deletions_heard| KubeletEventKind::NodeReturned { deletions_heard };
+        let stall = |end, heard| run(vec![at(1_000, "", lost.clone()), at(end, "", back(heard))]);
+        assert_eq!(kubelet_stall_held_a_deletion(&stall(20_000, 1)), 1);
+        assert_eq!(kubelet_stall_held_a_deletion(&stall(20_000, 0)), 0, "nothing deleted meanwhile");
+        let long = stall(1_000 + node_loss::MONITOR_GRACE_MS, 2);
+        assert_eq!(kubelet_stall_held_a_deletion(&long), 0, "marked NotReady: a node loss");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod equivalence;
 pub mod field_reports;
 pub mod jobid_equivalence;
 pub mod kubectl_delete;
+pub mod kubelet_stalls;
 pub mod leader_election;
 pub mod legacy_registrations;
 pub mod legacy_standard;

@@ -98,6 +98,7 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::POD_TAINT_EVICTED, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::PROCESS_OUTLIVED_FORCE_DELETE, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN, QUICK_STARTS),
+            ProbeGoal::ceiling(&probes::KUBELET_STALL_HELD_A_DELETION, Rate::measured(0, 200, 28_900_000)),
             ProbeGoal::ceiling(&probes::INIT_CONTAINER_FAILED, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::CONTAINER_OOM_KILLED, QUICK_STARTS),
             ProbeGoal::ceiling(&probes::CONTROLLER_PAUSED_MID_RECONCILE, UNPAUSED),

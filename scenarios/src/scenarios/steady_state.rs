@@ -5,7 +5,8 @@
 //! connection after the change), a slower or faster GitHub, pod evictions, controller and listener
 //! restarts; in half the worlds a clock per party (`super::clocks`), and in half (drawn apart) removed
 //! runners that retry "Registration … was not found" for minutes (`super::removed_registrations`), and
-//! in 40% an API server under its other tenants' load (`super::load`). Every fault stops at the heal time (the safety phase); the world must then converge
+//! in 40% an API server under its other tenants' load (`super::load`), and a kubelet that stalls for
+//! seconds in about a fifth (`super::kubelet_stalls`). Every fault stops at the heal time (the safety phase); the world must then converge
 //! within the liveness phase: runners back at the minimum, every job ended, nothing left deleting.
 
 use arc_sim::Seed;
@@ -19,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::clocks::draw_party_clocks;
 use super::container_failures::draw_container_failures;
+use super::kubelet_stalls::draw_kubelet_stalls;
 use super::load::draw_load;
 use super::node_capacity::draw_node_capacity;
 use super::node_loss::draw_node_loss;
@@ -307,6 +309,7 @@ impl Scenario for SteadyState {
         draw_slow_starts(seed, &mut plan, 0.4);
         draw_node_capacity(seed, &mut plan, 0.3);
         draw_node_loss(seed, &mut plan, 0.25);
+        draw_kubelet_stalls(seed, &mut plan, 0.3);
         draw_container_failures(seed, &mut plan, 0.3, HEAL_MS);
         draw_pauses(seed, &mut plan, 0.25, HEAL_MS);
         draw_runner_sessions(seed, &mut plan, 0.5);
@@ -368,6 +371,7 @@ impl Scenario for SteadyState {
                 &probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN,
                 Rate::measured(11, 200, 22_000_000),
             ),
+            ProbeGoal::floor(&probes::KUBELET_STALL_HELD_A_DELETION, Rate::measured(26, 1000, 29_000_000)),
             ProbeGoal::floor(&probes::INIT_CONTAINER_FAILED, Rate::measured(50, 200, 22_000_000)),
             ProbeGoal::floor(&probes::CONTAINER_OOM_KILLED, Rate::measured(29, 200, 22_000_000)),
             ProbeGoal::floor(&probes::SIDECAR_CRASHED_BESIDE_RUNNER, Rate::measured(62, 200, 28_200_000)),

@@ -188,7 +188,11 @@ pub enum KubeletEventKind {
         died: bool,
     },
     /// The lost node is back (subject `node/<name>`): its kubelet hears what it missed.
-    NodeReturned,
+    NodeReturned {
+        /// How many of its pods' deletions (a deletion begun, or the pod gone) it missed and hears
+        /// only now.
+        deletions_heard: u32,
+    },
     /// The node lifecycle set the pod's Ready False: its node had not reported for the grace period.
     MarkedNotReady {
         /// The node.

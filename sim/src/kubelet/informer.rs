@@ -28,6 +28,22 @@ pub enum PodChange {
     Gone(Arc<WatchedPod>),
 }
 
+impl PodChange {
+    /// The pod's uid.
+    pub fn uid(&self) -> &str {
+        let (PodChange::Seen(pod) | PodChange::Gone(pod)) = self;
+        pod.metadata.uid.as_deref().unwrap_or_default()
+    }
+
+    /// Whether it tells of a deletion: the pod is being deleted, or gone.
+    pub fn is_deletion(&self) -> bool {
+        match self {
+            PodChange::Seen(pod) => pod.metadata.deletion_timestamp.is_some(),
+            PodChange::Gone(_) => true,
+        }
+    }
+}
+
 /// How a watch ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum WatchEnd {

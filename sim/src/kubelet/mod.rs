@@ -367,7 +367,10 @@ impl Kubelet {
     pub(crate) fn node_returned(&self) {
         let Some(link) = &self.shared.link else { return };
         let missed = link.come_back();
-        self.shared.record("node", link.node(), "", KubeletEventKind::NodeReturned);
+        let deleted: std::collections::BTreeSet<&str> =
+            missed.iter().filter(|change| change.is_deletion()).map(PodChange::uid).collect();
+        let deletions_heard = u32::try_from(deleted.len()).unwrap_or(u32::MAX);
+        self.shared.record("node", link.node(), "", KubeletEventKind::NodeReturned { deletions_heard });
         for change in missed {
             self.observe(change);
         }

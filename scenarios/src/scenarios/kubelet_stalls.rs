@@ -1,0 +1,58 @@
+//! Kubelet stalls (issue 42's pauses, for the kubelet; docs/windows.md): the steady-state swarm's
+//! draw of a runners' node whose kubelet stops for a few seconds while its containers run on, as a
+//! kubelet restart (an upgrade, a crash), a PLEG stall or a hung runtime call does. To the control
+//! plane that is a node that stops answering and comes back before the node monitor's grace (40 s),
+//! so it is drawn as node loss's `returns` outcome, 3–35 s long, 1–9 minutes in: the kubelet neither
+//! hears of its pods (deletions included) nor writes their status meanwhile, and no Ready False or
+//! taint follows. In worlds that already lose a node it is not drawn (the model loses one node at most).
+
+use arc_sim::Seed;
+use arc_sim::apiserver::LagRange;
+use arc_sim::kubelet::{LossOutcome, NodeLoss, node_loss};
+use rand::Rng;
+
+use super::objects::RUNNER_NAMESPACE;
+use crate::scenario::WorldPlan;
+
+/// The longest stall: shorter than the node monitor's grace, so the node is never marked NotReady.
+pub const LONGEST_STALL_MS: u64 = 35_000;
+
+/// In a share `worlds` of seeds (from a stream of its own, so every other draw of a seed stays as it
+/// was) without a node loss, a runners' node's kubelet stalls once.
+pub fn draw_kubelet_stalls(seed: Seed, plan: &mut WorldPlan, worlds: f64) {
+    let mut rng = seed.named_rng("scenario/kubelet-stalls");
+    if !rng.random_bool(worlds) || plan.config.kubelet.node_loss.is_some() {
+        return;
+    }
+    plan.config.kubelet.node_loss = Some(NodeLoss {
+        namespace: RUNNER_NAMESPACE.to_string(),
+        nodes: rng.random_range(2..=4),
+        lost_after: LagRange::between(60_000, 540_000),
+        monitor_grace_ms: node_loss::MONITOR_GRACE_MS,
+        toleration_seconds: node_loss::TOLERATION_SECONDS,
+        outcome: LossOutcome::Returns { after: LagRange::between(3_000, LONGEST_STALL_MS) },
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use arc_sim::kubelet::{LossOutcome, node_loss};
+
+    use super::LONGEST_STALL_MS;
+
+    #[test]
+    fn stalls_end_before_the_monitor_grace_and_the_race_worlds_never_stall() {
+        assert!(LONGEST_STALL_MS < node_loss::MONITOR_GRACE_MS);
+        let stalled = |name| {
+            crate::scenarios::worlds_drawing(name, |c| {
+                c.kubelet.node_loss.as_ref().is_some_and(|loss| {
+                    matches!(loss.outcome, LossOutcome::Returns { after } if after.max_ms <= LONGEST_STALL_MS)
+                })
+            })
+        };
+        for name in crate::scenarios::RACE_WORLDS {
+            assert_eq!(stalled(name), 0, "{name} never stalls its kubelet");
+        }
+        assert!((3..20).contains(&stalled("steady-state")), "steady-state in about a quarter of its worlds");
+    }
+}

@@ -8,14 +8,15 @@
 
 use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
-use arc_sim::kubelet::{LossOutcome, NodeLoss, node_loss};
+use arc_sim::kubelet::{LossOutcome, node_loss};
 use rand::Rng;
 
-use super::objects::RUNNER_NAMESPACE;
+use super::node_loss::runner_pool_loss;
 use crate::scenario::WorldPlan;
 
 /// The longest stall: shorter than the node monitor's grace, so the node is never marked NotReady.
 pub const LONGEST_STALL_MS: u64 = 35_000;
+const _: () = assert!(LONGEST_STALL_MS < node_loss::MONITOR_GRACE_MS, "a stall ends before NotReady");
 
 /// In a share `worlds` of seeds (from a stream of its own, so every other draw of a seed stays as it
 /// was) without a node loss, a runners' node's kubelet stalls once.
@@ -24,25 +25,18 @@ pub fn draw_kubelet_stalls(seed: Seed, plan: &mut WorldPlan, worlds: f64) {
     if !rng.random_bool(worlds) || plan.config.kubelet.node_loss.is_some() {
         return;
     }
-    plan.config.kubelet.node_loss = Some(NodeLoss {
-        namespace: RUNNER_NAMESPACE.to_string(),
-        nodes: rng.random_range(2..=4),
-        lost_after: LagRange::between(60_000, 540_000),
-        monitor_grace_ms: node_loss::MONITOR_GRACE_MS,
-        toleration_seconds: node_loss::TOLERATION_SECONDS,
-        outcome: LossOutcome::Returns { after: LagRange::between(3_000, LONGEST_STALL_MS) },
-    });
+    let outcome = LossOutcome::Returns { after: LagRange::between(3_000, LONGEST_STALL_MS) };
+    plan.config.kubelet.node_loss = Some(runner_pool_loss(&mut rng, outcome));
 }
 
 #[cfg(test)]
 mod tests {
-    use arc_sim::kubelet::{LossOutcome, node_loss};
+    use arc_sim::kubelet::LossOutcome;
 
     use super::LONGEST_STALL_MS;
 
     #[test]
     fn stalls_end_before_the_monitor_grace_and_the_race_worlds_never_stall() {
-        assert!(LONGEST_STALL_MS < node_loss::MONITOR_GRACE_MS);
         let stalled = |name| {
             crate::scenarios::worlds_drawing(name, |c| {
                 c.kubelet.node_loss.as_ref().is_some_and(|loss| {

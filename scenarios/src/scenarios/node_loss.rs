@@ -13,6 +13,7 @@ use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
 use arc_sim::kubelet::{LossOutcome, NodeLoss, node_loss};
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 
 use super::objects::RUNNER_NAMESPACE;
 use crate::scenario::WorldPlan;
@@ -39,14 +40,20 @@ pub fn draw_node_loss(seed: Seed, plan: &mut WorldPlan, worlds: f64) {
         workload.arrivals_per_minute *= mean(workload.duration_ms_max) / mean(LONG_JOB_MS);
         workload.duration_ms_max = LONG_JOB_MS;
     }
-    plan.config.kubelet.node_loss = Some(NodeLoss {
+    plan.config.kubelet.node_loss = Some(runner_pool_loss(&mut rng, outcome));
+}
+
+/// The first node of a pool of 2–4 that runs the runners' pods stops answering 1–9 minutes in (while
+/// the swarm's jobs come) and ends as `outcome` says; the control plane keeps Kubernetes' defaults.
+pub fn runner_pool_loss(rng: &mut ChaCha8Rng, outcome: LossOutcome) -> NodeLoss {
+    NodeLoss {
         namespace: RUNNER_NAMESPACE.to_string(),
         nodes: rng.random_range(2..=4),
         lost_after: LagRange::between(60_000, 540_000),
         monitor_grace_ms: node_loss::MONITOR_GRACE_MS,
         toleration_seconds: node_loss::TOLERATION_SECONDS,
         outcome,
-    });
+    }
 }
 
 #[cfg(test)]

@@ -5,25 +5,17 @@
 
 use std::time::Duration;
 
-use arc_sim::apiserver::LagRange;
 use arc_sim::faults::{FaultPlan, GitHubFault, GitHubFaultAction, Window};
 use arc_sim::github::{EventKind, GitHubConfig, Operation, RemovalReason, RunnerState, ServiceLatency};
-use arc_sim::kubelet::{KubeletConfig, KubeletEventKind};
+use arc_sim::kubelet::KubeletEventKind;
 use kube::api::PostParams;
 use serde_json::json;
 
-use crate::kubelet::support::{Node, Setup, node_with, pod};
+use crate::kubelet::support::{Node, Setup, http_kubelet, node_with, pod};
 
 /// A node whose runners reach GitHub over HTTP, GitHub answering at once, under `faults`.
 fn http_node(faults: Vec<GitHubFault>) -> Node {
-    let kubelet = KubeletConfig {
-        pod_watch_lag: LagRange::fixed(100),
-        scheduling_delay: LagRange::fixed(100),
-        sandbox_delay: LagRange::fixed(100),
-        start_delay: LagRange::fixed(1_000),
-        runner_sessions_over_http: true,
-        ..KubeletConfig::default()
-    };
+    let kubelet = http_kubelet();
     let github = GitHubConfig { latency: ServiceLatency::ZERO, ..Setup::default().github };
     let faults = FaultPlan { github: faults, ..FaultPlan::none() };
     node_with(Setup { kubelet, github, faults, ..Setup::default() })

@@ -5,13 +5,12 @@
 
 use std::time::Duration;
 
-use arc_sim::apiserver::LagRange;
 use arc_sim::faults::{FaultPlan, GitHubFault, GitHubFaultAction, Window};
 use arc_sim::github::{Assumed, GitHubConfig, Operation, ServiceLatency};
-use arc_sim::kubelet::{KubeletConfig, KubeletEventKind};
+use arc_sim::kubelet::KubeletEventKind;
 use kube::api::PostParams;
 
-use crate::kubelet::support::{Node, Setup, jit_pod, node_with};
+use crate::kubelet::support::{Node, Setup, http_kubelet, jit_pod, node_with};
 
 /// A node whose runners connect over HTTP, GitHub answering at once, under `faults`.
 fn http_node(faults: Vec<GitHubFault>) -> Node {
@@ -20,14 +19,7 @@ fn http_node(faults: Vec<GitHubFault>) -> Node {
 
 /// The same, the fake GitHub under the alternatives `assumed` (`NAME=ALT`).
 fn http_node_assuming(faults: Vec<GitHubFault>, assumed: &[&str]) -> Node {
-    let kubelet = KubeletConfig {
-        pod_watch_lag: LagRange::fixed(100),
-        scheduling_delay: LagRange::fixed(100),
-        sandbox_delay: LagRange::fixed(100),
-        start_delay: LagRange::fixed(1_000),
-        runner_sessions_over_http: true,
-        ..KubeletConfig::default()
-    };
+    let kubelet = http_kubelet();
     let mut github = GitHubConfig { latency: ServiceLatency::ZERO, ..Setup::default().github };
     Assumed::parse(assumed.iter().copied()).expect("known alternatives").apply(&mut github);
     let faults = FaultPlan { github: faults, ..FaultPlan::none() };

@@ -4,7 +4,7 @@
 use arc_controller::github::wire::JitRunnerSetting;
 use arc_controller::github::{ActionsClient, Credentials};
 use arc_controller::runtime::metrics::Metrics;
-use arc_sim::apiserver::{ApiServerConfig, Committed, FakeApiServer};
+use arc_sim::apiserver::{ApiServerConfig, Committed, FakeApiServer, LagRange};
 use arc_sim::faults::FaultPlan;
 use arc_sim::github::{FakeGitHub, GitHubConfig, GitHubEvent};
 use arc_sim::kubelet::{Kubelet, KubeletConfig, KubeletEventKind};
@@ -43,6 +43,18 @@ impl Default for Setup {
             github: GitHubConfig { lost_runner_timeout_ms: 60_000, ..Default::default() },
             faults: FaultPlan::none(),
         }
+    }
+}
+
+/// A kubelet whose runners reach GitHub over HTTP, with short fixed delays (the HTTP tests' node).
+pub(super) fn http_kubelet() -> KubeletConfig {
+    KubeletConfig {
+        pod_watch_lag: LagRange::fixed(100),
+        scheduling_delay: LagRange::fixed(100),
+        sandbox_delay: LagRange::fixed(100),
+        start_delay: LagRange::fixed(1_000),
+        runner_sessions_over_http: true,
+        ..KubeletConfig::default()
     }
 }
 

@@ -59,7 +59,7 @@ impl Reply {
 
     /// GitHub's bare 404 (`{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`),
     /// what `POST /actions/runner-registration` answers an expired or unknown registration token
-    /// (actions/runner #1748 and #4042 quote it).
+    /// (actions/runner #1748 and #4042 and ARC #1311 quote it).
     pub(super) fn not_found() -> Reply {
         let documentation_url = "https://docs.github.com/rest".to_string();
         Reply::json(404, &RestErrorBody { message: "Not Found".into(), documentation_url })

@@ -4,7 +4,7 @@
 //! plane that is a node that stops answering and comes back before the node monitor's grace (40 s),
 //! so it is drawn as node loss's `returns` outcome, 3–35 s long, 1–9 minutes in: the kubelet neither
 //! hears of its pods (deletions included) nor writes their status meanwhile, and no Ready False or
-//! taint follows. In worlds that already lose a node it is not drawn (the model loses one node at most).
+//! taint follows. A kubelet restarts at every node upgrade, so the swarm draws it often. In worlds that already lose a node it is not drawn (the model loses one node at most).
 
 use arc_sim::Seed;
 use arc_sim::apiserver::LagRange;
@@ -47,6 +47,6 @@ mod tests {
         for name in crate::scenarios::RACE_WORLDS {
             assert_eq!(stalled(name), 0, "{name} never stalls its kubelet");
         }
-        assert!((3..20).contains(&stalled("steady-state")), "steady-state in about a quarter of its worlds");
+        assert!((10..30).contains(&stalled("steady-state")), "steady-state in about half of its worlds");
     }
 }

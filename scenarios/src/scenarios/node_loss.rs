@@ -60,7 +60,15 @@ pub fn runner_pool_loss(rng: &mut ChaCha8Rng, outcome: LossOutcome) -> NodeLoss 
 mod tests {
     #[test]
     fn the_swarm_draws_it_in_some_worlds_and_the_race_worlds_never() {
-        let lossy = |name| crate::scenarios::worlds_drawing(name, |c| c.kubelet.node_loss.is_some());
+        use crate::scenarios::kubelet_stalls::LONGEST_STALL_MS;
+        use arc_sim::kubelet::LossOutcome;
+        // A loss that returns within a stall's length is a kubelet stall (`super::kubelet_stalls`).
+        let lost = |c: &arc_world::WorldConfig| {
+            c.kubelet.node_loss.as_ref().is_some_and(|loss| {
+                !matches!(loss.outcome, LossOutcome::Returns { after } if after.max_ms <= LONGEST_STALL_MS)
+            })
+        };
+        let lossy = |name| crate::scenarios::worlds_drawing(name, lost);
         for name in crate::scenarios::RACE_WORLDS {
             assert_eq!(lossy(name), 0, "{name} loses no node");
         }

@@ -6,7 +6,7 @@
 //! restarts; in half the worlds a clock per party (`super::clocks`), and in half (drawn apart) removed
 //! runners that retry "Registration … was not found" for minutes (`super::removed_registrations`), and
 //! in 40% an API server under its other tenants' load (`super::load`), and a kubelet that stalls for
-//! seconds in about a fifth (`super::kubelet_stalls`). Every fault stops at the heal time (the safety phase); the world must then converge
+//! seconds in about half (`super::kubelet_stalls`). Every fault stops at the heal time (the safety phase); the world must then converge
 //! within the liveness phase: runners back at the minimum, every job ended, nothing left deleting.
 
 use arc_sim::Seed;
@@ -309,7 +309,7 @@ impl Scenario for SteadyState {
         draw_slow_starts(seed, &mut plan, 0.4);
         draw_node_capacity(seed, &mut plan, 0.3);
         draw_node_loss(seed, &mut plan, 0.25);
-        draw_kubelet_stalls(seed, &mut plan, 0.3);
+        draw_kubelet_stalls(seed, &mut plan, 0.6);
         draw_container_failures(seed, &mut plan, 0.3, HEAL_MS);
         draw_pauses(seed, &mut plan, 0.25, HEAL_MS);
         draw_runner_sessions(seed, &mut plan, 0.5);
@@ -371,7 +371,7 @@ impl Scenario for SteadyState {
                 &probes::POD_REPLACED_WHILE_OLD_PROCESS_RAN,
                 Rate::measured(11, 200, 22_000_000),
             ),
-            ProbeGoal::floor(&probes::KUBELET_STALL_HELD_A_DELETION, Rate::measured(26, 1000, 29_000_000)),
+            ProbeGoal::floor(&probes::KUBELET_STALL_HELD_A_DELETION, Rate::measured(59, 1000, 29_000_000)),
             ProbeGoal::floor(&probes::INIT_CONTAINER_FAILED, Rate::measured(50, 200, 22_000_000)),
             ProbeGoal::floor(&probes::CONTAINER_OOM_KILLED, Rate::measured(29, 200, 22_000_000)),
             ProbeGoal::floor(&probes::SIDECAR_CRASHED_BESIDE_RUNNER, Rate::measured(62, 200, 28_200_000)),

@@ -17,16 +17,14 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, header};
-use http_body_util::{BodyExt, Full};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt as _;
 
 use super::super::events::KubeletEventKind;
 use super::ProcessContext;
+use super::github_http::{RUNNER_VERSION, post_json};
 
 /// How many times `startup.sh` runs `config.sh`.
 pub const CONFIG_RUNS: u32 = 10;
@@ -52,12 +50,10 @@ pub struct ConfigArgs {
     pub url: String,
 }
 
-/// A configured runner: its id and the credential its session presents.
+/// A configured runner: the credential its session presents (`Auth::Runner`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Configured {
-    /// The runner's id at GitHub.
-    pub runner_id: i64,
-    /// The credential (`Auth::Runner`).
+    /// The credential.
     pub credential: String,
 }
 
@@ -119,7 +115,7 @@ async fn config_sh(
     let bytes = request(ctx, args, REGISTER_PATH, &body, rng).await?;
     let runner: RunnerAnswer = serde_json::from_slice(&bytes)
         .map_err(|e| format!("POST {REGISTER_PATH}: an answer config.sh cannot read ({e})"))?;
-    Ok(Configured { runner_id: runner.id, credential: runner.authorization.client_id })
+    Ok(Configured { credential: runner.authorization.client_id })
 }
 
 /// Sends one request up to [`TRIES_PER_REQUEST`] times; a 404 is final. `Ok` is the 2xx answer's body.
@@ -132,7 +128,14 @@ async fn request(
 ) -> Result<Bytes, String> {
     let body = Bytes::from(serde_json::to_vec(body).expect("a config.sh body serialises"));
     for attempt in 1..=TRIES_PER_REQUEST {
-        let status = match post(ctx, args, path, body.clone()).await {
+        let status = match post_json(
+            ctx,
+            api_url(&args.url, path),
+            format!("RemoteAuth {}", args.token),
+            body.clone(),
+        )
+        .await
+        {
             Ok((status, bytes)) if (200..300).contains(&status) => return Ok(bytes),
             Ok((status, _)) => Some(status),
             Err(()) => None,
@@ -156,22 +159,6 @@ async fn request(
         tokio::time::sleep(backoff).await;
     }
     unreachable!("the last try returns")
-}
-
-/// One try: the status and body, or `Err` when the connection dropped.
-async fn post(ctx: &ProcessContext, args: &ConfigArgs, path: &str, body: Bytes) -> Result<(u16, Bytes), ()> {
-    let request = Request::builder()
-        .method(Method::POST)
-        .uri(api_url(&args.url, path))
-        .header(header::AUTHORIZATION, format!("RemoteAuth {}", args.token))
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(crate::actor::ACTOR_HEADER, "runner")
-        .body(Full::new(body))
-        .expect("a config.sh request is well formed");
-    let response = ctx.github.service().oneshot(request).await.map_err(|_| ())?;
-    let status = response.status().as_u16();
-    let bytes = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-    Ok((status, bytes))
 }
 
 /// The API URL of `path` for GitHub server `url`: `api.<host>` on github.com, `/api/v3` elsewhere.
@@ -202,8 +189,6 @@ const DEFAULT_LABELS: [&str; 3] = ["self-hosted", "Linux", "X64"];
 const EXCHANGE_PATH: &str = "/actions/runner-registration";
 /// The path of the registration.
 const REGISTER_PATH: &str = "/actions/runners/register";
-/// The runner version the model presents (actions/runner's at the time of this model).
-const RUNNER_VERSION: &str = "2.336.0";
 /// The public key the model presents (a runner generates an RSA key; the fake does not read it).
 const PUBLIC_KEY: &str = "<RSAKeyValue><Modulus>c2lt</Modulus><Exponent>AQAB</Exponent></RSAKeyValue>";
 
@@ -239,7 +224,6 @@ struct Label<'a> {
 /// The part of the registration's answer `config.sh` keeps.
 #[derive(Deserialize)]
 struct RunnerAnswer {
-    id: i64,
     authorization: Authorization,
 }
 

@@ -4,6 +4,7 @@
 //! SIGKILL is the kubelet dropping the future (and the connection the process held, [`ProcessState`]).
 
 pub mod config_sh;
+pub mod github_http;
 pub mod lost_registration;
 pub mod runner;
 pub mod session;

@@ -15,13 +15,11 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, header};
-use http_body_util::{BodyExt, Full};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt as _;
 
 use super::super::events::KubeletEventKind;
+use super::github_http::{RUNNER_VERSION, post_json};
 use super::{EXIT_OUTDATED, ProcessContext};
 use crate::github::RunnerSession;
 
@@ -129,24 +127,12 @@ async fn post(ctx: &ProcessContext, credential: &str) -> Answer {
         owner_name: format!("{} (PID: 1)", ctx.pod),
         agent: Agent { name: &ctx.pod, version: RUNNER_VERSION },
     };
-    let request = Request::builder()
-        .method(Method::POST)
-        .uri(url)
-        .header(header::AUTHORIZATION, format!("Bearer {credential}"))
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(crate::actor::ACTOR_HEADER, "runner")
-        .body(Full::new(Bytes::from(serde_json::to_vec(&body).expect("a session body serialises"))))
-        .expect("a session request is well formed");
-    let Ok(response) = ctx.github.service().oneshot(request).await else {
+    let body = Bytes::from(serde_json::to_vec(&body).expect("a session body serialises"));
+    let Ok((status, bytes)) = post_json(ctx, url, format!("Bearer {credential}"), body).await else {
         return Answer::Transient(None);
     };
-    let status = response.status().as_u16();
-    let bytes = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     read(status, &bytes)
 }
-
-/// The runner version the model presents (actions/runner's at the time of this model).
-const RUNNER_VERSION: &str = "2.336.0";
 
 /// What the listener makes of an answer.
 fn read(status: u16, body: &[u8]) -> Answer {

@@ -572,6 +572,22 @@ pub const SIDECAR_CRASHED_BESIDE_RUNNER: Probe = Probe {
     needs: Interest::of::<KubeletEvent>,
 };
 
+/// `regular-sidecar-outlived-runner`.
+pub const REGULAR_SIDECAR_OUTLIVED_RUNNER: Probe = Probe {
+    name: "regular-sidecar-outlived-runner",
+    describe: "a runner container exited for good while a regular sidecar (dind as a second container) ran on, so the pod stayed Running until it was deleted",
+    count: container_failures::regular_sidecar_outlived_runner,
+    needs: Interest::of::<KubeletEvent>,
+};
+
+/// `pod-failed-beside-succeeded-runner`.
+pub const POD_FAILED_BESIDE_SUCCEEDED_RUNNER: Probe = Probe {
+    name: "pod-failed-beside-succeeded-runner",
+    describe: "a pod turned Failed though its runner exited 0: a regular sidecar had crashed under restartPolicy Never (ARC #4340 reads the runner's exit)",
+    count: container_failures::pod_failed_beside_succeeded_runner,
+    needs: Interest::of::<KubeletEvent>,
+};
+
 /// `controller-paused-mid-reconcile`.
 pub const CONTROLLER_PAUSED_MID_RECONCILE: Probe = Probe {
     name: "controller-paused-mid-reconcile",
@@ -665,6 +681,8 @@ pub static PROBES: &[&Probe] = &[
     &INIT_CONTAINER_FAILED,
     &CONTAINER_OOM_KILLED,
     &SIDECAR_CRASHED_BESIDE_RUNNER,
+    &REGULAR_SIDECAR_OUTLIVED_RUNNER,
+    &POD_FAILED_BESIDE_SUCCEEDED_RUNNER,
     &CONTROLLER_PAUSED_MID_RECONCILE,
     &LISTENER_PAUSED_AS_JOBS_QUEUED,
     &LISTENER_ANSWER_WAITED_WHILE_PAUSED,

@@ -63,7 +63,9 @@ fn every_kill_row_of_the_natural_world_is_met() {
 /// The watch windows of issue 42, its runners that outlive their registration, its load and its slow
 /// starts are the swarm's: the standard world, which asks for neither full watch buffers, a
 /// watch-cache window, stalled watches, removed runners that retry, a loaded API server, slow
-/// starts, a lost node, failing init containers and OOM kills, a stopped controller nor runners' sessions over HTTP, never opens them, while the swarm does (its goals above).
+/// starts, a lost node, failing init containers and OOM kills, sidecars (native or regular), a
+/// stopped controller nor runners' sessions over HTTP, never opens them, while the swarm does (its
+/// goals above).
 #[test]
 fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
     let quiet = [
@@ -86,6 +88,9 @@ fn the_watch_windows_stay_shut_in_a_world_that_does_not_ask_for_them() {
         &probes::KUBELET_STALL_HELD_A_DELETION,
         &probes::INIT_CONTAINER_FAILED,
         &probes::CONTAINER_OOM_KILLED,
+        &probes::SIDECAR_CRASHED_BESIDE_RUNNER,
+        &probes::REGULAR_SIDECAR_OUTLIVED_RUNNER,
+        &probes::POD_FAILED_BESIDE_SUCCEEDED_RUNNER,
         &probes::CONTROLLER_PAUSED_MID_RECONCILE,
         &probes::WATCH_CLOSED_WHILE_PAUSED,
         &probes::LISTENER_PAUSED_AS_JOBS_QUEUED,

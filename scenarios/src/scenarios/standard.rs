@@ -75,7 +75,7 @@ impl Scenario for Standard {
     /// keeps its history, no watch stalls, removed runners stop at once (the default of
     /// `removed-runner-poll`), the API server is not under load, pods start quickly on nodes with room for
     /// all, no controller or listener process is ever stopped, runners create their sessions by direct call, and
-    /// runner pods run no sidecar.
+    /// runner pods run no sidecar, native or regular.
     fn probe_goals(&self) -> &'static [ProbeGoal] {
         const QUIET: Rate = Rate::measured(0, 200, 18_300_000);
         const UNLOADED: Rate = Rate::measured(0, 200, 21_300_000);
@@ -84,6 +84,7 @@ impl Scenario for Standard {
         const DIRECT_SESSIONS: Rate = Rate::measured(0, 200, 26_000_000);
         const LISTENER_UNPAUSED: Rate = Rate::measured(0, 200, 27_000_000);
         const NO_SIDECARS: Rate = Rate::measured(0, 200, 28_400_000);
+        const NO_REGULAR_SIDECARS: Rate = Rate::measured(0, 200, 29_500_000);
         const GOALS: &[ProbeGoal] = &[
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RESUMED, QUIET),
             ProbeGoal::ceiling(&probes::SLOW_WATCHER_RELISTED, QUIET),
@@ -108,6 +109,8 @@ impl Scenario for Standard {
             ProbeGoal::ceiling(&probes::RUNNER_SESSION_RETRIED, DIRECT_SESSIONS),
             ProbeGoal::ceiling(&probes::RUNNER_SESSION_CONFLICTED, DIRECT_SESSIONS),
             ProbeGoal::ceiling(&probes::SIDECAR_CRASHED_BESIDE_RUNNER, NO_SIDECARS),
+            ProbeGoal::ceiling(&probes::REGULAR_SIDECAR_OUTLIVED_RUNNER, NO_REGULAR_SIDECARS),
+            ProbeGoal::ceiling(&probes::POD_FAILED_BESIDE_SUCCEEDED_RUNNER, NO_REGULAR_SIDECARS),
         ];
         GOALS
     }

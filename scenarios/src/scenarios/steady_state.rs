@@ -28,7 +28,7 @@ use super::objects::{CONTROLLER_NAMESPACE, RUNNER_NAMESPACE, RUNNER_SET};
 use super::pauses::{draw_listener_pauses, draw_pauses};
 use super::removed_registrations::draw_removed_runner_poll;
 use super::runner_sessions::draw_runner_sessions;
-use super::sidecars::draw_sidecars;
+use super::sidecars::{draw_regular_sidecars, draw_sidecars};
 use super::slow_starts::draw_slow_starts;
 use super::standard::scale_set_world;
 use crate::scenario::{Scenario, WorldPlan};
@@ -315,6 +315,7 @@ impl Scenario for SteadyState {
         draw_runner_sessions(seed, &mut plan, 0.5);
         draw_listener_pauses(seed, &mut plan, 0.25, HEAL_MS);
         draw_sidecars(seed, &mut plan, 0.3);
+        draw_regular_sidecars(seed, &mut plan, 0.4);
         plan.config.workload.horizon_ms = HEAL_MS;
         plan.config.horizon_ms = HEAL_MS + LIVENESS_MS;
         plan
@@ -375,6 +376,11 @@ impl Scenario for SteadyState {
             ProbeGoal::floor(&probes::INIT_CONTAINER_FAILED, Rate::measured(50, 200, 22_000_000)),
             ProbeGoal::floor(&probes::CONTAINER_OOM_KILLED, Rate::measured(29, 200, 22_000_000)),
             ProbeGoal::floor(&probes::SIDECAR_CRASHED_BESIDE_RUNNER, Rate::measured(62, 200, 28_200_000)),
+            ProbeGoal::floor(&probes::REGULAR_SIDECAR_OUTLIVED_RUNNER, Rate::measured(289, 1000, 29_400_000)),
+            ProbeGoal::floor(
+                &probes::POD_FAILED_BESIDE_SUCCEEDED_RUNNER,
+                Rate::measured(285, 1000, 29_400_000),
+            ),
             ProbeGoal::floor(&probes::CONTROLLER_PAUSED_MID_RECONCILE, Rate::measured(17, 200, 24_000_000)),
             ProbeGoal::floor(&probes::RUNNER_SESSION_RETRIED, Rate::measured(84, 200, 26_000_000)),
             ProbeGoal::floor(&probes::LISTENER_PAUSED_AS_JOBS_QUEUED, Rate::measured(15, 200, 27_000_000)),

@@ -153,21 +153,39 @@ pub enum KubeletEventKind {
         /// Container name.
         container: String,
     },
-    /// A native sidecar (an init container with `restartPolicy: Always`) started, or started again
-    /// ([`super::sidecars`]).
+    /// A sidecar started, or started again ([`super::sidecars`]): a native one (an init container
+    /// with `restartPolicy: Always`) or a regular one (a second entry of `spec.containers`).
     SidecarStarted {
         /// Container name.
         container: String,
         /// Its restarts so far.
         restart_count: u32,
+        /// A regular container beside the main one, not a native sidecar.
+        #[serde(skip_serializing_if = "is_false")]
+        regular: bool,
     },
-    /// A native sidecar's process exited while the main container ran (1, or 137 `OOMKilled`); the
-    /// kubelet restarts it.
+    /// A sidecar's process exited while the main container ran (1, or 137 `OOMKilled`); the kubelet
+    /// restarts a native one, and a regular one as the pod's restart policy says.
     SidecarCrashed {
         /// Container name.
         container: String,
         /// Its exit code.
         exit_code: i32,
+        /// A regular container beside the main one, not a native sidecar.
+        #[serde(skip_serializing_if = "is_false")]
+        regular: bool,
+    },
+    /// The main container exited for good while regular sidecars ran on: the pod stays Running
+    /// (not Ready) until it is deleted, as the kubelet never stops them by itself.
+    SidecarsOutlivedMain {
+        /// The regular sidecars still running.
+        containers: Vec<String>,
+    },
+    /// The pod's phase turned Failed though its main container exited 0: a regular sidecar had
+    /// exited non-zero under `restartPolicy: Never`.
+    FailedBesideSucceededMain {
+        /// The regular sidecars that had failed.
+        containers: Vec<String>,
     },
     /// The kernel's OOM killer ended the main container (exit 137, reason `OOMKilled`).
     OomKilled {
@@ -234,4 +252,10 @@ pub struct KubeletEvent {
     /// What happened.
     #[serde(flatten)]
     pub kind: KubeletEventKind,
+}
+
+/// Serde's test for a `false` flag left out of the trace.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }

@@ -74,7 +74,9 @@ impl PodTask {
                 }
             }
         }
-        self.view.containers[0].state = ContainerState::Waiting("ContainerCreating".into());
+        for c in &mut self.view.containers {
+            c.state = ContainerState::Waiting("ContainerCreating".into());
+        }
         self.write().await;
         Initialized::Done
     }

@@ -125,7 +125,7 @@ impl PodTask {
         let policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
         let init = spec.init_containers.clone().unwrap_or_default();
         let first_wait = if init.is_empty() { "ContainerCreating" } else { "PodInitializing" };
-        let containers = main_container(&spec).map(|c| vec![waiting(&c, first_wait)]).unwrap_or_default();
+        let containers: Vec<ContainerView> = spec.containers.iter().map(|c| waiting(c, first_wait)).collect();
         let existing =
             pod.status.as_ref().and_then(|s| serde_json::to_value(&s.conditions).ok()).unwrap_or_default();
         let (namespace, name) = (
@@ -134,6 +134,7 @@ impl PodTask {
         );
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let mut view = PodView::admitted(&uid, &policy, containers, &existing);
+        view.main = main_index(&spec);
         view.init_containers = init
             .iter()
             .map(|c| ContainerView {
@@ -264,12 +265,12 @@ impl PodTask {
         let plan = slow.pull_plan(rng);
         for (attempt, failed) in (1..).zip(plan.failures) {
             self.hold(failed.pulling).await?;
-            let container = self.view.containers[0].name.clone();
+            let container = self.view.main().name.clone();
             self.record(KubeletEventKind::ImagePullFailed { container, attempt });
-            self.view.containers[0].state = ContainerState::Waiting("ErrImagePull".into());
+            self.view.main_mut().state = ContainerState::Waiting("ErrImagePull".into());
             self.write().await;
             self.hold(failed.backoff / 2).await?;
-            self.view.containers[0].state = ContainerState::Waiting("ImagePullBackOff".into());
+            self.view.main_mut().state = ContainerState::Waiting("ImagePullBackOff".into());
             self.write().await;
             self.hold(failed.backoff - failed.backoff / 2).await?;
         }
@@ -311,7 +312,7 @@ impl PodTask {
             self.plan_sidecar_crashes();
             let Ended::Exited(code, reason) = self.supervise(started).await else { return };
             let finished = self.now();
-            self.view.containers[0].state = ContainerState::Terminated {
+            self.view.main_mut().state = ContainerState::Terminated {
                 exit_code: code,
                 started: since.clone(),
                 finished: finished.clone(),
@@ -320,13 +321,24 @@ impl PodTask {
             let policy = self.view.restart_policy.clone();
             let restart = policy == "Always" || (policy == "OnFailure" && code != 0);
             if !restart {
-                self.finish().await;
+                self.end_main().await;
                 return self.await_deletion().await;
             }
             if !self.back_off(code, since, finished).await {
                 return;
             }
         }
+    }
+
+    /// The main container is done for good: the pod ends, unless regular sidecars run on (the
+    /// kubelet leaves them running, the pod Running and not Ready, until it is deleted).
+    async fn end_main(&mut self) {
+        let outliving = self.view.regular_sidecars_running();
+        if outliving.is_empty() {
+            return self.finish().await;
+        }
+        self.write().await;
+        self.record(KubeletEventKind::SidecarsOutlivedMain { containers: outliving });
     }
 
     /// The pod ran to its end: its sidecars stopped (the main container's end written first), the
@@ -340,6 +352,7 @@ impl PodTask {
         }
         self.view.terminal = true;
         self.write().await;
+        self.record_failure_beside_success();
         let delay = self.draw(self.kubelet.config.teardown_delay);
         tokio::time::sleep(delay).await;
         self.view.sandbox_ready = false;
@@ -348,7 +361,7 @@ impl PodTask {
 
     /// Waits out CrashLoopBackOff before the next start; false when the pod ended meanwhile.
     async fn back_off(&mut self, code: i32, started: String, finished: String) -> bool {
-        let view = &mut self.view.containers[0];
+        let view = self.view.main_mut();
         let backoff = self.kubelet.crash_backoff(view.restart_count);
         view.restart_count += 1;
         view.last_terminated = Some((code, started, finished));
@@ -367,7 +380,7 @@ impl PodTask {
     async fn start(&mut self, process: &Process) -> Result<Running, PodSignal> {
         let state = Arc::new(Mutex::new(ProcessState::default()));
         let ctx = self.process_context(state.clone());
-        let name = self.view.containers[0].name.clone();
+        let name = self.view.main().name.clone();
         let input = loop {
             match container::prepare(&ctx, process).await {
                 Ok(input) => break input,
@@ -376,8 +389,7 @@ impl PodTask {
                         container: name.clone(),
                         message: e.0,
                     });
-                    self.view.containers[0].state =
-                        ContainerState::Waiting("CreateContainerConfigError".into());
+                    self.view.main_mut().state = ContainerState::Waiting("CreateContainerConfigError".into());
                     self.write().await;
                     let retry = Duration::from_millis(self.kubelet.config.config_error_retry_ms);
                     if let Some(signal) = self.wait(retry).await {
@@ -387,9 +399,11 @@ impl PodTask {
             }
         };
         let started = self.now();
-        self.view.containers[0].state = ContainerState::Running(started.clone());
+        let sidecars = self.start_regular_sidecars(&started);
+        self.view.main_mut().state = ContainerState::Running(started.clone());
         self.write().await;
-        let restart_count = self.view.containers[0].restart_count;
+        self.record_regular_sidecars_started(sidecars);
+        let restart_count = self.view.main().restart_count;
         self.record(KubeletEventKind::ContainerStarted { container: name, restart_count });
         let sigterm = CancellationToken::new();
         let future = container::run(ctx, process.clone(), input, sigterm.clone()).boxed();
@@ -417,9 +431,7 @@ impl PodTask {
             PodSignal::Crash { exit_code, reason } => {
                 running.kill();
                 if reason.as_deref() == Some("OOMKilled") {
-                    self.record(KubeletEventKind::OomKilled {
-                        container: self.view.containers[0].name.clone(),
-                    });
+                    self.record(KubeletEventKind::OomKilled { container: self.view.main().name.clone() });
                 }
                 self.stopped(exit_code, StopCause::Exited, &running.state);
                 Ended::Exited(exit_code, reason)
@@ -455,7 +467,7 @@ impl PodTask {
     pub(crate) fn stopped(&self, exit_code: i32, cause: StopCause, state: &Arc<Mutex<ProcessState>>) {
         let state = state.lock().expect("process state").clone();
         self.record(KubeletEventKind::ContainerStopped {
-            container: self.view.containers[0].name.clone(),
+            container: self.view.main().name.clone(),
             exit_code,
             cause,
             runner_id: state.runner_id,
@@ -475,7 +487,7 @@ impl PodTask {
         let hang_percent = self.kubelet.config.runner_hang_percent;
         let hangs_after_job = hang_percent > 0 && self.rng.random_range(0..100u8) < hang_percent;
         let (kubelet, ns, name, uid) = (self.kubelet.clone(), self.namespace(), self.name(), self.uid());
-        let stream = format!("kubelet/pod/{uid}/process/{}", self.view.containers[0].restart_count);
+        let stream = format!("kubelet/pod/{uid}/process/{}", self.view.main().restart_count);
         ProcessContext {
             github: self.kubelet.github.clone(),
             client: self.kubelet.client.clone(),
@@ -501,10 +513,9 @@ impl PodTask {
         let message = format!("The node was low on resource: {reason}");
         self.view.evicted = Some(Eviction { reason: reason.to_string(), message });
         self.view.sandbox_ready = false;
-        for c in &mut self.view.containers {
-            if let ContainerState::Terminated { started, .. } = &c.state {
-                c.state = ContainerState::Running(started.clone());
-            }
+        let main = self.view.main_mut();
+        if let ContainerState::Terminated { started, .. } = &main.state {
+            main.state = ContainerState::Running(started.clone());
         }
         self.write().await;
     }
@@ -540,6 +551,11 @@ fn waiting(container: &Container, reason: &str) -> ContainerView {
 
 /// The container whose process the model runs: `runner` or `listener` if present, else the first.
 fn main_container(spec: &PodSpec) -> Option<Container> {
-    let named = |n: &str| spec.containers.iter().find(|c| c.name == n).cloned();
-    named("runner").or_else(|| named("listener")).or_else(|| spec.containers.first().cloned())
+    spec.containers.get(main_index(spec)).cloned()
+}
+
+/// Where [`main_container`] stands in `spec.containers` (0 when there is none).
+fn main_index(spec: &PodSpec) -> usize {
+    let named = |n: &str| spec.containers.iter().position(|c| c.name == n);
+    named("runner").or_else(|| named("listener")).unwrap_or(0)
 }

@@ -257,8 +257,11 @@ pub struct PodView {
     pub pod_ip: Option<String>,
     /// When the kubelet first reported the pod.
     pub start_time: Option<String>,
-    /// Its containers.
+    /// Its containers, in the spec's order (the status lists them by name, as the kubelet sorts
+    /// them).
     pub containers: Vec<ContainerView>,
+    /// Which of them runs the modelled process (the others are regular sidecars).
+    pub main: usize,
     /// Its init containers, in order (none for most pods).
     pub init_containers: Vec<ContainerView>,
     /// The pod will not run again (deleted and stopped): its phase is final.
@@ -296,6 +299,7 @@ impl PodView {
             pod_ip: None,
             start_time: None,
             containers,
+            main: 0,
             init_containers: Vec::new(),
             terminal: false,
             evicted: None,
@@ -337,7 +341,7 @@ impl PodView {
             "hostIP": HOST_IP,
             "hostIPs": [{"ip": HOST_IP}],
             "startTime": self.start_time,
-            "containerStatuses": self.containers.iter().map(|c| c.to_json(&self.uid)).collect::<Vec<_>>(),
+            "containerStatuses": self.container_statuses(),
         });
         if !self.init_containers.is_empty() {
             let init: Vec<Value> = self.init_containers.iter().map(|c| c.to_init_json(&self.uid)).collect();
@@ -360,6 +364,30 @@ impl PodView {
             status["conditions"].as_array_mut().expect("conditions").insert(0, target);
         }
         status
+    }
+
+    /// `containerStatuses`: sorted by name, as the kubelet's `convertToAPIContainerStatuses` sorts
+    /// them (init containers keep the spec's order).
+    fn container_statuses(&self) -> Vec<Value> {
+        let mut sorted: Vec<&ContainerView> = self.containers.iter().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        sorted.into_iter().map(|c| c.to_json(&self.uid)).collect()
+    }
+
+    /// The main container's view.
+    pub fn main(&self) -> &ContainerView {
+        &self.containers[self.main]
+    }
+
+    /// The main container's view, to change.
+    pub fn main_mut(&mut self) -> &mut ContainerView {
+        &mut self.containers[self.main]
+    }
+
+    /// The names of the regular sidecars (containers other than the main one) running now.
+    pub fn regular_sidecars_running(&self) -> Vec<String> {
+        let others = self.containers.iter().enumerate().filter(|(i, _)| *i != self.main);
+        others.filter(|(_, c)| c.is_running()).map(|(_, c)| c.name.clone()).collect()
     }
 
     fn generate(&self, phase: &str) -> Vec<Generated> {

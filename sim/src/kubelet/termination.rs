@@ -90,7 +90,7 @@ impl PodTask {
         }
         let finished = self.now();
         let started = running.started.clone();
-        self.view.containers[0].state =
+        self.view.main_mut().state =
             ContainerState::Terminated { exit_code: code, started, finished, reason: None };
         self.stop_sidecars();
         self.view.terminal = true;
@@ -105,7 +105,7 @@ impl PodTask {
     /// SIGTERM, then SIGKILL if the process is still there when the grace period runs out.
     async fn signal(&mut self, running: &mut Running, ending: &mut Ending) -> i32 {
         running.sigterm.cancel();
-        let container = self.view.containers[0].name.clone();
+        let container = self.view.main().name.clone();
         self.record(KubeletEventKind::Sigterm { container: container.clone() });
         ending.signalled = true;
         ending.until = Instant::now() + seconds(ending.grace_seconds); // allow-nondeterminism: tokio clock, paused in the sim

@@ -9,6 +9,8 @@
 //! - [`lifecycle`]: binding, running, restarts, evictions, crashes, missing secrets.
 //! - [`node_loss`]: a node cut off from the control plane: Ready False, taint eviction, its return,
 //!   its machine's death and pod GC, an operator's force delete.
+//! - [`regular_sidecars`]: a second container beside the runner: statuses sorted by name, a pod held
+//!   Running after its runner exits, a crashed sidecar under Never and OnFailure.
 //! - [`status`]: the sequence and shape of the kubelet's status writes.
 //! - [`termination`]: SIGTERM after the watch lag and a delay, the grace period, SIGKILL, and jobs
 //!   GitHub assigns inside that window.
@@ -26,6 +28,7 @@ mod determinism;
 mod init_containers;
 mod lifecycle;
 mod node_loss;
+mod regular_sidecars;
 mod runner_sessions;
 mod sidecars;
 mod slow_starts;

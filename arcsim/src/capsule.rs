@@ -89,6 +89,14 @@ pub struct CapsulePlan {
     /// 2026-12-06's sidecars: the scenario's own objects for the seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<Vec<serde_json::Value>>,
+    /// Whether the controller's clients were limited as ARC's binaries limit them. Absent (`false`) in
+    /// capsules written before 2026-12-07, when no world limited them: they replay unlimited, as cut.
+    #[serde(default, skip_serializing_if = "is_off")]
+    pub client_rate_limits: bool,
+}
+
+fn is_off(b: &bool) -> bool {
+    !*b
 }
 
 /// Why a capsule cannot be read or run.
@@ -169,6 +177,7 @@ impl Capsule {
                 watch_cache_lag: world.apiserver.watch_cache_lag,
                 kubelet: Some(world.kubelet),
                 objects: Some(world.objects),
+                client_rate_limits: world.client_rate_limits,
             },
             workload: world.workload,
             duration_ms: world.horizon_ms,
@@ -259,6 +268,7 @@ impl Capsule {
         if let Some(objects) = &self.plan.objects {
             config.objects = objects.clone();
         }
+        config.client_rate_limits = self.plan.client_rate_limits;
         config.workload = self.workload.clone();
         config.horizon_ms = self.duration_ms;
         config.schedule = self.schedule;

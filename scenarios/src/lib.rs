@@ -12,7 +12,7 @@
 //! - [`scaled`]: a scenario at another number of runners (`--runners`); [`on_network`]: on another
 //!   network backend (`--network`); [`on_schedule`]: under a schedule (`--schedule`); [`assuming`]:
 //!   under other assumptions about GitHub (`--assume`); [`client_limits`]: with the controller's client
-//!   QPS limits on (`--client-rate-limits`); [`reshape`]: the wrapper they share.
+//!   QPS limits off (`--unlimited-clients`); [`reshape`]: the wrapper they share.
 //! - [`names`]: every oracle and probe of the catalog by name, and names read back from a sweep's JSON.
 //! - [`verdict`]: everything a sweep reports about one seed, and the command that replays it.
 

@@ -124,9 +124,10 @@ pub struct WorldConfig {
     pub controller_clocks: BTreeMap<String, ClockSkew>,
     /// Whether the controller's processes limit their API clients' QPS and burst as their binary does
     /// (`kube_client`'s defaults: ARC's 20 and 30, a listener's 5 and 10); their clients retry after
-    /// `Retry-After` either way. Simplification: off by default (absent) until the worlds' pinned seeds
-    /// and capsules are measured again with it; never on in a world comparing twins whose request
-    /// counts differ by design, where a limiter would turn a twin's extra reads into later writes.
+    /// `Retry-After` either way. On in [`default_config`]; off in a world comparing twins whose request
+    /// counts differ by design, where a limiter would turn a twin's extra reads into later writes, and
+    /// in `arcsim run --unlimited-clients` (ARC with its limiter raised). A configuration that does
+    /// not name it (a capsule written before it was on) runs unlimited, as it was recorded.
     #[serde(default, skip_serializing_if = "is_off")]
     pub client_rate_limits: bool,
 }
@@ -504,7 +505,8 @@ impl World {
 }
 
 /// The defaults of a world with no objects: every component at its default, no faults, the standard
-/// workload, all fixes and optimisations on, a 2-hour horizon.
+/// workload, all fixes and optimisations on, the clients limited as ARC's binaries limit them, a
+/// 2-hour horizon.
 pub fn default_config(seed: Seed) -> WorldConfig {
     WorldConfig {
         seed,
@@ -522,6 +524,6 @@ pub fn default_config(seed: Seed) -> WorldConfig {
         network: Network::InProcess,
         schedule: Schedule::Fifo,
         controller_clocks: BTreeMap::new(),
-        client_rate_limits: false,
+        client_rate_limits: true,
     }
 }

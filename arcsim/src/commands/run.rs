@@ -21,7 +21,7 @@ use crate::report::verdict_text;
 use crate::runner::{run_build, run_build_keeping};
 use crate::visual;
 use arc_scenarios::assuming::Assuming;
-use arc_scenarios::client_limits::WithClientLimits;
+use arc_scenarios::client_limits::WithoutClientLimits;
 use arc_scenarios::kill_table;
 use arc_scenarios::on_network::OnNetwork;
 use arc_scenarios::on_schedule::OnSchedule;
@@ -77,11 +77,11 @@ pub struct RunArgs {
     /// (repeatable; `arcsim list assumptions` names them and their evidence).
     #[arg(long = "assume", value_name = "NAME=ALT", conflicts_with = "capsule")]
     pub assume: Vec<String>,
-    /// Limit the controller's and listeners' API clients as ARC's binaries do (20 QPS and burst 30, 5
-    /// and 10 for a listener; off in the catalog's worlds until their pins are measured with it): does
-    /// this seed's verdict hold under ARC's own client limit? Not for scenarios that compare twins.
+    /// Do not limit the controller's and listeners' API clients (every world limits them as ARC's
+    /// binaries do: 20 QPS and burst 30, 5 and 10 for a listener): does this seed's verdict need ARC's
+    /// limiter raised (`--k8s-client-rate-limiter-qps`)?
     #[arg(long, conflicts_with = "capsule")]
-    pub client_rate_limits: bool,
+    pub unlimited_clients: bool,
 }
 
 /// Runs and prints; an error when the run found a violation or was not deterministic.
@@ -99,18 +99,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let assumed = Assumed::parse(args.assume.iter().map(String::as_str))?;
     let on_network = OnNetwork { inner: sized, network: args.network };
-    let limited = WithClientLimits { inner: &on_network };
-    let on_network: &dyn Scenario = if args.client_rate_limits {
-        if !on_network.twins(seed, args.build.build().variant).is_empty() {
-            return Err(exit::usage(format!(
-                "--client-rate-limits: {} compares twins whose request counts differ by design; a client limit would make them differ in time",
-                found.name()
-            )));
-        }
-        &limited
-    } else {
-        &on_network
-    };
+    let unlimited = WithoutClientLimits { inner: &on_network };
+    let on_network: &dyn Scenario = if args.unlimited_clients { &unlimited } else { &on_network };
     let assuming = Assuming::new(on_network, &assumed);
     let on_schedule = OnSchedule::new(&assuming, args.schedule);
     let scenario: &dyn Scenario = &on_schedule;
@@ -122,7 +112,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     print!("{}", failure_story::stories(&record, &verdict.violations));
     let flagged = |text| {
         let text = with_assumed(with_schedule(with_network(text, args.network), args.schedule), &assumed);
-        with_client_limits(text, args.client_rate_limits)
+        with_unlimited_clients(text, args.unlimited_clients)
     };
     print!("{}", flagged(with_runners(verdict_text(&verdict), &verdict, args.runners)));
     write_outputs(
@@ -245,10 +235,10 @@ pub fn with_network(text: String, network: Network) -> String {
     }
 }
 
-/// `text` with `--client-rate-limits` after every replay command, when the run had them.
-pub fn with_client_limits(text: String, on: bool) -> String {
-    match on {
-        true => after_replay_commands(&text, " --client-rate-limits"),
+/// `text` with `--unlimited-clients` after every replay command, when the run had no client limits.
+pub fn with_unlimited_clients(text: String, unlimited: bool) -> String {
+    match unlimited {
+        true => after_replay_commands(&text, " --unlimited-clients"),
         false => text,
     }
 }

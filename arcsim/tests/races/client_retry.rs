@@ -45,20 +45,20 @@ fn a_throttled_pod_create_is_sent_again_after_its_retry_after_and_no_reconcile_s
 }
 
 /// Finding 05 under ARC's own client limit (findings/05): kubectl-delete-runners seed 11 under
-/// `arc-0.13.1` leaks a registration with the world's default (no QPS limit) and passes with ARC's
-/// 20/30 limit (`arcsim run --client-rate-limits`), the controller then reaching the deletion after its
-/// cache has the runner's id.
+/// `arc-0.13.1` passes with the world's default, ARC's 20/30 limit, the controller reaching the
+/// deletion after its cache has the runner's id, and leaks a registration with the limit off
+/// (`arcsim run --unlimited-clients`).
 #[test]
 fn finding_05s_seed_leaks_without_the_client_limit_and_not_with_it() {
-    use arc_scenarios::client_limits::WithClientLimits;
+    use arc_scenarios::client_limits::WithoutClientLimits;
     use arc_scenarios::variant::Build;
     use arcsim::runner::run_build;
 
     let scenario = scenarios::find("kubectl-delete-runners").expect("a scenario");
     let build = Build::new(arc_controller::Profile::Arc0131, Variant::Fixed);
-    let (plain, _) = run_build(scenario, build, Seed(11), TraceMode::HashOnly).expect("runs");
+    let (limited, _) = run_build(scenario, build, Seed(11), TraceMode::HashOnly).expect("runs");
+    assert!(limited.passed(), "{:?}", limited.violations);
+    let unlimited = WithoutClientLimits { inner: scenario };
+    let (plain, _) = run_build(&unlimited, build, Seed(11), TraceMode::HashOnly).expect("runs");
     assert!(plain.violations.iter().any(|v| v.oracle == "no-orphan-registration"), "{:?}", plain.violations);
-    let limited = WithClientLimits { inner: scenario };
-    let (under_limit, _) = run_build(&limited, build, Seed(11), TraceMode::HashOnly).expect("runs");
-    assert!(under_limit.passed(), "{:?}", under_limit.violations);
 }

@@ -45,16 +45,17 @@ fn a_leader_that_writes_past_its_renew_deadline_is_caught() {
     fixed_passes(&PausedLeader, [24_300_000]);
 }
 
-/// Steady-state seed 27,000,000 stops its listener for 53.7 s at 390.2 s, just after it acknowledged a
-/// message: the service seals the next one for its long poll while it is stopped, the listener sends
-/// nothing to GitHub or the API server meanwhile, and on going on it reads that answer at once.
+/// Steady-state seed 27,000,036 stops its listener for 32.3 s at 374.2 s: the service seals a message
+/// for its long poll while it is stopped, the listener sends nothing to GitHub or the API server
+/// meanwhile, and on going on it reads that answer at once. (Seed 27,000,000 showed it until the
+/// clients were limited as ARC's are: its listener was then being recreated when the pause came.)
 #[test]
 fn a_stopped_listener_sends_nothing_and_its_answer_waits_until_it_goes_on() {
     use arc_sim::apiserver::AuditEntry;
     use arc_sim::github::{EventKind, GitHubCall, GitHubEvent};
     use arc_sim::record::WorldEvent;
 
-    let (_, record) = run_one(&SteadyState, Variant::Fixed, Seed(27_000_000), TraceMode::HashOnly)
+    let (_, record) = run_one(&SteadyState, Variant::Fixed, Seed(27_000_036), TraceMode::HashOnly)
         .expect("the run completes");
     let (from, until) = record
         .events

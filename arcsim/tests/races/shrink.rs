@@ -107,8 +107,8 @@ mod slow {
         let scenario = scenarios::find("assign-during-delete").unwrap();
         let build = Build::arcsim(Variant::BugStaleRemovalSnapshot);
         let original =
-            Capsule::of_run(scenario, build, Seed(3), Network::InProcess, "no-busy-runner-deleted");
-        let shrunk = shrink(original, DEFAULT_BUDGET).expect("seed 3 fails, so it shrinks");
+            Capsule::of_run(scenario, build, Seed(4), Network::InProcess, "no-busy-runner-deleted");
+        let shrunk = shrink(original, DEFAULT_BUDGET).expect("seed 4 fails, so it shrinks");
         assert!(shrunk.after.jobs <= shrunk.before.jobs);
         let (verdict, _) = shrunk.capsule.run(TraceMode::HashOnly, None).expect("the capsule runs");
         assert!(shrunk.capsule.fails(&verdict), "{verdict:?}");

@@ -1,6 +1,6 @@
 //! Seeing a failure (issue 18): the story `arcsim run` prints, the timeline page, the Mermaid diagram
 //! and `arcsim serve`, on the run the issue names (assign-during-delete with the stale removal
-//! snapshot, seed 3: the issue named it; this test used seeds 12 and 5 while it passed as the fakes'
+//! snapshot, seed 4: the issue named 3; this test used seeds 12 and 5 while it passed as the fakes'
 //! timing moved) and on short worlds.
 //!
 //! [`failing_run`] runs that world once per test binary, keeping its whole record. [`browser`] holds
@@ -31,9 +31,10 @@ use arcsim::runner::run_one_keeping;
 pub(crate) const SCENARIO: &str = "assign-during-delete";
 /// The variant.
 pub(crate) const VARIANT: Variant = Variant::BugStaleRemovalSnapshot;
-/// A seed the bug fails (the issue named 3, and 12 stood in until it passed too); if the world changes
-/// so that it passes, the first failing seed of 1-40 stands in (at the cost of a run per seed tried).
-pub(crate) const SEED: u64 = 3;
+/// A seed the bug fails (the issue named 3, and 12 stood in until it passed too; 4 since the clients
+/// are limited as ARC's are); if the world changes so that it passes, the first failing seed of 1-40
+/// stands in (at the cost of a run per seed tried).
+pub(crate) const SEED: u64 = 4;
 
 /// The failing run, its verdict and its whole record, computed once.
 pub(crate) fn failing_run() -> &'static (Verdict, RunRecord) {

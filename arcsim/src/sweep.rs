@@ -141,6 +141,7 @@ fn keep_first(first: &mut FirstViolations, at: usize, violations: Vec<Violation>
 
 /// Runs the seed at position `at` (twice with `check_determinism`) until it has answered (a bug
 /// variant's run stops once every oracle it must fail has fired): its result and its violations.
+/// Only the determinism check compares traces, so without it no trace line is rendered.
 fn run_checked(
     scenario: &dyn Scenario,
     build: Build,
@@ -148,7 +149,8 @@ fn run_checked(
     seed: Seed,
     check_determinism: bool,
 ) -> (SeedResult, Vec<Violation>) {
-    let first = match run_build_to_answer(scenario, build, seed, TraceMode::HashOnly) {
+    let mode = if check_determinism { TraceMode::HashOnly } else { TraceMode::Off };
+    let first = match run_build_to_answer(scenario, build, seed, mode) {
         Ok((verdict, _)) => verdict,
         Err(e) => return (SeedResult::not_run(at, seed, e.to_string()), Vec::new()),
     };

@@ -20,6 +20,9 @@ pub enum TraceMode {
     HashOnly,
     /// Print each line to stderr as it is recorded and keep only the hash (interactive servers).
     Stderr,
+    /// Keep nothing: no line is rendered, hashed or counted, so the hash and the count stay those of an
+    /// empty trace (sweeps that compare no traces; a failing seed's replay renders its trace).
+    Off,
 }
 
 #[derive(Debug, Default)]
@@ -51,6 +54,9 @@ impl Trace {
 
     /// Appends `"{sim_ms} {actor} {event} {details}"`.
     pub fn record(&self, actor: &str, event: &str, details: impl fmt::Display) {
+        if self.is_off() {
+            return;
+        }
         let mut line = String::with_capacity(64);
         let _ = write!(line, "{} {actor} {event}", self.clock.elapsed_ms());
         let start = line.len();
@@ -69,8 +75,13 @@ impl Trace {
         match self.mode {
             TraceMode::Full => inner.lines.push(line),
             TraceMode::Stderr => eprintln!("{line}"),
-            TraceMode::HashOnly => {}
+            TraceMode::HashOnly | TraceMode::Off => {}
         }
+    }
+
+    /// Whether this trace keeps nothing ([`TraceMode::Off`]): a recorder need not render its lines.
+    pub fn is_off(&self) -> bool {
+        self.mode == TraceMode::Off
     }
 
     /// The FNV-1a hash of every line so far (each followed by a newline).
@@ -139,5 +150,14 @@ mod tests {
         assert_eq!(full.hash(), hashed.hash());
         assert!(hashed.lines().is_empty());
         assert_eq!(hashed.len(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_off_trace_keeps_what_an_empty_one_does() {
+        let clock = SimClock::start();
+        let off = Trace::new(clock, TraceMode::Off);
+        off.record("a", "b", 1);
+        assert!(off.is_off() && off.is_empty() && off.lines().is_empty());
+        assert_eq!(off.hash(), Trace::new(clock, TraceMode::Full).hash());
     }
 }

@@ -73,14 +73,16 @@ impl Recorder {
         self.inner.lock().expect("record lock").interest.wants(TypeId::of::<T>(), resource)
     }
 
-    /// Records `event`: the next sequence number, the current simulated time, its line in the trace,
-    /// and the event itself if the interest wants it.
+    /// Records `event`: the next sequence number, the current simulated time, its line in the trace
+    /// (not rendered when the trace is off), and the event itself if the interest wants it.
     pub fn emit<T: Observed>(&self, event: T) {
         let at_ms = self.clock.elapsed_ms();
         let mut inner = self.inner.lock().expect("record lock");
         let seq = inner.next_seq;
         inner.next_seq += 1;
-        if let Some(line) = event.line() {
+        if !self.trace.is_off()
+            && let Some(line) = event.line()
+        {
             self.trace.record(&line.actor, &line.event, line.details);
         }
         if inner.interest.wants(TypeId::of::<T>(), event.resource()) {
@@ -170,5 +172,22 @@ mod tests {
         assert_eq!(record.events_from(2).iter().map(|e| e.seq).collect::<Vec<_>>(), vec![3]);
         assert!(record.events_from(9).is_empty());
         assert!(record.wants::<Said>(None) && !record.wants::<Silent>(None));
+    }
+
+    /// An event whose line must never be rendered.
+    #[derive(Debug, Clone)]
+    struct Unrendered;
+    impl Observed for Unrendered {
+        fn line(&self) -> Option<Line<'_>> {
+            panic!("an off trace renders no line")
+        }
+        crate::observed_as_any!();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_off_trace_renders_no_line_and_still_keeps_events() {
+        let record = Recorder::new(SimClock::start(), TraceMode::Off);
+        record.emit(Unrendered);
+        assert_eq!((record.emitted(), record.kept(), record.trace().len()), (1, 1, 0));
     }
 }

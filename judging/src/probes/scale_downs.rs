@@ -62,6 +62,7 @@ pub fn judged(run: &RunRecord) -> Vec<ScaleDown> {
     let sets = SetHistory::of(run);
     let runners = runner_versions(run);
     let cache = CacheReads::of(run);
+    let removals = Removals::of(run);
     let deletes = run.audit().filter(|a| {
         a.resource == "ephemeralrunners"
             && a.verb == ApiVerb::Delete
@@ -75,7 +76,7 @@ pub fn judged(run: &RunRecord) -> Vec<ScaleDown> {
         let Some(versions) = runners.get(&key) else { continue };
         let Some(victim) = idle_before(versions, a.served_ms) else { continue };
         let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
-        let Some(removed_at) = removed_before(run, victim.runner_id, a.served_ms) else { continue };
+        let Some(removed_at) = removals.last_before(victim.runner_id, a.served_ms) else { continue };
         if recorded_at(versions, victim.runner_id).is_none_or(|at| at > removed_at) {
             continue;
         }
@@ -177,18 +178,31 @@ fn recorded_at(versions: &[(u64, &Value)], id: i64) -> Option<u64> {
     versions.iter().find(|(_, o)| runner_id(o) == id).map(|(at, _)| *at)
 }
 
-/// The sim ms of the latest RemoveRunner for `runner` answered 204 (removed, or unknown) at or before
-/// `ms`. A busy answer does not count: the removing path keeps the runner, and a later delete of it
-/// comes from elsewhere (its pod succeeded, say).
-fn removed_before(run: &RunRecord, runner: i64, ms: u64) -> Option<u64> {
-    run.github_events()
-        .take_while(|e| e.at_ms <= ms)
-        .filter(|e| {
-            matches!(e.kind, EventKind::RemoveRunner { runner_id, outcome: RemoveOutcome::Removed | RemoveOutcome::Unknown }
-                if runner_id == runner)
-        })
-        .map(|e| e.at_ms)
-        .last()
+/// The RemoveRunner calls answered 204 (removed, or unknown), by runner id, in the order GitHub
+/// answered them. A busy answer does not count: the removing path keeps the runner, and a later delete
+/// of it comes from elsewhere (its pod succeeded, say).
+struct Removals(BTreeMap<i64, Vec<u64>>);
+
+impl Removals {
+    fn of(run: &RunRecord) -> Self {
+        let mut by_runner: BTreeMap<i64, Vec<u64>> = BTreeMap::new();
+        for e in run.github_events() {
+            if let EventKind::RemoveRunner {
+                runner_id,
+                outcome: RemoveOutcome::Removed | RemoveOutcome::Unknown,
+            } = e.kind
+            {
+                by_runner.entry(runner_id).or_default().push(e.at_ms);
+            }
+        }
+        Removals(by_runner)
+    }
+
+    /// The sim ms of the latest such removal of `runner` at or before `ms`.
+    fn last_before(&self, runner: i64, ms: u64) -> Option<u64> {
+        let times = self.0.get(&runner)?;
+        times[..times.partition_point(|at| *at <= ms)].last().copied()
+    }
 }
 
 /// Every committed version of every EphemeralRunnerSet.

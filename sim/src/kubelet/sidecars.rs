@@ -58,14 +58,15 @@ impl PodTask {
     /// Marks the regular sidecars that never ran as running since `started` (the main container's
     /// first start writes them); their names and restart counts, to record once written.
     pub(crate) fn start_regular_sidecars(&mut self, started: &str) -> Vec<(String, u32)> {
-        let main = self.view.main;
-        let fresh = self.view.containers.iter_mut().enumerate().filter(|(i, c)| *i != main && !c.has_run());
-        fresh
-            .map(|(_, c)| {
+        let mut started_now = Vec::new();
+        for i in self.view.regular_sidecars() {
+            let c = &mut self.view.containers[i];
+            if !c.has_run() {
                 c.state = ContainerState::Running(started.to_string());
-                (c.name.clone(), c.restart_count)
-            })
-            .collect()
+                started_now.push((c.name.clone(), c.restart_count));
+            }
+        }
+        started_now
     }
 
     /// Records the starts [`Self::start_regular_sidecars`] made.
@@ -98,7 +99,7 @@ impl PodTask {
         let native = (0..self.view.init_containers.len())
             .filter(|&i| self.view.init_containers[i].restartable)
             .map(Slot::Native);
-        let regular = (0..self.view.containers.len()).filter(|&i| i != self.view.main).map(Slot::Regular);
+        let regular = self.view.regular_sidecars().map(Slot::Regular);
         native.chain(regular).collect()
     }
 
@@ -221,10 +222,9 @@ impl PodTask {
         if self.view.phase() != "Failed" || !main_succeeded {
             return;
         }
-        let main = self.view.main;
-        let failed = |c: &ContainerView| matches!(c.state, ContainerState::Terminated { exit_code, .. } if exit_code != 0);
-        let containers = self.view.containers.iter().enumerate().filter(|(i, c)| *i != main && failed(c));
-        let containers = containers.map(|(_, c)| c.name.clone()).collect();
+        let failed = |c: &&ContainerView| matches!(c.state, ContainerState::Terminated { exit_code, .. } if exit_code != 0);
+        let sidecars = self.view.regular_sidecars().map(|i| &self.view.containers[i]);
+        let containers = sidecars.filter(failed).map(|c| c.name.clone()).collect();
         self.record(KubeletEventKind::FailedBesideSucceededMain { containers });
     }
 }

@@ -384,10 +384,16 @@ impl PodView {
         &mut self.containers[self.main]
     }
 
-    /// The names of the regular sidecars (containers other than the main one) running now.
+    /// The positions in `containers` of the regular sidecars: every container but the main one.
+    pub fn regular_sidecars(&self) -> impl Iterator<Item = usize> + use<> {
+        let main = self.main;
+        (0..self.containers.len()).filter(move |&i| i != main)
+    }
+
+    /// The names of the regular sidecars running now.
     pub fn regular_sidecars_running(&self) -> Vec<String> {
-        let others = self.containers.iter().enumerate().filter(|(i, _)| *i != self.main);
-        others.filter(|(_, c)| c.is_running()).map(|(_, c)| c.name.clone()).collect()
+        let running = self.regular_sidecars().map(|i| &self.containers[i]).filter(|c| c.is_running());
+        running.map(|c| c.name.clone()).collect()
     }
 
     fn generate(&self, phase: &str) -> Vec<Generated> {

@@ -51,6 +51,7 @@ pub mod lifecycle;
 pub mod list;
 pub mod load;
 pub mod merge;
+pub mod node_path;
 pub mod patch;
 pub mod pod_status;
 pub mod prune;

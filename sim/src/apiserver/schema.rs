@@ -47,13 +47,18 @@ impl JsonType {
 
     /// The name as schemas spell it.
     pub fn as_str(self) -> &'static str {
+        self.as_slice()[0]
+    }
+
+    /// The name as a list of one, for a validator that also checks nodes of two types.
+    pub fn as_slice(self) -> &'static [&'static str] {
         match self {
-            JsonType::Object => "object",
-            JsonType::Array => "array",
-            JsonType::String => "string",
-            JsonType::Integer => "integer",
-            JsonType::Number => "number",
-            JsonType::Boolean => "boolean",
+            JsonType::Object => &["object"],
+            JsonType::Array => &["array"],
+            JsonType::String => &["string"],
+            JsonType::Integer => &["integer"],
+            JsonType::Number => &["number"],
+            JsonType::Boolean => &["boolean"],
         }
     }
 }

@@ -15,6 +15,7 @@
 use serde_json::{Map, Number, Value};
 
 use super::gofmt;
+use super::node_path::NodePath;
 use super::schema::{Additional, JsonType, Schema};
 use super::status::Cause;
 
@@ -55,7 +56,7 @@ const MAX_JSON_INTEGER: f64 = 9_007_199_254_740_992.0;
 /// `<nil>` as the real server's do).
 pub fn validate(schema: &Schema, value: &Value, field_root: Option<&str>) -> Vec<Cause> {
     let mut v = Validator { causes: Vec::new(), field_root };
-    v.node(schema, value, "");
+    v.node(schema, value, &NodePath::Root);
     v.causes
 }
 
@@ -92,7 +93,7 @@ fn is_json_integer(f: f64) -> bool {
 }
 
 impl Validator<'_> {
-    fn node(&mut self, s: &Schema, value: &Value, path: &str) {
+    fn node(&mut self, s: &Schema, value: &Value, path: &NodePath<'_>) {
         self.check_type(s, value, path);
         match value {
             Value::String(text) => self.check_string(s, text, path),
@@ -134,16 +135,12 @@ impl Validator<'_> {
         self.push("FieldValueTypeInvalid", name, message);
     }
 
-    fn check_type(&mut self, s: &Schema, value: &Value, path: &str) {
-        let types: Vec<&str> = if s.int_or_string {
-            vec!["integer", "string"]
-        } else {
-            s.json_type.map(JsonType::as_str).into_iter().collect()
-        };
+    fn check_type(&mut self, s: &Schema, value: &Value, path: &NodePath<'_>) {
+        let types = types_of(s);
         let format = supported_format(s);
         if value.is_null() {
             if !types.is_empty() && !s.nullable {
-                self.type_invalid(path, &types.join(","), "null");
+                self.type_invalid(&path.to_string(), &types.join(","), "null");
             }
             return;
         }
@@ -157,36 +154,39 @@ impl Validator<'_> {
         let stringish = value.is_string() || value.is_array();
         if let Some(format) = format {
             if !(stringish || has(found) || float_int || int_float) {
-                return self.type_invalid(path, format, found_format);
+                return self.type_invalid(&path.to_string(), format, found_format);
             }
             if stringish && !has("number") && !has("integer") {
                 return;
             }
         }
         if !(has(found) || float_int || int_float) {
-            self.type_invalid(path, &types.join(","), found);
+            self.type_invalid(&path.to_string(), &types.join(","), found);
         }
     }
 
     /// maxLength, minLength, pattern: the first failure only, as kube-openapi's string validator.
-    fn check_string(&mut self, s: &Schema, text: &str, path: &str) {
+    fn check_string(&mut self, s: &Schema, text: &str, path: &NodePath<'_>) {
+        if s.max_length.is_none() && s.min_length.is_none() && s.pattern.is_none() {
+            return;
+        }
         let length = text.chars().count() as u64;
         if let Some(max) = s.max_length.filter(|max| length > *max) {
             let message = format!("Too long: may not be more than {max} bytes");
-            return self.push("FieldValueTooLong", path, message);
+            return self.push("FieldValueTooLong", &path.to_string(), message);
         }
         if let Some(min) = s.min_length.filter(|min| length < *min) {
             let detail = format!("{path} in body should be at least {min} chars long");
-            return self.invalid(path, gofmt::quote(text), detail);
+            return self.invalid(&path.to_string(), gofmt::quote(text), detail);
         }
         if let Some(p) = s.pattern.as_ref().filter(|p| !p.regex.is_match(text)) {
             let detail = format!("{path} in body should match '{}'", p.source);
-            self.invalid(path, gofmt::quote(text), detail);
+            self.invalid(&path.to_string(), gofmt::quote(text), detail);
         }
     }
 
-    fn check_number(&mut self, s: &Schema, n: Num, path: &str) {
-        let bad = match n {
+    fn check_number(&mut self, s: &Schema, n: Num, path: &NodePath<'_>) {
+        let bad = || match n {
             Num::Int(i) => i.to_string(),
             Num::Float(f) => gofmt::float(f),
         };
@@ -199,36 +199,38 @@ impl Validator<'_> {
         if let Some(factor) = s.multiple_of.filter(|f| *f > 0.0)
             && let Some(shown) = not_multiple(n, factor)
         {
-            self.invalid(path, bad.clone(), format!("{path} in body should be a multiple of {shown}"));
+            self.invalid(&path.to_string(), bad(), format!("{path} in body should be a multiple of {shown}"));
         }
         if let Some(min) = s.minimum
             && let Some((word, shown)) = below(n, min, s.exclusive_minimum)
         {
-            self.invalid(path, bad.clone(), format!("{path} in body should be {word} {shown}"));
+            self.invalid(&path.to_string(), bad(), format!("{path} in body should be {word} {shown}"));
         }
         if let Some(max) = s.maximum
             && let Some((word, shown)) = above(n, max, s.exclusive_maximum)
         {
-            self.invalid(path, bad, format!("{path} in body should be {word} {shown}"));
+            self.invalid(&path.to_string(), bad(), format!("{path} in body should be {word} {shown}"));
         }
     }
 
-    fn check_array(&mut self, s: &Schema, items: &[Value], path: &str) {
+    fn check_array(&mut self, s: &Schema, items: &[Value], path: &NodePath<'_>) {
         if let Some(item_schema) = &s.items {
             for (i, item) in items.iter().enumerate() {
-                self.node(item_schema, item, &format!("{path}[{i}]"));
+                self.node(item_schema, item, &path.item(i));
             }
         }
         let size = items.len() as u64;
         if let Some(min) = s.min_items.filter(|min| size < *min) {
-            self.invalid(path, size.to_string(), format!("{path} in body should have at least {min} items"));
+            let detail = format!("{path} in body should have at least {min} items");
+            self.invalid(&path.to_string(), size.to_string(), detail);
         }
         if let Some(max) = s.max_items.filter(|max| size > *max) {
-            self.push("FieldValueTooMany", path, format!("Too many: {size}: must have at most {max} items"));
+            let message = format!("Too many: {size}: must have at most {max} items");
+            self.push("FieldValueTooMany", &path.to_string(), message);
         }
     }
 
-    fn check_enum(&mut self, s: &Schema, value: &Value, path: &str) {
+    fn check_enum(&mut self, s: &Schema, value: &Value, path: &NodePath<'_>) {
         if s.enum_values.is_empty() || (!value.is_null() && s.enum_values.iter().any(|e| same(e, value))) {
             return;
         }
@@ -242,42 +244,52 @@ impl Validator<'_> {
             gofmt::bad_value(value),
             supported.join(", ")
         );
-        self.push("FieldValueNotSupported", path, message);
+        self.push("FieldValueNotSupported", &path.to_string(), message);
     }
 
-    fn check_object(&mut self, s: &Schema, map: &Map<String, Value>, path: &str) {
+    fn check_object(&mut self, s: &Schema, map: &Map<String, Value>, path: &NodePath<'_>) {
         let size = map.len() as u64;
         if let Some(min) = s.min_properties.filter(|min| size < *min) {
-            self.invalid(
-                path,
-                size.to_string(),
-                format!("{path} in body should have at least {min} properties"),
-            );
+            let detail = format!("{path} in body should have at least {min} properties");
+            self.invalid(&path.to_string(), size.to_string(), detail);
         }
         if let Some(max) = s.max_properties.filter(|max| size > *max) {
-            self.push("FieldValueTooMany", path, format!("Too many: {size}: must have at most {max} items"));
+            let message = format!("Too many: {size}: must have at most {max} items");
+            self.push("FieldValueTooMany", &path.to_string(), message);
         }
         if let Some(Additional::Schema(values)) = &s.additional_properties {
             for (key, value) in map.iter().filter(|(k, _)| !s.properties.contains_key(*k)) {
-                self.node(values, value, &format!("{path}.{key}"));
+                self.node(values, value, &path.entry(key));
             }
         }
         for (name, child) in &s.properties {
             if let Some(value) = map.get(name) {
-                let child_path = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
-                self.node(child, value, &child_path);
+                self.node(child, value, &path.property(name));
             }
         }
         for name in s.required.iter().filter(|r| !map.contains_key(*r)) {
-            self.push("FieldValueRequired", &format!("{path}.{name}"), "Required value".into());
+            self.push("FieldValueRequired", &path.entry(name).to_string(), "Required value".into());
         }
+    }
+}
+
+/// The JSON types a node's schema allows (none: any).
+fn types_of(s: &Schema) -> &'static [&'static str] {
+    match (s.int_or_string, s.json_type) {
+        (true, _) => &["integer", "string"],
+        (false, Some(t)) => t.as_slice(),
+        (false, None) => &[],
     }
 }
 
 /// The format kube-apiserver keeps from the schema (`None` when absent or unsupported).
 fn supported_format(s: &Schema) -> Option<&str> {
     let format = s.format.as_deref()?;
-    SUPPORTED_FORMATS.contains(&format.replace('-', "").as_str()).then_some(format)
+    let supported = match format.contains('-') {
+        true => SUPPORTED_FORMATS.contains(&format.replace('-', "").as_str()),
+        false => SUPPORTED_FORMATS.contains(&format),
+    };
+    supported.then_some(format)
 }
 
 /// The JSON type kube-openapi infers for a decoded value, and its format name (`int64`, `float64`).

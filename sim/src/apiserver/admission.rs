@@ -389,7 +389,8 @@ pub fn prepare_update(
     if rt.is_core("secrets") {
         fold_string_data(&mut next);
     }
-    if spec_changed(rt, old, &next) {
+    // A `/status` write took everything but its status from the stored object: no spec to compare.
+    if sub == Subresource::Main && spec_changed(rt, old, &next) {
         let generation = old.at("/metadata/generation").and_then(Value::as_i64).unwrap_or(1) + 1;
         meta_mut(&mut next).insert("generation".into(), json!(generation));
     }

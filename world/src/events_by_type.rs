@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 
 use arc_sim::record::Event;
 
+use crate::derived::{Shape, shape};
+
 /// The positions of each type's events in a record, built on first use.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EventsByType {
@@ -20,7 +22,7 @@ pub(crate) struct EventsByType {
 #[derive(Debug, Clone)]
 struct Positions {
     /// How many events there were, and the sequence numbers of the first and the last.
-    shape: (usize, Option<u64>, Option<u64>),
+    shape: Shape,
     by_type: BTreeMap<TypeId, Vec<usize>>,
 }
 
@@ -41,10 +43,6 @@ impl Positions {
         }
         Positions { shape: shape(events), by_type }
     }
-}
-
-fn shape(events: &[Event]) -> (usize, Option<u64>, Option<u64>) {
-    (events.len(), events.first().map(|e| e.seq), events.last().map(|e| e.seq))
 }
 
 #[cfg(test)]

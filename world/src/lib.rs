@@ -24,6 +24,7 @@ mod answer;
 mod cluster;
 mod controller_host;
 mod crds;
+mod derived;
 mod disruptions;
 mod events_by_type;
 mod held_release;

@@ -2,7 +2,7 @@
 //! event stream, as far as the run's interest kept it, and its text form, the trace), and the state
 //! at the end (jobs, runners, objects, metrics, counters).
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -18,6 +18,7 @@ use arc_sim::record::{Event, Interest, Observed, WorldEvent};
 use arc_sim::seed::Seed;
 use arc_sim::trace::Trace;
 
+use crate::derived::{Derived, shape};
 use crate::events_by_type::EventsByType;
 
 /// The clocks a run's configuration names (the rest of it is not read).
@@ -86,6 +87,8 @@ pub struct RunRecord {
     pub restarts_mid_reconcile: u32,
     /// Where each type's events sit in `events`, found the first time a judge asks.
     pub(crate) by_type: EventsByType,
+    /// What judges derived from `events`, kept for the judges that ask again ([`RunRecord::derived`]).
+    pub(crate) derived: Derived,
 }
 
 impl RunRecord {
@@ -110,6 +113,12 @@ impl RunRecord {
             Some(positions) => Box::new(positions.iter().filter_map(move |&i| with_body(&self.events[i]))),
             None => Box::new(self.events.iter().filter_map(with_body)),
         }
+    }
+
+    /// What `derive` makes of this record, made by the first judge that asks for a `T` under `key` and
+    /// shared with every later one; made again once the events are no longer those it was made from.
+    pub fn derived<T: Any + Send + Sync>(&self, key: &str, derive: impl FnOnce(&RunRecord) -> T) -> Arc<T> {
+        self.derived.get_or_derive(shape(&self.events), key, || derive(self))
     }
 
     /// Every mutating API request the run kept, in order (the audit log).
@@ -243,6 +252,7 @@ impl Sources<'_> {
             controller_restarts: 0,
             restarts_mid_reconcile: 0,
             by_type: EventsByType::default(),
+            derived: Derived::default(),
         }
     }
 }

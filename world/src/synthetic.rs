@@ -54,6 +54,7 @@ impl SyntheticRun {
             controller_restarts: 0,
             restarts_mid_reconcile: 0,
             by_type: crate::events_by_type::EventsByType::default(),
+            derived: crate::derived::Derived::default(),
         };
         SyntheticRun { record, next_rv: 1 }
     }

@@ -45,7 +45,7 @@ impl Oracle for ScaleDownOnlyOnPatchZero {
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         scale_downs::judged(run)
-            .into_iter()
+            .iter()
             .filter(|s| !s.patch_ids.contains(&0))
             .map(|s| Violation {
                 oracle: self.name(),

@@ -6,65 +6,82 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_sim::apiserver::reads::ReadEntry;
-use arc_sim::apiserver::{Change, EventType};
+use arc_sim::apiserver::{Change, Committed, EventType};
 use arc_world::RunRecord;
 use serde_json::Value;
 
 /// Every committed change of one resource, by `namespace/name`, in commit order with its sim ms.
 pub struct Commits<'a> {
-    by_key: BTreeMap<String, Vec<(u64, &'a Arc<Change>)>>,
+    run: &'a RunRecord,
+    index: Arc<CommitIndex>,
+}
+
+/// Where the commits of each object of one resource sit in a record's events: made once per record and
+/// resource ([`RunRecord::derived`]), since seven judges read the pods' or the runners' commits.
+struct CommitIndex {
+    by_key: BTreeMap<String, Vec<usize>>,
+}
+
+impl CommitIndex {
+    fn of(run: &RunRecord, plural: &str) -> Self {
+        let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, event) in run.events.iter().enumerate() {
+            if let Some(c) = event.get::<Committed>().filter(|c| c.resource == plural) {
+                by_key.entry(crate::view::key_of(&c.change.object)).or_default().push(i);
+            }
+        }
+        CommitIndex { by_key }
+    }
 }
 
 impl<'a> Commits<'a> {
     /// The commits of `plural` in `run`.
     pub fn of(run: &'a RunRecord, plural: &str) -> Self {
-        let mut by_key: BTreeMap<String, Vec<(u64, &'a Arc<Change>)>> = BTreeMap::new();
-        for (at_ms, _, change) in run.committed().filter(|(_, resource, _)| *resource == plural) {
-            by_key.entry(crate::view::key_of(&change.object)).or_default().push((at_ms, change));
-        }
-        Commits { by_key }
+        Commits { run, index: run.derived(plural, |run| CommitIndex::of(run, plural)) }
+    }
+
+    /// The changes of `key` in commit order, with their sim ms.
+    fn changes(&self, key: &str) -> impl DoubleEndedIterator<Item = (u64, &'a Arc<Change>)> + '_ {
+        let run = self.run;
+        self.index.by_key.get(key).into_iter().flatten().map(move |&i| {
+            let event = &run.events[i];
+            (event.at_ms, &event.get::<Committed>().expect("indexed as a commit").change)
+        })
     }
 
     /// The last change of `key` committed at or before `ms`.
     pub fn last_before(&self, key: &str, ms: u64) -> Option<&'a Arc<Change>> {
-        self.by_key.get(key)?.iter().rev().find(|(at, _)| *at <= ms).map(|(_, c)| *c)
+        self.changes(key).rev().find(|(at, _)| *at <= ms).map(|(_, c)| c)
     }
 
     /// The last change of `key` committed before `ms` (not at it).
     pub fn last_strictly_before(&self, key: &str, ms: u64) -> Option<&'a Arc<Change>> {
-        self.by_key.get(key)?.iter().rev().find(|(at, _)| *at < ms).map(|(_, c)| *c)
+        self.changes(key).rev().find(|(at, _)| *at < ms).map(|(_, c)| c)
     }
 
     /// The creation of the incarnation of `key` that was live at `ms` (the last ADDED at or before it).
     pub fn created_before(&self, key: &str, ms: u64) -> Option<&'a Arc<Change>> {
-        let changes = self.by_key.get(key)?;
-        changes
-            .iter()
-            .rev()
-            .filter(|(at, _)| *at <= ms)
-            .find(|(_, c)| c.kind == EventType::Added)
-            .map(|(_, c)| *c)
+        self.creation_before(key, ms).map(|(_, c)| c)
     }
 
     /// When the incarnation of `key` live at `ms` was created, and its creation.
     pub fn creation_before(&self, key: &str, ms: u64) -> Option<(u64, &'a Arc<Change>)> {
-        let changes = self.by_key.get(key)?;
-        changes.iter().rev().filter(|(at, _)| *at <= ms).find(|(_, c)| c.kind == EventType::Added).copied()
+        self.changes(key).rev().filter(|(at, _)| *at <= ms).find(|(_, c)| c.kind == EventType::Added)
     }
 
     /// The object of `key` as committed at resourceVersion `rv`.
     pub fn version(&self, key: &str, rv: u64) -> Option<&'a Value> {
-        self.by_key.get(key)?.iter().find(|(_, c)| c.rv == rv).map(|(_, c)| c.object.as_ref())
+        self.change_at(key, rv).map(|c| c.object.as_ref())
     }
 
     /// The change of `key` that committed at resourceVersion `rv`.
     pub fn change_at(&self, key: &str, rv: u64) -> Option<&'a Arc<Change>> {
-        self.by_key.get(key)?.iter().find(|(_, c)| c.rv == rv).map(|(_, c)| *c)
+        self.changes(key).find(|(_, c)| c.rv == rv).map(|(_, c)| c)
     }
 
-    /// Every key with its changes.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Vec<(u64, &'a Arc<Change>)>)> {
-        self.by_key.iter()
+    /// Every key, in order, with its changes.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, impl Iterator<Item = (u64, &'a Arc<Change>)> + '_)> {
+        self.index.by_key.keys().map(|key| (key.as_str(), self.changes(key)))
     }
 }
 

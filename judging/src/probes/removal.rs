@@ -26,7 +26,7 @@ pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
     let handed = Handed::to(run, "controller", "ephemeralrunners");
     let key_of_runner: BTreeMap<i64, String> = commits
         .iter()
-        .flat_map(|(key, changes)| changes.iter().map(move |(_, c)| (runner_id(&c.object), key.clone())))
+        .flat_map(|(key, changes)| changes.map(move |(_, c)| (runner_id(&c.object), key.to_string())))
         .filter(|(id, _)| *id != 0)
         .collect();
     let assigned: Vec<(u64, i64)> = run

@@ -7,6 +7,7 @@
 //! the `idle-runner-scaled-down` probe counts those whose window held a non-zero patch ID.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use arc_sim::apiserver::reads::{ReadEntry, ReadVia};
 use arc_sim::apiserver::{AuditEntry, Committed};
@@ -38,7 +39,8 @@ pub fn judged_count(run: &RunRecord) -> u32 {
 /// How many judged scale-downs came while the controller's cache could also hold its set at a
 /// non-zero patch ID: the window in which the gate decides (the `idle-runner-scaled-down` probe).
 pub fn with_nonzero_patch_held(run: &RunRecord) -> u32 {
-    let contested = judged(run).into_iter().filter(|s| s.patch_ids.iter().any(|p| *p != 0));
+    let scale_downs = judged(run);
+    let contested = scale_downs.iter().filter(|s| s.patch_ids.iter().any(|p| *p != 0));
     u32::try_from(contested.count()).unwrap_or(u32::MAX)
 }
 
@@ -57,8 +59,13 @@ pub struct ScaleDown {
     pub patch_ids: Vec<i64>,
 }
 
-/// The controller's removals that only the scaling path can explain.
-pub fn judged(run: &RunRecord) -> Vec<ScaleDown> {
+/// The controller's removals that only the scaling path can explain, judged once per record (the gate
+/// oracle and two probes read them).
+pub fn judged(run: &RunRecord) -> Arc<Vec<ScaleDown>> {
+    run.derived("", judge)
+}
+
+fn judge(run: &RunRecord) -> Vec<ScaleDown> {
     let sets = SetHistory::of(run);
     let runners = runner_versions(run);
     let cache = CacheReads::of(run);

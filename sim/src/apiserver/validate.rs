@@ -285,11 +285,7 @@ fn types_of(s: &Schema) -> &'static [&'static str] {
 /// The format kube-apiserver keeps from the schema (`None` when absent or unsupported).
 fn supported_format(s: &Schema) -> Option<&str> {
     let format = s.format.as_deref()?;
-    let supported = match format.contains('-') {
-        true => SUPPORTED_FORMATS.contains(&format.replace('-', "").as_str()),
-        false => SUPPORTED_FORMATS.contains(&format),
-    };
-    supported.then_some(format)
+    SUPPORTED_FORMATS.contains(&format.replace('-', "").as_str()).then_some(format)
 }
 
 /// The JSON type kube-openapi infers for a decoded value, and its format name (`int64`, `float64`).

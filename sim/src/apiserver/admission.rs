@@ -415,27 +415,44 @@ fn check_uid_precondition(
 fn split_status(rt: &ResourceType, old: &Value, incoming: Value, sub: Subresource) -> Value {
     match sub {
         Subresource::Status => {
-            let mut incoming = incoming;
-            let status = incoming.as_object_mut().and_then(|o| o.remove("status"));
-            let kept = old.as_object().into_iter().flatten().filter(|(k, _)| *k != "status");
-            let mut next: serde_json::Map<String, Value> =
-                kept.map(|(k, v)| (k.clone(), v.clone())).collect();
-            if let Some(status) = status {
-                next.insert("status".into(), status);
+            let mut next = incoming;
+            let status = next.as_object_mut().and_then(|o| o.remove("status"));
+            let next_fields = next.as_object_mut().expect("decoded and patched bodies are objects");
+            let empty = serde_json::Map::new();
+            let old_fields = old.as_object().unwrap_or(&empty);
+            next_fields.retain(|k, _| old_fields.contains_key(k));
+            for (key, stored) in old_fields.iter().filter(|(k, _)| *k != "status") {
+                keep_stored(next_fields, key, stored);
             }
-            Value::Object(next)
+            if let Some(status) = status {
+                next_fields.insert("status".into(), status);
+            }
+            next
         }
         Subresource::Main if rt.status_subresource => {
             let mut next = incoming;
+            let next_fields = next.as_object_mut().expect("decoded and patched bodies are objects");
             match old.get("status") {
-                Some(s) => next["status"] = s.clone(),
+                Some(stored) => keep_stored(next_fields, "status", stored),
                 None => {
-                    next.as_object_mut().expect("object").remove("status");
+                    next_fields.remove("status");
                 }
             }
             next
         }
         Subresource::Main => incoming,
+    }
+}
+
+/// Sets `fields[key]` to the stored value, copying it only where the incoming one differs (a patch
+/// that did not touch a field came with the stored value already).
+fn keep_stored(fields: &mut serde_json::Map<String, Value>, key: &str, stored: &Value) {
+    match fields.get_mut(key) {
+        Some(incoming) if incoming == stored => {}
+        Some(incoming) => *incoming = stored.clone(),
+        None => {
+            fields.insert(key.to_string(), stored.clone());
+        }
     }
 }
 
@@ -655,6 +672,36 @@ mod tests {
         let out = prepare_update(&er, &old, status, Subresource::Status).unwrap();
         assert_eq!((out["spec"]["a"].as_i64(), out["status"]["phase"].as_str()), (Some(1), Some("Running")));
         assert!(out["metadata"].get("labels").is_none());
+    }
+
+    #[test]
+    fn a_status_write_keeps_the_stored_object_whatever_else_it_sent() {
+        let er = rt("ephemeralrunners");
+        let old = json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "x", "uid": "u"},
+            "spec": {"a": 1, "b": [1, 2]}, "status": {"phase": "Pending"}});
+        let mut expected = old.clone();
+        expected["status"] = json!({"phase": "Running"});
+        let sent = [
+            json!({"metadata": {"name": "x", "uid": "u"}, "status": {"phase": "Running"}}),
+            json!({"kind": "K", "metadata": {"name": "x", "labels": {"l": "v"}}, "spec": {"a": 2},
+                "extra": true, "status": {"phase": "Running"}}),
+            json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "x", "uid": "u"},
+                "spec": {"a": 1, "b": [1, 2]}, "status": {"phase": "Running"}}),
+        ];
+        for incoming in sent {
+            let out = prepare_update(&er, &old, incoming.clone(), Subresource::Status).unwrap();
+            assert_eq!(out, expected, "{incoming}");
+        }
+        let cleared = prepare_update(&er, &old, json!({"metadata": {}}), Subresource::Status).unwrap();
+        assert_eq!(cleared.get("status"), None);
+        let main =
+            json!({"metadata": {"name": "x"}, "spec": {"a": 1, "b": [1, 2]}, "status": {"phase": "X"}});
+        let kept = prepare_update(&er, &old, main, Subresource::Main).unwrap();
+        assert_eq!(kept["status"], old["status"]);
+        let unset = json!({"metadata": {"name": "x"}, "spec": {"a": 1}, "status": {"phase": "X"}});
+        let none =
+            prepare_update(&er, &json!({"metadata": {"name": "x"}, "spec": {}}), unset, Subresource::Main);
+        assert_eq!(none.unwrap().get("status"), None);
     }
 
     #[test]

@@ -5,9 +5,6 @@
 //!
 //! Simplification: Go walks the label map in random order; the fake reports keys in sorted order.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde_json::Value;
 
 use super::gofmt;
@@ -29,13 +26,39 @@ const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist 
 const DNS1123_SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 
-fn anchored(fmt: &str) -> Regex {
-    Regex::new(&format!("^{fmt}$")).expect("a valid pattern")
+/// Whether `value` matches `QUALIFIED_NAME_FMT`: alphanumerics at both ends, `-`, `_`, `.` between.
+/// Matched by hand (the patterns are simple; a regex search was a third of validating a label), and
+/// tested against the regex itself.
+fn matches_qualified_name(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric() && last.is_ascii_alphanumeric() && bytes.iter().all(inner)
+        }
+        _ => false,
+    }
 }
 
-static QUALIFIED_NAME: LazyLock<Regex> = LazyLock::new(|| anchored(QUALIFIED_NAME_FMT));
-static LABEL_VALUE: LazyLock<Regex> = LazyLock::new(|| anchored(LABEL_VALUE_FMT));
-static DNS1123_SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| anchored(DNS1123_SUBDOMAIN_FMT));
+/// Whether `value` matches `LABEL_VALUE_FMT`: empty, or a qualified name's name part.
+fn matches_label_value(value: &str) -> bool {
+    value.is_empty() || matches_qualified_name(value)
+}
+
+/// Whether `value` matches `DNS1123_SUBDOMAIN_FMT`: dot-separated labels of lower-case alphanumerics
+/// and `-`, each starting and ending with an alphanumeric.
+fn matches_dns1123_subdomain(value: &str) -> bool {
+    let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    value.split('.').all(|label| {
+        let bytes = label.as_bytes();
+        match (bytes.first(), bytes.last()) {
+            (Some(first), Some(last)) => {
+                lower_alnum(first) && lower_alnum(last) && bytes.iter().all(|b| lower_alnum(b) || *b == b'-')
+            }
+            _ => false,
+        }
+    })
+}
 
 /// `RegexError`: the message, the examples, and the pattern used (Go's text has two spaces before
 /// each "or").
@@ -54,7 +77,7 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     if value.len() > DNS1123_SUBDOMAIN_MAX {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX));
     }
-    if !DNS1123_SUBDOMAIN.is_match(value) {
+    if !matches_dns1123_subdomain(value) {
         errs.push(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, &["example.com"]));
     }
     errs
@@ -88,7 +111,7 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
     } else if name.len() > QUALIFIED_NAME_MAX {
         errs.push(format!("name part {}", max_len_error(QUALIFIED_NAME_MAX)));
     }
-    if !QUALIFIED_NAME.is_match(name) {
+    if !matches_qualified_name(name) {
         errs.push(format!("name part {}", name_rule()));
     }
     errs
@@ -100,7 +123,7 @@ pub fn is_valid_label_value(value: &str) -> Vec<String> {
     if value.len() > LABEL_VALUE_MAX {
         errs.push(max_len_error(LABEL_VALUE_MAX));
     }
-    if !LABEL_VALUE.is_match(value) {
+    if !matches_label_value(value) {
         errs.push(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, &["MyValue", "my_value", "12345"]));
     }
     errs
@@ -161,6 +184,34 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// Every string of up to four characters over an alphabet that hits each class's edges.
+    fn strings() -> Vec<String> {
+        let alphabet = ['a', 'Z', '0', '-', '_', '.', '/', 'é', ' '];
+        let mut all = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..4 {
+            last = last.iter().flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}"))).collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn the_hand_matchers_agree_with_apimachinerys_patterns() {
+        let anchored = |fmt: &str| regex::Regex::new(&format!("^{fmt}$")).unwrap();
+        let matchers: [(&str, fn(&str) -> bool); 3] = [
+            (QUALIFIED_NAME_FMT, matches_qualified_name),
+            (LABEL_VALUE_FMT, matches_label_value),
+            (DNS1123_SUBDOMAIN_FMT, matches_dns1123_subdomain),
+        ];
+        for (fmt, matches) in matchers {
+            let pattern = anchored(fmt);
+            for s in strings() {
+                assert_eq!(matches(&s), pattern.is_match(&s), "{fmt} on {s:?}");
+            }
+        }
+    }
 
     #[test]
     fn qualified_names_take_an_optional_dns_prefix() {

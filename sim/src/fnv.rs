@@ -29,6 +29,18 @@ impl Fnv1a64 {
     }
 }
 
+/// A writer that hashes what it is given: JSON serialised straight into the hash, without the bytes.
+impl std::io::Write for Fnv1a64 {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        Fnv1a64::write(self, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The FNV-1a 64-bit hash of `bytes`.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h = Fnv1a64::default();
@@ -45,5 +57,13 @@ mod tests {
         assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
         assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn written_json_hashes_as_its_bytes() {
+        let value = serde_json::json!({"b": [1, "two", null], "a": {"c": 3.5}});
+        let mut hash = Fnv1a64::default();
+        serde_json::to_writer(&mut hash, &value).unwrap();
+        assert_eq!(hash.finish(), fnv1a64(&serde_json::to_vec(&value).unwrap()));
     }
 }

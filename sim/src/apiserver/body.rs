@@ -35,8 +35,10 @@ impl<'a> Body<'a> {
     pub fn hash_without_resource_version(&self) -> u64 {
         match self.json {
             Some(json) => {
-                let bytes = serde_json::to_vec(&WithoutResourceVersion(json)).expect("JSON values serialise");
-                crate::fnv::fnv1a64(&bytes)
+                let mut hash = crate::fnv::Fnv1a64::default();
+                serde_json::to_writer(&mut hash, &WithoutResourceVersion(json))
+                    .expect("JSON values serialise");
+                hash.finish()
             }
             None => crate::fnv::fnv1a64(self.bytes),
         }

@@ -4,7 +4,6 @@
 
 use arc_sim::apiserver::{AuditEntry, EventType, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
-use arc_sim::json_at::At;
 use arc_sim::record::WorldEvent;
 use arc_world::RunRecord;
 use serde_json::Value;
@@ -37,17 +36,19 @@ pub fn restart_mid_reconcile(run: &RunRecord) -> u32 {
 /// its metadata's identity (uid), labels, annotations, finalizers, owners and deletion; its spec; its phase,
 /// runner id and job id.
 fn runner_set_view(er: &Value) -> [Option<&Value>; 10] {
+    let meta = |field| er.get("metadata").and_then(|m| m.get(field));
+    let status = |field| er.get("status").and_then(|s| s.get(field));
     [
-        er.at("/metadata/uid"),
-        er.at("/metadata/labels"),
-        er.at("/metadata/annotations"),
-        er.at("/metadata/finalizers"),
-        er.at("/metadata/ownerReferences"),
-        er.at("/metadata/deletionTimestamp"),
-        er.at("/spec"),
-        er.at("/status/phase"),
-        er.at("/status/runnerId"),
-        er.at("/status/jobId"),
+        meta("uid"),
+        meta("labels"),
+        meta("annotations"),
+        meta("finalizers"),
+        meta("ownerReferences"),
+        meta("deletionTimestamp"),
+        er.get("spec"),
+        status("phase"),
+        status("runnerId"),
+        status("jobId"),
     ]
 }
 

@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 
 use super::body::Body;
 use super::registry::ResourceType;
+use super::schema::Schema;
 use super::status::{self, ApiError, Cause};
+use super::untouched::Untouched;
 use super::{labels, pod_status, prune, validate};
 
 /// Decodes a request body into a JSON object and checks its `apiVersion` and `kind` against the path.
@@ -49,14 +51,13 @@ fn default_type_meta(rt: &ResourceType, value: &mut Value) {
 }
 
 fn check_type_meta(rt: &ResourceType, value: &Value) -> Result<(), ApiError> {
-    let body = truncated(value);
     let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     if kind.is_empty() {
-        return Err(status::bad_request(format!("Object 'Kind' is missing in '{body}'")));
+        return Err(status::bad_request(format!("Object 'Kind' is missing in '{}'", truncated(value))));
     }
     if api_version.is_empty() {
-        return Err(status::bad_request(format!("Object 'apiVersion' is missing in '{body}'")));
+        return Err(status::bad_request(format!("Object 'apiVersion' is missing in '{}'", truncated(value))));
     }
     if api_version != rt.api_version() {
         return Err(status::bad_request(format!(
@@ -150,6 +151,15 @@ pub fn prune_unknown(rt: &ResourceType, object: &mut Value) -> Vec<String> {
     }
 }
 
+/// [`prune_unknown`] of a patched object, less the fields the patch left as stored
+/// ([`prune::prune_patched`]).
+pub fn prune_patched(rt: &ResourceType, object: &mut Value, untouched: Untouched<'_>) -> Vec<String> {
+    match &rt.schema {
+        Some(schema) => prune::prune_patched(schema, object, untouched),
+        None => Vec::new(),
+    }
+}
+
 /// Validation of a whole object (after defaulting), or of its status alone for a `/status` write of a
 /// custom resource, as kube-apiserver's status strategy validates it.
 /// Metadata (labels, annotations) is validated first, as `ValidateObjectMeta` comes first upstream.
@@ -159,19 +169,35 @@ pub fn validate_object(
     object: &Value,
     sub: Subresource,
 ) -> Result<(), ApiError> {
+    validate_against(rt, name, object, Untouched::NOTHING, sub)
+}
+
+/// [`validate_object`] of a patched object: the fields of a custom resource that the patch left as
+/// stored ([`Untouched`]) are not validated again, nor is the stored status a main-resource write
+/// keeps; metadata always is.
+pub fn validate_patched(
+    rt: &ResourceType,
+    name: &str,
+    object: &Value,
+    sub: Subresource,
+    untouched: Untouched<'_>,
+) -> Result<(), ApiError> {
+    validate_against(rt, name, object, untouched, sub)
+}
+
+fn validate_against(
+    rt: &ResourceType,
+    name: &str,
+    object: &Value,
+    untouched: Untouched<'_>,
+    sub: Subresource,
+) -> Result<(), ApiError> {
     let mut causes = match sub {
         Subresource::Main => labels::validate_metadata(object),
         Subresource::Status => Vec::new(),
     };
     if let Some(schema) = &rt.schema {
-        causes.extend(match (sub, object.get("status")) {
-            (Subresource::Status, None) => Vec::new(),
-            (Subresource::Status, Some(status)) => match schema.properties.get("status") {
-                Some(status_schema) => validate::validate(status_schema, status, Some("status")),
-                None => Vec::new(),
-            },
-            (Subresource::Main, _) => validate::validate(schema, object, None),
-        });
+        causes.extend(schema_causes(rt, schema, object, untouched, sub));
     } else {
         match (sub, object.get("status")) {
             // A status write keeps everything else as stored (decoded when it was written), so only
@@ -185,6 +211,38 @@ pub fn validate_object(
         }
     }
     if causes.is_empty() { Ok(()) } else { Err(status::invalid(rt, name, &causes)) }
+}
+
+/// A custom resource's schema errors: the whole object's, or its status's for a `/status` write, less
+/// the fields left as stored (the status a main-resource write keeps is).
+fn schema_causes(
+    rt: &ResourceType,
+    schema: &Schema,
+    object: &Value,
+    untouched: Untouched<'_>,
+    sub: Subresource,
+) -> Vec<Cause> {
+    match (sub, object.get("status")) {
+        (Subresource::Status, None) => Vec::new(),
+        (Subresource::Status, Some(status)) => match schema.properties.get("status") {
+            Some(status_schema) => {
+                let within = untouched.within("status");
+                let root = |field: &str| (!within.leaves(field)).then(|| within.within(field));
+                validate::validate_patched(status_schema, status, &root, Some("status"))
+            }
+            None => Vec::new(),
+        },
+        (Subresource::Main, _) => {
+            let kept_status = |field: &str| field == "status" && rt.status_subresource;
+            let root = |field: &str| match field {
+                // The server sets some of it (the generation, the fields only it writes).
+                "metadata" => Some(Untouched::NOTHING),
+                _ if kept_status(field) || untouched.leaves(field) => None,
+                _ => Some(untouched.within(field)),
+            };
+            validate::validate_patched(schema, object, &root, None)
+        }
+    }
 }
 
 /// Built-in objects must decode into their k8s-openapi type: a wrong field type is the strict

@@ -16,6 +16,7 @@ use super::patch::{self, PatchType};
 use super::registry::{ResourceId, ResourceType};
 use super::status::{self, ApiError};
 use super::store::StoreKey;
+use super::untouched::Untouched;
 use super::{Shared, State, quota, serviceaccount_admission};
 
 /// The alphabet kube-apiserver draws generated-name suffixes from (no vowels, no look-alikes).
@@ -103,11 +104,12 @@ pub fn patch(
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
     let mut patched = patch::apply(rt, req.patch_type, patch_target(req.sub, &old, req.body), req.body)?;
-    let warnings = prune_patched(rt, &mut patched, req.fields)?;
+    let untouched = Untouched::of(req.patch_type, req.body);
+    let warnings = prune_patched(rt, &mut patched, untouched, req.fields)?;
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;
     let next = admission::prepare_update(rt, &old, patched, req.sub)?;
-    admission::validate_object(rt, &key.name, &next, req.sub)?;
+    admission::validate_patched(rt, &key.name, &next, req.sub, untouched)?;
     Ok((commit(st, key, &old, next), warnings))
 }
 
@@ -131,10 +133,11 @@ fn patch_target<'a>(sub: Subresource, old: &'a Value, body: Body<'_>) -> patch::
 fn prune_patched(
     rt: &ResourceType,
     patched: &mut Value,
+    untouched: Untouched<'_>,
     fields: FieldValidation,
 ) -> Result<Vec<String>, ApiError> {
     let unpruned = (fields == FieldValidation::Strict && rt.is_custom()).then(|| patched.clone());
-    let unknown = admission::prune_unknown(rt, patched);
+    let unknown = admission::prune_patched(rt, patched, untouched);
     fields.on_patch(unpruned.as_ref().unwrap_or(patched), &unknown)
 }
 

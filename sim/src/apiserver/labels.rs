@@ -200,7 +200,8 @@ mod tests {
     #[test]
     fn the_hand_matchers_agree_with_apimachinerys_patterns() {
         let anchored = |fmt: &str| regex::Regex::new(&format!("^{fmt}$")).unwrap();
-        let matchers: [(&str, fn(&str) -> bool); 3] = [
+        type Matcher = fn(&str) -> bool;
+        let matchers: [(&str, Matcher); 3] = [
             (QUALIFIED_NAME_FMT, matches_qualified_name),
             (LABEL_VALUE_FMT, matches_label_value),
             (DNS1123_SUBDOMAIN_FMT, matches_dns1123_subdomain),

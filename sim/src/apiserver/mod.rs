@@ -67,6 +67,7 @@ pub mod store;
 pub mod strategic;
 pub mod tcp;
 pub mod timing;
+pub mod untouched;
 pub mod validate;
 pub mod versions;
 pub mod watch;

@@ -8,18 +8,28 @@
 //! sorted, for the `fieldValidation` warnings and strict errors. Simplification: the fake applies no
 //! `default`s, so a `null` for a field with a default is removed rather than defaulted.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use super::schema::{Additional, Schema};
+use super::untouched::Untouched;
 
 /// The type and object metadata fields kept at a resource root.
 const META_FIELDS: &[&str] = &["apiVersion", "kind", "metadata"];
 
 /// Prunes a whole custom resource in place; returns the unknown field paths it removed, sorted.
 pub fn prune(schema: &Schema, object: &mut Value) -> Vec<String> {
+    prune_patched(schema, object, Untouched::NOTHING)
+}
+
+/// [`prune`] of a patched object, leaving unwalked every field the patch left as stored: every stored
+/// custom resource was pruned against the same schema when it was written, and pruning a pruned value
+/// changes nothing (the same result, tested).
+pub fn prune_patched(schema: &Schema, object: &mut Value, untouched: Untouched<'_>) -> Vec<String> {
     let mut pruner = Pruner { unknown: Vec::new(), path: String::new(), at_root: true };
-    pruner.prune(object, Some(schema));
-    prune_nulls(object, Some(schema));
+    pruner.prune(object, Some(schema), untouched);
+    prune_nulls(object, Some(schema), untouched);
     pruner.unknown.sort();
     pruner.unknown
 }
@@ -46,7 +56,7 @@ impl Pruner {
 
     fn with_index<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
         let len = self.path.len();
-        self.path.push_str(&format!("[{index}]"));
+        write!(self.path, "[{index}]").expect("writing to a String cannot fail");
         let out = f(self);
         self.path.truncate(len);
         out
@@ -56,10 +66,10 @@ impl Pruner {
         self.with_key(key, |p| p.unknown.push(p.path.clone()));
     }
 
-    fn prune(&mut self, x: &mut Value, s: Option<&Schema>) {
+    fn prune(&mut self, x: &mut Value, s: Option<&Schema>, untouched: Untouched<'_>) {
         let embedded = std::mem::take(&mut self.at_root) || s.is_some_and(|s| s.embedded_resource);
         if let Some(s) = s.filter(|s| s.preserve_unknown_fields) {
-            return self.skip_prune(x, s, embedded);
+            return self.skip_prune(x, s, embedded, untouched);
         }
         match x {
             Value::Object(map) => {
@@ -69,29 +79,29 @@ impl Pruner {
                     map.clear();
                     return;
                 };
-                let keys: Vec<String> = map.keys().cloned().collect();
-                for key in keys {
-                    if embedded && META_FIELDS.contains(&key.as_str()) {
+                let mut unknown = Vec::new();
+                for (key, value) in map.iter_mut() {
+                    if (embedded && META_FIELDS.contains(&key.as_str())) || untouched.leaves(key) {
                         continue;
                     }
-                    match known_child(s, &key) {
-                        Some(child) => {
-                            let value = map.get_mut(&key).expect("a listed key");
-                            self.with_key(&key, |p| p.prune(value, child));
-                        }
+                    match known_child(s, key) {
+                        Some(child) => self.with_key(key, |p| p.prune(value, child, untouched.within(key))),
                         None => {
                             if !META_FIELDS.contains(&key.as_str()) || !self.path.is_empty() {
-                                self.record(&key);
+                                self.record(key);
                             }
-                            map.remove(&key);
+                            unknown.push(key.clone());
                         }
                     }
                 }
+                unknown.iter().for_each(|key| {
+                    map.remove(key);
+                });
             }
             Value::Array(items) => {
                 let item_schema = s.and_then(|s| s.items.as_deref());
                 for (i, item) in items.iter_mut().enumerate() {
-                    self.with_index(i, |p| p.prune(item, item_schema));
+                    self.with_index(i, |p| p.prune(item, item_schema, Untouched::NOTHING));
                 }
             }
             _ => {}
@@ -99,15 +109,15 @@ impl Pruner {
     }
 
     /// Under preserve-unknown-fields: declared fields are still pruned inside, unknown ones are kept.
-    fn skip_prune(&mut self, x: &mut Value, s: &Schema, embedded: bool) {
+    fn skip_prune(&mut self, x: &mut Value, s: &Schema, embedded: bool, untouched: Untouched<'_>) {
         match x {
             Value::Object(map) => {
                 for (key, value) in map.iter_mut() {
-                    if embedded && META_FIELDS.contains(&key.as_str()) {
+                    if (embedded && META_FIELDS.contains(&key.as_str())) || untouched.leaves(key) {
                         continue;
                     }
                     if let Some(child) = known_child(s, key) {
-                        self.with_key(key, |p| p.prune(value, child));
+                        self.with_key(key, |p| p.prune(value, child, untouched.within(key)));
                     }
                 }
             }
@@ -115,7 +125,7 @@ impl Pruner {
                 let Some(item_schema) = s.items.as_deref() else { return };
                 for (i, item) in items.iter_mut().enumerate() {
                     let embedded = item_schema.embedded_resource;
-                    self.with_index(i, |p| p.skip_prune(item, item_schema, embedded));
+                    self.with_index(i, |p| p.skip_prune(item, item_schema, embedded, Untouched::NOTHING));
                 }
             }
             _ => {}
@@ -138,21 +148,24 @@ fn known_child<'s>(s: &'s Schema, key: &str) -> Option<Option<&'s Schema>> {
 }
 
 /// Removes `null` map values whose schema is not nullable (`PruneNonNullableNullsWithoutDefaults`).
-fn prune_nulls(x: &mut Value, s: Option<&Schema>) {
+fn prune_nulls(x: &mut Value, s: Option<&Schema>, untouched: Untouched<'_>) {
     match x {
         Value::Object(map) => {
             map.retain(|key, value| {
+                if untouched.leaves(key) {
+                    return true;
+                }
                 let child = s.and_then(|s| s.child(key));
                 let drop = value.is_null() && child.is_some_and(|c| !c.nullable);
                 if !drop {
-                    prune_nulls(value, child);
+                    prune_nulls(value, child, untouched.within(key));
                 }
                 !drop
             });
         }
         Value::Array(items) => {
             let item_schema = s.and_then(|s| s.items.as_deref());
-            items.iter_mut().for_each(|item| prune_nulls(item, item_schema));
+            items.iter_mut().for_each(|item| prune_nulls(item, item_schema, Untouched::NOTHING));
         }
         _ => {}
     }
@@ -163,6 +176,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::apiserver::body::Body;
+    use crate::apiserver::patch::PatchType;
 
     fn schema() -> Schema {
         Schema::parse(
@@ -180,6 +195,31 @@ mod tests {
             "s",
         )
         .unwrap()
+    }
+
+    #[test]
+    fn pruning_all_but_the_stored_fields_of_a_pruned_object_is_pruning_it_all() {
+        let mut stored = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a", "odd": 1},
+            "spec": {"replicas": 1, "foo": 2, "items": [{"a": "x", "b": 1}], "opt": null},
+            "status": {"phase": "P"}});
+        prune(&schema(), &mut stored);
+        let changes = [
+            json!({"metadata": {"name": "a", "odd": 2}}),
+            json!({"spec": {"replicas": 2, "bar": 3, "nested": {"deep": 1}}}),
+            json!({"extra": {"x": 1}, "status": {"phase": "Q", "odd": true}}),
+            json!({"spec": {"replicas": null, "labels": {"k": "v"}}}),
+            json!({"spec": {"items": [{"a": "y", "c": 1}], "raw": {"typed": {"x": "1", "y": 2}}}}),
+            json!({}),
+        ];
+        for change in changes {
+            let mut object = stored.clone();
+            json_patch::merge(&mut object, &change);
+            let mut whole = object.clone();
+            let unknown = prune(&schema(), &mut whole);
+            let untouched = Untouched::of(PatchType::Merge, Body::new(b"", Some(&change)));
+            assert_eq!(prune_patched(&schema(), &mut object, untouched), unknown, "{change}");
+            assert_eq!(object, whole, "{change}");
+        }
     }
 
     #[test]

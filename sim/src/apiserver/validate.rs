@@ -18,6 +18,7 @@ use super::gofmt;
 use super::node_path::NodePath;
 use super::schema::{Additional, JsonType, Schema};
 use super::status::Cause;
+use super::untouched::Untouched;
 
 /// Formats kube-apiserver validates in CRD schemas (`apiextensions-apiserver` `formats.go`, with `-`
 /// removed); any other `format` is ignored, as the real server strips it.
@@ -55,14 +56,35 @@ const MAX_JSON_INTEGER: f64 = 9_007_199_254_740_992.0;
 /// is validated against the status schema alone; `None` for a whole object, whose root errors read
 /// `<nil>` as the real server's do).
 pub fn validate(schema: &Schema, value: &Value, field_root: Option<&str>) -> Vec<Cause> {
-    let mut v = Validator { causes: Vec::new(), field_root };
-    v.node(schema, value, &NodePath::Root);
+    let mut v = Validator { causes: Vec::new(), field_root, root: None };
+    v.node(schema, value, &NodePath::Root, Untouched::NOTHING);
     v.causes
 }
+
+/// [`validate`] of a patched value, leaving alone every field left as stored: every stored custom
+/// resource was validated against the same schema when it was written (and CRD validation ratcheting,
+/// GA in 1.33, drops the errors of unchanged fields anyway). `root` says of each top-level field
+/// whether it was left as stored (`None`) or what of it the patch left ([`Untouched`]); below the top
+/// level, what the patch does not name was left.
+pub fn validate_patched<'a>(
+    schema: &Schema,
+    value: &Value,
+    root: &'a LeftAtRoot<'a>,
+    field_root: Option<&'a str>,
+) -> Vec<Cause> {
+    let mut v = Validator { causes: Vec::new(), field_root, root: Some(root) };
+    v.node(schema, value, &NodePath::Root, Untouched::NOTHING);
+    v.causes
+}
+
+/// What a patch left of each top-level field: `None`, all of it; else what it left inside.
+pub type LeftAtRoot<'a> = dyn Fn(&str) -> Option<Untouched<'a>> + 'a;
 
 struct Validator<'a> {
     causes: Vec<Cause>,
     field_root: Option<&'a str>,
+    /// What a patch left of each top-level field ([`validate_patched`]).
+    root: Option<&'a LeftAtRoot<'a>>,
 }
 
 /// A JSON number as the Go decoder hands it over: an int64, or a float64.
@@ -93,7 +115,7 @@ fn is_json_integer(f: f64) -> bool {
 }
 
 impl Validator<'_> {
-    fn node(&mut self, s: &Schema, value: &Value, path: &NodePath<'_>) {
+    fn node(&mut self, s: &Schema, value: &Value, path: &NodePath<'_>, untouched: Untouched<'_>) {
         self.check_type(s, value, path);
         match value {
             Value::String(text) => self.check_string(s, text, path),
@@ -103,7 +125,7 @@ impl Validator<'_> {
         }
         self.check_enum(s, value, path);
         if let Value::Object(map) = value {
-            self.check_object(s, map, path);
+            self.check_object(s, map, path, untouched);
         }
     }
 
@@ -216,7 +238,7 @@ impl Validator<'_> {
     fn check_array(&mut self, s: &Schema, items: &[Value], path: &NodePath<'_>) {
         if let Some(item_schema) = &s.items {
             for (i, item) in items.iter().enumerate() {
-                self.node(item_schema, item, &path.item(i));
+                self.node(item_schema, item, &path.item(i), Untouched::NOTHING);
             }
         }
         let size = items.len() as u64;
@@ -247,7 +269,13 @@ impl Validator<'_> {
         self.push("FieldValueNotSupported", &path.to_string(), message);
     }
 
-    fn check_object(&mut self, s: &Schema, map: &Map<String, Value>, path: &NodePath<'_>) {
+    fn check_object(
+        &mut self,
+        s: &Schema,
+        map: &Map<String, Value>,
+        path: &NodePath<'_>,
+        untouched: Untouched<'_>,
+    ) {
         let size = map.len() as u64;
         if let Some(min) = s.min_properties.filter(|min| size < *min) {
             let detail = format!("{path} in body should have at least {min} properties");
@@ -257,14 +285,22 @@ impl Validator<'_> {
             let message = format!("Too many: {size}: must have at most {max} items");
             self.push("FieldValueTooMany", &path.to_string(), message);
         }
+        let root = self.root.filter(|_| matches!(path, NodePath::Root));
+        // What the patch left of a field: `None` when all of it.
+        let below = |key: &str| match root {
+            Some(root) => root(key),
+            None => (!untouched.leaves(key)).then(|| untouched.within(key)),
+        };
         if let Some(Additional::Schema(values)) = &s.additional_properties {
             for (key, value) in map.iter().filter(|(k, _)| !s.properties.contains_key(*k)) {
-                self.node(values, value, &path.entry(key));
+                if let Some(below) = below(key) {
+                    self.node(values, value, &path.entry(key), below);
+                }
             }
         }
         for (name, child) in &s.properties {
-            if let Some(value) = map.get(name) {
-                self.node(child, value, &path.property(name));
+            if let (Some(value), Some(below)) = (map.get(name), below(name)) {
+                self.node(child, value, &path.property(name), below);
             }
         }
         for name in s.required.iter().filter(|r| !map.contains_key(*r)) {
@@ -354,6 +390,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::apiserver::body::Body;
+    use crate::apiserver::patch::PatchType;
 
     fn schema(v: Value) -> Schema {
         Schema::parse(&v, "s").unwrap()
@@ -364,6 +402,27 @@ mod tests {
             .into_iter()
             .map(|c| format!("{}: {} ({})", c.field, c.message, c.reason))
             .collect()
+    }
+
+    #[test]
+    fn fields_left_as_stored_are_not_validated_again() {
+        let s = schema(json!({"type": "object", "required": ["spec"], "properties": {
+            "metadata": {"type": "object", "properties": {"name": {"type": "string"}}},
+            "spec": {"type": "object", "properties": {"n": {"type": "integer"}, "o": {"type": "integer"}}},
+            "status": {"type": "object", "properties": {"m": {"type": "integer"}}}}}));
+        let fields = |causes: Vec<Cause>| causes.into_iter().map(|c| c.field).collect::<Vec<_>>();
+        let all_bad =
+            json!({"metadata": {"name": 1}, "spec": {"n": "bad", "o": "bad"}, "status": {"m": "bad"}});
+        let patch = json!({"spec": {"o": "bad"}});
+        let untouched = Untouched::of(PatchType::Merge, Body::new(b"", Some(&patch)));
+        let root = |k: &str| match k {
+            "metadata" => Some(Untouched::NOTHING),
+            _ => (!untouched.leaves(k)).then(|| untouched.within(k)),
+        };
+        assert_eq!(fields(validate_patched(&s, &all_bad, &root, None)), ["metadata.name", "spec.o"]);
+        assert_eq!(fields(validate(&s, &all_bad, None)), ["metadata.name", "spec.n", "spec.o", "status.m"]);
+        let no_spec = json!({"status": {"m": 1}});
+        assert_eq!(fields(validate_patched(&s, &no_spec, &|_| None, None)), ["spec"], "required still holds");
     }
 
     fn ers() -> Schema {

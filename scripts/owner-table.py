@@ -42,8 +42,13 @@ KUBE_OF_CONTROLLER = ("its kube client (kube, kube-runtime)", "controller")
 # kube-runtime's watcher streams run as tasks of their own, with no project frame above them; only the
 # controller uses kube-runtime (the fakes use the plain client), so they are its client's.
 KUBE_RUNTIME = "kube_runtime::"
-# A kube client frame with neither a caller nor kube-runtime on the stack: counted on no side's favour,
-# as the harness's.
+# A watch event decoded with no caller on the stack (the unwinder stops inside the stream's task): the
+# kubelet's informer, the only watch a fake opens, decodes its events as `WatchedPod`, a
+# project frame, so a watch event with none decodes a typed object for the controller's watchers (the
+# samples show them building PodTemplateSpecs and ObjectMetas: its custom resources and pods).
+KUBE_WATCH_EVENT = "kube_core::watch::"
+# Any other kube client frame with neither a caller nor kube-runtime on the stack: counted on no side's
+# favour, as the harness's.
 KUBE_UNCALLED = ("the kube client, no caller on the stack", "world")
 
 # Shared helpers charged, like a library, to the frame that called them.
@@ -71,7 +76,8 @@ def owner_of(stack):
         path = path_of(symbol)
         in_runtime = in_runtime or path.startswith(RUNTIME)
         if path.startswith(KUBE):
-            in_kube, in_watcher = True, in_watcher or path.startswith(KUBE_RUNTIME)
+            in_kube = True
+            in_watcher = in_watcher or path.startswith((KUBE_RUNTIME, KUBE_WATCH_EVENT))
             continue
         if path.startswith(HELPERS):
             continue

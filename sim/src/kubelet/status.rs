@@ -11,10 +11,11 @@
 //! patch, which replaces the arrays whole (a real kubelet sends only the difference).
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::fnv::fnv1a64;
+use crate::fnv::Fnv1a64;
 
 /// The node's address (every pod's `hostIP`).
 pub const HOST_IP: &str = "10.0.0.1";
@@ -107,18 +108,19 @@ impl ContainerView {
     /// The `containerStatuses[]` entry.
     pub fn to_json(&self, pod_uid: &str) -> Value {
         let running = self.is_running();
+        let container_id = self.container_id(pod_uid);
         let mut status = json!({
             "name": self.name,
             "image": self.image,
-            "imageID": if self.has_run() { image_id(&self.image) } else { String::new() },
             "ready": running,
             "started": running,
             "restartCount": self.restart_count,
-            "state": state_json(&self.state, &self.container_id(pod_uid)),
             "lastState": {},
         });
+        status["imageID"] = Value::String(if self.has_run() { image_id(&self.image) } else { String::new() });
+        status["state"] = state_json(&self.state, &container_id);
         if self.has_run() {
-            status["containerID"] = json!(self.container_id(pod_uid));
+            status["containerID"] = Value::String(container_id);
         }
         if let Some((code, started, finished)) = &self.last_terminated {
             let last = ContainerState::Terminated {
@@ -136,22 +138,25 @@ impl ContainerView {
 
     /// `containerd://` and 64 hex digits, fixed by the pod, the container and the attempt.
     fn container_id(&self, pod_uid: &str) -> String {
-        let hex: String = (0..4)
-            .map(|part| {
-                format!(
-                    "{:016x}",
-                    fnv1a64(format!("{pod_uid}/{}/{}/{part}", self.name, self.restart_count).as_bytes())
-                )
-            })
-            .collect();
-        format!("containerd://{hex}")
+        let stem = format!("{pod_uid}/{}/{}/", self.name, self.restart_count);
+        hex_digest("containerd://".to_string(), &stem)
     }
 }
 
 fn image_id(image: &str) -> String {
-    let hex: String =
-        (0..4).map(|part| format!("{:016x}", fnv1a64(format!("{image}/{part}").as_bytes()))).collect();
-    format!("{image}@sha256:{hex}")
+    hex_digest(format!("{image}@sha256:"), &format!("{image}/"))
+}
+
+/// `prefix` and 64 hex digits: the FNV-1a hashes of `stem` followed by 0, 1, 2 and 3.
+fn hex_digest(mut prefix: String, stem: &str) -> String {
+    prefix.reserve(64);
+    for part in b'0'..=b'3' {
+        let mut hash = Fnv1a64::default();
+        hash.write(stem.as_bytes());
+        hash.write(&[part]);
+        write!(prefix, "{:016x}", hash.finish()).expect("writing to a String cannot fail");
+    }
+    prefix
 }
 
 fn state_json(state: &ContainerState, container_id: &str) -> Value {
@@ -335,17 +340,18 @@ impl PodView {
     pub fn document(&mut self, now: &str) -> Value {
         let phase = self.phase();
         let conditions: Vec<Value> = self.generate(phase).into_iter().map(|c| self.stamp(c, now)).collect();
+        // Built values are moved in, not passed to `json!`, which would serialise a copy of each.
         let mut status = json!({
             "phase": phase,
-            "conditions": conditions,
             "hostIP": HOST_IP,
             "hostIPs": [{"ip": HOST_IP}],
             "startTime": self.start_time,
-            "containerStatuses": self.container_statuses(),
         });
+        status["conditions"] = Value::Array(conditions);
+        status["containerStatuses"] = Value::Array(self.container_statuses());
         if !self.init_containers.is_empty() {
             let init: Vec<Value> = self.init_containers.iter().map(|c| c.to_init_json(&self.uid)).collect();
-            status["initContainerStatuses"] = json!(init);
+            status["initContainerStatuses"] = Value::Array(init);
         }
         if let Some(ip) = &self.pod_ip {
             status["podIP"] = json!(ip);
@@ -472,6 +478,17 @@ mod tests {
 
     fn runner(state: ContainerState) -> ContainerView {
         ContainerView { state, ..ContainerView::creating("runner", "img") }
+    }
+
+    #[test]
+    fn ids_are_the_hashes_of_the_container_and_the_image() {
+        use crate::fnv::fnv1a64;
+        let hex = |stem: &str| -> String {
+            (0..4).map(|part| format!("{:016x}", fnv1a64(format!("{stem}{part}").as_bytes()))).collect()
+        };
+        let c = ContainerView { restart_count: 2, ..runner(ContainerState::Running("t".into())) };
+        assert_eq!(c.container_id("uid-1"), format!("containerd://{}", hex("uid-1/runner/2/")));
+        assert_eq!(image_id("ghcr.io/a:b"), format!("ghcr.io/a:b@sha256:{}", hex("ghcr.io/a:b/")));
     }
 
     fn condition<'a>(status: &'a Value, kind: &str) -> &'a Value {

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::core::Request;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::node_link::NodeLink;
@@ -114,9 +115,22 @@ async fn resync(link: Arc<NodeLink>, target: Target, outbox: Arc<Mutex<Outbox>>)
     }
 }
 
+/// A status write's body, `{"metadata":{"uid":…},"status":…}`, serialised from what it borrows.
+#[derive(Serialize)]
+struct StatusPatch<'a> {
+    metadata: UidPrecondition<'a>,
+    status: &'a Value,
+}
+
+/// The pod's uid, which the write must match.
+#[derive(Serialize)]
+struct UidPrecondition<'a> {
+    uid: &'a str,
+}
+
 impl Target {
     async fn status(&self, status: &Value) -> bool {
-        let patch = json!({"metadata": {"uid": self.uid}, "status": status});
+        let patch = StatusPatch { metadata: UidPrecondition { uid: &self.uid }, status };
         let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
         self.send(self.pods.patch_subresource("status", &self.name, &params, &merge)).await
     }
@@ -252,6 +266,14 @@ pub(crate) fn transient(e: &kube::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_patch_is_the_uid_and_the_status() {
+        let status = json!({"phase": "Running", "conditions": [{"type": "Ready"}]});
+        let patch = StatusPatch { metadata: UidPrecondition { uid: "u" }, status: &status };
+        let expected = json!({"metadata": {"uid": "u"}, "status": status});
+        assert_eq!(serde_json::to_string(&patch).unwrap(), expected.to_string());
+    }
 
     #[test]
     fn statuses_that_keep_their_order_pass() {

@@ -46,17 +46,20 @@ impl Oracle for PodOwnedByItsRunner {
         let mut owners: BTreeMap<String, String> = BTreeMap::new();
         let mut out = Vec::new();
         for (ms, plural, change) in run.committed() {
-            let key = key_of(&change.object);
+            // Most changes are modifications, which need no key.
+            let key = || key_of(&change.object);
             match (plural, change.kind) {
                 ("ephemeralrunners" | "runners", EventType::Added) => {
-                    owners.insert(key, uid_of(&change.object).to_string());
+                    owners.insert(key(), uid_of(&change.object).to_string());
                 }
                 ("ephemeralrunners" | "runners", EventType::Deleted) => {
-                    owners.remove(&key);
+                    owners.remove(&key());
                 }
-                ("pods", EventType::Added)
-                    if names_a_runner_owner(&change.object) || owners.contains_key(&key) =>
-                {
+                ("pods", EventType::Added) => {
+                    let key = key();
+                    if !names_a_runner_owner(&change.object) && !owners.contains_key(&key) {
+                        continue;
+                    }
                     let Some(problem) = ownership_problem(&change.object, &key, owners.get(&key)) else {
                         continue;
                     };

@@ -180,6 +180,11 @@ impl Store {
 
     /// Moves `key` in the owner index from the owners `old` names to those `new` names.
     fn index_owners(&mut self, key: &StoreKey, old: Option<&Value>, new: Option<&Value>) {
+        if let (Some(old), Some(new)) = (old, new)
+            && owner_uids(old).eq(owner_uids(new))
+        {
+            return; // the same owners: most updates leave them alone
+        }
         for uid in old.into_iter().flat_map(owner_uids) {
             if let Some(keys) = self.dependents.get_mut(uid) {
                 keys.remove(key);

@@ -150,8 +150,15 @@ impl ApiService {
     }
 
     fn route(&self, path: &str) -> Route {
-        let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        match segs.as_slice() {
+        // No route has more than eight segments (`/apis/g/v/namespaces/ns/plural/name/status`).
+        let mut segs = [""; 8];
+        let mut len = 0;
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            let Some(slot) = segs.get_mut(len) else { return Route::Unknown };
+            *slot = seg;
+            len += 1;
+        }
+        match &segs[..len] {
             ["version"] => Route::Version,
             ["healthz" | "readyz" | "livez"] => Route::Health,
             ["api"] => Route::CoreVersions,

@@ -2,16 +2,23 @@
 //! with FNV-1a, so they are reproducible and draw nothing from any random stream (extra token requests
 //! therefore never perturb assignment order).
 
+use std::io::Write as _;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde::{Deserialize, Serialize};
 
-use crate::fnv::fnv1a64;
+use crate::fnv::Fnv1a64;
 use crate::seed::Seed;
 
+/// The FNV-1a hashes of `{seed}/{kind}/{n}` and of the same text followed by `/2`, written straight into
+/// the hash.
 fn digest(seed: Seed, kind: &str, n: u64) -> (u64, u64) {
-    let text = format!("{seed}/{kind}/{n}");
-    (fnv1a64(text.as_bytes()), fnv1a64(format!("{text}/2").as_bytes()))
+    let mut hash = Fnv1a64::default();
+    write!(hash, "{seed}/{kind}/{n}").expect("hashing cannot fail");
+    let first = hash.finish();
+    hash.write(b"/2");
+    (first, hash.finish())
 }
 
 /// An opaque token: `<prefix>_<32 hex>`.
@@ -62,6 +69,14 @@ impl RunnerCredential {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_digest_hashes_the_seed_kind_and_counter_text() {
+        use crate::fnv::fnv1a64;
+        let text = format!("{}/job/42", Seed(7));
+        let expected = (fnv1a64(text.as_bytes()), fnv1a64(format!("{text}/2").as_bytes()));
+        assert_eq!(digest(Seed(7), "job", 42), expected);
+    }
 
     #[test]
     fn tokens_are_reproducible_and_distinct_per_counter_and_seed() {

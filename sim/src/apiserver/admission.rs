@@ -530,9 +530,11 @@ fn keep_server_metadata(old: &Value, next: &mut Value) {
         "resourceVersion",
     ] {
         match old_meta.get(field) {
-            Some(v) => meta.insert(field.into(), v.clone()),
-            None => meta.remove(field),
-        };
+            Some(stored) => keep_stored(meta, field, stored),
+            None => {
+                meta.remove(field);
+            }
+        }
     }
     meta.remove("managedFields");
     meta.remove("selfLink");

@@ -19,20 +19,20 @@ const SYSTEM_CONDITIONS: &[&str] = &["PodScheduled", "Ready", "Initialized"];
 pub fn validate_update(old: &Value, new: &Value) -> Vec<Cause> {
     let mut causes = conditions(new);
     let policy = old.at("/spec/restartPolicy").and_then(Value::as_str).unwrap_or("Always");
-    let statuses = |pod: &Value, list: &str| {
-        pod.at(&format!("/status/{list}")).and_then(Value::as_array).cloned().unwrap_or_default()
-    };
+    fn statuses<'a>(pod: &'a Value, list: &str) -> &'a [Value] {
+        pod.get("status").and_then(|s| s.get(list)).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
     let restartable = |name: &str| restartable_init_container(old, name);
     for (list, init) in [("containerStatuses", false), ("initContainerStatuses", true)] {
         let allowed = |status: &Value| {
             let name = status.get("name").and_then(Value::as_str).unwrap_or("");
             may_leave_terminated(policy, exit_code(status)) || (init && restartable(name))
         };
-        causes.extend(transitions(&statuses(new, list), &statuses(old, list), list, allowed));
+        causes.extend(transitions(statuses(new, list), statuses(old, list), list, allowed));
     }
     let never = |_: &Value| false;
     let ephemeral = "ephemeralContainerStatuses";
-    causes.extend(transitions(&statuses(new, ephemeral), &statuses(old, ephemeral), ephemeral, never));
+    causes.extend(transitions(statuses(new, ephemeral), statuses(old, ephemeral), ephemeral, never));
     causes
 }
 

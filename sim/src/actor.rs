@@ -6,11 +6,12 @@
 
 use std::task::{Context, Poll};
 
-use http::{HeaderValue, Request};
+use http::{HeaderName, HeaderValue, Request};
 
 /// The request header that names who is calling (`controller`, `kubelet`, `listener`…). Production
 /// clients never send it; the world's clients add it with [`ActorService`].
-pub const ACTOR_HEADER: &str = "x-arcsim-actor";
+/// A `HeaderName` constant, so no request parses the name again.
+pub const ACTOR_HEADER: HeaderName = HeaderName::from_static("x-arcsim-actor");
 
 /// The caller a request names in its [`ACTOR_HEADER`], if it names one.
 pub fn actor_of(headers: &http::HeaderMap) -> Option<&str> {

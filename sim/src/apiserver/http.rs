@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode, header};
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use serde_json::Value;
@@ -96,7 +96,7 @@ impl Answer {
         };
         for text in &self.warnings {
             let value = field_validation::warning_header(text);
-            if let Ok(value) = http::HeaderValue::from_bytes(value.as_bytes()) {
+            if let Ok(value) = HeaderValue::from_bytes(value.as_bytes()) {
                 response.headers_mut().append(header::WARNING, value);
             }
         }
@@ -723,12 +723,21 @@ fn requested_name(body: Option<&Value>) -> Option<String> {
 }
 
 fn target_of(route: &ResourceRoute) -> String {
-    match (&route.namespace, &route.name) {
-        (Some(ns), Some(name)) => format!("{ns}/{name}{}", if route.status { "/status" } else { "" }),
-        (None, Some(name)) => format!("{name}{}", if route.status { "/status" } else { "" }),
-        (Some(ns), None) => format!("{ns}/*"),
-        (None, None) => "*".into(),
+    let mut target = String::with_capacity(64);
+    if let Some(ns) = &route.namespace {
+        target.push_str(ns);
+        target.push('/');
     }
+    match &route.name {
+        Some(name) => {
+            target.push_str(name);
+            if route.status {
+                target.push_str("/status");
+            }
+        }
+        None => target.push('*'),
+    }
+    target
 }
 
 fn verb_of(method: &Method, route: &ResourceRoute, query: &Query) -> Option<ApiVerb> {
@@ -909,11 +918,10 @@ fn json_response(code: StatusCode, value: &Value) -> Response<ResponseBody> {
 }
 
 fn json_bytes_response(code: StatusCode, bytes: Bytes) -> Response<ResponseBody> {
-    Response::builder()
-        .status(code)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Full::new(bytes).boxed_unsync())
-        .expect("valid response")
+    let mut response = Response::new(Full::new(bytes).boxed_unsync());
+    *response.status_mut() = code;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 fn text_response(code: StatusCode, text: &str) -> Response<ResponseBody> {

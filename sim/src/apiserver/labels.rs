@@ -86,17 +86,18 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
 /// `IsQualifiedName`: an optional DNS subdomain prefix and `/`, then a name part.
 pub fn is_qualified_name(value: &str) -> Vec<String> {
     let name_rule = || regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"]);
-    let parts: Vec<&str> = value.split('/').collect();
+    let mut parts = value.splitn(3, '/');
+    let parts = [parts.next(), parts.next(), parts.next()];
     let mut errs = Vec::new();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
+    let name = match parts {
+        [Some(name), None, None] => name,
+        [Some(prefix), Some(name), None] => {
             if prefix.is_empty() {
                 errs.push("prefix part must be non-empty".to_string());
             } else {
                 errs.extend(is_dns1123_subdomain(prefix).into_iter().map(|m| format!("prefix part {m}")));
             }
-            *name
+            name
         }
         _ => {
             errs.push(format!(

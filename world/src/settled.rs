@@ -17,10 +17,10 @@ pub fn scale_set_settled(namespace: &str, min_runners: usize) -> Settled {
     Arc::new(move |apiserver: &FakeApiServer, _github: &FakeGitHub| {
         let in_ns =
             |v: &Value| v.at("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
-        let runners: Vec<Value> =
-            apiserver.objects("ephemeralrunners").into_iter().filter(|v| in_ns(v)).collect();
+        let runners: Vec<Arc<Value>> =
+            apiserver.stored("ephemeralrunners").into_iter().filter(|v| in_ns(v)).collect();
         let deleting = runners.iter().any(|r| r.at("/metadata/deletionTimestamp").is_some());
-        let pods = apiserver.objects("pods").into_iter().filter(|v| in_ns(v)).count();
+        let pods = apiserver.stored("pods").into_iter().filter(|v| in_ns(v)).count();
         !deleting && runners.len() == min_runners && pods <= runners.len()
     })
 }
@@ -32,8 +32,8 @@ pub fn legacy_settled(namespace: &str) -> Settled {
     Arc::new(move |apiserver: &FakeApiServer, _github: &FakeGitHub| {
         let in_ns =
             |v: &Value| v.at("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str());
-        let runners = apiserver.objects("runners").into_iter().filter(|v| in_ns(v)).count();
-        let pods: Vec<Value> = apiserver.objects("pods").into_iter().filter(|v| in_ns(v)).collect();
+        let runners = apiserver.stored("runners").into_iter().filter(|v| in_ns(v)).count();
+        let pods: Vec<Arc<Value>> = apiserver.stored("pods").into_iter().filter(|v| in_ns(v)).collect();
         let running = pods
             .iter()
             .filter(|p| p.at("/status/phase").and_then(Value::as_str) == Some("Running"))

@@ -147,7 +147,7 @@ impl Oracle for NoAlreadyExistsErrors {
         let creates: Vec<&AuditEntry> = run
             .audit()
             .filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create && a.actor == "controller")
-            .filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name)))
+            .filter(|a| runner_pods.contains(&(a.namespace.as_str(), a.name.as_str())))
             .collect();
         let mut out = Vec::new();
         for (i, refused) in creates.iter().enumerate().filter(|(_, a)| a.code == 409) {
@@ -285,11 +285,18 @@ impl FailedRemovals {
 }
 
 /// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).
-fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<String> {
+/// The (namespace, name) of every pod that carried the runner label in some version (borrowed from
+/// the record: no key string a change).
+fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<(&str, &str)> {
     run.changes_of("pods")
         .filter(|(_, c)| c.object.at("/metadata/labels/actions-ephemeral-runner").is_some())
-        .map(|(_, c)| key_of(&c.object))
+        .map(|(_, c)| (meta_field(&c.object, "namespace"), meta_field(&c.object, "name")))
         .collect()
+}
+
+/// A string field of an object's metadata (empty when absent).
+fn meta_field<'a>(object: &'a serde_json::Value, name: &str) -> &'a str {
+    object.get("metadata").and_then(|m| m.get(name)).and_then(serde_json::Value::as_str).unwrap_or("")
 }
 
 /// How long after its requeue-after comes due an earlier 409's reconcile may make its create.
@@ -413,7 +420,7 @@ impl Oracle for BoundedPodCreates {
         let mut per_name: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         let mut out = Vec::new();
         let pod_creates = run.audit().filter(|a| a.resource == "pods" && a.verb == ApiVerb::Create);
-        for a in pod_creates.filter(|a| runner_pods.contains(&format!("{}/{}", a.namespace, a.name))) {
+        for a in pod_creates.filter(|a| runner_pods.contains(&(a.namespace.as_str(), a.name.as_str()))) {
             let duplicates = per_name.entry((a.namespace.as_str(), a.name.as_str())).or_insert(0);
             if a.took_effect() {
                 *duplicates = 0;

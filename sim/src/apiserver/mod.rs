@@ -466,8 +466,14 @@ impl FakeApiServer {
 
     /// Every stored object of `plural`, ordered by namespace and name.
     pub fn objects(&self, plural: &str) -> Vec<Value> {
+        self.stored(plural).into_iter().map(|o| (*o).clone()).collect()
+    }
+
+    /// [`objects`](Self::objects) as the store holds them, shared rather than copied (for a look that
+    /// keeps none of them).
+    pub fn stored(&self, plural: &str) -> Vec<Arc<Value>> {
         let Some(resource) = self.shared.registry.find_plural(plural) else { return Vec::new() };
-        self.shared.lock().store.list(resource, None).into_iter().map(|(_, o)| (**o).clone()).collect()
+        self.shared.lock().store.list(resource, None).into_iter().map(|(_, o)| o.clone()).collect()
     }
 
     /// A stream of every committed change (all kinds), for world models and oracles.

@@ -317,7 +317,7 @@ impl ApiService {
     /// Priority and fairness's rejection: 429, `Retry-After: 1`, a plain-text body (not a `Status`).
     fn reject_for_load(&self, who: &Requester, route: &ResourceRoute) -> Response<ResponseBody> {
         let code = StatusCode::TOO_MANY_REQUESTS;
-        self.count(who.verb, &self.shared.registry.get(route.resource).plural, code.as_u16());
+        self.count(who.verb, route.resource, code.as_u16());
         let mut entry = self.audit_entry(who, route, code.as_u16(), "", None);
         entry.reason = "TooManyRequests".into();
         self.shared.record.emit(entry);
@@ -444,7 +444,7 @@ impl ApiService {
         };
         let name = served.body.at("/metadata/name").and_then(Value::as_str).map(str::to_string);
         self.emit_fault(who, route, name, effect);
-        self.count(who.verb, &self.shared.registry.get(route.resource).plural, code);
+        self.count(who.verb, route.resource, code);
         let mut entry = self.audit_entry(who, route, code, "", Some(&served.body));
         entry.reason = failure.as_ref().map(|e| e.reason().to_string()).unwrap_or_default();
         entry.committed_then_failed = true;
@@ -577,7 +577,7 @@ impl ApiService {
         let (tx, rx) = watch_stream::watch_stream();
         let id = watch::start(&self.shared, request, fault, tx);
         let plural = &self.shared.registry.get(route.resource).plural;
-        self.count(ApiVerb::Watch, plural, 200);
+        self.count(ApiVerb::Watch, route.resource, 200);
         let opened = WatchOpened {
             id,
             actor: who.actor.clone(),
@@ -596,7 +596,6 @@ impl ApiService {
         route: &ResourceRoute,
         result: Result<Answer, ApiError>,
     ) -> Response<ResponseBody> {
-        let plural = &self.shared.registry.get(route.resource).plural;
         let (code, rv, response) = match &result {
             Ok(answer) => {
                 let rv = answer.body.at("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
@@ -604,7 +603,7 @@ impl ApiService {
             }
             Err(e) => (e.code, String::new(), error_response(e)),
         };
-        self.count(who.verb, plural, code);
+        self.count(who.verb, route.resource, code);
         if let Ok(answer) = &result {
             self.log_read(who, route, &answer.body);
         }
@@ -678,8 +677,8 @@ impl ApiService {
         }
     }
 
-    fn count(&self, verb: ApiVerb, plural: &str, code: u16) {
-        *self.shared.lock().counts.entry((verb, plural.to_string(), code)).or_insert(0) += 1;
+    fn count(&self, verb: ApiVerb, resource: ResourceId, code: u16) {
+        *self.shared.lock().counts.entry((verb, resource, code)).or_insert(0) += 1;
     }
 }
 

@@ -248,8 +248,8 @@ pub struct State {
     commit_point_rng: ChaCha8Rng,
     /// The fault layer.
     faults: faults::FaultInjector,
-    /// Requests by verb, resource and code.
-    counts: RequestCounts,
+    /// Requests by verb, resource and code (the resource as its id: no plural copied a request).
+    counts: BTreeMap<(ApiVerb, registry::ResourceId, u16), u64>,
     /// Next watch id (trace names watches `watch#N`).
     next_watch_id: u64,
     /// Paged-list snapshots.
@@ -454,7 +454,9 @@ impl FakeApiServer {
 
     /// Requests served so far, by verb, resource and code.
     pub fn request_counts(&self) -> RequestCounts {
-        self.shared.lock().counts.clone()
+        let counts = self.shared.lock().counts.clone();
+        let plural = |resource| self.shared.registry.get(resource).plural.clone();
+        counts.into_iter().map(|((verb, resource, code), n)| ((verb, plural(resource), code), n)).collect()
     }
 
     /// The stored object, for oracles and tests (bypasses the API: no counters, no faults).

@@ -4,7 +4,7 @@
 //! `{"message", "documentation_url"}`, and every answer carries an `ActivityId` header.
 
 use bytes::Bytes;
-use http::Response;
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use http_body_util::Full;
 use serde::Serialize;
 
@@ -12,6 +12,9 @@ use super::wire::{ExceptionBody, RestErrorBody};
 
 /// The namespace of the Actions service's exception type names.
 const EXCEPTION_NAMESPACE: &str = "GitHub.DistributedTask.WebApi";
+
+/// The `ActivityId` header every answer carries (`http` keeps header names in lower case).
+const ACTIVITY_ID: HeaderName = HeaderName::from_static("activityid");
 
 /// An answer before it becomes an `http::Response`.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,17 +81,23 @@ impl Reply {
 
     /// The `http::Response`, stamped with `activity_id`.
     pub(super) fn into_response(self, activity_id: &str) -> Response<Full<Bytes>> {
-        let mut builder = Response::builder().status(self.status).header("ActivityId", activity_id);
+        let valid = "status and headers are valid";
+        let length = self.body.len();
+        let mut response = Response::new(Full::new(self.body));
+        *response.status_mut() = StatusCode::from_u16(self.status).expect(valid);
+        let headers = response.headers_mut();
+        headers.append(ACTIVITY_ID, HeaderValue::from_str(activity_id).expect(valid));
         if let Some(content_type) = self.content_type {
-            builder = builder.header(http::header::CONTENT_TYPE, content_type);
+            headers.append(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         }
         for (name, value) in &self.headers {
-            builder = builder.header(*name, value.as_str());
+            headers.append(
+                HeaderName::from_bytes(name.as_bytes()).expect(valid),
+                HeaderValue::from_str(value).expect(valid),
+            );
         }
-        builder
-            .header(http::header::CONTENT_LENGTH, self.body.len())
-            .body(Full::new(self.body))
-            .expect("status and headers are valid")
+        headers.append(header::CONTENT_LENGTH, HeaderValue::from(length));
+        response
     }
 }
 

@@ -286,7 +286,8 @@ impl Validator<'_> {
             self.push("FieldValueTooMany", &path.to_string(), message);
         }
         let root = self.root.filter(|_| matches!(path, NodePath::Root));
-        // What the patch left of a field: `None` when all of it.
+        // What to validate a field with (what the patch left inside it); `None`: the patch left all of
+        // it, so it is not validated again.
         let below = |key: &str| match root {
             Some(root) => root(key),
             None => (!untouched.leaves(key)).then(|| untouched.within(key)),

@@ -30,12 +30,15 @@ const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist
 /// Matched by hand (the patterns are simple; a regex search was a third of validating a label), and
 /// tested against the regex itself.
 fn matches_qualified_name(value: &str) -> bool {
-    let bytes = value.as_bytes();
     let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+    framed(value, u8::is_ascii_alphanumeric, inner)
+}
+
+/// Whether `value` is non-empty, starts and ends with an `edge` byte, and holds only `inner` bytes.
+fn framed(value: &str, edge: impl Fn(&u8) -> bool, inner: impl Fn(&u8) -> bool) -> bool {
+    let bytes = value.as_bytes();
     match (bytes.first(), bytes.last()) {
-        (Some(first), Some(last)) => {
-            first.is_ascii_alphanumeric() && last.is_ascii_alphanumeric() && bytes.iter().all(inner)
-        }
+        (Some(first), Some(last)) => edge(first) && edge(last) && bytes.iter().all(inner),
         _ => false,
     }
 }
@@ -49,15 +52,7 @@ fn matches_label_value(value: &str) -> bool {
 /// and `-`, each starting and ending with an alphanumeric.
 fn matches_dns1123_subdomain(value: &str) -> bool {
     let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    value.split('.').all(|label| {
-        let bytes = label.as_bytes();
-        match (bytes.first(), bytes.last()) {
-            (Some(first), Some(last)) => {
-                lower_alnum(first) && lower_alnum(last) && bytes.iter().all(|b| lower_alnum(b) || *b == b'-')
-            }
-            _ => false,
-        }
-    })
+    value.split('.').all(|label| framed(label, lower_alnum, |b| lower_alnum(b) || *b == b'-'))
 }
 
 /// `RegexError`: the message, the examples, and the pattern used (Go's text has two spaces before

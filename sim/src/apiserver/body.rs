@@ -2,8 +2,10 @@
 //! precondition check, a create's requested name and the write itself (decode or patch) all read the
 //! same JSON; each used to parse the bytes again.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
+
+use super::compact;
+use crate::fnv::Fnv1a64;
 
 /// A request body: its bytes, and the JSON they hold when they hold JSON.
 #[derive(Debug, Clone, Copy)]
@@ -35,9 +37,8 @@ impl<'a> Body<'a> {
     pub fn hash_without_resource_version(&self) -> u64 {
         match self.json {
             Some(json) => {
-                let mut hash = crate::fnv::Fnv1a64::default();
-                serde_json::to_writer(&mut hash, &WithoutResourceVersion(json))
-                    .expect("JSON values serialise");
+                let mut hash = Fnv1a64::default();
+                write_without_resource_version(&mut hash, json);
                 hash.finish()
             }
             None => crate::fnv::fnv1a64(self.bytes),
@@ -45,36 +46,16 @@ impl<'a> Body<'a> {
     }
 }
 
-/// An object serialized as if `metadata.resourceVersion` were not there.
-struct WithoutResourceVersion<'a>(&'a Value);
-
-impl Serialize for WithoutResourceVersion<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let Value::Object(object) = self.0 else { return self.0.serialize(serializer) };
-        let mut map = serializer.serialize_map(Some(object.len()))?;
-        for (key, value) in object {
-            match value {
-                Value::Object(meta) if key == "metadata" => {
-                    map.serialize_entry(key, &Skipping(meta, "resourceVersion"))?;
-                }
-                _ => map.serialize_entry(key, value)?,
-            }
+/// Writes the compact JSON of `value` as if `metadata.resourceVersion` were not there.
+fn write_without_resource_version(out: &mut Fnv1a64, value: &Value) {
+    let Value::Object(object) = value else { return compact::write_value(out, value) };
+    compact::write_object(out, object.iter(), |out, key, value| match value {
+        Value::Object(meta) if key == "metadata" => {
+            let kept = meta.iter().filter(|(key, _)| *key != "resourceVersion");
+            compact::write_object(out, kept, |out, _, value| compact::write_value(out, value));
         }
-        map.end()
-    }
-}
-
-/// A map serialized without one key.
-struct Skipping<'a>(&'a serde_json::Map<String, Value>, &'static str);
-
-impl Serialize for Skipping<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in self.0.iter().filter(|(key, _)| *key != self.1) {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
+        _ => compact::write_value(out, value),
+    });
 }
 
 #[cfg(test)]

@@ -913,7 +913,7 @@ fn full_body(bytes: Vec<u8>) -> ResponseBody {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response<ResponseBody> {
-    json_bytes_response(code, Bytes::from(serde_json::to_vec(value).expect("JSON values serialise")))
+    json_bytes_response(code, Bytes::from(super::compact::to_vec(value)))
 }
 
 fn json_bytes_response(code: StatusCode, bytes: Bytes) -> Response<ResponseBody> {

@@ -29,7 +29,7 @@ use super::reads::{self, ReadVia};
 use super::registry::ResourceId;
 use super::selector::Selectors;
 use super::status;
-use super::store::{Change, EventType, StoreKey};
+use super::store::{Change, EventType};
 use super::versions::WatchFrom;
 use super::watch_stream::WatchSender;
 use super::wire::{Wire, watch_line};
@@ -310,6 +310,21 @@ fn event_key(item: &Item) -> Option<String> {
     Some(format!("{}/{}", field("/metadata/namespace"), field("/metadata/name")))
 }
 
+/// What the record says of a change sent: its type, the object's `namespace/name` (`name` when
+/// cluster-scoped, as [`super::store::StoreKey::display`]) and its resourceVersion.
+fn change_item(kind: EventType, obj: &Value) -> WatchItem {
+    let meta = obj.get("metadata");
+    let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
+    let (namespace, name) = (field("namespace"), field("name"));
+    let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+    if !namespace.is_empty() {
+        key.push_str(namespace);
+        key.push('/');
+    }
+    key.push_str(name);
+    WatchItem::Change { kind: kind.as_str(), key, rv: field("resourceVersion").to_string() }
+}
+
 fn transform(selectors: &Selectors, change: &Arc<Change>) -> Option<Item> {
     let now_matches = selectors.matches(&change.object);
     let was_matching = change.old.as_deref().is_some_and(|old| selectors.matches(old));
@@ -341,19 +356,19 @@ impl WatchTask {
                 _ = self.out.closed() => break,
                 _ = sleep_until(too_slow_at.unwrap_or(self.deadline)), if too_slow_at.is_some() => {
                     let backlog = self.too_slow.map_or(0, |(_, backlog)| backlog);
-                    self.trace(WatchItem::ClosedSlow { backlog });
+                    self.trace(|| WatchItem::ClosedSlow { backlog });
                     break;
                 }
                 _ = sleep_until(self.deadline) => {
-                    self.trace(WatchItem::Timeout);
+                    self.trace(|| WatchItem::Timeout);
                     break;
                 }
                 _ = sleep_until(self.drop_at.unwrap_or(self.deadline)), if self.drop_at.is_some() => {
-                    self.trace(WatchItem::Dropped);
+                    self.trace(|| WatchItem::Dropped);
                     break;
                 }
                 _ = sleep_until(self.stall_at.unwrap_or(self.deadline)), if self.stall_at.is_some() => {
-                    self.trace(WatchItem::Stalled);
+                    self.trace(|| WatchItem::Stalled);
                     self.stay_silent().await;
                     break;
                 }
@@ -382,7 +397,7 @@ impl WatchTask {
     async fn stay_silent(&mut self) {
         tokio::select! {
             _ = self.out.closed() => {}
-            _ = sleep_until(self.deadline) => self.trace(WatchItem::Timeout),
+            _ = sleep_until(self.deadline) => self.trace(|| WatchItem::Timeout),
         }
     }
 
@@ -480,17 +495,16 @@ impl WatchTask {
         let (Item::Event(kind, _, _), Some(actor)) = (item, self.request.actor.as_deref()) else {
             return EventFate::default();
         };
-        let key = event_key(item);
         if let Some((parked_key, _, _)) = &self.parked
-            && key.as_ref() == Some(parked_key)
+            && event_key(item).as_ref() == Some(parked_key)
         {
             let key = parked_key.clone();
             self.parked = None;
-            self.trace(WatchItem::Coalesced { key });
+            self.trace(|| WatchItem::Coalesced { key });
         }
-        let plural = self.shared.registry.get(self.request.resource).plural.clone();
+        let plural = &self.shared.registry.get(self.request.resource).plural;
         let now_ms = self.shared.clock.elapsed_ms();
-        self.shared.lock().perturbations.on_event(actor, &plural, *kind == EventType::Modified, now_ms)
+        self.shared.lock().perturbations.on_event(actor, plural, *kind == EventType::Modified, now_ms)
     }
 
     /// Queues the parked event: no later event of its object came in its window. (Simplified: it goes
@@ -510,13 +524,7 @@ impl WatchTask {
         let rt = self.shared.registry.get(self.request.resource);
         let (line, ends) = match &item {
             Item::Event(kind, obj, change) => {
-                let key = StoreKey {
-                    resource: self.request.resource,
-                    namespace: obj.at("/metadata/namespace").and_then(Value::as_str).unwrap_or("").into(),
-                    name: obj.at("/metadata/name").and_then(Value::as_str).unwrap_or("").into(),
-                };
-                let rv = obj.at("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
-                self.trace(WatchItem::Change { kind: kind.as_str(), key: key.display(), rv: rv.to_string() });
+                self.trace(|| change_item(*kind, obj));
                 let object = match change {
                     Some(change) => change.wire.of(&change.object),
                     None => Wire::default().of(obj),
@@ -528,14 +536,14 @@ impl WatchTask {
                 if *initial_events_end {
                     meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
                 }
-                self.trace(WatchItem::Bookmark { rv: *rv });
+                self.trace(|| WatchItem::Bookmark { rv: *rv });
                 let object = json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta});
                 (watch_line("BOOKMARK", &encode(&object)), false)
             }
             Item::Error(status) => {
                 let code = status["code"].to_string();
                 let message = status["message"].as_str().unwrap_or("").to_string();
-                self.trace(WatchItem::Error { code, message });
+                self.trace(|| WatchItem::Error { code, message });
                 (watch_line("ERROR", &encode(status)), true)
             }
         };
@@ -575,10 +583,15 @@ impl WatchTask {
         }
     }
 
-    fn trace(&self, item: WatchItem) {
-        let resource = self.shared.registry.get(self.request.resource).plural.clone();
-        let actor = self.request.actor.clone();
-        self.shared.record.emit(WatchSent { id: self.id, actor, resource, item });
+    /// Records what the stream did, `item` built only when the record renders or keeps it.
+    fn trace(&self, item: impl FnOnce() -> WatchItem) {
+        let resource = &self.shared.registry.get(self.request.resource).plural;
+        self.shared.record.emit_with(Some(resource), || WatchSent {
+            id: self.id,
+            actor: self.request.actor.clone(),
+            resource: resource.clone(),
+            item: item(),
+        });
     }
 }
 
@@ -586,6 +599,19 @@ impl WatchTask {
 mod tests {
     use super::*;
     use crate::apiserver::selector::LabelSelector;
+    use crate::apiserver::store::StoreKey;
+
+    #[test]
+    fn a_sent_change_is_recorded_under_its_store_key_and_version() {
+        for (namespace, name) in [("ns", "x"), ("", "cluster-wide")] {
+            let obj = json!({"metadata": {"namespace": namespace, "name": name, "resourceVersion": "12"}});
+            let key = StoreKey { resource: 0, namespace: namespace.into(), name: name.into() }.display();
+            let WatchItem::Change { kind, key: recorded, rv } = change_item(EventType::Modified, &obj) else {
+                panic!("a change")
+            };
+            assert_eq!((kind, recorded, rv.as_str()), ("MODIFIED", key, "12"));
+        }
+    }
 
     fn change(kind: EventType, old: Option<Value>, new: Value) -> Arc<Change> {
         Arc::new(Change {

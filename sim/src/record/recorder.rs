@@ -90,6 +90,23 @@ impl Recorder {
         }
     }
 
+    /// Records the event `build` makes, as [`emit`](Self::emit) does, building it only when its line
+    /// is rendered or the record keeps events of type `T` about `resource`: a skipped event still takes
+    /// its sequence number, so the numbers of the others do not depend on the trace mode.
+    pub fn emit_with<T: Observed>(&self, resource: Option<&str>, build: impl FnOnce() -> T) {
+        let skipped = {
+            let mut inner = self.inner.lock().expect("record lock");
+            let skipped = self.trace.is_off() && !inner.interest.wants(TypeId::of::<T>(), resource);
+            if skipped {
+                inner.next_seq += 1;
+            }
+            skipped
+        };
+        if !skipped {
+            self.emit(build());
+        }
+    }
+
     /// Every kept event so far, in order.
     pub fn events(&self) -> Vec<Event> {
         self.inner.lock().expect("record lock").kept.clone()

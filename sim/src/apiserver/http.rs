@@ -514,8 +514,9 @@ impl ApiService {
             }
             ApiVerb::Delete => {
                 let opts = delete_options(query, body.bytes)?;
-                let deleted = engine::delete(sh, &mut sh.lock(), key.as_ref().expect("named"), &opts)?;
-                Ok(delete_answer(rt, &opts, &deleted))
+                let (mut st, key) = (sh.lock(), key.as_ref().expect("named"));
+                let deleted = engine::delete(sh, &mut st, key, &opts)?;
+                Ok(delete_answer(rt, &opts, &deleted, &st, key))
             }
             ApiVerb::Deletecollection => self.delete_collection(route, query, body.bytes),
             ApiVerb::Watch => unreachable!("watches are served by serve_watch"),
@@ -685,15 +686,26 @@ impl ApiService {
 /// A DELETE's answer, as kube-apiserver's delete handler gives it: 200, or 202 when the object stays
 /// and the request set `orphanDependents: false`; the object, except that a kind whose registry does
 /// not return deleted objects answers a removal with a `Status` of Success.
-fn delete_answer(rt: &ResourceType, opts: &DeleteOptions, deleted: &engine::Deleted) -> Answer {
+/// The answer to a DELETE: the object as it now is (with the store's encoding of it), or for a kind
+/// that does not return it, a success `Status`.
+fn delete_answer(
+    rt: &ResourceType,
+    opts: &DeleteOptions,
+    deleted: &engine::Deleted,
+    st: &super::State,
+    key: &StoreKey,
+) -> Answer {
     let accepted = !deleted.removed && opts.orphan_dependents == Some(false);
     let code = if accepted { StatusCode::ACCEPTED } else { StatusCode::OK };
-    let body = if deleted.removed && !rt.returns_deleted_object {
-        Arc::new(status::delete_success(rt, &deleted.object))
+    if deleted.removed && !rt.returns_deleted_object {
+        return Answer { code, ..Answer::ok(status::delete_success(rt, &deleted.object)) };
+    }
+    let encoded = if deleted.removed {
+        st.store.encoded_removal(key, &deleted.object)
     } else {
-        Arc::clone(&deleted.object)
+        st.store.encoded(key, &deleted.object)
     };
-    Answer { code, ..Answer::ok(body) }
+    Answer { code, encoded, ..Answer::ok(Arc::clone(&deleted.object)) }
 }
 
 /// Whether a write carries a precondition a real server could find stale: a resourceVersion in the

@@ -317,6 +317,15 @@ impl Store {
         Some(change.wire.of(&change.object))
     }
 
+    /// The JSON of `object`, the last state of an object just removed from `key`'s resource, from the
+    /// removal's change (`None` when a later change of the resource came since).
+    pub fn encoded_removal(&self, key: &StoreKey, object: &Arc<Value>) -> Option<bytes::Bytes> {
+        let last = self.history.get(&key.resource)?.changes.back()?;
+        let removal =
+            Some(last).filter(|c| c.kind == EventType::Deleted && Arc::ptr_eq(&c.object, object))?;
+        Some(removal.wire.of(&removal.object))
+    }
+
     fn emit(&mut self, change: Change) {
         #[cfg(debug_assertions)]
         self.check(&change);

@@ -30,8 +30,23 @@ pub(crate) fn opaque(seed: Seed, prefix: &str, n: u64) -> String {
 /// A UUID-shaped id (version 4 layout).
 pub(crate) fn uuid(seed: Seed, kind: &str, n: u64) -> String {
     let (a, b) = digest(seed, kind, n);
-    let hex = format!("{a:016x}{b:016x}");
-    format!("{}-{}-4{}-8{}-{}", &hex[0..8], &hex[8..12], &hex[13..16], &hex[17..20], &hex[20..32])
+    let digit = |i: usize| {
+        let word = if i < 16 { a } else { b };
+        char::from_digit(((word >> (4 * (15 - i % 16))) & 0xf) as u32, 16).expect("a nibble")
+    };
+    // The 32 hex digits of both hashes, version and variant digits written over the 13th and 17th.
+    let mut id = String::with_capacity(36);
+    for at in 0..32 {
+        if matches!(at, 8 | 12 | 16 | 20) {
+            id.push('-');
+        }
+        id.push(match at {
+            12 => '4',
+            16 => '8',
+            _ => digit(at),
+        });
+    }
+    id
 }
 
 /// An unsigned JWT whose `exp` claim is `exp_seconds`, as the admin-token exchange returns.
@@ -86,6 +101,23 @@ mod tests {
         let id = uuid(Seed(1), "session", 1);
         assert_eq!(id.len(), 36);
         assert_eq!(id.matches('-').count(), 4);
+    }
+
+    #[test]
+    fn uuids_are_both_hashes_in_hex_with_version_and_variant_digits() {
+        for (seed, kind, n) in [(1, "session", 1), (7, "job", 42), (u64::MAX, "activity", 9_999)] {
+            let (a, b) = digest(Seed(seed), kind, n);
+            let hex = format!("{a:016x}{b:016x}");
+            let expected = format!(
+                "{}-{}-4{}-8{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[13..16],
+                &hex[17..20],
+                &hex[20..32]
+            );
+            assert_eq!(uuid(Seed(seed), kind, n), expected);
+        }
     }
 
     #[test]

@@ -4,7 +4,6 @@
 //! so oracles use this log to bound what a controller could have seen when it acted (kube-apiserver
 //! has no such log; it is the world's observation point, like the audit log).
 
-use crate::json_at::At;
 use serde_json::Value;
 
 use super::Shared;
@@ -67,23 +66,19 @@ pub(crate) fn record<'a>(
     let ms = shared.clock.elapsed_ms();
     let actor = actor.unwrap_or("client");
     for object in objects {
+        let meta = object.get("metadata");
+        let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
+        let (namespace, name) = (field("namespace"), field("name"));
+        let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+        key.extend([namespace, "/", name]);
         let entry = ReadEntry {
             ms,
             actor: actor.to_string(),
             resource: plural.clone(),
-            key: key_of(object),
-            rv: rv_of(object),
+            key,
+            rv: field("resourceVersion").parse().unwrap_or(0),
             via,
         };
         shared.record.emit(entry);
     }
-}
-
-fn key_of(object: &Value) -> String {
-    let field = |f: &str| object.at(f).and_then(Value::as_str).unwrap_or("");
-    format!("{}/{}", field("/metadata/namespace"), field("/metadata/name"))
-}
-
-fn rv_of(object: &Value) -> u64 {
-    object.at("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse().ok()).unwrap_or(0)
 }

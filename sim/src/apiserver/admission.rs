@@ -84,7 +84,7 @@ pub fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
     if !object.get("metadata").is_some_and(Value::is_object) {
         object["metadata"] = json!({});
     }
-    object["metadata"].as_object_mut().expect("metadata is an object")
+    object.get_mut("metadata").and_then(Value::as_object_mut).expect("metadata is an object")
 }
 
 /// A string field of `metadata`.
@@ -429,14 +429,34 @@ pub fn prepare_update(
     incoming: Value,
     sub: Subresource,
 ) -> Result<Value, ApiError> {
+    prepare_patched(rt, old, incoming, sub, Untouched::NOTHING)
+}
+
+/// [`prepare_update`] of a patched object: a top-level field the patch left as stored ([`Untouched`])
+/// holds the stored value already, so it is neither compared with the stored one nor copied again
+/// (the status a main-resource write keeps, a pod's immutable spec, the fields that bump the
+/// generation).
+pub fn prepare_patched(
+    rt: &ResourceType,
+    old: &Value,
+    incoming: Value,
+    sub: Subresource,
+    untouched: Untouched<'_>,
+) -> Result<Value, ApiError> {
     let name = meta_str(old, "name").unwrap_or_default().to_string();
     check_uid_precondition(rt, &name, old, &incoming)?;
-    let mut next = split_status(rt, old, incoming, sub);
-    keep_server_metadata(old, &mut next);
+    let mut next = split_status(rt, old, incoming, sub, untouched);
+    // A `/status` write's metadata is the stored one already (`split_status`), and so is the metadata
+    // of a patch that does not name it.
+    if sub == Subresource::Main && !untouched.leaves("metadata") {
+        keep_server_metadata(old, &mut next, untouched.within("metadata"));
+    }
     check_finalizers_while_deleting(rt, &name, old, &next)?;
     if rt.is_pod() && sub == Subresource::Main {
-        mirror_service_account(&mut next);
-        check_pod_spec_update(rt, &name, old, &next)?;
+        let mirrored = mirror_service_account(&mut next);
+        if mirrored || !untouched.leaves("spec") {
+            check_pod_spec_update(rt, &name, old, &next)?;
+        }
     }
     if rt.is_pod() && sub == Subresource::Status {
         let causes = pod_status::validate_update(old, &next);
@@ -448,7 +468,7 @@ pub fn prepare_update(
         fold_string_data(&mut next);
     }
     // A `/status` write took everything but its status from the stored object: no spec to compare.
-    if sub == Subresource::Main && spec_changed(rt, old, &next) {
+    if sub == Subresource::Main && spec_changed(rt, old, &next, untouched) {
         let generation = old.at("/metadata/generation").and_then(Value::as_i64).unwrap_or(1) + 1;
         meta_mut(&mut next).insert("generation".into(), json!(generation));
     }
@@ -470,7 +490,13 @@ fn check_uid_precondition(
 }
 
 /// Main-resource writes keep the stored status; `/status` writes keep everything but status.
-fn split_status(rt: &ResourceType, old: &Value, incoming: Value, sub: Subresource) -> Value {
+fn split_status(
+    rt: &ResourceType,
+    old: &Value,
+    incoming: Value,
+    sub: Subresource,
+    untouched: Untouched<'_>,
+) -> Value {
     match sub {
         Subresource::Status => {
             let mut next = incoming;
@@ -487,6 +513,8 @@ fn split_status(rt: &ResourceType, old: &Value, incoming: Value, sub: Subresourc
             }
             next
         }
+        // The patch left the status as stored.
+        Subresource::Main if rt.status_subresource && untouched.leaves("status") => incoming,
         Subresource::Main if rt.status_subresource => {
             let mut next = incoming;
             let next_fields = next.as_object_mut().expect("decoded and patched bodies are objects");
@@ -514,8 +542,10 @@ fn keep_stored(fields: &mut serde_json::Map<String, Value>, key: &str, stored: &
     }
 }
 
-/// Fields only the server writes are carried over from the stored object whatever the client sent.
-fn keep_server_metadata(old: &Value, next: &mut Value) {
+/// Fields only the server writes are carried over from the stored object whatever the client sent;
+/// a field the patch left as stored (`left`) is that already. (No stored object has `managedFields`
+/// or `selfLink`: every write removes them.)
+fn keep_server_metadata(old: &Value, next: &mut Value, left: Untouched<'_>) {
     let empty = serde_json::Map::new();
     let old_meta = old.get("metadata").and_then(Value::as_object).unwrap_or(&empty);
     let meta = meta_mut(next);
@@ -529,6 +559,9 @@ fn keep_server_metadata(old: &Value, next: &mut Value) {
         "generation",
         "resourceVersion",
     ] {
+        if left.leaves(field) {
+            continue;
+        }
         match old_meta.get(field) {
             Some(stored) => keep_stored(meta, field, stored),
             None => {
@@ -536,8 +569,11 @@ fn keep_server_metadata(old: &Value, next: &mut Value) {
             }
         }
     }
-    meta.remove("managedFields");
-    meta.remove("selfLink");
+    for field in ["managedFields", "selfLink"] {
+        if !left.leaves(field) {
+            meta.remove(field);
+        }
+    }
 }
 
 fn check_finalizers_while_deleting(
@@ -568,13 +604,15 @@ fn check_finalizers_while_deleting(
 }
 
 /// `spec.serviceAccount` is the deprecated twin of `spec.serviceAccountName`: a client that leaves it
-/// out gets it back from the name, as the v1 conversion does.
-fn mirror_service_account(pod: &mut Value) {
-    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else { return };
-    if let Some(name) = spec.get("serviceAccountName").filter(|n| n.as_str().is_some_and(|n| !n.is_empty())) {
-        let name = name.clone();
-        spec.insert("serviceAccount".into(), name);
-    }
+/// out gets it back from the name, as the v1 conversion does. Whether that changed the spec.
+fn mirror_service_account(pod: &mut Value) -> bool {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else { return false };
+    let Some(name) = spec.get("serviceAccountName").filter(|n| n.as_str().is_some_and(|n| !n.is_empty()))
+    else {
+        return false;
+    };
+    let name = name.clone();
+    spec.insert("serviceAccount".into(), name.clone()).is_none_or(|was| was != name)
 }
 
 /// Pod specs are immutable but for container images and the scheduler's binding of `spec.nodeName`
@@ -603,11 +641,13 @@ fn check_pod_spec_update(rt: &ResourceType, name: &str, old: &Value, next: &Valu
     }]))
 }
 
-/// Whether anything outside `metadata` (and `status`, for kinds with the subresource) changed.
-fn spec_changed(rt: &ResourceType, old: &Value, next: &Value) -> bool {
+/// Whether anything outside `metadata` (and `status`, for kinds with the subresource) changed; a
+/// field the patch left as stored has not.
+fn spec_changed(rt: &ResourceType, old: &Value, next: &Value, untouched: Untouched<'_>) -> bool {
     let (Some(old), Some(next)) = (old.as_object(), next.as_object()) else { return old != next };
-    let counted =
-        |(key, _): &(&String, &Value)| *key != "metadata" && !(rt.status_subresource && *key == "status");
+    let counted = |(key, _): &(&String, &Value)| {
+        *key != "metadata" && !(rt.status_subresource && *key == "status") && !untouched.leaves(key)
+    };
     // Both maps iterate in key order, so equal filtered sequences are equal maps without those keys.
     !old.iter().filter(counted).eq(next.iter().filter(counted))
 }
@@ -712,6 +752,45 @@ mod tests {
         let out = prepare_create(&secrets, json!({"metadata": {}, "stringData": {"k": "hi"}}), &ctx);
         assert_eq!(out["data"]["k"], "aGk=");
         assert!(out.get("stringData").is_none());
+    }
+
+    #[test]
+    fn a_patched_update_is_the_update_of_the_merged_object() {
+        use crate::apiserver::body::Body;
+        use crate::apiserver::merge::merged;
+        use crate::apiserver::patch::PatchType;
+        let er = rt("ephemeralrunners");
+        let er_old = json!({"metadata": {"name": "x", "uid": "u", "generation": 1, "resourceVersion": "5"},
+            "spec": {"a": 1, "b": [1]}, "status": {"phase": "Pending"}});
+        let pods = rt("pods");
+        let pod_old = json!({"metadata": {"name": "p", "uid": "u", "resourceVersion": "5"},
+            "spec": {"serviceAccountName": "sa", "containers": [{"name": "c", "image": "i"}]},
+            "status": {"phase": "Running"}});
+        let cases = [
+            (&er, &er_old, json!({"metadata": {"labels": {"l": "v"}}})),
+            (&er, &er_old, json!({"spec": {"a": 2}})),
+            (&er, &er_old, json!({"spec": {"a": 1}, "status": {"phase": "Running"}})),
+            (&er, &er_old, json!({"status": null})),
+            (
+                &er,
+                &er_old,
+                json!({"metadata": {"resourceVersion": "9", "generation": 7, "managedFields": []}}),
+            ),
+            (&er, &er_old, json!({"metadata": {"name": null, "selfLink": "x", "labels": {"l": "v"}}})),
+            (&er, &er_old, json!({"metadata": null})),
+            (&pods, &pod_old, json!({"metadata": {"labels": {"l": "v"}}})),
+            (&pods, &pod_old, json!({"spec": {"containers": [{"name": "c", "image": "j"}]}})),
+            (&pods, &pod_old, json!({"spec": {"restartPolicy": "Never"}})),
+        ];
+        for (rt, old, patch) in cases {
+            let next = merged(old, &patch);
+            let untouched = Untouched::of(PatchType::Merge, Body::new(b"", Some(&patch)));
+            for sub in [Subresource::Main, Subresource::Status] {
+                let whole = prepare_update(rt, old, next.clone(), sub).map_err(|e| e.code);
+                let patched = prepare_patched(rt, old, next.clone(), sub, untouched).map_err(|e| e.code);
+                assert_eq!(patched, whole, "{patch} on {}", rt.plural);
+            }
+        }
     }
 
     #[test]

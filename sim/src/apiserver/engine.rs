@@ -108,7 +108,7 @@ pub fn patch(
     let warnings = prune_patched(rt, &mut patched, untouched, req.fields)?;
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;
-    let next = admission::prepare_update(rt, &old, patched, req.sub)?;
+    let next = admission::prepare_patched(rt, &old, patched, req.sub, untouched)?;
     admission::validate_patched(rt, &key.name, &next, req.sub, untouched)?;
     Ok((commit(st, key, &old, next), warnings))
 }

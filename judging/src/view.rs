@@ -21,11 +21,15 @@ pub fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
 
 /// `namespace/name` of an object.
 pub fn key_of(v: &Value) -> String {
-    format!(
-        "{}/{}",
-        str_at(v, "/metadata/namespace").unwrap_or(""),
-        str_at(v, "/metadata/name").unwrap_or("")
-    )
+    let (namespace, name) = key_parts(v);
+    format!("{namespace}/{name}")
+}
+
+/// The namespace and name of an object (empty when unset), borrowed: [`key_of`] without building it.
+pub fn key_parts(v: &Value) -> (&str, &str) {
+    let meta = v.get("metadata");
+    let text = |field: &str| meta.and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("");
+    (text("namespace"), text("name"))
 }
 
 /// The object's uid.

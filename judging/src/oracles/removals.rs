@@ -12,7 +12,7 @@ use arc_world::RunRecord;
 
 use super::Oracle;
 use crate::pauses::Stops;
-use crate::view::{is_deleting, key_of, runner_id, runner_phase, uid_of};
+use crate::view::{is_deleting, key_parts, runner_id, runner_phase, uid_of};
 use crate::violation::Violation;
 
 /// How long a live EphemeralRunner may outlive the removal of its registration before it leaves its
@@ -115,15 +115,20 @@ impl History {
 
 /// Each EphemeralRunner's history, by `namespace/name (uid)`.
 fn histories(run: &RunRecord) -> BTreeMap<String, History> {
-    let mut out: BTreeMap<String, History> = BTreeMap::new();
+    // Gathered under the borrowed (namespace, name, uid), each incarnation named once at the end.
+    let mut by_incarnation: BTreeMap<(&str, &str, &str), History> = BTreeMap::new();
     for (ms, change) in run.changes_of("ephemeralrunners") {
         let object = &change.object;
         let gone =
             change.kind == EventType::Deleted || is_deleting(object) || runner_phase(object) == "Succeeded";
-        let key = format!("{} ({})", key_of(object), uid_of(object));
-        out.entry(key).or_default().0.push((ms, runner_id(object), gone));
+        let (namespace, name) = key_parts(object);
+        let incarnation = by_incarnation.entry((namespace, name, uid_of(object))).or_default();
+        incarnation.0.push((ms, runner_id(object), gone));
     }
-    out
+    let named = by_incarnation
+        .into_iter()
+        .map(|((namespace, name, uid), h)| (format!("{namespace}/{name} ({uid})"), h));
+    named.collect()
 }
 
 #[cfg(test)]

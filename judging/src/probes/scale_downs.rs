@@ -20,7 +20,7 @@ use arc_world::RunRecord;
 use serde_json::Value;
 
 use crate::view::{
-    controller_uid, is_deleting, is_terminal, key_of, runner_id, runner_phase, str_at, uid_of,
+    controller_uid, is_deleting, is_terminal, key_of, key_parts, runner_id, runner_phase, str_at, uid_of,
 };
 
 /// What [`judged`] reads.
@@ -79,8 +79,8 @@ fn judge(run: &RunRecord) -> Vec<ScaleDown> {
     });
     let mut out = Vec::new();
     for a in deletes {
+        let Some(versions) = runners.get(&(a.namespace.as_str(), a.name.as_str())) else { continue };
         let key = format!("{}/{}", a.namespace, a.name);
-        let Some(versions) = runners.get(&key) else { continue };
         let Some(victim) = idle_before(versions, a.served_ms) else { continue };
         let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
         let Some(removed_at) = removals.last_before(victim.runner_id, a.served_ms) else { continue };
@@ -142,13 +142,13 @@ fn patch_id(set: &Value) -> i64 {
     set.at("/spec/patchID").and_then(Value::as_i64).unwrap_or(0)
 }
 
-/// Per EphemeralRunner `namespace/name`: (sim ms, object) of each version, in order.
-type RunnerVersions<'a> = BTreeMap<String, Vec<(u64, &'a Value)>>;
+/// Per EphemeralRunner (namespace, name): (sim ms, object) of each version, in order.
+type RunnerVersions<'a> = BTreeMap<(&'a str, &'a str), Vec<(u64, &'a Value)>>;
 
 fn runner_versions(run: &RunRecord) -> RunnerVersions<'_> {
     let mut versions: RunnerVersions<'_> = BTreeMap::new();
     for (ms, change) in run.changes_of("ephemeralrunners") {
-        versions.entry(key_of(&change.object)).or_default().push((ms, &change.object));
+        versions.entry(key_parts(&change.object)).or_default().push((ms, &change.object));
     }
     versions
 }

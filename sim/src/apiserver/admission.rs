@@ -169,31 +169,48 @@ pub fn validate_object(
     object: &Value,
     sub: Subresource,
 ) -> Result<(), ApiError> {
-    validate_against(rt, name, object, Untouched::NOTHING, sub)
+    validate_against(rt, name, object, Kept::NOTHING, sub)
 }
 
-/// [`validate_object`] of a patched object: the fields of a custom resource that the patch left as
-/// stored ([`Untouched`]) are not validated again, nor is the stored status a main-resource write
-/// keeps; metadata always is.
+/// [`validate_object`] of a patched object of which `old` is the stored version: the fields of a
+/// custom resource that the patch left as stored ([`Untouched`]) are not validated again, nor is the
+/// stored status a main-resource write keeps, nor a built-in's status field equal to the stored one;
+/// metadata always is.
 pub fn validate_patched(
     rt: &ResourceType,
     name: &str,
     object: &Value,
+    old: &Value,
     sub: Subresource,
     untouched: Untouched<'_>,
 ) -> Result<(), ApiError> {
-    validate_against(rt, name, object, untouched, sub)
+    validate_against(rt, name, object, Kept { untouched, stored_status: old.get("status") }, sub)
+}
+
+/// What a write kept of the stored version, which was validated when it was written.
+#[derive(Clone, Copy)]
+struct Kept<'a> {
+    /// The fields a patch left as stored.
+    untouched: Untouched<'a>,
+    /// The stored status, if known.
+    stored_status: Option<&'a Value>,
+}
+
+impl Kept<'_> {
+    /// Nothing known to be kept (a create or a PUT).
+    const NOTHING: Kept<'static> = Kept { untouched: Untouched::NOTHING, stored_status: None };
 }
 
 fn validate_against(
     rt: &ResourceType,
     name: &str,
     object: &Value,
-    untouched: Untouched<'_>,
+    kept: Kept<'_>,
     sub: Subresource,
 ) -> Result<(), ApiError> {
+    let untouched = kept.untouched;
     let mut causes = match sub {
-        Subresource::Main => labels::validate_metadata(object),
+        Subresource::Main => labels::validate_metadata_patched(object, untouched),
         Subresource::Status => Vec::new(),
     };
     if let Some(schema) = &rt.schema {
@@ -202,9 +219,17 @@ fn validate_against(
         match (sub, object.get("status")) {
             // A status write keeps everything else as stored (decoded when it was written), so only
             // the status can be of a wrong type.
-            (Subresource::Status, Some(status)) => typed_decode_status(rt, status)?,
+            (Subresource::Status, Some(status)) => typed_decode_status(rt, status, kept.stored_status)?,
             (Subresource::Status, None) => {}
-            (Subresource::Main, _) => typed_decode(rt, object)?,
+            // The fields a patch left as stored, and the status a main write keeps, were decoded
+            // when they were stored.
+            (Subresource::Main, _) if untouched.is_known() => {
+                let changed = |field: &str, _: &Value| {
+                    !(untouched.leaves(field) || (field == "status" && rt.status_subresource))
+                };
+                typed_decode(rt, object, Some(&changed))?
+            }
+            (Subresource::Main, _) => typed_decode(rt, object, None)?,
         }
         if rt.is_pod() {
             causes.extend(pod_causes(object));
@@ -247,37 +272,55 @@ fn schema_causes(
 
 /// Built-in objects must decode into their k8s-openapi type: a wrong field type is the strict
 /// decoder's 400. Simplification: unknown fields of built-in kinds are kept, not dropped.
-fn typed_decode(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+/// Which top-level fields of an object need decoding (`None`: all); the others were decoded when the
+/// stored version was written.
+type Changed<'a> = Option<&'a dyn Fn(&str, &Value) -> bool>;
+
+fn typed_decode(rt: &ResourceType, object: &Value, changed: Changed<'_>) -> Result<(), ApiError> {
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::rbac::v1 as rbac;
     match (rt.group.as_str(), rt.kind.as_str()) {
-        ("", "Pod") => builtin::<core::Pod>(object),
-        ("", "Secret") => builtin::<core::Secret>(object),
-        ("", "ConfigMap") => builtin::<core::ConfigMap>(object),
-        ("", "ServiceAccount") => builtin::<core::ServiceAccount>(object),
-        ("", "Namespace") => builtin::<core::Namespace>(object),
-        ("", "ResourceQuota") => builtin::<core::ResourceQuota>(object),
-        ("rbac.authorization.k8s.io", "Role") => builtin::<rbac::Role>(object),
-        ("rbac.authorization.k8s.io", "RoleBinding") => builtin::<rbac::RoleBinding>(object),
-        ("coordination.k8s.io", "Lease") => builtin::<k8s_openapi::api::coordination::v1::Lease>(object),
+        ("", "Pod") => builtin::<core::Pod>(object, changed),
+        ("", "Secret") => builtin::<core::Secret>(object, changed),
+        ("", "ConfigMap") => builtin::<core::ConfigMap>(object, changed),
+        ("", "ServiceAccount") => builtin::<core::ServiceAccount>(object, changed),
+        ("", "Namespace") => builtin::<core::Namespace>(object, changed),
+        ("", "ResourceQuota") => builtin::<core::ResourceQuota>(object, changed),
+        ("rbac.authorization.k8s.io", "Role") => builtin::<rbac::Role>(object, changed),
+        ("rbac.authorization.k8s.io", "RoleBinding") => builtin::<rbac::RoleBinding>(object, changed),
+        ("coordination.k8s.io", "Lease") => {
+            builtin::<k8s_openapi::api::coordination::v1::Lease>(object, changed)
+        }
         _ => Ok(()),
     }
 }
 
-/// Whether `value` decodes into `T`; a wrong field type is the strict decoder's 400.
-fn builtin<T: serde::de::DeserializeOwned>(value: &Value) -> Result<(), ApiError> {
+/// Whether `value` decodes into `T`, a wrong field type being the strict decoder's 400: the fields
+/// `changed` names, or on failure (or with `None`) the whole value, so an error is the one the whole
+/// value gives (a required field left out of the changed ones included).
+fn builtin<T: serde::de::DeserializeOwned>(value: &Value, changed: Changed<'_>) -> Result<(), ApiError> {
+    if let (Some(changed), Some(fields)) = (changed, value.as_object()) {
+        let named = fields.iter().filter(|(k, v)| changed(k, v)).map(|(k, v)| (k.as_str(), v));
+        if T::deserialize(serde::de::value::MapDeserializer::<_, serde_json::Error>::new(named)).is_ok() {
+            return Ok(());
+        }
+    }
     T::deserialize(value).map(|_| ()).map_err(|e| status::bad_request(format!("error decoding object: {e}")))
 }
 
 /// A built-in object's status must decode into its k8s-openapi status type (as [`typed_decode`] of an
-/// object holding only that status would, without building that object).
-fn typed_decode_status(rt: &ResourceType, status: &Value) -> Result<(), ApiError> {
+/// object holding only that status would, without building that object). A field equal to the
+/// stored status's was decoded when that was written; only the others are decoded again.
+fn typed_decode_status(rt: &ResourceType, status: &Value, stored: Option<&Value>) -> Result<(), ApiError> {
     use k8s_openapi::api::core::v1 as core;
+    let before = stored.and_then(Value::as_object);
+    let differs = |field: &str, value: &Value| before.is_none_or(|b| b.get(field) != Some(value));
+    let changed: Changed<'_> = Some(&differs);
     match (rt.group.as_str(), rt.kind.as_str()) {
-        ("", "Pod") => builtin::<core::PodStatus>(status),
-        ("", "Namespace") => builtin::<core::NamespaceStatus>(status),
-        ("", "ResourceQuota") => builtin::<core::ResourceQuotaStatus>(status),
-        _ => typed_decode(rt, &serde_json::json!({ "status": status })),
+        ("", "Pod") => builtin::<core::PodStatus>(status, changed),
+        ("", "Namespace") => builtin::<core::NamespaceStatus>(status, changed),
+        ("", "ResourceQuota") => builtin::<core::ResourceQuotaStatus>(status, changed),
+        _ => typed_decode(rt, &serde_json::json!({ "status": status }), None),
     }
 }
 
@@ -752,6 +795,46 @@ mod tests {
         let out = prepare_create(&secrets, json!({"metadata": {}, "stringData": {"k": "hi"}}), &ctx);
         assert_eq!(out["data"]["k"], "aGk=");
         assert!(out.get("stringData").is_none());
+    }
+
+    #[test]
+    fn a_pod_status_write_decodes_the_fields_that_changed() {
+        use k8s_openapi::api::core::v1::PodStatus;
+        let stored = json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+            "startTime": "2026-01-01T00:00:00Z"});
+        let next = json!({"phase": "Succeeded", "conditions": [{"type": "Ready", "status": "False"}],
+            "startTime": "2026-01-01T00:00:00Z"});
+        let pods = rt("pods");
+        let decode = |status: &Value, stored: Option<&Value>| typed_decode_status(&pods, status, stored);
+        assert!(decode(&next, Some(&stored)).is_ok());
+        let wrong = json!({"phase": 3, "conditions": [], "startTime": "2026-01-01T00:00:00Z"});
+        let whole = builtin::<PodStatus>(&wrong, None).unwrap_err();
+        assert_eq!(decode(&wrong, Some(&stored)).unwrap_err(), whole);
+        assert_eq!(decode(&wrong, None).unwrap_err(), whole);
+        let bad_time = json!({"phase": "Running", "startTime": "yesterday"});
+        assert_eq!(decode(&bad_time, Some(&stored)).unwrap_err().code, 400);
+        // A field kept as stored was decoded when it was stored; it is not decoded again.
+        let kept_bad = json!({"phase": "Running", "startTime": "yesterday"});
+        assert!(decode(&kept_bad, Some(&kept_bad.clone())).is_ok());
+    }
+
+    #[test]
+    fn a_main_patch_decodes_the_fields_it_names_and_fails_as_the_whole_object_does() {
+        use crate::apiserver::body::Body;
+        use crate::apiserver::patch::PatchType;
+        let roles = rt("rolebindings");
+        let binding = json!({"metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role", "name": "r"}, "subjects": []});
+        let patch = json!({"subjects": [{"kind": "ServiceAccount", "name": "sa"}]});
+        let untouched = Untouched::of(PatchType::Merge, Body::new(b"", Some(&patch)));
+        let kept = Kept { untouched, stored_status: None };
+        assert!(validate_against(&roles, "b", &binding, kept, Subresource::Main).is_ok());
+        let wrong = json!({"metadata": {"name": "b"}, "roleRef": binding["roleRef"], "subjects": "sa"});
+        let err = validate_against(&roles, "b", &wrong, kept, Subresource::Main).unwrap_err();
+        assert_eq!(err, validate_object(&roles, "b", &wrong, Subresource::Main).unwrap_err());
+        let no_ref = json!({"metadata": {"name": "b"}, "subjects": []});
+        let no_ref_whole = validate_object(&roles, "b", &no_ref, Subresource::Main);
+        assert_eq!(validate_against(&roles, "b", &no_ref, kept, Subresource::Main), no_ref_whole);
     }
 
     #[test]

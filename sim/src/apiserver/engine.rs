@@ -109,7 +109,7 @@ pub fn patch(
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;
     let next = admission::prepare_patched(rt, &old, patched, req.sub, untouched)?;
-    admission::validate_patched(rt, &key.name, &next, req.sub, untouched)?;
+    admission::validate_patched(rt, &key.name, &next, &old, req.sub, untouched)?;
     Ok((commit(st, key, &old, next), warnings))
 }
 

@@ -30,6 +30,11 @@ impl<'a> Untouched<'a> {
         Untouched(named.and_then(Value::as_object).filter(|named| !directive(named)))
     }
 
+    /// Whether anything is known to be left as stored at this level.
+    pub fn is_known(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// Whether the patch leaves `field` of this level as stored.
     pub fn leaves(&self, field: &str) -> bool {
         self.0.is_some_and(|named| !named.contains_key(field))

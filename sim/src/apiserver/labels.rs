@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::gofmt;
 use super::status::Cause;
+use super::untouched::Untouched;
 
 /// The longest label value (`LabelValueMaxLength`).
 pub const LABEL_VALUE_MAX: usize = 63;
@@ -136,9 +137,14 @@ fn invalid(field: &str, bad: &str, detail: String) -> Cause {
 
 /// `ValidateLabels` of `metadata.labels` (keys in sorted order).
 pub fn validate_labels(meta: &Value) -> Vec<Cause> {
+    validate_labels_within(meta, Untouched::NOTHING)
+}
+
+/// [`validate_labels`] of the labels a patch did not leave as stored (`left`, within the labels).
+fn validate_labels_within(meta: &Value, left: Untouched<'_>) -> Vec<Cause> {
     let Some(labels) = meta.get("labels").and_then(Value::as_object) else { return Vec::new() };
     let mut causes = Vec::new();
-    for (key, value) in labels {
+    for (key, value) in labels.iter().filter(|(key, _)| !left.leaves(key)) {
         causes.extend(is_qualified_name(key).into_iter().map(|m| invalid("metadata.labels", key, m)));
         let value = value.as_str().unwrap_or_default();
         causes.extend(is_valid_label_value(value).into_iter().map(|m| invalid("metadata.labels", value, m)));
@@ -153,7 +159,11 @@ pub fn validate_annotations(meta: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut size = 0;
     for (key, value) in annotations {
-        let lower = key.to_lowercase();
+        let lower = if key.bytes().any(|b| b.is_ascii_uppercase()) || !key.is_ascii() {
+            std::borrow::Cow::Owned(key.to_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(key.as_str())
+        };
         causes.extend(is_qualified_name(&lower).into_iter().map(|m| invalid("metadata.annotations", key, m)));
         size += key.len() + value.as_str().map_or(0, str::len);
     }
@@ -169,9 +179,26 @@ pub fn validate_annotations(meta: &Value) -> Vec<Cause> {
 
 /// Labels then annotations of an object's metadata, as `ValidateObjectMeta` orders them.
 pub fn validate_metadata(object: &Value) -> Vec<Cause> {
+    validate_metadata_patched(object, Untouched::NOTHING)
+}
+
+/// [`validate_metadata`] of a patched object: labels a patch left as stored ([`Untouched`], from the
+/// object's top level) were valid when stored and are not checked again, nor are annotations the
+/// patch did not name (their size limit is over all of them, so a patch naming any checks all).
+pub fn validate_metadata_patched(object: &Value, untouched: Untouched<'_>) -> Vec<Cause> {
     let Some(meta) = object.get("metadata") else { return Vec::new() };
-    let mut causes = validate_labels(meta);
-    causes.extend(validate_annotations(meta));
+    if untouched.leaves("metadata") {
+        return Vec::new();
+    }
+    let named = untouched.within("metadata");
+    let mut causes = if named.leaves("labels") {
+        Vec::new()
+    } else {
+        validate_labels_within(meta, named.within("labels"))
+    };
+    if !named.leaves("annotations") {
+        causes.extend(validate_annotations(meta));
+    }
     causes
 }
 
@@ -191,6 +218,27 @@ mod tests {
             all.extend(last.iter().cloned());
         }
         all
+    }
+
+    #[test]
+    fn a_patch_checks_the_labels_it_names_and_every_annotation_once_it_names_one() {
+        use crate::apiserver::body::Body;
+        use crate::apiserver::patch::PatchType;
+        let object =
+            json!({"metadata": {"labels": {"bad key!": "v", "ok": "v"}, "annotations": {"Bad Key": "v"}}});
+        let check = |patch: Value| {
+            let untouched = Untouched::of(PatchType::Merge, Body::new(b"", Some(&patch)));
+            validate_metadata_patched(&object, untouched).into_iter().map(|c| c.field).collect::<Vec<_>>()
+        };
+        let (labels, annotations) =
+            (validate_labels(&object["metadata"]), validate_annotations(&object["metadata"]));
+        assert!(!labels.is_empty() && !annotations.is_empty());
+        let fields = |causes: &[Cause]| causes.iter().map(|c| c.field.clone()).collect::<Vec<_>>();
+        assert!(check(json!({"spec": {}})).is_empty());
+        assert!(check(json!({"metadata": {"labels": {"ok": "w"}}})).is_empty());
+        assert_eq!(check(json!({"metadata": {"labels": {"bad key!": "v"}}})), fields(&labels));
+        assert_eq!(check(json!({"metadata": {"annotations": {"x": "y"}}})), fields(&annotations));
+        assert_eq!(check(json!({"metadata": null})), fields(&validate_metadata(&object)));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::json_at::At;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use super::body::Body;
+use super::body::WriteBody;
 use super::registry::ResourceType;
 use super::schema::Schema;
 use super::status::{self, ApiError, Cause};
@@ -22,11 +22,10 @@ use super::{labels, pod_status, prune, validate};
 /// Built-in kinds take a missing `kind` or `apiVersion` from the path, as kube-apiserver's decoder
 /// does (`gvkWithDefaults`: the official Python client's typed models send neither); custom resources
 /// are decoded as unstructured objects, which must name their kind.
-pub fn decode_object(rt: &ResourceType, body: Body<'_>) -> Result<Value, ApiError> {
+pub fn decode_object(rt: &ResourceType, body: &mut WriteBody<'_>) -> Result<Value, ApiError> {
     let mut value: Value = body
-        .parsed()
-        .map_err(|e| status::bad_request(format!("couldn't decode the request body as JSON: {e}")))?
-        .into_owned();
+        .take()
+        .map_err(|e| status::bad_request(format!("couldn't decode the request body as JSON: {e}")))?;
     if !value.is_object() {
         return Err(status::bad_request("the request body is not a JSON object"));
     }
@@ -709,20 +708,30 @@ mod tests {
         let pods = rt("pods");
         let ok = decode_object(
             &pods,
-            Body::new(br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}"#, None),
+            &mut WriteBody {
+                bytes: br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}"#,
+                json: None,
+            },
         );
         assert!(ok.is_ok());
-        let wrong_kind =
-            decode_object(&pods, Body::new(br#"{"apiVersion":"v1","kind":"Secret"}"#, None)).unwrap_err();
+        let wrong_kind = decode_object(
+            &pods,
+            &mut WriteBody { bytes: br#"{"apiVersion":"v1","kind":"Secret"}"#, json: None },
+        )
+        .unwrap_err();
         assert_eq!((wrong_kind.code, wrong_kind.reason()), (400, "BadRequest"));
-        let no_type = decode_object(&pods, Body::new(br#"{"metadata":{"name":"a"}}"#, None)).unwrap();
+        let no_type =
+            decode_object(&pods, &mut WriteBody { bytes: br#"{"metadata":{"name":"a"}}"#, json: None })
+                .unwrap();
         assert_eq!((no_type["kind"].as_str(), no_type["apiVersion"].as_str()), (Some("Pod"), Some("v1")));
         let runners = rt("ephemeralrunners");
-        let no_kind =
-            decode_object(&runners, Body::new(br#"{"apiVersion":"actions.github.com/v1alpha1"}"#, None))
-                .unwrap_err();
+        let no_kind = decode_object(
+            &runners,
+            &mut WriteBody { bytes: br#"{"apiVersion":"actions.github.com/v1alpha1"}"#, json: None },
+        )
+        .unwrap_err();
         assert!(no_kind.message().starts_with("Object 'Kind' is missing"));
-        let garbage = decode_object(&pods, Body::new(b"{nope", None)).unwrap_err();
+        let garbage = decode_object(&pods, &mut WriteBody { bytes: b"{nope", json: None }).unwrap_err();
         assert_eq!(garbage.code, 400);
     }
 

@@ -46,6 +46,40 @@ impl<'a> Body<'a> {
     }
 }
 
+/// A request body a write may take its JSON from, once the log's hash and the fault layer's checks
+/// have read it ([`Body`]): a create's object is the body's JSON itself, and a merge patch's values
+/// move into the patched object instead of being copied.
+#[derive(Debug)]
+pub struct WriteBody<'a> {
+    /// The bytes as sent.
+    pub bytes: &'a [u8],
+    /// Their JSON, if they hold JSON and it has not been taken.
+    pub json: Option<Value>,
+}
+
+impl WriteBody<'_> {
+    /// The body, read.
+    pub fn view(&self) -> Body<'_> {
+        Body::new(self.bytes, self.json.as_ref())
+    }
+
+    /// The JSON to change in place, or the parse error of the bytes.
+    pub fn json_mut(&mut self) -> Result<&mut Value, serde_json::Error> {
+        if self.json.is_none() {
+            self.json = Some(serde_json::from_slice(self.bytes)?);
+        }
+        Ok(self.json.as_mut().expect("just parsed"))
+    }
+
+    /// The JSON, taken, or the parse error of the bytes.
+    pub fn take(&mut self) -> Result<Value, serde_json::Error> {
+        match self.json.take() {
+            Some(json) => Ok(json),
+            None => serde_json::from_slice(self.bytes),
+        }
+    }
+}
+
 /// Writes the compact JSON of `value` as if `metadata.resourceVersion` were not there.
 fn write_without_resource_version(out: &mut Fnv1a64, value: &Value) {
     let Value::Object(object) = value else { return compact::write_value(out, value) };

@@ -8,7 +8,7 @@ use rand::RngCore;
 use serde_json::Value;
 
 use super::admission::{self, CreateContext, Subresource, meta_str};
-use super::body::Body;
+use super::body::{Body, WriteBody};
 pub use super::commit::commit;
 use super::field_validation::FieldValidation;
 use super::lifecycle::{self, DeleteOptions, DeletePlan};
@@ -82,12 +82,12 @@ pub fn update(
 }
 
 /// What a patch asks for beyond the patch itself.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct PatchRequest<'a> {
     /// The patch's content type.
     pub patch_type: PatchType,
-    /// The patch body.
-    pub body: Body<'a>,
+    /// The patch body (a merge patch's values move into the patched object).
+    pub body: WriteBody<'a>,
     /// The main resource or `/status`.
     pub sub: Subresource,
     /// What unknown fields in the patched object get.
@@ -103,8 +103,11 @@ pub fn patch(
 ) -> Result<(Arc<Value>, Vec<String>), ApiError> {
     let rt = sh.registry.get(key.resource);
     let old = get(sh, st, key)?;
-    let mut patched = patch::apply(rt, req.patch_type, patch_target(req.sub, &old, req.body), req.body)?;
-    let untouched = Untouched::of(req.patch_type, req.body);
+    let mut body = req.body;
+    let target = patch_target(req.sub, &old, body.view());
+    let mut patched = patch::apply(rt, req.patch_type, target, &mut body)?;
+    // A patch keeps every key it named when it gives up its values.
+    let untouched = Untouched::of(req.patch_type, body.view());
     let warnings = prune_patched(rt, &mut patched, untouched, req.fields)?;
     check_identity(rt, key, &patched)?;
     check_resource_version(rt, key, &old, &patched)?;

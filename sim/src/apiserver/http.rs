@@ -23,7 +23,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use serde_json::Value;
 
 use super::admission::{self, Subresource};
-use super::body::Body;
+use super::body::{Body, WriteBody};
 use super::cache;
 use super::engine::{self, PatchRequest};
 use super::events::{ApiFault, AuditEntry, DiscoveryServed, FaultEffect, SeatWait, WatchOpened};
@@ -232,14 +232,17 @@ impl ApiService {
         parts: &http::request::Parts,
         query: &Query,
         route: ResourceRoute,
-        body: Bytes,
+        bytes: Bytes,
     ) -> Result<Response<ResponseBody>, ConnectionDropped> {
         let Some(verb) = verb_of(&parts.method, &route, query) else {
             return Ok(error_response(&status::method_not_allowed(parts.method.as_str())));
         };
         // The body parsed once, for the log, the fault layer and the write alike.
-        let parsed = serde_json::from_slice::<Value>(&body).ok();
-        let body = Body::new(&body, parsed.as_ref());
+        // UTF-8 checked once for the whole body, not string by string as `from_slice` does; a body
+        // that is not UTF-8 is no JSON either way.
+        let parsed =
+            std::str::from_utf8(&bytes).ok().and_then(|text| serde_json::from_str::<Value>(text).ok());
+        let body = Body::new(&bytes, parsed.as_ref());
         let precondition = carries_precondition(verb, body.json);
         let requested_name = (verb == ApiVerb::Create).then(|| requested_name(body.json)).flatten();
         let mut who = Requester {
@@ -276,6 +279,7 @@ impl ApiService {
             None => {
                 let content_type =
                     parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+                let body = WriteBody { bytes: &bytes, json: parsed };
                 self.serve(verb, route, query, content_type, body, &who).await
             }
         };
@@ -352,7 +356,7 @@ impl ApiService {
         route: &ResourceRoute,
         query: &Query,
         content_type: &str,
-        body: Body<'_>,
+        body: WriteBody<'_>,
         who: &Requester,
     ) -> Result<Answer, ApiError> {
         if let (ApiVerb::Delete, Some(actor), Some(name)) = (verb, who.actor.as_deref(), &route.name) {
@@ -377,13 +381,13 @@ impl ApiService {
         route: &ResourceRoute,
         query: &Query,
         content_type: &str,
-        body: Body<'_>,
+        mut body: WriteBody<'_>,
         write: WriteKind,
     ) -> Result<(Value, Vec<String>), ApiError> {
         let rt = self.shared.registry.get(route.resource);
         let fields = directive(query, write)?;
         check_json_body(content_type)?;
-        let mut object = admission::decode_object(rt, body)?;
+        let mut object = admission::decode_object(rt, &mut body)?;
         let unknown = admission::prune_unknown(rt, &mut object);
         let warnings = fields.on_decode(rt, &unknown)?;
         Ok((object, warnings))
@@ -472,7 +476,7 @@ impl ApiService {
         route: &ResourceRoute,
         query: &Query,
         content_type: &str,
-        body: Body<'_>,
+        body: WriteBody<'_>,
     ) -> Result<Answer, ApiError> {
         let sh = &*self.shared;
         let rt = sh.registry.get(route.resource);

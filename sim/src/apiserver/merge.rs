@@ -28,6 +28,32 @@ pub fn merged_within(target: &Value, patch: &Value, kept: impl Fn(&str) -> bool)
     Value::Object(out)
 }
 
+fn merged_taking(target: &Value, patch: &mut Value) -> Value {
+    merged_within_taking(target, patch, |_| true)
+}
+
+/// [`merged_within`] taking the patch's values instead of copying them: each value the result holds
+/// from `patch` is moved out of it. `patch` keeps every key at every level (what it named can still
+/// be read, as [`Untouched`](super::untouched::Untouched) reads it), with `null` for each value it gave
+/// up.
+pub fn merged_within_taking(target: &Value, patch: &mut Value, kept: impl Fn(&str) -> bool) -> Value {
+    let Value::Object(patch) = patch else { return std::mem::take(patch) };
+    let mut out = match target {
+        Value::Object(target) => {
+            let untouched = target.iter().filter(|(k, _)| kept(k) && !patch.contains_key(*k));
+            untouched.map(|(k, v)| (k.clone(), v.clone())).collect::<Map<String, Value>>()
+        }
+        _ => Map::new(),
+    };
+    for (key, value) in patch.iter_mut() {
+        if !value.is_null() {
+            let below = target.get(key).filter(|_| kept(key)).unwrap_or(&Value::Null);
+            out.insert(key.clone(), merged_taking(below, value));
+        }
+    }
+    Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -38,6 +64,26 @@ mod tests {
         let mut expected = target.clone();
         json_patch::merge(&mut expected, &patch);
         assert_eq!(merged(&target, &patch), expected, "{target} + {patch}");
+        let mut taken = patch.clone();
+        assert_eq!(
+            merged_within_taking(&target, &mut taken, |_| true),
+            expected,
+            "{target} + {patch}, taking"
+        );
+        assert_eq!(keys(&taken), keys(&patch), "the patch keeps its keys: {patch}");
+    }
+
+    /// Every object key of `value`, at every level, with its path.
+    fn keys(value: &Value) -> Vec<String> {
+        match value {
+            Value::Object(map) => map
+                .iter()
+                .flat_map(|(k, v)| {
+                    std::iter::once(k.clone()).chain(keys(v).into_iter().map(move |p| format!("{k}/{p}")))
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     #[test]
@@ -47,6 +93,7 @@ mod tests {
         let within = merged_within(&target, &patch, |k| k != "spec");
         let view = json!({"kind": "Pod", "metadata": {"name": "p"}, "status": {"a": 1}});
         assert_eq!(within, merged(&view, &patch));
+        assert_eq!(merged_within_taking(&target, &mut patch.clone(), |k| k != "spec"), within);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::body::Body;
+use super::body::WriteBody;
 use super::merge;
 use super::registry::ResourceType;
 use super::status::{self, ApiError};
@@ -48,27 +48,28 @@ impl PatchType {
     }
 }
 
-/// Applies `patch` (raw body bytes) to `target`, an object of kind `rt`, returning the patched object.
+/// Applies `patch` to `target`, an object of kind `rt`, returning the patched object. A merge patch
+/// gives its values up to the result (see [`merge::merged_within_taking`]).
 pub fn apply(
     rt: &ResourceType,
     patch_type: PatchType,
     target: Target<'_>,
-    patch: Body<'_>,
+    patch: &mut WriteBody<'_>,
 ) -> Result<Value, ApiError> {
-    let body =
-        patch.parsed().map_err(|e| status::bad_request(format!("couldn't decode the patch as JSON: {e}")))?;
-    let body = &*body;
+    let body = patch
+        .json_mut()
+        .map_err(|e| status::bad_request(format!("couldn't decode the patch as JSON: {e}")))?;
     let out = match patch_type {
         PatchType::Merge => {
             if !body.is_object() {
                 return Err(status::bad_request("a merge patch must be a JSON object"));
             }
             let Target { object, fields } = target;
-            merge::merged_within(object, body, |k| fields.is_none_or(|f| f.contains(&k)))
+            merge::merged_within_taking(object, body, |k| fields.is_none_or(|f| f.contains(&k)))
         }
         PatchType::StrategicMerge => strategic::apply(rt, &target.object(), body)?,
         PatchType::Json => {
-            let ops: json_patch::Patch = serde::Deserialize::deserialize(body)
+            let ops: json_patch::Patch = serde::Deserialize::deserialize(&*body)
                 .map_err(|e| status::bad_request(format!("the JSON patch is malformed: {e}")))?;
             let mut out = target.object().into_owned();
             json_patch::patch(&mut out, &ops).map_err(|e| json_patch_error(&e))?;
@@ -148,8 +149,9 @@ mod tests {
     #[test]
     fn merge_and_json_patches_apply() {
         let er = fixtures::resource("ephemeralrunners");
-        let apply =
-            |t, target: &Value, body: &[u8]| apply(&er, t, Target::whole(target), Body::new(body, None));
+        let apply = |t, target: &Value, bytes: &[u8]| {
+            apply(&er, t, Target::whole(target), &mut WriteBody { bytes, json: None })
+        };
         let target = json!({"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"replicas": 1}});
         let merged =
             apply(PatchType::Merge, &target, br#"{"metadata":{"labels":{"a":null,"b":"2"}}}"#).unwrap();

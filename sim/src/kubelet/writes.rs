@@ -2,8 +2,8 @@
 //! new pod that reuses the name): status patches (`pods/status`), the scheduler's binding of
 //! `spec.nodeName`, and the grace-0 delete that ends a pod's termination. Each is retried while the
 //! server refuses for the moment (5xx, 429), once a second, as a kubelet's status manager keeps
-//! syncing until it succeeds; other answers end it. An answer (the whole pod) is read as text and not
-//! decoded: the kubelet learns the pod's new state from its watch, as the real one does. In debug
+//! syncing until it succeeds; other answers end it. Only an answer's status code is read, not the
+//! pod it carries: the kubelet learns the pod's new state from its watch, as the real one does. In debug
 //! builds every status it writes is checked against the ones before it. A pod on a node that can be
 //! lost ([`super::node_loss`]) has a status manager of its own: while the node is cut off its writes
 //! wait in order (a status only the latest), and once it is back they go, or, when none waited, the
@@ -141,10 +141,24 @@ impl Target {
         self.send(self.pods.delete(&self.name, &params)).await
     }
 
-    /// Sends `request` until it is answered for good; true when the server accepted it.
+    /// Sends `request` until it is answered for good, as [`retrying`] does; true when the server
+    /// accepted it. Only the answer's status code is read.
     async fn send(&self, request: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> bool {
         let Ok(request) = request else { return false };
-        retrying(|| self.client.request_text(request.clone())).await.is_ok()
+        let mut attempts = 0;
+        loop {
+            let sent = self.client.send(request.clone().map(kube::client::Body::from)).await;
+            match sent.map(|answer| answer.status()) {
+                // As kube's client tells an API error: a 4xx or 5xx.
+                Ok(code) if !(code.is_client_error() || code.is_server_error()) => return true,
+                Ok(code) if !transient_code(code.as_u16()) => return false,
+                _ if attempts >= 600 => return false,
+                Ok(_) | Err(_) => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
     }
 }
 
@@ -258,9 +272,14 @@ where
 /// connection, whose write may have committed).
 pub(crate) fn transient(e: &kube::Error) -> bool {
     match e {
-        kube::Error::Api(status) => status.code >= 500 || status.code == 429,
+        kube::Error::Api(status) => transient_code(status.code),
         _ => true,
     }
+}
+
+/// Whether an answer's status code is a refusal for the moment (5xx, 429).
+fn transient_code(code: u16) -> bool {
+    code >= 500 || code == 429
 }
 
 #[cfg(test)]

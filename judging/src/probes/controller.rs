@@ -34,21 +34,22 @@ pub fn restart_mid_reconcile(run: &RunRecord) -> u32 {
 
 /// The fields of an EphemeralRunner that ARC's runner-set reconciler reads (ARC-MODEL §5.1, ERS ← ER):
 /// its metadata's identity (uid), labels, annotations, finalizers, owners and deletion; its spec; its phase,
-/// runner id and job id.
+/// runner id and job id. The fields most updates change come first, and the spec last, so two views
+/// that differ are told apart before their specs are compared.
 fn runner_set_view(er: &Value) -> [Option<&Value>; 10] {
     let meta = |field| er.get("metadata").and_then(|m| m.get(field));
     let status = |field| er.get("status").and_then(|s| s.get(field));
     [
-        meta("uid"),
-        meta("labels"),
-        meta("annotations"),
-        meta("finalizers"),
-        meta("ownerReferences"),
-        meta("deletionTimestamp"),
-        er.get("spec"),
         status("phase"),
         status("runnerId"),
         status("jobId"),
+        meta("deletionTimestamp"),
+        meta("finalizers"),
+        meta("uid"),
+        meta("labels"),
+        meta("annotations"),
+        meta("ownerReferences"),
+        er.get("spec"),
     ]
 }
 

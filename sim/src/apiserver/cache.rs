@@ -76,9 +76,13 @@ impl ResourceCache {
             EventType::Deleted => {
                 self.objects.remove(&change.key);
             }
-            EventType::Added | EventType::Modified => {
-                self.objects.insert(change.key.clone(), change.object.clone());
-            }
+            // The key is copied only for an object the cache does not hold yet.
+            EventType::Added | EventType::Modified => match self.objects.get_mut(&change.key) {
+                Some(held) => *held = change.object.clone(),
+                None => {
+                    self.objects.insert(change.key.clone(), change.object.clone());
+                }
+            },
         }
         self.applied_rv = change.rv;
     }

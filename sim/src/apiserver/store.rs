@@ -222,7 +222,10 @@ impl Store {
     pub fn update(&mut self, key: &StoreKey, mut object: Value) -> Arc<Value> {
         let rv = self.bump(&mut object);
         let object = Arc::new(object);
-        let old = self.objects.insert(key.clone(), object.clone());
+        let old = match self.objects.get_mut(key) {
+            Some(held) => Some(std::mem::replace(held, object.clone())),
+            None => self.objects.insert(key.clone(), object.clone()),
+        };
         self.index_owners(key, old.as_deref(), Some(&object));
         self.emit(Change {
             rv,
@@ -331,10 +334,11 @@ impl Store {
         self.check(&change);
         let change = Arc::new(change);
         (self.on_commit)(&change);
-        match change.kind {
-            EventType::Deleted => self.latest.remove(&change.key),
-            _ => self.latest.insert(change.key.clone(), change.clone()),
-        };
+        match (change.kind, self.latest.get_mut(&change.key)) {
+            (EventType::Deleted, _) => drop(self.latest.remove(&change.key)),
+            (_, Some(latest)) => *latest = change.clone(),
+            (_, None) => drop(self.latest.insert(change.key.clone(), change.clone())),
+        }
         let history = self.history.entry(change.key.resource).or_default();
         history.changes.push_back(change.clone());
         while history.changes.len() > self.history_capacity {

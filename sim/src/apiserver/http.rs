@@ -601,24 +601,25 @@ impl ApiService {
         route: &ResourceRoute,
         result: Result<Answer, ApiError>,
     ) -> Response<ResponseBody> {
-        let (code, rv, response) = match &result {
-            Ok(answer) => {
-                let rv = answer.body.at("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
-                (answer.code.as_u16(), rv.to_string(), answer.response())
-            }
-            Err(e) => (e.code, String::new(), error_response(e)),
+        let (code, response) = match &result {
+            Ok(answer) => (answer.code.as_u16(), answer.response()),
+            Err(e) => (e.code, error_response(e)),
         };
         self.count(who.verb, route.resource, code);
         if let Ok(answer) = &result {
             self.log_read(who, route, &answer.body);
         }
-        let object = result.as_ref().ok().map(|a| &*a.body);
-        let mut entry = self.audit_entry(who, route, code, &rv, object);
-        if let Err(e) = &result {
-            entry.reason = e.reason().to_string();
-        }
-        entry.warnings = result.as_ref().map_or(0, |a| a.warnings.len());
-        self.shared.record.emit(entry);
+        let plural = &self.shared.registry.get(route.resource).plural;
+        self.shared.record.emit_with(Some(plural), || {
+            let object = result.as_ref().ok().map(|a| &*a.body);
+            let rv = object.and_then(|o| o.at("/metadata/resourceVersion")).and_then(Value::as_str);
+            let mut entry = self.audit_entry(who, route, code, rv.unwrap_or(""), object);
+            if let Err(e) = &result {
+                entry.reason = e.reason().to_string();
+            }
+            entry.warnings = result.as_ref().map_or(0, |a| a.warnings.len());
+            entry
+        });
         self.count_write(who, code);
         response
     }

@@ -76,8 +76,14 @@ impl Recorder {
     /// Records `event`: the next sequence number, the current simulated time, its line in the trace
     /// (not rendered when the trace is off), and the event itself if the interest wants it.
     pub fn emit<T: Observed>(&self, event: T) {
+        self.record(event, None);
+    }
+
+    /// Records `event`, kept if `wanted` (`None`: if the interest wants it).
+    fn record<T: Observed>(&self, event: T, wanted: Option<bool>) {
         let at_ms = self.clock.elapsed_ms();
         let mut inner = self.inner.lock().expect("record lock");
+        let wanted = wanted.unwrap_or_else(|| inner.interest.wants(TypeId::of::<T>(), event.resource()));
         let seq = inner.next_seq;
         inner.next_seq += 1;
         if !self.trace.is_off()
@@ -85,7 +91,7 @@ impl Recorder {
         {
             self.trace.record(&line.actor, &line.event, line.details);
         }
-        if inner.interest.wants(TypeId::of::<T>(), event.resource()) {
+        if wanted {
             inner.kept.push(Event { seq, at_ms, body: Arc::new(event) });
         }
     }
@@ -94,17 +100,16 @@ impl Recorder {
     /// is rendered or the record keeps events of type `T` about `resource`: a skipped event still takes
     /// its sequence number, so the numbers of the others do not depend on the trace mode.
     pub fn emit_with<T: Observed>(&self, resource: Option<&str>, build: impl FnOnce() -> T) {
-        let skipped = {
+        let wanted = {
             let mut inner = self.inner.lock().expect("record lock");
-            let skipped = self.trace.is_off() && !inner.interest.wants(TypeId::of::<T>(), resource);
-            if skipped {
+            let wanted = inner.interest.wants(TypeId::of::<T>(), resource);
+            if !wanted && self.trace.is_off() {
                 inner.next_seq += 1;
+                return;
             }
-            skipped
+            wanted
         };
-        if !skipped {
-            self.emit(build());
-        }
+        self.record(build(), Some(wanted));
     }
 
     /// Every kept event so far, in order.

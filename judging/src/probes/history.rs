@@ -25,9 +25,17 @@ struct CommitIndex {
 impl CommitIndex {
     fn of(run: &RunRecord, plural: &str) -> Self {
         let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        // `namespace/name` written into one buffer, copied only for a key seen first.
+        let mut key = String::new();
         for (i, event) in run.events.iter().enumerate() {
             if let Some(c) = event.get::<Committed>().filter(|c| c.resource == plural) {
-                by_key.entry(crate::view::key_of(&c.change.object)).or_default().push(i);
+                let (namespace, name) = crate::view::key_parts(&c.change.object);
+                key.clear();
+                key.extend([namespace, "/", name]);
+                match by_key.get_mut(key.as_str()) {
+                    Some(positions) => positions.push(i),
+                    None => drop(by_key.insert(key.clone(), vec![i])),
+                }
             }
         }
         CommitIndex { by_key }

@@ -93,7 +93,7 @@ impl World {
 
     /// The registered (not removed) runner named `name`.
     pub(super) fn live_runner_named(&self, name: &str) -> Option<&Runner> {
-        self.runners.values().find(|r| !r.is_removed() && r.name == name)
+        self.index.live_runners.iter().map(|id| &self.runners[id]).find(|r| r.name == name)
     }
 
     /// `GET agents/{id}`: 404 `AgentNotFoundException` for an unknown or removed runner.

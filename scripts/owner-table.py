@@ -52,7 +52,7 @@ KUBE_WATCH_EVENT = "kube_core::watch::"
 KUBE_UNCALLED = ("the kube client, no caller on the stack", "world")
 
 # Shared helpers charged, like a library, to the frame that called them.
-HELPERS = ("arc_sim::json_at::", "arc_sim::fnv::")
+HELPERS = ("arc_sim::json_at::", "arc_sim::fnv::", "arc_sim::compact_json::")
 
 
 # tokio's scheduler, timer wheel and task harness: a sample in them whose first known frame is the

@@ -28,6 +28,7 @@ pub mod actor;
 pub mod apiserver;
 pub mod clock;
 pub mod clock_skew;
+pub mod compact_json;
 pub mod faults;
 pub mod fnv;
 pub mod github;

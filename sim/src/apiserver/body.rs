@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::compact;
+use crate::compact_json as compact;
 use crate::fnv::Fnv1a64;
 
 /// A request body: its bytes, and the JSON they hold when they hold JSON.

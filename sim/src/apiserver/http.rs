@@ -930,7 +930,7 @@ fn full_body(bytes: Vec<u8>) -> ResponseBody {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response<ResponseBody> {
-    json_bytes_response(code, Bytes::from(super::compact::to_vec(value)))
+    json_bytes_response(code, Bytes::from(crate::compact_json::to_vec(value)))
 }
 
 fn json_bytes_response(code: StatusCode, bytes: Bytes) -> Response<ResponseBody> {

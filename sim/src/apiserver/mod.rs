@@ -33,7 +33,6 @@ pub mod admission;
 pub mod body;
 pub mod cache;
 pub mod commit;
-pub mod compact;
 pub mod crd;
 pub mod delay_queue;
 pub mod delete_hook;

@@ -401,7 +401,8 @@ const FULL_CHECK_EVERY: u64 = 32;
 /// The uids named by the object's ownerReferences.
 pub fn owner_uids(object: &Value) -> impl Iterator<Item = &str> {
     object
-        .at("/metadata/ownerReferences")
+        .get("metadata")
+        .and_then(|meta| meta.get("ownerReferences"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()

@@ -86,7 +86,7 @@ enum Item {
 
 /// A small object (a bookmark, an error's Status) as JSON.
 fn encode(object: &Value) -> Vec<u8> {
-    super::compact::to_vec(object)
+    crate::compact_json::to_vec(object)
 }
 
 /// An item on its way: when it goes out, and since when the watch cache has had it.

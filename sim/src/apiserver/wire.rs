@@ -14,7 +14,7 @@ pub struct Wire(OnceLock<Bytes>);
 impl Wire {
     /// The JSON of `object` (which must be the object this encoding belongs to), encoded the first time.
     pub fn of(&self, object: &Value) -> Bytes {
-        self.0.get_or_init(|| Bytes::from(super::compact::to_vec(object))).clone()
+        self.0.get_or_init(|| Bytes::from(crate::compact_json::to_vec(object))).clone()
     }
 }
 

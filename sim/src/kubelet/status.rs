@@ -444,7 +444,10 @@ impl PodView {
             Some((status, at)) if *status == c.status && !at.is_empty() => at.clone(),
             _ => now.to_string(),
         };
-        self.transitions.insert(c.kind.to_string(), (c.status, at.clone()));
+        match self.transitions.get_mut(c.kind) {
+            Some(kept) => *kept = (c.status, at.clone()),
+            None => drop(self.transitions.insert(c.kind.to_string(), (c.status, at.clone()))),
+        }
         let mut out = json!({
             "type": c.kind,
             "status": if c.status { "True" } else { "False" },

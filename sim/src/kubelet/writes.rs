@@ -15,10 +15,11 @@ use std::time::Duration;
 
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::core::Request;
-use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::node_link::NodeLink;
+use crate::compact_json;
 
 /// The pod's writer: where its writes go, what it has written, and, on a node that can be lost,
 /// the writes waiting for the node to come back.
@@ -115,23 +116,23 @@ async fn resync(link: Arc<NodeLink>, target: Target, outbox: Arc<Mutex<Outbox>>)
     }
 }
 
-/// A status write's body, `{"metadata":{"uid":…},"status":…}`, serialised from what it borrows.
-#[derive(Serialize)]
-struct StatusPatch<'a> {
-    metadata: UidPrecondition<'a>,
-    status: &'a Value,
-}
-
-/// The pod's uid, which the write must match.
-#[derive(Serialize)]
-struct UidPrecondition<'a> {
-    uid: &'a str,
+/// A status write's body, `{"metadata":{"uid":…},"status":…}`: the pod's uid, which the write must
+/// match, and the status, written as compact JSON straight from what it borrows.
+fn status_patch(uid: &str, status: &Value) -> Box<RawValue> {
+    let mut body = Vec::with_capacity(1024);
+    body.extend_from_slice(br#"{"metadata":{"uid":"#);
+    compact_json::write_str(&mut body, uid);
+    body.extend_from_slice(br#"},"status":"#);
+    compact_json::write_value(&mut body, status);
+    body.push(b'}');
+    let text = String::from_utf8(body).expect("JSON written from strings is UTF-8");
+    RawValue::from_string(text).expect("written as one JSON object")
 }
 
 impl Target {
     async fn status(&self, status: &Value) -> bool {
-        let patch = StatusPatch { metadata: UidPrecondition { uid: &self.uid }, status };
-        let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
+        let patch = status_patch(&self.uid, status);
+        let (params, merge) = (PatchParams::default(), Patch::Merge(&*patch));
         self.send(self.pods.patch_subresource("status", &self.name, &params, &merge)).await
     }
 
@@ -288,10 +289,10 @@ mod tests {
 
     #[test]
     fn a_status_patch_is_the_uid_and_the_status() {
-        let status = json!({"phase": "Running", "conditions": [{"type": "Ready"}]});
-        let patch = StatusPatch { metadata: UidPrecondition { uid: "u" }, status: &status };
+        let status = json!({"phase": "Running", "conditions": [{"type": "Ready", "message": "a \"b\"\n"}]});
         let expected = json!({"metadata": {"uid": "u"}, "status": status});
-        assert_eq!(serde_json::to_string(&patch).unwrap(), expected.to_string());
+        assert_eq!(status_patch("u", &status).get(), expected.to_string());
+        assert_eq!(serde_json::to_string(&*status_patch("u", &status)).unwrap(), expected.to_string());
     }
 
     #[test]

@@ -174,14 +174,14 @@ impl ApiService {
 
     fn resource_route(&self, group: &str, version: &str, rest: &[&str]) -> Route {
         let registry = &self.shared.registry;
-        let namespaced_path =
-            rest.len() >= 3 && rest[0] == "namespaces" && registry.find(group, version, rest[2]).is_some();
-        let (namespace, plural, tail) = if namespaced_path {
-            (Some(rest[1].to_string()), rest[2], &rest[3..])
-        } else {
-            (None, rest[0], &rest[1..])
+        let namespaced = (rest.len() >= 3 && rest[0] == "namespaces")
+            .then(|| registry.find(group, version, rest[2]))
+            .flatten();
+        let (namespace, resource, tail) = match namespaced {
+            Some(resource) => (Some(rest[1].to_string()), Some(resource), &rest[3..]),
+            None => (None, registry.find(group, version, rest[0]), &rest[1..]),
         };
-        let Some(resource) = registry.find(group, version, plural) else { return Route::Unknown };
+        let Some(resource) = resource else { return Route::Unknown };
         if namespace.is_some() && !registry.get(resource).namespaced {
             return Route::Unknown;
         }

@@ -203,7 +203,8 @@ impl Registry {
 
     /// Looks a type up the way request paths name it.
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<ResourceId> {
-        self.types.iter().position(|t| t.group == group && t.version == version && t.plural == plural)
+        // The plural first: it tells most types apart, and mostly by its length.
+        self.types.iter().position(|t| t.plural == plural && t.group == group && t.version == version)
     }
 
     /// Looks a type up by plural alone (for fault rules and counters).

@@ -14,7 +14,7 @@ use arc_world::RunRecord;
 
 use super::Oracle;
 use crate::probes::history::{Commits, Handed};
-use crate::view::{controller_uid, is_controller, key_of, uid_of};
+use crate::view::{controller_uid, is_controller, key_of, key_parts, uid_of};
 use crate::violation::Violation;
 
 /// Every runner pod is controlled by the live EphemeralRunner (or Runner) of the same name, and no
@@ -284,19 +284,13 @@ impl FailedRemovals {
     }
 }
 
-/// `namespace/name` of every pod an EphemeralRunner owns (they carry ARC's runner label).
-/// The (namespace, name) of every pod that carried the runner label in some version (borrowed from
-/// the record: no key string a change).
+/// The (namespace, name) of every pod that carried ARC's runner label in some version (the pods
+/// EphemeralRunners own), borrowed from the record.
 fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<(&str, &str)> {
     run.changes_of("pods")
         .filter(|(_, c)| c.object.at("/metadata/labels/actions-ephemeral-runner").is_some())
-        .map(|(_, c)| (meta_field(&c.object, "namespace"), meta_field(&c.object, "name")))
+        .map(|(_, c)| key_parts(&c.object))
         .collect()
-}
-
-/// A string field of an object's metadata (empty when absent).
-fn meta_field<'a>(object: &'a serde_json::Value, name: &str) -> &'a str {
-    object.get("metadata").and_then(|m| m.get(name)).and_then(serde_json::Value::as_str).unwrap_or("")
 }
 
 /// How long after its requeue-after comes due an earlier 409's reconcile may make its create.

@@ -269,12 +269,12 @@ fn schema_causes(
     }
 }
 
-/// Built-in objects must decode into their k8s-openapi type: a wrong field type is the strict
-/// decoder's 400. Simplification: unknown fields of built-in kinds are kept, not dropped.
 /// Which top-level fields of an object need decoding (`None`: all); the others were decoded when the
 /// stored version was written.
 type Changed<'a> = Option<&'a dyn Fn(&str, &Value) -> bool>;
 
+/// Built-in objects must decode into their k8s-openapi type: a wrong field type is the strict
+/// decoder's 400. Simplification: unknown fields of built-in kinds are kept, not dropped.
 fn typed_decode(rt: &ResourceType, object: &Value, changed: Changed<'_>) -> Result<(), ApiError> {
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::rbac::v1 as rbac;

@@ -142,24 +142,21 @@ impl Target {
         self.send(self.pods.delete(&self.name, &params)).await
     }
 
-    /// Sends `request` until it is answered for good, as [`retrying`] does; true when the server
-    /// accepted it. Only the answer's status code is read.
+    /// Sends `request` until it is answered for good, retried as [`retrying`] retries; true when the
+    /// server accepted it. Only the answer's status code is read.
     async fn send(&self, request: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> bool {
         let Ok(request) = request else { return false };
-        let mut attempts = 0;
-        loop {
-            let sent = self.client.send(request.clone().map(kube::client::Body::from)).await;
-            match sent.map(|answer| answer.status()) {
+        // A refusal's status code; `None`: no answer at all.
+        let attempt = || async {
+            let answer = self.client.send(request.clone().map(kube::client::Body::from)).await;
+            match answer.map(|answer| answer.status()) {
                 // As kube's client tells an API error: a 4xx or 5xx.
-                Ok(code) if !(code.is_client_error() || code.is_server_error()) => return true,
-                Ok(code) if !transient_code(code.as_u16()) => return false,
-                _ if attempts >= 600 => return false,
-                Ok(_) | Err(_) => {
-                    attempts += 1;
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
+                Ok(code) if !(code.is_client_error() || code.is_server_error()) => Ok(()),
+                Ok(code) => Err(Some(code.as_u16())),
+                Err(_) => Err(None),
             }
-        }
+        };
+        retry_while(attempt, |refusal: &Option<u16>| refusal.is_none_or(transient_code)).await.is_ok()
     }
 }
 
@@ -252,10 +249,20 @@ impl PodWrites {
     }
 }
 
-pub(crate) async fn retrying<T, F, Fut>(mut call: F) -> kube::Result<T>
+pub(crate) async fn retrying<T, F, Fut>(call: F) -> kube::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = kube::Result<T>>,
+{
+    retry_while(call, transient).await
+}
+
+/// Calls `call` until it succeeds or fails for good (not `transient`), once a second, at most 600
+/// retries.
+async fn retry_while<T, E, F, Fut>(mut call: F, transient: impl Fn(&E) -> bool) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
 {
     let mut attempts = 0;
     loop {

@@ -7,7 +7,7 @@
 //! writes go through the same engine as API requests, and into the trace as actor `apiserver gc`.
 
 use crate::json_at::At;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,6 +43,8 @@ struct Collector {
     shared: Arc<Shared>,
     changes: UnboundedReceiver<Arc<Change>>,
     queue: BTreeMap<(Instant, u64), Work>,
+    /// The work in `queue`, to find a duplicate without a scan.
+    queued: BTreeSet<Work>,
     seq: u64,
     rng: ChaCha8Rng,
 }
@@ -52,7 +54,8 @@ pub fn spawn(shared: Arc<Shared>) {
     let (tx, changes) = futures::channel::mpsc::unbounded();
     shared.lock().store.subscribe(None, None, tx);
     let rng = shared.seed.named_rng("apiserver/gc");
-    let collector = Collector { shared, changes, queue: BTreeMap::new(), seq: 0, rng };
+    let collector =
+        Collector { shared, changes, queue: BTreeMap::new(), queued: BTreeSet::new(), seq: 0, rng };
     tokio::spawn(collector.run());
 }
 
@@ -64,6 +67,7 @@ impl Collector {
                 biased;
                 _ = sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => {
                     let (_, work) = self.queue.pop_first().expect("due work");
+                    self.queued.remove(&work);
                     self.perform(work);
                 }
                 change = self.changes.next() => match change {
@@ -75,7 +79,7 @@ impl Collector {
     }
 
     fn enqueue(&mut self, work: Work) {
-        if self.queue.values().any(|w| *w == work) {
+        if !self.queued.insert(work.clone()) {
             return;
         }
         let range = self.shared.config.gc_delay;

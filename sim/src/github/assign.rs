@@ -56,31 +56,28 @@ impl World {
         if self.index.idle_runners.is_empty() {
             return None;
         }
-        // The idle runners looked up once for every open job, not once a job.
-        let idle: Vec<&Runner> = self.index.idle_runners.iter().map(|id| &self.runners[id]).collect();
         self.index.open_jobs.iter().map(|id| &self.jobs[id]).find_map(|job| {
-            let runners = self.candidates_among(job, &idle);
+            let runners = self.candidates_for(job);
             (!runners.is_empty()).then_some((job.request_id, runners))
         })
     }
 
+    /// The idle runners that may take `job`, in id order: an acquired job's scale set's (while it is
+    /// below capacity), or a queued job's legacy runners carrying all its labels.
     pub(super) fn candidates_for(&self, job: &Job) -> Vec<i64> {
-        let idle: Vec<&Runner> = self.index.idle_runners.iter().map(|id| &self.runners[id]).collect();
-        self.candidates_among(job, &idle)
-    }
-
-    /// The runners of `idle` (the idle runners, in id order) that may take `job`.
-    fn candidates_among(&self, job: &Job, idle: &[&Runner]) -> Vec<i64> {
         if self.held.holds(job.request_id) {
             return Vec::new();
         }
-        let idle = idle.iter().copied();
         match (job.state, job.acquired_by) {
-            (JobState::Acquired, Some(set)) if self.below_capacity(set) => {
-                idle.filter(|r| r.scale_set_id == Some(set)).map(|r| r.id).collect()
-            }
+            (JobState::Acquired, Some(set)) if self.below_capacity(set) => self
+                .index
+                .idle_in_scale_set
+                .get(&set)
+                .map(|ids| ids.iter().copied().collect())
+                .unwrap_or_default(),
             (JobState::Queued, _) => {
-                idle.filter(|r| r.scope.is_some() && carries(r, &job.spec.labels)).map(|r| r.id).collect()
+                let scoped = self.index.idle_scoped.iter().copied();
+                scoped.filter(|id| carries(&self.runners[id], &job.spec.labels)).collect()
             }
             _ => Vec::new(),
         }

@@ -93,7 +93,7 @@ impl World {
 
     /// The registered (not removed) runner named `name`.
     pub(super) fn live_runner_named(&self, name: &str) -> Option<&Runner> {
-        self.index.live_runners.iter().map(|id| &self.runners[id]).find(|r| r.name == name)
+        self.index.live_named.get(name).and_then(|ids| ids.first()).map(|id| &self.runners[id])
     }
 
     /// `GET agents/{id}`: 404 `AgentNotFoundException` for an unknown or removed runner.

@@ -11,9 +11,9 @@
 //! the index and name what they touched ([`Topic`]); `Shared::mutate` wakes only the waiters of the
 //! touched topics. In debug builds [`World::index_agrees`] recomputes the index by scanning.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::super::model::{JobState, RunnerState};
+use super::super::model::{JobState, Runner, RunnerState};
 use super::World;
 
 /// What a waiter waits on: one runner's state and connection, or one job's state.
@@ -32,8 +32,14 @@ pub(crate) struct StateIndex {
     pub idle_runners: BTreeSet<i64>,
     /// Runners holding a job (busy, or lost with it).
     pub holding_runners: BTreeSet<i64>,
+    /// The idle runners of each scale set (a runner's scale set never changes).
+    pub idle_in_scale_set: BTreeMap<i64, BTreeSet<i64>>,
+    /// The idle runners with a REST scope (legacy runners, the ones a queued job may go to).
+    pub idle_scoped: BTreeSet<i64>,
     /// Runners not removed.
     pub live_runners: BTreeSet<i64>,
+    /// The runners not removed, by name (a name may be reused once its runner is removed).
+    pub live_named: BTreeMap<String, BTreeSet<i64>>,
     /// Jobs not completed.
     pub open_jobs: BTreeSet<i64>,
     /// Topics changed since `Shared::mutate` last woke their waiters.
@@ -41,19 +47,33 @@ pub(crate) struct StateIndex {
 }
 
 impl StateIndex {
-    /// Files runner `id` under `state`, wherever it was before.
-    fn file_runner(&mut self, id: i64, state: RunnerState) {
+    /// Files `runner` under its state, wherever it was before.
+    fn file_runner(&mut self, runner: &Runner) {
+        let id = runner.id;
         self.idle_runners.remove(&id);
         self.holding_runners.remove(&id);
-        match state {
-            RunnerState::Idle => drop(self.idle_runners.insert(id)),
+        self.idle_scoped.remove(&id);
+        if let Some(set) = runner.scale_set_id {
+            remove_from(&mut self.idle_in_scale_set, &set, id);
+        }
+        match runner.state {
+            RunnerState::Idle => {
+                self.idle_runners.insert(id);
+                if let Some(set) = runner.scale_set_id {
+                    self.idle_in_scale_set.entry(set).or_default().insert(id);
+                }
+                if runner.scope.is_some() {
+                    self.idle_scoped.insert(id);
+                }
+            }
             RunnerState::Busy { .. } | RunnerState::Lost { .. } => drop(self.holding_runners.insert(id)),
             RunnerState::Offline | RunnerState::Removed { .. } => {}
         }
-        if matches!(state, RunnerState::Removed { .. }) {
+        if runner.is_removed() {
             self.live_runners.remove(&id);
-        } else {
-            self.live_runners.insert(id);
+            remove_from(&mut self.live_named, runner.name.as_str(), id);
+        } else if self.live_runners.insert(id) {
+            self.live_named.entry(runner.name.clone()).or_default().insert(id);
         }
     }
 
@@ -67,19 +87,32 @@ impl StateIndex {
     }
 }
 
+/// Takes `id` out of `map[key]`, and the entry out of `map` once it is empty.
+fn remove_from<K, Q>(map: &mut BTreeMap<K, BTreeSet<i64>>, key: &Q, id: i64)
+where
+    K: std::borrow::Borrow<Q> + Ord,
+    Q: Ord + ?Sized,
+{
+    if let Some(ids) = map.get_mut(key)
+        && ids.remove(&id)
+        && ids.is_empty()
+    {
+        map.remove(key);
+    }
+}
+
 impl World {
     /// Sets runner `id`'s state (a runner just inserted is filed here too).
     pub(crate) fn set_runner_state(&mut self, id: i64, state: RunnerState) {
         self.edit_runner(id, |runner| runner.state = state);
-        self.index.file_runner(id, state);
+        self.index.file_runner(&self.runners[&id]);
         self.index.touched.insert(Topic::Runner(id));
     }
 
     /// Files a runner just inserted into `runners`.
     pub(crate) fn index_new_runner(&mut self, id: i64) {
-        let state = self.runners[&id].state;
         self.ledger_new_runner(id);
-        self.index.file_runner(id, state);
+        self.index.file_runner(&self.runners[&id]);
         self.index.touched.insert(Topic::Runner(id));
     }
 
@@ -105,7 +138,22 @@ impl World {
         let live = runners_where(|s| !matches!(s, RunnerState::Removed { .. }));
         let open: BTreeSet<i64> =
             self.jobs.values().filter(|j| !j.is_completed()).map(|j| j.request_id).collect();
+        let mut idle_in_scale_set: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+        let mut live_named: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+        for runner in self.runners.values() {
+            if let (Some(set), RunnerState::Idle) = (runner.scale_set_id, runner.state) {
+                idle_in_scale_set.entry(set).or_default().insert(runner.id);
+            }
+            if !runner.is_removed() {
+                live_named.entry(runner.name.clone()).or_default().insert(runner.id);
+            }
+        }
+        let idle_scoped: BTreeSet<i64> =
+            idle.iter().copied().filter(|id| self.runners[id].scope.is_some()).collect();
         idle == self.index.idle_runners
+            && idle_in_scale_set == self.index.idle_in_scale_set
+            && idle_scoped == self.index.idle_scoped
+            && live_named == self.index.live_named
             && holding == self.index.holding_runners
             && live == self.index.live_runners
             && open == self.index.open_jobs

@@ -210,7 +210,7 @@ impl Observed for WatchSent {
 pub struct Committed {
     /// Resource plural.
     pub resource: String,
-    /// The change.
+    /// The change, without its encoding ([`Change::without_encoding`]).
     pub change: Arc<Change>,
 }
 

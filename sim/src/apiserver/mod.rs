@@ -505,7 +505,8 @@ fn committed_sink(
         cache.observe(change, record.clock().elapsed_ms());
         let resource = plurals.get(change.key.resource).cloned().unwrap_or_default();
         if record.wants::<events::Committed>(Some(&resource)) {
-            record.emit(events::Committed { resource, change: change.clone() });
+            // The record keeps every version for the run's length; its encoding only the watches need.
+            record.emit(events::Committed { resource, change: Arc::new(change.without_encoding()) });
         }
     })
 }

@@ -87,6 +87,21 @@ pub struct Change {
     pub wire: Wire,
 }
 
+impl Change {
+    /// This change without its encoding: what a record keeps for the whole run, while the bytes go
+    /// once the watches have sent them.
+    pub fn without_encoding(&self) -> Change {
+        Change {
+            rv: self.rv,
+            kind: self.kind,
+            key: self.key.clone(),
+            object: self.object.clone(),
+            old: self.old.clone(),
+            wire: Wire::default(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct History {
     changes: VecDeque<Arc<Change>>,

@@ -14,7 +14,7 @@ use arc_world::RunRecord;
 
 use super::Oracle;
 use crate::probes::history::{Commits, Handed};
-use crate::view::{controller_uid, is_controller, key_of, key_parts, uid_of};
+use crate::view::{controller_uid, is_controller, key_of, uid_of};
 use crate::violation::Violation;
 
 /// Every runner pod is controlled by the live EphemeralRunner (or Runner) of the same name, and no
@@ -289,7 +289,7 @@ impl FailedRemovals {
 fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<(&str, &str)> {
     run.changes_of("pods")
         .filter(|(_, c)| c.object.at("/metadata/labels/actions-ephemeral-runner").is_some())
-        .map(|(_, c)| key_parts(&c.object))
+        .map(|(_, c)| (c.key.namespace.as_str(), c.key.name.as_str()))
         .collect()
 }
 

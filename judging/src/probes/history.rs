@@ -29,9 +29,8 @@ impl CommitIndex {
         let mut key = String::new();
         for (i, event) in run.events.iter().enumerate() {
             if let Some(c) = event.get::<Committed>().filter(|c| c.resource == plural) {
-                let (namespace, name) = crate::view::key_parts(&c.change.object);
                 key.clear();
-                key.extend([namespace, "/", name]);
+                key.extend([c.change.key.namespace.as_str(), "/", c.change.key.name.as_str()]);
                 match by_key.get_mut(key.as_str()) {
                     Some(positions) => positions.push(i),
                     None => drop(by_key.insert(key.clone(), vec![i])),
@@ -103,7 +102,11 @@ impl Handed {
     pub fn to(run: &RunRecord, actor: &str, plural: &str) -> Self {
         let mut by_key: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
         for read in run.events_of::<ReadEntry>().filter(|r| r.actor == actor && r.resource == plural) {
-            by_key.entry(read.key.clone()).or_default().push((read.ms, read.rv));
+            // The key copied only the first time it is seen.
+            match by_key.get_mut(read.key.as_str()) {
+                Some(reads) => reads.push((read.ms, read.rv)),
+                None => drop(by_key.insert(read.key.clone(), vec![(read.ms, read.rv)])),
+            }
         }
         Handed { by_key }
     }

@@ -148,7 +148,8 @@ type RunnerVersions<'a> = BTreeMap<(&'a str, &'a str), Vec<(u64, &'a Value)>>;
 fn runner_versions(run: &RunRecord) -> RunnerVersions<'_> {
     let mut versions: RunnerVersions<'_> = BTreeMap::new();
     for (ms, change) in run.changes_of("ephemeralrunners") {
-        versions.entry(key_parts(&change.object)).or_default().push((ms, &change.object));
+        let key = (change.key.namespace.as_str(), change.key.name.as_str());
+        versions.entry(key).or_default().push((ms, &change.object));
     }
     versions
 }
@@ -230,10 +231,22 @@ impl<'a> SetHistory<'a> {
             versions: BTreeMap::new(),
             by_controller: BTreeMap::new(),
         };
+        // A set has many versions: its key and uid are copied only the first time they are seen.
+        let mut key = String::new();
         for (_, change) in run.changes_of("ephemeralrunnersets") {
-            let key = key_of(&change.object);
-            history.key_by_uid.insert(uid_of(&change.object).to_string(), key.clone());
-            history.versions.entry(key).or_default().insert(change.rv, &change.object);
+            let (namespace, name) = key_parts(&change.object);
+            key.clear();
+            key.extend([namespace, "/", name]);
+            let uid = uid_of(&change.object);
+            if history.key_by_uid.get(uid) != Some(&key) {
+                history.key_by_uid.insert(uid.to_string(), key.clone());
+            }
+            match history.versions.get_mut(key.as_str()) {
+                Some(versions) => drop(versions.insert(change.rv, &*change.object)),
+                None => {
+                    drop(history.versions.insert(key.clone(), BTreeMap::from([(change.rv, &*change.object)])))
+                }
+            }
         }
         for a in run.audit().filter(|a| a.resource == "ephemeralrunnersets" && a.took_effect()) {
             let Ok(rv) = a.resource_version.parse::<u64>() else { continue };
@@ -286,9 +299,11 @@ impl<'a> CacheReads<'a> {
     /// before it and every one read within it (a version read at an instant may not be applied yet
     /// when a reconcile reads the cache at that same instant).
     fn versions_held(&self, set: &str, (from, to): (u64, u64)) -> Vec<u64> {
+        // The reads of a set are in record order, so by ms: the window is found by bisection.
         let reads = self.by_key.get(&("ephemeralrunnersets", set)).map(Vec::as_slice).unwrap_or(&[]);
-        let before = reads.iter().rev().find(|r| r.ms < from).map(|r| r.rv);
-        let within = reads.iter().filter(|r| r.ms >= from && r.ms <= to).map(|r| r.rv);
-        before.into_iter().chain(within).collect()
+        let start = reads.partition_point(|r| r.ms < from);
+        let end = start + reads[start..].partition_point(|r| r.ms <= to);
+        let before = start.checked_sub(1).map(|i| reads[i].rv);
+        before.into_iter().chain(reads[start..end].iter().map(|r| r.rv)).collect()
     }
 }

@@ -441,7 +441,7 @@ impl Oracle for BoundedPodCreates {
 /// controller that tried to create it (by a watch event, a list or a get).
 struct UnseenTooLong<'a> {
     commits: Commits<'a>,
-    handed: BTreeMap<String, Handed>,
+    handed: BTreeMap<String, std::sync::Arc<Handed>>,
 }
 
 impl<'a> UnseenTooLong<'a> {

@@ -72,7 +72,7 @@ pub fn stale_pod_cache_read(run: &RunRecord) -> u32 {
 /// The pods each controller process (the controller, or each replica `controller#i`) was handed,
 /// read from the record once per actor.
 #[derive(Default)]
-struct HandedToControllers(BTreeMap<String, Handed>);
+struct HandedToControllers(BTreeMap<String, Arc<Handed>>);
 
 impl HandedToControllers {
     fn of(&mut self, run: &RunRecord, actor: &str) -> &Handed {

@@ -98,8 +98,12 @@ pub struct Handed {
 }
 
 impl Handed {
-    /// What `actor` was handed of `plural` in `run`.
-    pub fn to(run: &RunRecord, actor: &str, plural: &str) -> Self {
+    /// What `actor` was handed of `plural` in `run`, made once per record (several judges ask).
+    pub fn to(run: &RunRecord, actor: &str, plural: &str) -> Arc<Self> {
+        run.derived(&format!("{actor} {plural}"), |run| Handed::of(run, actor, plural))
+    }
+
+    fn of(run: &RunRecord, actor: &str, plural: &str) -> Self {
         let mut by_key: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
         for read in run.events_of::<ReadEntry>().filter(|r| r.actor == actor && r.resource == plural) {
             // The key copied only the first time it is seen.

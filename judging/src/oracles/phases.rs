@@ -33,10 +33,10 @@ impl Oracle for TerminalPhaseIsFinal {
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
-        let mut terminal: BTreeMap<String, String> = BTreeMap::new();
+        let mut terminal: BTreeMap<&str, &str> = BTreeMap::new();
         let mut out = Vec::new();
         for (ms, change) in run.changes_of("ephemeralrunners") {
-            let uid = uid_of(&change.object).to_string();
+            let uid = uid_of(&change.object);
             let phase = runner_phase(&change.object);
             match terminal.get(&uid) {
                 Some(was) if !is_terminal(phase) => out.push(Violation {
@@ -46,7 +46,7 @@ impl Oracle for TerminalPhaseIsFinal {
                     message: format!("phase went from {was} back to {phase}"),
                 }),
                 None if is_terminal(phase) => {
-                    terminal.insert(uid, phase.to_string());
+                    terminal.insert(uid, phase);
                 }
                 _ => {}
             }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use arc_sim::apiserver::EventType;
 use arc_sim::apiserver::reads::ReadEntry;
-use arc_sim::apiserver::{AuditEntry, Committed, WatchItem, WatchSent};
+use arc_sim::apiserver::{AuditEntry, Change, Committed, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
 use arc_sim::github::{EventKind, GitHubCall, GitHubEvent};
 use arc_sim::record::Interest;
@@ -287,8 +287,11 @@ impl FailedRemovals {
 /// The (namespace, name) of every pod that carried ARC's runner label in some version (the pods
 /// EphemeralRunners own), borrowed from the record.
 fn runner_pod_keys(run: &RunRecord) -> std::collections::BTreeSet<(&str, &str)> {
-    run.changes_of("pods")
-        .filter(|(_, c)| c.object.at("/metadata/labels/actions-ephemeral-runner").is_some())
+    // Per pod, its versions until the first that carries the label.
+    let is_runners = |c: &Change| c.object.at("/metadata/labels/actions-ephemeral-runner").is_some();
+    Commits::of(run, "pods")
+        .iter()
+        .filter_map(|(_, mut changes)| changes.find(|(_, c)| is_runners(c)))
         .map(|(_, c)| (c.key.namespace.as_str(), c.key.name.as_str()))
         .collect()
 }

@@ -51,10 +51,17 @@ impl Oracle for RemovedRunnerDeletedPromptly {
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
         let histories = histories(run);
+        // Each runner id's histories (those that ever held it), in key order.
+        let mut holders: BTreeMap<i64, Vec<(&String, &History)>> = BTreeMap::new();
+        for (key, history) in &histories {
+            let ids: std::collections::BTreeSet<i64> = history.0.iter().map(|(_, id, _)| *id).collect();
+            ids.into_iter().for_each(|id| holders.entry(id).or_default().push((key, history)));
+        }
         let stops = Stops::of(run);
         let mut out = Vec::new();
         for (removed_ms, id) in removals(run) {
-            let Some((key, history)) = histories.iter().find(|(_, h)| h.held_live(id, removed_ms)) else {
+            let candidates = holders.get(&id).map(Vec::as_slice).unwrap_or(&[]);
+            let Some(&(key, history)) = candidates.iter().find(|(_, h)| h.held_live(id, removed_ms)) else {
                 continue;
             };
             // Time the controller was stopped (a pause) does not count.

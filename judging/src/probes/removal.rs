@@ -24,18 +24,19 @@ pub const ASSIGNMENT_WINDOW_MS: u64 = 10_000;
 pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
     let commits = Commits::of(run, "ephemeralrunners");
     let handed = Handed::to(run, "controller", "ephemeralrunners");
-    let key_of_runner: BTreeMap<i64, String> = commits
-        .iter()
-        .flat_map(|(key, changes)| changes.map(move |(_, c)| (runner_id(&c.object), key.to_string())))
-        .filter(|(id, _)| *id != 0)
-        .collect();
-    let assigned: Vec<(u64, i64)> = run
-        .github_events()
-        .filter_map(|e| match e.kind {
-            EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
-            _ => None,
-        })
-        .collect();
+    // The key of each runner id, as its last version holding it says (a key copied when it changes).
+    let mut key_of_runner: BTreeMap<i64, String> = BTreeMap::new();
+    for (key, changes) in commits.iter() {
+        for id in changes.map(|(_, c)| runner_id(&c.object)).filter(|id| *id != 0) {
+            if key_of_runner.get(&id).is_none_or(|known| known != key) {
+                key_of_runner.insert(id, key.to_string());
+            }
+        }
+    }
+    let assigned = by_runner(run.github_events().filter_map(|e| match e.kind {
+        EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
+        _ => None,
+    }));
     let busy = run.github_events().filter_map(|e| match e.kind {
         EventKind::RemoveRunner {
             runner_id,
@@ -45,8 +46,7 @@ pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
     });
     let mut hits = 0;
     for (at, runner) in busy {
-        let just_assigned =
-            assigned.iter().any(|(ms, r)| *r == runner && *ms <= at && at - ms <= ASSIGNMENT_WINDOW_MS);
+        let just_assigned = within(&assigned, runner, at.saturating_sub(ASSIGNMENT_WINDOW_MS), at);
         let Some(key) = key_of_runner.get(&runner) else { continue };
         let seen_idle = handed
             .last_before(key, at)
@@ -91,9 +91,25 @@ pub fn idle_removals_while_a_job_waited(run: &RunRecord) -> Vec<(u64, i64, i64)>
     out
 }
 
+/// `(sim ms, runner id)` pairs as each runner's times, in order.
+fn by_runner(events: impl Iterator<Item = (u64, i64)>) -> BTreeMap<i64, Vec<u64>> {
+    let mut times: BTreeMap<i64, Vec<u64>> = BTreeMap::new();
+    for (ms, runner) in events {
+        times.entry(runner).or_default().push(ms);
+    }
+    times.values_mut().for_each(|t| t.sort_unstable());
+    times
+}
+
+/// Whether `runner` has a time in `times` within `from..=to`.
+fn within(times: &BTreeMap<i64, Vec<u64>>, runner: i64, from: u64, to: u64) -> bool {
+    let Some(times) = times.get(&runner) else { return false };
+    times.get(times.partition_point(|ms| *ms < from)).is_some_and(|ms| *ms <= to)
+}
+
 /// When the controller moved to remove a runner: each RemoveRunner call for it and each successful
-/// controller delete of its EphemeralRunner, legacy Runner or pod, as `(sim ms, runner id)`.
-fn removals(run: &RunRecord) -> Vec<(u64, i64)> {
+/// controller delete of its EphemeralRunner, legacy Runner or pod, by runner id, in time order.
+fn removals(run: &RunRecord) -> BTreeMap<i64, Vec<u64>> {
     let runner_of_pod: BTreeMap<String, i64> = run
         .kubelet_events()
         .filter_map(|e| match e.kind {
@@ -111,7 +127,7 @@ fn removals(run: &RunRecord) -> Vec<(u64, i64)> {
         EventKind::RemoveRunner { runner_id, .. } => Some((e.at_ms, runner_id)),
         _ => None,
     }));
-    removals
+    by_runner(removals.into_iter())
 }
 
 /// A job assigned to a runner within 1 s (either order) of the controller moving to remove that runner:
@@ -123,7 +139,7 @@ pub fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
             EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
             _ => None,
         })
-        .filter(|(at, runner)| removals.iter().any(|(ms, r)| r == runner && ms.abs_diff(*at) <= 1000))
+        .filter(|(at, runner)| within(&removals, *runner, at.saturating_sub(1000), at + 1000))
         .count() as u32
 }
 
@@ -173,10 +189,7 @@ pub fn job_started_delayed(run: &RunRecord) -> u32 {
         }
     }
     windows.extend(assigned.into_values().map(|(from, runner)| (from, run.end_ms, runner)));
-    windows
-        .iter()
-        .filter(|(from, to, runner)| removals.iter().any(|(ms, r)| r == runner && from <= ms && ms <= to))
-        .count() as u32
+    windows.iter().filter(|(from, to, runner)| within(&removals, *runner, *from, *to)).count() as u32
 }
 
 #[cfg(test)]

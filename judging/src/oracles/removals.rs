@@ -12,7 +12,8 @@ use arc_world::RunRecord;
 
 use super::Oracle;
 use crate::pauses::Stops;
-use crate::view::{is_deleting, key_parts, runner_id, runner_phase, uid_of};
+use crate::probes::history::Commits;
+use crate::view::{is_deleting, runner_id, runner_phase, uid_of};
 use crate::violation::Violation;
 
 /// How long a live EphemeralRunner may outlive the removal of its registration before it leaves its
@@ -120,22 +121,22 @@ impl History {
     }
 }
 
-/// Each EphemeralRunner's history, by `namespace/name (uid)`.
+/// Each EphemeralRunner's history, by `namespace/name (uid)`: the commits of each key (shared with
+/// other judges), split by incarnation.
 fn histories(run: &RunRecord) -> BTreeMap<String, History> {
-    // Gathered under the borrowed (namespace, name, uid), each incarnation named once at the end.
-    let mut by_incarnation: BTreeMap<(&str, &str, &str), History> = BTreeMap::new();
-    for (ms, change) in run.changes_of("ephemeralrunners") {
-        let object = &change.object;
-        let gone =
-            change.kind == EventType::Deleted || is_deleting(object) || runner_phase(object) == "Succeeded";
-        let (namespace, name) = key_parts(object);
-        let incarnation = by_incarnation.entry((namespace, name, uid_of(object))).or_default();
-        incarnation.0.push((ms, runner_id(object), gone));
+    let mut named = BTreeMap::new();
+    for (key, changes) in Commits::of(run, "ephemeralrunners").iter() {
+        let mut by_uid: BTreeMap<&str, History> = BTreeMap::new();
+        for (ms, change) in changes {
+            let object = &change.object;
+            let gone = change.kind == EventType::Deleted
+                || is_deleting(object)
+                || runner_phase(object) == "Succeeded";
+            by_uid.entry(uid_of(object)).or_default().0.push((ms, runner_id(object), gone));
+        }
+        named.extend(by_uid.into_iter().map(|(uid, history)| (format!("{key} ({uid})"), history)));
     }
-    let named = by_incarnation
-        .into_iter()
-        .map(|((namespace, name, uid), h)| (format!("{namespace}/{name} ({uid})"), h));
-    named.collect()
+    named
 }
 
 #[cfg(test)]

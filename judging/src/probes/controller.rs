@@ -2,6 +2,8 @@
 //! short, an update that carried nothing the runner-set reconciler reads, a Running write that lost an
 //! optimistic-lock race.
 
+use std::collections::BTreeMap;
+
 use arc_sim::apiserver::{AuditEntry, EventType, WatchItem, WatchSent};
 use arc_sim::faults::ApiVerb;
 use arc_sim::record::WorldEvent;
@@ -61,11 +63,15 @@ pub fn unprojected_runner_update(run: &RunRecord) -> u32 {
         w.resource == "ephemeralrunners" && w.actor.as_deref().is_some_and(crate::view::is_controller)
     });
     let mut hits = 0;
+    // A change delivered to several of the controller's watches is compared once.
+    let mut same_at_rv: BTreeMap<u64, bool> = BTreeMap::new();
     for sent in delivered {
         let WatchItem::Change { kind: "MODIFIED", key, rv } = &sent.item else { continue };
         let Some(change) = rv.parse().ok().and_then(|rv| commits.change_at(key, rv)) else { continue };
         let Some(old) = change.old.as_deref() else { continue };
-        let same = runner_set_view(old) == runner_set_view(&change.object);
+        let same = *same_at_rv
+            .entry(change.rv)
+            .or_insert_with(|| runner_set_view(old) == runner_set_view(&change.object));
         hits += u32::from(change.kind == EventType::Modified && same);
     }
     hits

@@ -87,7 +87,7 @@ fn judge(run: &RunRecord) -> Vec<ScaleDown> {
         if recorded_at(versions, victim.runner_id).is_none_or(|at| at > removed_at) {
             continue;
         }
-        let Some(from) = cache.first_read("ephemeralrunners", &key) else { continue };
+        let Some(from) = cache.first_read(&key) else { continue };
         let held: Vec<&Value> = cache
             .versions_held(set, (from, removed_at))
             .iter()
@@ -275,24 +275,30 @@ impl<'a> SetHistory<'a> {
     }
 }
 
-/// What the controller's informers were handed: watch events and list items (its gets bypass the
-/// cache, so they do not count), per (resource, object key), in order.
+/// What the controller's informers were handed of EphemeralRunners and their sets: watch events and
+/// list items (its gets bypass the cache, so they do not count), per object key, in order.
 struct CacheReads<'a> {
-    by_key: BTreeMap<(&'a str, &'a str), Vec<&'a ReadEntry>>,
+    runners: BTreeMap<&'a str, Vec<&'a ReadEntry>>,
+    sets: BTreeMap<&'a str, Vec<&'a ReadEntry>>,
 }
 
 impl<'a> CacheReads<'a> {
     fn of(run: &'a RunRecord) -> Self {
-        let mut by_key: BTreeMap<(&'a str, &'a str), Vec<&'a ReadEntry>> = BTreeMap::new();
+        let (mut runners, mut sets) = (BTreeMap::new(), BTreeMap::new());
         for read in run.reads().filter(|r| crate::view::is_controller(&r.actor) && r.via != ReadVia::Get) {
-            by_key.entry((read.resource.as_str(), read.key.as_str())).or_default().push(read);
+            let by_key: &mut BTreeMap<&'a str, Vec<&'a ReadEntry>> = match read.resource.as_str() {
+                "ephemeralrunners" => &mut runners,
+                "ephemeralrunnersets" => &mut sets,
+                _ => continue,
+            };
+            by_key.entry(read.key.as_str()).or_default().push(read);
         }
-        CacheReads { by_key }
+        CacheReads { runners, sets }
     }
 
-    /// The sim ms of the first read of `key`.
-    fn first_read(&self, resource: &str, key: &str) -> Option<u64> {
-        self.by_key.get(&(resource, key))?.first().map(|r| r.ms)
+    /// The sim ms of the first read of the EphemeralRunner `key`.
+    fn first_read(&self, key: &str) -> Option<u64> {
+        self.runners.get(key)?.first().map(|r| r.ms)
     }
 
     /// The versions of `set` the cache may have held at some instant in `window`: the last one read
@@ -300,7 +306,7 @@ impl<'a> CacheReads<'a> {
     /// when a reconcile reads the cache at that same instant).
     fn versions_held(&self, set: &str, (from, to): (u64, u64)) -> Vec<u64> {
         // The reads of a set are in record order, so by ms: the window is found by bisection.
-        let reads = self.by_key.get(&("ephemeralrunnersets", set)).map(Vec::as_slice).unwrap_or(&[]);
+        let reads = self.sets.get(set).map(Vec::as_slice).unwrap_or(&[]);
         let start = reads.partition_point(|r| r.ms < from);
         let end = start + reads[start..].partition_point(|r| r.ms <= to);
         let before = start.checked_sub(1).map(|i| reads[i].rv);

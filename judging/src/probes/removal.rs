@@ -250,6 +250,16 @@ mod tests {
     }
 
     #[test]
+    fn a_runners_times_are_found_within_a_window_bounds_included() {
+        let times = by_runner([(300, 7), (100, 7), (200, 8)].into_iter());
+        assert_eq!(times[&7], vec![100, 300], "each runner's times in order");
+        assert!(within(&times, 7, 100, 100) && within(&times, 7, 250, 300));
+        assert!(!within(&times, 7, 101, 299), "nothing strictly between");
+        assert!(!within(&times, 9, 0, u64::MAX), "a runner with no times");
+        assert!(!within(&times, 7, 300, 100), "an empty window");
+    }
+
+    #[test]
     fn an_assignment_counts_only_once_its_runners_pod_is_being_deleted() {
         assert_eq!(job_assigned_after_pod_deletion(&assignment_around_deletion(Some(4_000))), 1);
         assert_eq!(job_assigned_after_pod_deletion(&assignment_around_deletion(None)), 0, "never deleted");

@@ -176,6 +176,30 @@ mod tests {
     }
 
     #[test]
+    fn idle_runners_are_filed_by_scale_set_and_a_removed_runners_name_can_be_taken_again() {
+        let mut world = world();
+        let connect = |world: &mut World, name: &str, set: i64| {
+            let registered = world.register_runner(name, Some(set), None, vec!["self-hosted".into()], true);
+            world.connect(&registered.config).expect("a fresh runner connects").0
+        };
+        let a = connect(&mut world, "a", 1);
+        let b = connect(&mut world, "b", 2);
+        assert!(world.index_agrees());
+        assert_eq!(world.index.idle_in_scale_set[&1], BTreeSet::from([a]));
+        assert_eq!(world.index.idle_in_scale_set[&2], BTreeSet::from([b]));
+        assert!(world.index.idle_scoped.is_empty(), "scale-set runners have no REST scope");
+        assert_eq!(world.live_runner_named("a").map(|r| r.id), Some(a));
+
+        world.remove(a, RemovalReason::Removed);
+        assert!(world.index_agrees());
+        assert!(!world.index.idle_in_scale_set.contains_key(&1), "an emptied scale set leaves the index");
+        assert!(world.live_runner_named("a").is_none());
+        let again = connect(&mut world, "a", 1);
+        assert!(world.index_agrees());
+        assert_eq!(world.live_runner_named("a").map(|r| r.id), Some(again));
+    }
+
+    #[test]
     fn every_state_change_keeps_the_index_equal_to_a_scan_and_names_what_it_touched() {
         let mut world = world();
         let (a, conn_a) = legacy_runner(&mut world, "a");

@@ -5,7 +5,8 @@
 # (scripts/owner-table.py says how samples are charged).
 # Usage: scripts/owner-table.sh [N] [FROM] [SCENARIO] [extra arcsim sweep flags…]
 #   defaults: 5 seeds from 2,000,000 of `standard`. Needs perf (Debian's linux-perf).
-#   PERF_FREQ=49 samples less often (the 1,000-runner world: `PERF_FREQ=49 scripts/owner-table.sh 1 2000000 standard --runners 1000`).
+#   PERF_FREQ=299 samples less often (the 1,000-runner world, about 7,500 samples and 500 MB of perf data:
+#   `PERF_FREQ=299 scripts/owner-table.sh 1 2000000 standard --runners 1000`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-5}

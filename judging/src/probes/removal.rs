@@ -24,7 +24,8 @@ pub const ASSIGNMENT_WINDOW_MS: u64 = 10_000;
 pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
     let commits = Commits::of(run, "ephemeralrunners");
     let handed = Handed::to(run, "controller", "ephemeralrunners");
-    // The key of each runner id, as its last version holding it says (a key copied when it changes).
+    // The key of each runner id: of the keys whose versions held it, the last in key order (copied
+    // only when it changes).
     let mut key_of_runner: BTreeMap<i64, String> = BTreeMap::new();
     for (key, changes) in commits.iter() {
         for id in changes.map(|(_, c)| runner_id(&c.object)).filter(|id| *id != 0) {

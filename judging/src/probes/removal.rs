@@ -11,6 +11,7 @@ use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
 use arc_world::RunRecord;
 
 use super::history::{Commits, Handed};
+use super::runner_times::RunnerTimes;
 use crate::view::{runner_id, str_at};
 
 /// How long before a busy answer the assignment must have come for the removal to have lost the race
@@ -34,7 +35,7 @@ pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
             }
         }
     }
-    let assigned = by_runner(run.github_events().filter_map(|e| match e.kind {
+    let assigned = RunnerTimes::of(run.github_events().filter_map(|e| match e.kind {
         EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
         _ => None,
     }));
@@ -47,7 +48,7 @@ pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
     });
     let mut hits = 0;
     for (at, runner) in busy {
-        let just_assigned = within(&assigned, runner, at.saturating_sub(ASSIGNMENT_WINDOW_MS), at);
+        let just_assigned = assigned.within(runner, at.saturating_sub(ASSIGNMENT_WINDOW_MS), at);
         let Some(key) = key_of_runner.get(&runner) else { continue };
         let seen_idle = handed
             .last_before(key, at)
@@ -92,25 +93,9 @@ pub fn idle_removals_while_a_job_waited(run: &RunRecord) -> Vec<(u64, i64, i64)>
     out
 }
 
-/// `(sim ms, runner id)` pairs as each runner's times, in order.
-fn by_runner(events: impl Iterator<Item = (u64, i64)>) -> BTreeMap<i64, Vec<u64>> {
-    let mut times: BTreeMap<i64, Vec<u64>> = BTreeMap::new();
-    for (ms, runner) in events {
-        times.entry(runner).or_default().push(ms);
-    }
-    times.values_mut().for_each(|t| t.sort_unstable());
-    times
-}
-
-/// Whether `runner` has a time in `times` within `from..=to`.
-fn within(times: &BTreeMap<i64, Vec<u64>>, runner: i64, from: u64, to: u64) -> bool {
-    let Some(times) = times.get(&runner) else { return false };
-    times.get(times.partition_point(|ms| *ms < from)).is_some_and(|ms| *ms <= to)
-}
-
 /// When the controller moved to remove a runner: each RemoveRunner call for it and each successful
 /// controller delete of its EphemeralRunner, legacy Runner or pod, by runner id, in time order.
-fn removals(run: &RunRecord) -> BTreeMap<i64, Vec<u64>> {
+fn removals(run: &RunRecord) -> RunnerTimes {
     let runner_of_pod: BTreeMap<String, i64> = run
         .kubelet_events()
         .filter_map(|e| match e.kind {
@@ -128,7 +113,7 @@ fn removals(run: &RunRecord) -> BTreeMap<i64, Vec<u64>> {
         EventKind::RemoveRunner { runner_id, .. } => Some((e.at_ms, runner_id)),
         _ => None,
     }));
-    by_runner(removals.into_iter())
+    RunnerTimes::of(removals.into_iter())
 }
 
 /// A job assigned to a runner within 1 s (either order) of the controller moving to remove that runner:
@@ -140,7 +125,7 @@ pub fn job_assigned_within_1s_of_pod_delete(run: &RunRecord) -> u32 {
             EventKind::JobAssigned { runner_id, .. } => Some((e.at_ms, runner_id)),
             _ => None,
         })
-        .filter(|(at, runner)| within(&removals, *runner, at.saturating_sub(1000), at + 1000))
+        .filter(|(at, runner)| removals.within(*runner, at.saturating_sub(1000), at + 1000))
         .count() as u32
 }
 
@@ -190,7 +175,7 @@ pub fn job_started_delayed(run: &RunRecord) -> u32 {
         }
     }
     windows.extend(assigned.into_values().map(|(from, runner)| (from, run.end_ms, runner)));
-    windows.iter().filter(|(from, to, runner)| within(&removals, *runner, *from, *to)).count() as u32
+    windows.iter().filter(|(from, to, runner)| removals.within(*runner, *from, *to)).count() as u32
 }
 
 #[cfg(test)]
@@ -248,16 +233,6 @@ mod tests {
         }
         let assigned = EventKind::JobAssigned { request_id: 1, runner_id: 7 };
         run.event(5_000, github(5_000, assigned)).build()
-    }
-
-    #[test]
-    fn a_runners_times_are_found_within_a_window_bounds_included() {
-        let times = by_runner([(300, 7), (100, 7), (200, 8)].into_iter());
-        assert_eq!(times[&7], vec![100, 300], "each runner's times in order");
-        assert!(within(&times, 7, 100, 100) && within(&times, 7, 250, 300));
-        assert!(!within(&times, 7, 101, 299), "nothing strictly between");
-        assert!(!within(&times, 9, 0, u64::MAX), "a runner with no times");
-        assert!(!within(&times, 7, 300, 100), "an empty window");
     }
 
     #[test]

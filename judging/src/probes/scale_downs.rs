@@ -19,6 +19,7 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 use serde_json::Value;
 
+use super::runner_times::RunnerTimes;
 use crate::view::{
     controller_uid, is_deleting, is_terminal, key_of, key_parts, runner_id, runner_phase, str_at, uid_of,
 };
@@ -69,7 +70,7 @@ fn judge(run: &RunRecord) -> Vec<ScaleDown> {
     let sets = SetHistory::of(run);
     let runners = runner_versions(run);
     let cache = CacheReads::of(run);
-    let removals = Removals::of(run);
+    let removals = removals(run);
     let deletes = run.audit().filter(|a| {
         a.resource == "ephemeralrunners"
             && a.verb == ApiVerb::Delete
@@ -83,7 +84,7 @@ fn judge(run: &RunRecord) -> Vec<ScaleDown> {
         let key = format!("{}/{}", a.namespace, a.name);
         let Some(victim) = idle_before(versions, a.served_ms) else { continue };
         let Some(set) = sets.key_by_uid.get(&victim.owner_uid) else { continue };
-        let Some(removed_at) = removals.last_before(victim.runner_id, a.served_ms) else { continue };
+        let Some(removed_at) = removals.last_at_or_before(victim.runner_id, a.served_ms) else { continue };
         if recorded_at(versions, victim.runner_id).is_none_or(|at| at > removed_at) {
             continue;
         }
@@ -189,28 +190,13 @@ fn recorded_at(versions: &[(u64, &Value)], id: i64) -> Option<u64> {
 /// The RemoveRunner calls answered 204 (removed, or unknown), by runner id, in the order GitHub
 /// answered them. A busy answer does not count: the removing path keeps the runner, and a later delete
 /// of it comes from elsewhere (its pod succeeded, say).
-struct Removals(BTreeMap<i64, Vec<u64>>);
-
-impl Removals {
-    fn of(run: &RunRecord) -> Self {
-        let mut by_runner: BTreeMap<i64, Vec<u64>> = BTreeMap::new();
-        for e in run.github_events() {
-            if let EventKind::RemoveRunner {
-                runner_id,
-                outcome: RemoveOutcome::Removed | RemoveOutcome::Unknown,
-            } = e.kind
-            {
-                by_runner.entry(runner_id).or_default().push(e.at_ms);
-            }
+fn removals(run: &RunRecord) -> RunnerTimes {
+    RunnerTimes::of(run.github_events().filter_map(|e| match e.kind {
+        EventKind::RemoveRunner { runner_id, outcome: RemoveOutcome::Removed | RemoveOutcome::Unknown } => {
+            Some((e.at_ms, runner_id))
         }
-        Removals(by_runner)
-    }
-
-    /// The sim ms of the latest such removal of `runner` at or before `ms`.
-    fn last_before(&self, runner: i64, ms: u64) -> Option<u64> {
-        let times = self.0.get(&runner)?;
-        times[..times.partition_point(|at| *at <= ms)].last().copied()
-    }
+        _ => None,
+    }))
 }
 
 /// Every committed version of every EphemeralRunnerSet.

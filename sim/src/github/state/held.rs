@@ -88,7 +88,8 @@ impl World {
     /// Gives the runner named `name`, if it is idle, the held job or else the oldest waiting job, when
     /// the assigner could give it that job now.
     fn assign_held_to(&mut self, name: &str) -> Option<Assignment> {
-        let runner_id = self.index.idle_runners.iter().copied().find(|id| self.runners[id].name == name)?;
+        let named = self.index.live_named.get(name)?;
+        let runner_id = named.iter().copied().find(|id| self.index.idle_runners.contains(id))?;
         let held = self.held.job.take();
         let may_take = |w: &World, request_id: &i64| {
             w.jobs.get(request_id).is_some_and(|job| w.candidates_for(job).contains(&runner_id))

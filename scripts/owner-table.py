@@ -136,7 +136,17 @@ def main():
         print(f"| {side} | {100 * sides[side] / total:.1f}% |")
     controller = sides["controller"]
     if controller:
-        print(f"\nthe whole run costs {total / controller:.2f}x its controller side")
+        print(f"\nthe whole run costs {total / controller:.2f}x its controller side "
+              f"(\u00b1{sampling_margin(controller, total):.2f} from sampling alone, 95%)")
+
+
+def sampling_margin(controller, total):
+    """The 95% margin of the ratio total/controller that the sample count alone leaves: the controller's
+    share p read from n samples is off by about sqrt(p(1-p)/n), and the ratio 1/p by that over p
+    squared. Runs of one binary spread further (the machine, where fresh pages are zeroed), so two
+    builds are compared by profiling them in turn, more than once."""
+    p = controller / total
+    return 1.96 * (p * (1 - p) / total) ** 0.5 / p**2
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ pub mod pauses;
 pub mod removal;
 pub mod removed_registration;
 pub mod runner_sessions;
+pub mod runner_states;
 pub mod runner_times;
 pub mod scale_downs;
 pub mod slow_starts;

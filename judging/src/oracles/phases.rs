@@ -8,7 +8,8 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 
 use super::Oracle;
-use crate::view::{is_terminal, key_of, runner_id, runner_phase, str_at, uid_of};
+use crate::probes::runner_states::RunnerStates;
+use crate::view::{is_terminal, key_of, str_at};
 use crate::violation::Violation;
 
 /// An EphemeralRunner never leaves Succeeded, Failed or Outdated for Pending or Running.
@@ -33,16 +34,16 @@ impl Oracle for TerminalPhaseIsFinal {
     }
 
     fn check(&self, run: &RunRecord) -> Vec<Violation> {
+        let states = RunnerStates::of(run);
         let mut terminal: BTreeMap<&str, &str> = BTreeMap::new();
         let mut out = Vec::new();
-        for (ms, change) in run.changes_of("ephemeralrunners") {
-            let uid = uid_of(&change.object);
-            let phase = runner_phase(&change.object);
+        for state in states.iter() {
+            let (uid, phase) = (&*state.uid, &*state.phase);
             match terminal.get(&uid) {
                 Some(was) if !is_terminal(phase) => out.push(Violation {
                     oracle: self.name(),
-                    at_ms: ms,
-                    objects: vec![format!("ephemeralrunner {}", key_of(&change.object))],
+                    at_ms: state.ms,
+                    objects: vec![format!("ephemeralrunner {}", key_of(&state.change.object))],
                     message: format!("phase went from {was} back to {phase}"),
                 }),
                 None if is_terminal(phase) => {
@@ -88,12 +89,10 @@ impl Oracle for RunningOnlyAfterJobStarted {
         let assigned = Assignments::of(run);
         let registered = Registrations::of(run);
         let mut out = Vec::new();
-        for (ms, change) in run.changes_of("ephemeralrunners") {
-            if runner_phase(&change.object) != "Running" {
-                continue;
-            }
-            let job = str_at(&change.object, "/status/jobId");
-            let runner = match runner_id(&change.object) {
+        for state in RunnerStates::of(run).iter().filter(|s| &*s.phase == "Running") {
+            let (ms, change) = (state.ms, &state.change);
+            let job = state.job_id.as_deref();
+            let runner = match state.runner_id {
                 // Its id not recorded yet (a status write that failed): the runner registered under its name.
                 0 => registered.latest(str_at(&change.object, "/metadata/name").unwrap_or_default(), ms),
                 id => id,

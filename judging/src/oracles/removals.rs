@@ -12,8 +12,7 @@ use arc_world::RunRecord;
 
 use super::Oracle;
 use crate::pauses::Stops;
-use crate::probes::history::Commits;
-use crate::view::{is_deleting, runner_id, runner_phase, uid_of};
+use crate::probes::runner_states::RunnerStates;
 use crate::violation::Violation;
 
 /// How long a live EphemeralRunner may outlive the removal of its registration before it leaves its
@@ -121,20 +120,23 @@ impl History {
     }
 }
 
-/// Each EphemeralRunner's history, by `namespace/name (uid)`: the commits of each key (shared with
-/// other judges), split by incarnation.
+/// Each EphemeralRunner's history, by `namespace/name (uid)`: its commits (the runner versions shared
+/// with other judges), split by incarnation.
 fn histories(run: &RunRecord) -> BTreeMap<String, History> {
-    let mut named = BTreeMap::new();
-    for (key, changes) in Commits::of(run, "ephemeralrunners").iter() {
-        let mut by_uid: BTreeMap<&str, History> = BTreeMap::new();
-        for (ms, change) in changes {
-            let object = &change.object;
-            let gone = change.kind == EventType::Deleted
-                || is_deleting(object)
-                || runner_phase(object) == "Succeeded";
-            by_uid.entry(uid_of(object)).or_default().0.push((ms, runner_id(object), gone));
+    let states = RunnerStates::of(run);
+    let mut named: BTreeMap<String, History> = BTreeMap::new();
+    // `namespace/name (uid)` written into one buffer, copied only for an incarnation seen first.
+    let mut name = String::new();
+    for state in states.iter() {
+        let gone = state.change.kind == EventType::Deleted || state.deleting || &*state.phase == "Succeeded";
+        let key = &state.change.key;
+        name.clear();
+        name.extend([key.namespace.as_str(), "/", key.name.as_str(), " (", &state.uid, ")"]);
+        let entry = (state.ms, state.runner_id, gone);
+        match named.get_mut(name.as_str()) {
+            Some(history) => history.0.push(entry),
+            None => drop(named.insert(name.clone(), History(vec![entry]))),
         }
-        named.extend(by_uid.into_iter().map(|(uid, history)| (format!("{key} ({uid})"), history)));
     }
     named
 }

@@ -11,8 +11,9 @@ use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
 use arc_world::RunRecord;
 
 use super::history::{Commits, Handed};
+use super::runner_states::RunnerStates;
 use super::runner_times::RunnerTimes;
-use crate::view::{runner_id, str_at};
+use crate::view::str_at;
 
 /// How long before a busy answer the assignment must have come for the removal to have lost the race
 /// to it: the listener's slowest message delivery in the race scenarios (6 s) plus GitHub's widest
@@ -25,14 +26,17 @@ pub const ASSIGNMENT_WINDOW_MS: u64 = 10_000;
 pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
     let commits = Commits::of(run, "ephemeralrunners");
     let handed = Handed::to(run, "controller", "ephemeralrunners");
-    // The key of each runner id: of the keys whose versions held it, the last in key order (copied
-    // only when it changes).
+    // The key of each runner id: of the keys whose versions held it, the last in key order (written
+    // into one buffer, copied only when it is later than the one kept).
     let mut key_of_runner: BTreeMap<i64, String> = BTreeMap::new();
-    for (key, changes) in commits.iter() {
-        for id in changes.map(|(_, c)| runner_id(&c.object)).filter(|id| *id != 0) {
-            if key_of_runner.get(&id).is_none_or(|known| known != key) {
-                key_of_runner.insert(id, key.to_string());
-            }
+    let mut key = String::new();
+    for state in RunnerStates::of(run).iter().filter(|s| s.runner_id != 0) {
+        key.clear();
+        key.extend([state.change.key.namespace.as_str(), "/", state.change.key.name.as_str()]);
+        match key_of_runner.get_mut(&state.runner_id) {
+            Some(known) if known.as_str() >= key.as_str() => {}
+            Some(known) => known.clone_from(&key),
+            None => drop(key_of_runner.insert(state.runner_id, key.clone())),
         }
     }
     let assigned = RunnerTimes::of(run.github_events().filter_map(|e| match e.kind {

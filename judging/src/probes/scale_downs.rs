@@ -19,10 +19,9 @@ use arc_sim::record::Interest;
 use arc_world::RunRecord;
 use serde_json::Value;
 
+use super::runner_states::{RunnerState, RunnerStates};
 use super::runner_times::RunnerTimes;
-use crate::view::{
-    controller_uid, is_deleting, is_terminal, key_of, key_parts, runner_id, runner_phase, str_at, uid_of,
-};
+use crate::view::{is_deleting, is_terminal, key_of, key_parts, str_at, uid_of};
 
 /// What [`judged`] reads.
 pub fn needs() -> Interest {
@@ -68,7 +67,8 @@ pub fn judged(run: &RunRecord) -> Arc<Vec<ScaleDown>> {
 
 fn judge(run: &RunRecord) -> Vec<ScaleDown> {
     let sets = SetHistory::of(run);
-    let runners = runner_versions(run);
+    let states = RunnerStates::of(run);
+    let runners = runner_versions(&states);
     let cache = CacheReads::of(run);
     let removals = removals(run);
     let deletes = run.audit().filter(|a| {
@@ -143,14 +143,14 @@ fn patch_id(set: &Value) -> i64 {
     set.at("/spec/patchID").and_then(Value::as_i64).unwrap_or(0)
 }
 
-/// Per EphemeralRunner (namespace, name): (sim ms, object) of each version, in order.
-type RunnerVersions<'a> = BTreeMap<(&'a str, &'a str), Vec<(u64, &'a Value)>>;
+/// Per EphemeralRunner (namespace, name): each version, in order.
+type RunnerVersions<'a> = BTreeMap<(&'a str, &'a str), Vec<&'a RunnerState>>;
 
-fn runner_versions(run: &RunRecord) -> RunnerVersions<'_> {
+fn runner_versions(states: &RunnerStates) -> RunnerVersions<'_> {
     let mut versions: RunnerVersions<'_> = BTreeMap::new();
-    for (ms, change) in run.changes_of("ephemeralrunners") {
-        let key = (change.key.namespace.as_str(), change.key.name.as_str());
-        versions.entry(key).or_default().push((ms, &change.object));
+    for state in states.iter() {
+        let key = (state.change.key.namespace.as_str(), state.change.key.name.as_str());
+        versions.entry(key).or_default().push(state);
     }
     versions
 }
@@ -162,29 +162,28 @@ struct Victim {
 }
 
 /// The runner before `ms`, if it was registered and had never had a job, finished or begun deleting.
-fn idle_before(versions: &[(u64, &Value)], ms: u64) -> Option<Victim> {
-    let mut last: Option<&Value> = None;
-    for (at, o) in versions.iter().take_while(|(at, _)| *at <= ms) {
-        if is_deleting(o) && *at == ms {
+fn idle_before(versions: &[&RunnerState], ms: u64) -> Option<Victim> {
+    let mut last: Option<&RunnerState> = None;
+    for v in versions.iter().take_while(|v| v.ms <= ms) {
+        if v.deleting && v.ms == ms {
             break;
         }
-        if is_deleting(o) || str_at(o, "/status/jobId").is_some() || is_terminal(runner_phase(o)) {
+        if v.deleting || v.job_id.is_some() || is_terminal(&v.phase) {
             return None;
         }
-        last = Some(o);
+        last = Some(v);
     }
-    let o = last?;
-    let owner_uid = controller_uid(o)?.to_string();
-    let runner_id = runner_id(o);
-    (runner_id != 0).then_some(Victim { owner_uid, runner_id })
+    let v = last?;
+    let owner_uid = v.owner_uid.as_deref()?.to_string();
+    (v.runner_id != 0).then_some(Victim { owner_uid, runner_id: v.runner_id })
 }
 
 /// When the store first held the runner with `runner_id` in its status. A scale-down takes the id it
 /// removes from the runner it walks, so a removal before it is another path's: a registration
 /// conflict's removal of the id a killed process registered, whose JIT secret then still gave the
 /// runner that id (seed 28,200,626: the runner, refused, was then replaced, not scaled down).
-fn recorded_at(versions: &[(u64, &Value)], id: i64) -> Option<u64> {
-    versions.iter().find(|(_, o)| runner_id(o) == id).map(|(at, _)| *at)
+fn recorded_at(versions: &[&RunnerState], id: i64) -> Option<u64> {
+    versions.iter().find(|v| v.runner_id == id).map(|v| v.ms)
 }
 
 /// The RemoveRunner calls answered 204 (removed, or unknown), by runner id, in the order GitHub

@@ -11,6 +11,7 @@ use arc_world::RunRecord;
 use serde_json::Value;
 
 use super::history::Commits;
+use super::runner_states::RunnerStates;
 
 /// How close before a crash the controller's last request must be for the crash to count as cutting a
 /// reconcile short: a reconcile's requests follow each other within a few simulated milliseconds, and
@@ -59,6 +60,7 @@ fn runner_set_view(er: &Value) -> [Option<&Value>; 10] {
 /// reads (§5.1's projection): the updates an update predicate may drop.
 pub fn unprojected_runner_update(run: &RunRecord) -> u32 {
     let commits = Commits::of(run, "ephemeralrunners");
+    let states = RunnerStates::of(run);
     let delivered = run.events_of::<WatchSent>().filter(|w| {
         w.resource == "ephemeralrunners" && w.actor.as_deref().is_some_and(crate::view::is_controller)
     });
@@ -69,9 +71,14 @@ pub fn unprojected_runner_update(run: &RunRecord) -> u32 {
         let WatchItem::Change { kind: "MODIFIED", key, rv } = &sent.item else { continue };
         let Some(change) = rv.parse().ok().and_then(|rv| commits.change_at(key, rv)) else { continue };
         let Some(old) = change.old.as_deref() else { continue };
-        let same = *same_at_rv
-            .entry(change.rv)
-            .or_insert_with(|| runner_set_view(old) == runner_set_view(&change.object));
+        let same = *same_at_rv.entry(change.rv).or_insert_with(|| {
+            // Versions whose shared fields differ have different views (each field is one of the
+            // view's, read): only the rest are compared whole.
+            let now = states.at_rv(change.rv);
+            let before = now.and_then(|now| states.before(now));
+            let told_apart = now.zip(before).is_some_and(|(now, before)| !now.reads_alike(before));
+            !told_apart && runner_set_view(old) == runner_set_view(&change.object)
+        });
         hits += u32::from(change.kind == EventType::Modified && same);
     }
     hits

@@ -1,8 +1,8 @@
 //! [`RunnerStates`]: every committed EphemeralRunner version as most judges read it (its uid, phase,
 //! runner id, job id, deletion and owning set), read out of its JSON once per record and shared. A
 //! 1,000-runner record holds some 30,000 runner versions among 1.5 GB of JSON trees, and a judge that
-//! looked these fields up in each version paid the cache misses of walking them again: a dozen judges
-//! read them. The fields keep the meaning of the [`crate::view`] helpers that read them from JSON.
+//! looked these fields up in each version paid the cache misses of walking them again: six judges read
+//! them. The fields keep the meaning of the [`crate::view`] helpers that read them from JSON.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -10,7 +10,6 @@ use arc_sim::record::WorldEvent;
 use arc_world::RunRecord;
 use serde_json::Value;
 
-use super::history::Commits;
 use super::runner_states::RunnerStates;
 
 /// How close before a crash the controller's last request must be for the crash to count as cutting a
@@ -59,7 +58,6 @@ fn runner_set_view(er: &Value) -> [Option<&Value>; 10] {
 /// EphemeralRunner updates delivered to the controller that changed nothing the runner-set reconciler
 /// reads (§5.1's projection): the updates an update predicate may drop.
 pub fn unprojected_runner_update(run: &RunRecord) -> u32 {
-    let commits = Commits::of(run, "ephemeralrunners");
     let states = RunnerStates::of(run);
     let delivered = run.events_of::<WatchSent>().filter(|w| {
         w.resource == "ephemeralrunners" && w.actor.as_deref().is_some_and(crate::view::is_controller)
@@ -69,14 +67,13 @@ pub fn unprojected_runner_update(run: &RunRecord) -> u32 {
     let mut same_at_rv: BTreeMap<u64, bool> = BTreeMap::new();
     for sent in delivered {
         let WatchItem::Change { kind: "MODIFIED", key, rv } = &sent.item else { continue };
-        let Some(change) = rv.parse().ok().and_then(|rv| commits.change_at(key, rv)) else { continue };
+        let Some(now) = rv.parse().ok().and_then(|rv| states.version(key, rv)) else { continue };
+        let change = &now.change;
         let Some(old) = change.old.as_deref() else { continue };
         let same = *same_at_rv.entry(change.rv).or_insert_with(|| {
             // Versions whose shared fields differ have different views (each field is one of the
             // view's, read): only the rest are compared whole.
-            let now = states.at_rv(change.rv);
-            let before = now.and_then(|now| states.before(now));
-            let told_apart = now.zip(before).is_some_and(|(now, before)| !now.reads_alike(before));
+            let told_apart = states.before(now).is_some_and(|before| !now.reads_alike(before));
             !told_apart && runner_set_view(old) == runner_set_view(&change.object)
         });
         hits += u32::from(change.kind == EventType::Modified && same);

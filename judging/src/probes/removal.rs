@@ -10,7 +10,7 @@ use arc_sim::github::{EventKind, GitHubEvent, RemoveOutcome};
 use arc_sim::kubelet::{KubeletEvent, KubeletEventKind};
 use arc_world::RunRecord;
 
-use super::history::{Commits, Handed};
+use super::history::Handed;
 use super::runner_states::RunnerStates;
 use super::runner_times::RunnerTimes;
 use crate::view::str_at;
@@ -24,13 +24,13 @@ pub const ASSIGNMENT_WINDOW_MS: u64 = 10_000;
 /// [`ASSIGNMENT_WINDOW_MS`] before, while the last version of its EphemeralRunner the controller had
 /// been handed showed no job: the controller chose an idle runner and lost it to an assignment.
 pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
-    let commits = Commits::of(run, "ephemeralrunners");
+    let states = RunnerStates::of(run);
     let handed = Handed::to(run, "controller", "ephemeralrunners");
     // The key of each runner id: of the keys whose versions held it, the last in key order (written
     // into one buffer, copied only when it is later than the one kept).
     let mut key_of_runner: BTreeMap<i64, String> = BTreeMap::new();
     let mut key = String::new();
-    for state in RunnerStates::of(run).iter().filter(|s| s.runner_id != 0) {
+    for state in states.iter().filter(|s| s.runner_id != 0) {
         key.clear();
         key.extend([state.change.key.namespace.as_str(), "/", state.change.key.name.as_str()]);
         match key_of_runner.get_mut(&state.runner_id) {
@@ -56,8 +56,8 @@ pub fn remove_runner_lost_to_assignment(run: &RunRecord) -> u32 {
         let Some(key) = key_of_runner.get(&runner) else { continue };
         let seen_idle = handed
             .last_before(key, at)
-            .and_then(|rv| commits.version(key, rv))
-            .is_some_and(|er| str_at(er, "/status/jobId").is_none());
+            .and_then(|rv| states.version(key, rv))
+            .is_some_and(|er| er.job_id.is_none());
         hits += u32::from(just_assigned && seen_idle);
     }
     hits

@@ -96,6 +96,13 @@ impl RunnerStates {
         self.by_rv.get(&rv).map(|&i| &self.states[i])
     }
 
+    /// The version of `key` (`namespace/name`) committed at resourceVersion `rv`.
+    pub fn version(&self, key: &str, rv: u64) -> Option<&RunnerState> {
+        let of_key =
+            |s: &&RunnerState| key.split_once('/') == Some((&s.change.key.namespace, &s.change.key.name));
+        self.at_rv(rv).filter(of_key)
+    }
+
     /// The version `state` replaced: the one whose object is its change's `old` (none for a creation).
     pub fn before(&self, state: &RunnerState) -> Option<&RunnerState> {
         state.previous.map(|i| &self.states[i])
@@ -181,6 +188,8 @@ mod tests {
         assert!(last.reads_alike(before), "same uid, phase, ids, deletion and owner");
         assert!(states.iter().take(2).all(|s| states.before(s).is_none()), "creations replace nothing");
         assert_eq!(states.at_rv(3).map(|s| s.ms), Some(3));
+        assert_eq!(states.version("arc/r-1", 3).map(|s| s.ms), Some(3));
+        assert!(states.version("arc/r-2", 3).is_none(), "another key's version");
         assert!(states.at_rv(4).is_none());
     }
 }

@@ -7,10 +7,21 @@
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use tokio::time::Instant;
+use tokio::time::{Instant, sleep_until};
 
 /// The wall-clock instant every simulation starts at (2026-01-01T00:00:00Z).
 pub const DEFAULT_EPOCH_SECONDS: i64 = 1_767_225_600;
+
+/// Sleeps until `deadline`, or forever when there is none. The timer is made when first polled: a
+/// `select!` evaluates a disabled branch's future on every turn of its loop, and a `Sleep` made there
+/// takes the runtime's handle for nothing. (A timer never polled is never registered, so whether one
+/// is made changes no wake-up.)
+pub async fn sleep_until_some(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
 
 /// The simulated clock of one run. Cheap to copy; all copies agree.
 #[derive(Debug, Clone, Copy)]

@@ -16,7 +16,9 @@ use futures::channel::mpsc::UnboundedReceiver;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-use tokio::time::{Instant, sleep_until};
+use tokio::time::Instant;
+
+use crate::clock::sleep_until_some;
 
 use super::admission::{finalizers, meta_mut, meta_str};
 use super::commit::commit;
@@ -65,7 +67,7 @@ impl Collector {
             let next = self.queue.keys().next().map(|(due, _)| *due);
             tokio::select! {
                 biased;
-                _ = sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => {
+                _ = sleep_until_some(next), if next.is_some() => {
                     let (_, work) = self.queue.pop_first().expect("due work");
                     self.queued.remove(&work);
                     self.perform(work);

@@ -17,11 +17,11 @@ use crate::json_at::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::clock::sleep_until_some;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
-use tokio::time::{Instant, sleep_until};
 
 use super::admission::meta_str;
 use super::commit::commit;
@@ -242,7 +242,7 @@ impl Controller {
             let next = self.queue.next_due();
             tokio::select! {
                 biased;
-                _ = sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => { // allow-nondeterminism: tokio clock, paused in the sim
+                _ = sleep_until_some(next), if next.is_some() => {
                     if let Some(namespace) = self.queue.pop() {
                         let mut st = self.shared.lock();
                         sync_namespace(&self.shared, &mut st, &namespace);

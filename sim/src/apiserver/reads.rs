@@ -59,26 +59,60 @@ pub(crate) fn record<'a>(
     via: ReadVia,
     objects: impl IntoIterator<Item = &'a Value>,
 ) {
-    let plural = &shared.registry.get(resource).plural;
-    if !shared.record.wants::<ReadEntry>(Some(plural)) {
-        return;
-    }
-    let ms = shared.clock.elapsed_ms();
-    let actor = actor.unwrap_or("client");
+    let Some(reader) = Reader::of(shared, resource, actor, via) else { return };
     for object in objects {
         let meta = object.get("metadata");
         let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
-        let (namespace, name) = (field("namespace"), field("name"));
+        reader.read(field("namespace"), field("name"), field("resourceVersion").parse().unwrap_or(0));
+    }
+}
+
+/// Records the version `rv` of `namespace/name` as read by `actor` through `via`, if the record keeps
+/// reads of its kind: [`record`] for a caller that knows the object's key and version already.
+pub(crate) fn record_version(
+    shared: &Shared,
+    resource: ResourceId,
+    actor: Option<&str>,
+    via: ReadVia,
+    (namespace, name, rv): (&str, &str, u64),
+) {
+    if let Some(reader) = Reader::of(shared, resource, actor, via) {
+        reader.read(namespace, name, rv);
+    }
+}
+
+/// One read's who, what kind and how, for a record that keeps such reads.
+struct Reader<'a> {
+    shared: &'a Shared,
+    plural: &'a String,
+    actor: &'a str,
+    via: ReadVia,
+    ms: u64,
+}
+
+impl<'a> Reader<'a> {
+    fn of(shared: &'a Shared, resource: ResourceId, actor: Option<&'a str>, via: ReadVia) -> Option<Self> {
+        let plural = &shared.registry.get(resource).plural;
+        shared.record.wants::<ReadEntry>(Some(plural)).then(|| Reader {
+            shared,
+            plural,
+            actor: actor.unwrap_or("client"),
+            via,
+            ms: shared.clock.elapsed_ms(),
+        })
+    }
+
+    fn read(&self, namespace: &str, name: &str, rv: u64) {
         let mut key = String::with_capacity(namespace.len() + 1 + name.len());
         key.extend([namespace, "/", name]);
         let entry = ReadEntry {
-            ms,
-            actor: actor.to_string(),
-            resource: plural.clone(),
+            ms: self.ms,
+            actor: self.actor.to_string(),
+            resource: self.plural.clone(),
             key,
-            rv: field("resourceVersion").parse().unwrap_or(0),
-            via,
+            rv,
+            via: self.via,
         };
-        shared.record.emit(entry);
+        self.shared.record.emit(entry);
     }
 }

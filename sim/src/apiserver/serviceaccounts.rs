@@ -9,10 +9,10 @@
 
 use std::sync::Arc;
 
+use crate::clock::sleep_until_some;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use serde_json::json;
-use tokio::time::{Instant, sleep_until};
 
 use super::admission::meta_str;
 use super::delay_queue::DelayQueue;
@@ -72,7 +72,7 @@ impl Controller {
             let next = self.queue.next_due();
             tokio::select! {
                 biased;
-                _ = sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => { // allow-nondeterminism: tokio clock, paused in the sim
+                _ = sleep_until_some(next), if next.is_some() => {
                     if let Some(namespace) = self.queue.pop() {
                         let mut st = self.shared.lock();
                         ensure_default(&self.shared, &mut st, &namespace);

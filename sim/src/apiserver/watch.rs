@@ -24,6 +24,8 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
+use crate::clock::sleep_until_some;
+
 use super::events::{CacheRead, WatchItem, WatchSent};
 use super::reads::{self, ReadVia};
 use super::registry::ResourceId;
@@ -302,7 +304,6 @@ fn cache_rv(shared: &Shared, resource: ResourceId) -> u64 {
     cache.rv(resource)
 }
 
-/// What a change looks like through a selector.
 /// The `namespace/name` of an event's object.
 fn event_key(item: &Item) -> Option<String> {
     let Item::Event(_, obj, _) = item else { return None };
@@ -310,21 +311,35 @@ fn event_key(item: &Item) -> Option<String> {
     Some(format!("{}/{}", field("/metadata/namespace"), field("/metadata/name")))
 }
 
-/// What the record says of a change sent: its type, the object's `namespace/name` (`name` when
-/// cluster-scoped, as [`super::store::StoreKey::display`]) and its resourceVersion.
-fn change_item(kind: EventType, obj: &Value) -> WatchItem {
+/// An event object's namespace, name and resourceVersion: its change's key and version when it came
+/// from one (the object is the change's), else read from the object (an initial event of a list).
+fn identity<'a>(obj: &'a Value, change: Option<&'a Change>) -> (&'a str, &'a str, u64) {
     let meta = obj.get("metadata");
     let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
-    let (namespace, name) = (field("namespace"), field("name"));
+    let read = || (field("namespace"), field("name"), field("resourceVersion").parse().unwrap_or(0));
+    match change {
+        Some(change) => {
+            let known = (change.key.namespace.as_str(), change.key.name.as_str(), change.rv);
+            debug_assert_eq!(known, read(), "a change's key and version are its object's");
+            known
+        }
+        None => read(),
+    }
+}
+
+/// What the record says of a change sent: its type, the object's `namespace/name` (`name` when
+/// cluster-scoped, as [`super::store::StoreKey::display`]) and its resourceVersion.
+fn change_item(kind: EventType, (namespace, name, rv): (&str, &str, u64)) -> WatchItem {
     let mut key = String::with_capacity(namespace.len() + 1 + name.len());
     if !namespace.is_empty() {
         key.push_str(namespace);
         key.push('/');
     }
     key.push_str(name);
-    WatchItem::Change { kind: kind.as_str(), key, rv: field("resourceVersion").to_string() }
+    WatchItem::Change { kind: kind.as_str(), key, rv: rv.to_string() }
 }
 
+/// What a change looks like through a selector.
 fn transform(selectors: &Selectors, change: &Arc<Change>) -> Option<Item> {
     let now_matches = selectors.matches(&change.object);
     let was_matching = change.old.as_deref().is_some_and(|old| selectors.matches(old));
@@ -354,7 +369,7 @@ impl WatchTask {
             tokio::select! {
                 biased;
                 _ = self.out.closed() => break,
-                _ = sleep_until(too_slow_at.unwrap_or(self.deadline)), if too_slow_at.is_some() => {
+                _ = sleep_until_some(too_slow_at), if too_slow_at.is_some() => {
                     let backlog = self.too_slow.map_or(0, |(_, backlog)| backlog);
                     self.trace(|| WatchItem::ClosedSlow { backlog });
                     break;
@@ -363,16 +378,16 @@ impl WatchTask {
                     self.trace(|| WatchItem::Timeout);
                     break;
                 }
-                _ = sleep_until(self.drop_at.unwrap_or(self.deadline)), if self.drop_at.is_some() => {
+                _ = sleep_until_some(self.drop_at), if self.drop_at.is_some() => {
                     self.trace(|| WatchItem::Dropped);
                     break;
                 }
-                _ = sleep_until(self.stall_at.unwrap_or(self.deadline)), if self.stall_at.is_some() => {
+                _ = sleep_until_some(self.stall_at), if self.stall_at.is_some() => {
                     self.trace(|| WatchItem::Stalled);
                     self.stay_silent().await;
                     break;
                 }
-                _ = sleep_until(next_due.unwrap_or(self.deadline)), if next_due.is_some() => {
+                _ = sleep_until_some(next_due), if next_due.is_some() => {
                     self.schedule_point().await;
                     let queued = self.pending.pop_front().expect("a due item");
                     if !self.deliver(queued.item) {
@@ -383,10 +398,10 @@ impl WatchTask {
                     Some(change) => self.accept(&change),
                     None => break,
                 },
-                _ = sleep_until(self.next_bookmark.unwrap_or(self.deadline)), if self.next_bookmark.is_some() => {
+                _ = sleep_until_some(self.next_bookmark), if self.next_bookmark.is_some() => {
                     self.bookmark();
                 }
-                _ = sleep_until(parked_until.unwrap_or(self.deadline)), if parked_until.is_some() => {
+                _ = sleep_until_some(parked_until), if parked_until.is_some() => {
                     self.unpark();
                 }
             }
@@ -524,7 +539,7 @@ impl WatchTask {
         let rt = self.shared.registry.get(self.request.resource);
         let (line, ends) = match &item {
             Item::Event(kind, obj, change) => {
-                self.trace(|| change_item(*kind, obj));
+                self.trace(|| change_item(*kind, identity(obj, change.as_deref())));
                 let object = match change {
                     Some(change) => change.wire.of(&change.object),
                     None => Wire::default().of(obj),
@@ -548,9 +563,9 @@ impl WatchTask {
             }
         };
         let sent = self.out.send(line);
-        if sent && let Item::Event(_, obj, _) = &item {
-            let actor = self.request.actor.as_deref();
-            reads::record(&self.shared, self.request.resource, actor, ReadVia::Watch, [&**obj]);
+        if sent && let Item::Event(_, obj, change) = &item {
+            let (actor, read) = (self.request.actor.as_deref(), identity(obj, change.as_deref()));
+            reads::record_version(&self.shared, self.request.resource, actor, ReadVia::Watch, read);
             self.close_if_unread();
         }
         sent && !ends
@@ -606,10 +621,21 @@ mod tests {
         for (namespace, name) in [("ns", "x"), ("", "cluster-wide")] {
             let obj = json!({"metadata": {"namespace": namespace, "name": name, "resourceVersion": "12"}});
             let key = StoreKey { resource: 0, namespace: namespace.into(), name: name.into() }.display();
-            let WatchItem::Change { kind, key: recorded, rv } = change_item(EventType::Modified, &obj) else {
+            let WatchItem::Change { kind, key: recorded, rv } =
+                change_item(EventType::Modified, identity(&obj, None))
+            else {
                 panic!("a change")
             };
-            assert_eq!((kind, recorded, rv.as_str()), ("MODIFIED", key, "12"));
+            assert_eq!((kind, recorded, rv.as_str()), ("MODIFIED", key.clone(), "12"));
+            let change = Change {
+                rv: 12,
+                kind: EventType::Modified,
+                key: StoreKey { resource: 0, namespace: namespace.into(), name: name.into() },
+                object: Arc::new(obj.clone()),
+                old: None,
+                wire: Wire::default(),
+            };
+            assert_eq!(identity(&obj, Some(&change)), identity(&obj, None), "a change's key and version");
         }
     }
 

@@ -34,6 +34,7 @@ use super::sidecar_steps::Sidecars;
 use super::status::{ContainerState, ContainerView, Eviction, PodView};
 use super::writes::PodWrites;
 use crate::apiserver::LagRange;
+use crate::clock::sleep_until_some;
 
 /// What the kubelet tells a pod worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -530,14 +531,6 @@ impl PodTask {
                 PodSignal::Evict { .. } | PodSignal::Crash { .. } => {}
             }
         }
-    }
-}
-
-/// Sleeps until `at`; forever when there is no `at`.
-async fn sleep_until_some(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

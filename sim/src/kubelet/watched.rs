@@ -7,7 +7,6 @@
 //! would be.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -24,7 +23,8 @@ pub struct WatchedPod {
     pub node_name: Option<String>,
     /// `status.phase`, if set.
     pub phase: Option<String>,
-    json: Arc<RawValue>,
+    /// The whole pod as the server sent it (shared through the `Arc` the informer keeps it in).
+    json: Box<RawValue>,
 }
 
 impl WatchedPod {
@@ -95,7 +95,7 @@ impl<'de> Deserialize<'de> for WatchedPod {
         let head: Head = serde_json::from_str(json.get()).map_err(serde::de::Error::custom)?;
         let node_name = head.spec.and_then(|s| s.node_name);
         let phase = head.status.and_then(|s| s.phase);
-        Ok(WatchedPod { metadata: head.metadata.into(), node_name, phase, json: Arc::from(json) })
+        Ok(WatchedPod { metadata: head.metadata.into(), node_name, phase, json })
     }
 }
 

@@ -11,20 +11,23 @@ use serde_json::{Map, Value};
 /// [`Untouched`](super::untouched::Untouched) reads it), with `null` for each value it gave up.
 pub fn merged_within_taking(target: &Value, patch: &mut Value, kept: impl Fn(&str) -> bool) -> Value {
     let Value::Object(patch) = patch else { return std::mem::take(patch) };
-    let mut out = match target {
-        Value::Object(target) => {
-            let untouched = target.iter().filter(|(k, _)| kept(k) && !patch.contains_key(*k));
-            untouched.map(|(k, v)| (k.clone(), v.clone())).collect::<Map<String, Value>>()
-        }
-        _ => Map::new(),
-    };
+    let empty = Map::new();
+    let target = target.as_object().unwrap_or(&empty);
+    // Both maps iterate in key order: walked together, each key is compared once and the result is
+    // built from its entries in order.
+    let mut kept_target = target.iter().filter(|(k, _)| kept(k)).peekable();
+    let mut entries = Vec::with_capacity(target.len() + patch.len());
     for (key, value) in patch.iter_mut() {
+        while let Some((k, v)) = kept_target.next_if(|(k, _)| *k < key) {
+            entries.push((k.clone(), v.clone()));
+        }
+        let below = kept_target.next_if(|(k, _)| *k == key).map_or(&Value::Null, |(_, v)| v);
         if !value.is_null() {
-            let below = target.get(key).filter(|_| kept(key)).unwrap_or(&Value::Null);
-            out.insert(key.clone(), merged_taking(below, value));
+            entries.push((key.clone(), merged_taking(below, value)));
         }
     }
-    Value::Object(out)
+    entries.extend(kept_target.map(|(k, v)| (k.clone(), v.clone())));
+    Value::Object(entries.into_iter().collect())
 }
 
 fn merged_taking(target: &Value, patch: &mut Value) -> Value {
@@ -71,6 +74,52 @@ mod tests {
         let within = merged_within_taking(&target, &mut patch.clone(), |k| k != "spec");
         let view = json!({"kind": "Pod", "metadata": {"name": "p"}, "status": {"a": 1}});
         assert_eq!(within, merged(&view, &patch));
+    }
+
+    /// A random document of objects (keys from a small alphabet, so target and patch share some),
+    /// arrays, strings and, in a patch, nulls.
+    fn random(rng: &mut rand_chacha::ChaCha8Rng, depth: u32, nulls: bool) -> Value {
+        use rand::Rng;
+        match rng.random_range(0..if depth == 0 { 3 } else { 6 }) {
+            0 if nulls => Value::Null,
+            0 | 1 => json!(rng.random_range(0..3)),
+            2 => json!(["x"]),
+            _ => {
+                let len = rng.random_range(0..6);
+                let keys = ["a", "b", "ba", "c", "metadata", "spec", "status", "z"];
+                (0..len)
+                    .map(|_| {
+                        (keys[rng.random_range(0..keys.len())].to_string(), random(rng, depth - 1, nulls))
+                    })
+                    .collect::<Map<String, Value>>()
+                    .into()
+            }
+        }
+    }
+
+    #[test]
+    fn random_merges_are_rfc_7386_merges_of_the_kept_fields() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let kept = |k: &str| k != "spec" && k != "b";
+        for _ in 0..5_000 {
+            let (target, patch) = (random(&mut rng, 3, false), random(&mut rng, 3, true));
+            both(target.clone(), patch.clone());
+            let Value::Object(_) = patch else { continue };
+            let view = match &target {
+                Value::Object(map) => Value::Object(
+                    map.iter().filter(|(k, _)| kept(k)).map(|(k, v)| (k.clone(), v.clone())).collect(),
+                ),
+                _ => json!({}),
+            };
+            let mut expected = view;
+            json_patch::merge(&mut expected, &patch);
+            assert_eq!(
+                merged_within_taking(&target, &mut patch.clone(), kept),
+                expected,
+                "{target} + {patch}"
+            );
+        }
     }
 
     #[test]

@@ -168,17 +168,27 @@ impl WatchCaches {
         self.advance(now_ms);
     }
 
-    /// Applies every change visible by `now_ms`.
+    /// Applies every change visible by `now_ms`. (`in_flight` holds every change some cache has
+    /// pending, so when none of it is visible yet there is no cache to look at.)
     pub fn advance(&mut self, now_ms: u64) {
+        let mut any_visible = false;
         while let Some(&(visible_ms, rv)) = self.in_flight.first() {
             if visible_ms > now_ms {
                 break;
             }
             self.in_flight.pop_first();
             self.progress_rv = self.progress_rv.max(rv);
+            any_visible = true;
         }
-        for cache in self.caches.values_mut() {
-            cache.advance(now_ms, self.window.as_ref());
+        debug_assert!(
+            any_visible
+                || self.caches.values().all(|c| c.pending.front().is_none_or(|p| p.visible_ms > now_ms)),
+            "a change pending in a cache is in flight"
+        );
+        if any_visible {
+            for cache in self.caches.values_mut() {
+                cache.advance(now_ms, self.window.as_ref());
+            }
         }
     }
 

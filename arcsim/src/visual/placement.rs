@@ -175,7 +175,7 @@ fn request(a: &AuditEntry, at_ms: u64) -> Placed {
         "actor": a.actor, "verb": a.verb.as_str(), "resource": a.resource, "namespace": a.namespace,
         "name": a.name, "target": a.target, "status_subresource": a.status_subresource, "code": a.code,
         "reason": a.reason, "resource_version": a.resource_version, "warnings": a.warnings,
-        "body_hash": format!("{:016x}", a.body_hash),
+        "body_hash": a.body_hash.map(|hash| format!("{hash:016x}")),
     });
     let lane = actor_lane(&a.actor);
     let arrow = ArrowSpec { from: (lane.clone(), at_ms), to: (apiserver_lane(), at_ms) };

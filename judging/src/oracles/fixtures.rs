@@ -63,7 +63,7 @@ pub(crate) fn request(
         status_subresource: false,
         code,
         reason: String::new(),
-        body_hash: 0,
+        body_hash: None,
         resource_version: String::new(),
         warnings: 0,
         committed_then_failed: false,

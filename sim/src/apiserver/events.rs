@@ -40,8 +40,9 @@ pub struct AuditEntry {
     pub code: u16,
     /// The `Status` reason of a failed answer (empty on success).
     pub reason: String,
-    /// FNV-1a of the request body (JSON, without `metadata.resourceVersion`).
-    pub body_hash: u64,
+    /// FNV-1a of the request body (JSON, without `metadata.resourceVersion`), when the trace renders
+    /// lines or a judge keeps [`BodyHashes`]; `None` otherwise (no body is hashed for nothing).
+    pub body_hash: Option<u64>,
     /// resourceVersion of the object in the answer (empty on errors).
     pub resource_version: String,
     /// `Warning` headers sent with the answer.
@@ -49,6 +50,20 @@ pub struct AuditEntry {
     /// Whether the request changed the store and was then answered with a failure (`code` 500 or
     /// 504) or with nothing (`code` 0: the connection was dropped) by an injected fault.
     pub committed_then_failed: bool,
+}
+
+/// What a judge that reads [`AuditEntry::body_hash`] keeps besides the entries
+/// (`Interest::of::<AuditEntry>().and::<BodyHashes>()`), so that the server hashes request bodies with
+/// the trace off. Never recorded itself.
+#[derive(Debug)]
+pub struct BodyHashes;
+
+impl Observed for BodyHashes {
+    fn line(&self) -> Option<Line<'_>> {
+        None
+    }
+
+    crate::observed_as_any!();
 }
 
 impl AuditEntry {
@@ -73,8 +88,10 @@ impl Observed for AuditEntry {
         if self.warnings > 0 {
             details.push_str(&format!(" warnings={}", self.warnings));
         }
-        if self.verb.is_mutating() {
-            details.push_str(&format!(" body={:016x}", self.body_hash));
+        if self.verb.is_mutating()
+            && let Some(hash) = self.body_hash
+        {
+            details.push_str(&format!(" body={hash:016x}"));
         }
         if self.attributed {
             details.push_str(&format!(" by={}", self.actor));

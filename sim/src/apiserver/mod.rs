@@ -91,8 +91,8 @@ use crate::seed::{Component, Seed};
 pub use crate::actor::ActorService;
 pub use crd::{Crd, CrdError, CrdSet};
 pub use events::{
-    ApiFault, AuditEntry, CacheRead, Collected, Committed, DiscoveryServed, FaultEffect, SeatWait, WatchItem,
-    WatchOpened, WatchSent,
+    ApiFault, AuditEntry, BodyHashes, CacheRead, Collected, Committed, DiscoveryServed, FaultEffect,
+    SeatWait, WatchItem, WatchOpened, WatchSent,
 };
 pub use http::{ACTOR_HEADER, ApiService, ResponseBody};
 pub use registry::{Registry, ResourceId, ResourceType};

@@ -28,13 +28,40 @@ pub struct PodWrites {
     held: Option<Held>,
 }
 
-/// Where a pod's writes go: its client, the pods' path, the pod's name and uid.
+/// Where a pod's writes go: its client, the pods' path, the pod's name and uid, and the request line
+/// and headers of its status writes (made once by kube's builder).
 #[derive(Clone)]
 struct Target {
     client: kube::Client,
     pods: Request,
     name: String,
     uid: String,
+    status_head: StatusHead,
+}
+
+/// The request line and headers of a pod's status writes, made once by kube's builder: each write
+/// differs only in its body.
+#[derive(Clone)]
+struct StatusHead {
+    uri: http::Uri,
+    headers: http::HeaderMap,
+}
+
+impl StatusHead {
+    fn of(pods: &Request, name: &str) -> Self {
+        let request = pods.patch_subresource("status", name, &PatchParams::default(), &Patch::Merge(()));
+        let head = request.expect("a merge patch request builds").into_parts().0;
+        StatusHead { uri: head.uri, headers: head.headers }
+    }
+
+    /// The status write carrying `body`.
+    fn request(&self, body: Vec<u8>) -> http::Request<Vec<u8>> {
+        let mut request = http::Request::new(body);
+        *request.method_mut() = http::Method::PATCH;
+        *request.uri_mut() = self.uri.clone();
+        *request.headers_mut() = self.headers.clone();
+        request
+    }
 }
 
 /// A write waiting for the node to come back.
@@ -128,14 +155,16 @@ fn status_patch(uid: &str, status: &Value) -> Vec<u8> {
 }
 
 impl Target {
+    fn new(client: kube::Client, namespace: &str, name: &str, uid: &str) -> Self {
+        let pods = Request::new(format!("/api/v1/namespaces/{namespace}/pods"));
+        let status_head = StatusHead::of(&pods, name);
+        Target { client, pods, name: name.to_string(), uid: uid.to_string(), status_head }
+    }
+
     /// A merge patch of `pods/status`: kube's request line and headers, with the body as written (kube
     /// would copy it through serde_json, after a parse to check it, for the same bytes).
     async fn status(&self, status: &Value) -> bool {
-        let placeholder = Patch::Merge(());
-        let request =
-            self.pods.patch_subresource("status", &self.name, &PatchParams::default(), &placeholder);
-        let body = status_patch(&self.uid, status);
-        self.send(request.map(|request| request.map(|_| body))).await
+        self.send(Ok(self.status_head.request(status_patch(&self.uid, status)))).await
     }
 
     async fn remove(&self) -> bool {
@@ -203,9 +232,7 @@ impl Written {
 impl PodWrites {
     /// Writes for pod `namespace/name` with uid `uid`, through `client`.
     pub fn new(client: kube::Client, namespace: &str, name: &str, uid: &str) -> Self {
-        let pods = Request::new(format!("/api/v1/namespaces/{namespace}/pods"));
-        let target = Target { client, pods, name: name.to_string(), uid: uid.to_string() };
-        PodWrites { target, written: Mutex::default(), held: None }
+        PodWrites { target: Target::new(client, namespace, name, uid), written: Mutex::default(), held: None }
     }
 
     /// The same writes for a pod on the node of `link`, which can be lost: they wait while it is cut
@@ -302,17 +329,14 @@ mod tests {
         let expected = json!({"metadata": {"uid": "u"}, "status": status});
         assert_eq!(String::from_utf8(status_patch("u", &status)).unwrap(), expected.to_string());
         let raw = serde_json::value::RawValue::from_string(expected.to_string()).unwrap();
-        let params = PatchParams::default();
-        let through_kube = Request::new("/api/v1/namespaces/n/pods").patch_subresource(
-            "status",
-            "p",
-            &params,
-            &Patch::Merge(&*raw),
-        );
+        let pods = Request::new("/api/v1/namespaces/n/pods");
+        let kube =
+            pods.patch_subresource("status", "p", &PatchParams::default(), &Patch::Merge(&*raw)).unwrap();
+        let ours = StatusHead::of(&pods, "p").request(status_patch("u", &status));
         assert_eq!(
-            through_kube.unwrap().into_body(),
-            status_patch("u", &status),
-            "the bytes kube would send"
+            (ours.method(), ours.uri(), ours.version(), ours.headers(), ours.body()),
+            (kube.method(), kube.uri(), kube.version(), kube.headers(), kube.body()),
+            "the request kube would send"
         );
     }
 

@@ -13,11 +13,11 @@
 //! Simplification: compute resources (`requests.cpu`, `limits.memory`…), scopes and scope selectors
 //! are neither counted nor enforced; the controller writes straight to the store.
 
+use crate::clock::sleep_until_some;
 use crate::json_at::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::clock::sleep_until_some;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use jiff::{SignedDuration, Timestamp};

@@ -61,10 +61,16 @@ pub(crate) fn record<'a>(
 ) {
     let Some(reader) = Reader::of(shared, resource, actor, via) else { return };
     for object in objects {
-        let meta = object.get("metadata");
-        let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
-        reader.read(field("namespace"), field("name"), field("resourceVersion").parse().unwrap_or(0));
+        let (namespace, name, rv) = version_of(object);
+        reader.read(namespace, name, rv);
     }
+}
+
+/// A stored object's namespace, name and resourceVersion (empty and 0 where it has none).
+pub(crate) fn version_of(object: &Value) -> (&str, &str, u64) {
+    let meta = object.get("metadata");
+    let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
+    (field("namespace"), field("name"), field("resourceVersion").parse().unwrap_or(0))
 }
 
 /// Records the version `rv` of `namespace/name` as read by `actor` through `via`, if the record keeps

@@ -9,10 +9,11 @@
 
 use std::sync::Arc;
 
-use crate::clock::sleep_until_some;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use serde_json::json;
+
+use crate::clock::sleep_until_some;
 
 use super::admission::meta_str;
 use super::delay_queue::DelayQueue;

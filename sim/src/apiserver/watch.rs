@@ -314,16 +314,13 @@ fn event_key(item: &Item) -> Option<String> {
 /// An event object's namespace, name and resourceVersion: its change's key and version when it came
 /// from one (the object is the change's), else read from the object (an initial event of a list).
 fn identity<'a>(obj: &'a Value, change: Option<&'a Change>) -> (&'a str, &'a str, u64) {
-    let meta = obj.get("metadata");
-    let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
-    let read = || (field("namespace"), field("name"), field("resourceVersion").parse().unwrap_or(0));
     match change {
         Some(change) => {
             let known = (change.key.namespace.as_str(), change.key.name.as_str(), change.rv);
-            debug_assert_eq!(known, read(), "a change's key and version are its object's");
+            debug_assert_eq!(known, reads::version_of(obj), "a change's key and version are its object's");
             known
         }
-        None => read(),
+        None => reads::version_of(obj),
     }
 }
 
@@ -620,17 +617,18 @@ mod tests {
     fn a_sent_change_is_recorded_under_its_store_key_and_version() {
         for (namespace, name) in [("ns", "x"), ("", "cluster-wide")] {
             let obj = json!({"metadata": {"namespace": namespace, "name": name, "resourceVersion": "12"}});
-            let key = StoreKey { resource: 0, namespace: namespace.into(), name: name.into() }.display();
+            let store_key = StoreKey { resource: 0, namespace: namespace.into(), name: name.into() };
+            let key = store_key.display();
             let WatchItem::Change { kind, key: recorded, rv } =
                 change_item(EventType::Modified, identity(&obj, None))
             else {
                 panic!("a change")
             };
-            assert_eq!((kind, recorded, rv.as_str()), ("MODIFIED", key.clone(), "12"));
+            assert_eq!((kind, recorded, rv.as_str()), ("MODIFIED", key, "12"));
             let change = Change {
                 rv: 12,
                 kind: EventType::Modified,
-                key: StoreKey { resource: 0, namespace: namespace.into(), name: name.into() },
+                key: store_key,
                 object: Arc::new(obj.clone()),
                 old: None,
                 wire: Wire::default(),
